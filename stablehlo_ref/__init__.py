@@ -1,0 +1,1 @@
+"""stablehlo-ref"""
