@@ -1,0 +1,573 @@
+"""The machine-readable StableHLO op spec: loading, validation and typed access.
+
+The data lives in the ``spec/`` folder of the repository, installed as the
+package ``stablehlo_ref.specdata``: one YAML file per op under
+``ops/<dialect>/<name>.yaml``, plus ``element_types.yaml`` and ``versions.yaml``,
+each validated against the JSON Schemas in ``schema/``.  Everything is loaded
+and validated once per process (:func:`load` is cached); the accessors below
+are what the parser, verifier, interpreter, serializer and CLI read.
+"""
+
+from __future__ import annotations
+
+import functools
+import json
+import os
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any, Iterable, Mapping
+
+__all__ = [
+    "SpecError", "UnknownOpError",
+    "OperandSpec", "AttributeSpec", "RegionSpec", "ConstraintSpec", "SyntaxSpec", "VhloChange", "VhloSpec",
+    "OpSpec", "ElementTypeSpec", "VersionSpec", "Spec",
+    "load", "op", "ops", "has_op", "element_types", "element_type", "versions", "current_version",
+    "minimum_version", "parse_version", "vhlo_name", "op_for_vhlo", "ops_for_vhlo", "bytecode_version",
+    "check_consistency", "format_op_table", "format_op",
+]
+
+DIALECTS = ("stablehlo", "chlo", "func", "check")
+
+
+class SpecError(ValueError):
+    """The spec files are missing, malformed, or a query about versions cannot be answered."""
+
+
+class UnknownOpError(KeyError):
+    """An op name that the spec does not define."""
+
+    def __str__(self) -> str:  # KeyError would print the repr of the message
+        return str(self.args[0]) if self.args else "unknown op"
+
+
+# --------------------------------------------------------------------------- records
+
+
+@dataclass(frozen=True)
+class OperandSpec:
+    """An operand or a result of an op."""
+
+    name: str
+    type: str
+    variadic: bool = False
+    optional: bool = False
+
+
+@dataclass(frozen=True)
+class AttributeSpec:
+    """An attribute of an op; ``default`` is None when the attribute has no default."""
+
+    name: str
+    kind: str
+    optional: bool = False
+    default: Any = None
+
+
+@dataclass(frozen=True)
+class RegionSpec:
+    name: str
+    signature: str
+    variadic: bool = False
+
+
+@dataclass(frozen=True)
+class ConstraintSpec:
+    """A verification rule, labelled as the StableHLO spec labels it (C1, C2, ...)."""
+
+    id: str
+    text: str
+
+
+@dataclass(frozen=True)
+class SyntaxSpec:
+    """How the op is written in pretty form: exactly one of the three is set."""
+
+    format: str | None = None
+    custom: str | None = None
+    generic: bool = False
+
+
+@dataclass(frozen=True)
+class VhloChange:
+    """How one VHLO encoding differs from the previous one of the same op.
+
+    ``member_kind`` is attribute, operand, result or region; ``default`` is the
+    value the older encoding implies for an added member (None: absent), i.e.
+    a downgrade is only possible when the member has that value.
+    """
+
+    member_kind: str
+    member: str
+    change: str
+    default: Any = None
+    from_: str | None = None
+    to: str | None = None
+    variadic: bool | None = None
+
+
+@dataclass(frozen=True)
+class VhloSpec:
+    """One versioned VHLO encoding of an op, valid for versions from_ .. to (inclusive)."""
+
+    name: str
+    from_: str
+    to: str  # a version or "current"
+    changes: tuple[VhloChange, ...] = ()
+    note: str | None = None
+
+    def contains(self, version: str) -> bool:
+        v = parse_version(version)
+        hi = parse_version(current_version() if self.to == "current" else self.to)
+        return parse_version(self.from_) <= v <= hi
+
+
+@dataclass(frozen=True)
+class OpSpec:
+    name: str
+    dialect: str
+    short_name: str
+    summary: str
+    since: str
+    status: str
+    traits: tuple[str, ...]
+    operands: tuple[OperandSpec, ...]
+    results: tuple[OperandSpec, ...]
+    attributes: tuple[AttributeSpec, ...]
+    regions: tuple[RegionSpec, ...]
+    constraints: tuple[ConstraintSpec, ...]
+    syntax: SyntaxSpec
+    vhlo: tuple[VhloSpec, ...]
+
+    def has_trait(self, trait: str) -> bool:
+        return trait in self.traits
+
+    def attribute(self, name: str) -> AttributeSpec:
+        for a in self.attributes:
+            if a.name == name:
+                return a
+        raise KeyError(f"{self.name} has no attribute {name!r}")
+
+    def constraint(self, cid: str) -> ConstraintSpec:
+        for c in self.constraints:
+            if c.id == cid:
+                return c
+        raise KeyError(f"{self.name} has no constraint {cid!r}")
+
+    def vhlo_at(self, version: str) -> VhloSpec | None:
+        """The VHLO encoding in effect at ``version``, or None if there is none."""
+        for v in self.vhlo:
+            if v.contains(version):
+                return v
+        return None
+
+
+@dataclass(frozen=True)
+class ElementTypeSpec:
+    text: str
+    kind: str
+    bits: int
+    numpy: str | None
+    vhlo: str
+    since: str
+    spec_name: str | None = None
+    exponent_bits: int | None = None
+    mantissa_bits: int | None = None
+    component: str | None = None
+
+
+@dataclass(frozen=True)
+class VersionSpec:
+    version: str
+    bytecode: int
+    adds: tuple[str, ...]
+    last_for: tuple[str, ...] = ()
+    current: bool = False
+
+
+@dataclass(frozen=True)
+class Spec:
+    ops: Mapping[str, OpSpec]
+    element_types: tuple[ElementTypeSpec, ...]
+    versions: tuple[VersionSpec, ...]
+    current: str
+    minimum_supported: str
+    compatibility_requirements: Mapping[str, str] = field(default_factory=dict)
+    vhlo_types: tuple[tuple[str, str, str], ...] = ()       # (name, from, to)
+    vhlo_attributes: tuple[tuple[str, str, str], ...] = ()  # (name, from, to)
+    vhlo_to_ops: Mapping[str, tuple[str, ...]] = field(default_factory=dict)
+    element_types_by_text: Mapping[str, ElementTypeSpec] = field(default_factory=dict)
+
+
+# --------------------------------------------------------------------------- loading
+
+
+def _data_root():
+    """The spec data folder: the installed package, else the checkout's spec/."""
+    try:
+        from importlib.resources import files
+
+        root = files("stablehlo_ref.specdata")
+        if root.joinpath("versions.yaml").is_file():
+            return root
+    except (ModuleNotFoundError, TypeError, FileNotFoundError):
+        pass
+    root = Path(__file__).resolve().parent.parent / "spec"
+    if not (root / "versions.yaml").is_file():
+        raise SpecError(f"spec data not found: neither package stablehlo_ref.specdata nor {root} holds versions.yaml")
+    return root
+
+
+def _yaml_loader():
+    import yaml
+
+    return getattr(yaml, "CSafeLoader", yaml.SafeLoader)
+
+
+def _read_yaml(traversable, loader) -> Any:
+    import yaml
+
+    text = traversable.read_text(encoding="utf-8")
+    try:
+        return yaml.load(text, Loader=loader)
+    except yaml.YAMLError as e:
+        raise SpecError(f"{traversable}: not valid YAML: {e}") from None
+
+
+def _op_files(root) -> list:
+    out = []
+    ops_dir = root.joinpath("ops")
+    for d in DIALECTS:
+        ddir = ops_dir.joinpath(d)
+        if not ddir.is_dir():
+            continue
+        out.extend(sorted((p for p in ddir.iterdir() if p.name.endswith(".yaml")), key=lambda p: p.name))
+    return out
+
+
+def _validator(root, name: str):
+    from jsonschema import Draft202012Validator
+
+    schema = json.loads(root.joinpath("schema", name).read_text(encoding="utf-8"))
+    return Draft202012Validator(schema)
+
+
+def _validate(validator, doc, where: str) -> None:
+    errors = sorted(validator.iter_errors(doc), key=lambda e: list(e.absolute_path))
+    if errors:
+        lines = []
+        for e in errors[:5]:
+            path = "/".join(str(p) for p in e.absolute_path) or "(top)"
+            lines.append(f"  at {path}: {e.message}")
+        raise SpecError(f"{where}: does not match its schema:\n" + "\n".join(lines))
+
+
+def _op_from_doc(doc: dict, where: str) -> OpSpec:
+    name = doc["name"]
+    dialect, _, short = name.partition(".")
+    expected = f"{short}.yaml"
+    if not where.endswith(expected) or Path(where).parent.name != dialect:
+        raise SpecError(f"{where}: op {name} must live in ops/{dialect}/{expected}")
+
+    def values(items):
+        return tuple(OperandSpec(i["name"], i["type"], bool(i.get("variadic", False)), bool(i.get("optional", False)))
+                     for i in items)
+
+    vhlo = []
+    for v in doc["vhlo"]:
+        changes = []
+        for c in v.get("changes", ()):
+            kind = next(k for k in ("attribute", "operand", "result", "region") if k in c)
+            changes.append(VhloChange(kind, c[kind], c["change"], c.get("default"), c.get("from"), c.get("to"),
+                                      c.get("variadic")))
+        vhlo.append(VhloSpec(v["name"], str(v["from"]), str(v["to"]), tuple(changes), v.get("note")))
+    syn = doc["syntax"]
+    return OpSpec(
+        name=name, dialect=dialect, short_name=short, summary=doc["summary"], since=str(doc["since"]),
+        status=doc["status"], traits=tuple(doc["traits"]),
+        operands=values(doc["operands"]), results=values(doc["results"]),
+        attributes=tuple(AttributeSpec(a["name"], a["kind"], bool(a.get("optional", False)), a.get("default"))
+                         for a in doc["attributes"]),
+        regions=tuple(RegionSpec(r["name"], r["signature"], bool(r["variadic"])) for r in doc["regions"]),
+        constraints=tuple(ConstraintSpec(c["id"], c["text"]) for c in doc["constraints"]),
+        syntax=SyntaxSpec(syn.get("format"), syn.get("custom"), bool(syn.get("generic", False))),
+        vhlo=tuple(vhlo),
+    )
+
+
+@functools.lru_cache(maxsize=None)
+def load() -> Spec:
+    """Load and schema-validate every spec file (once per process)."""
+    root = _data_root()
+    loader = _yaml_loader()
+    op_validator = _validator(root, "op.schema.json")
+    ops_by_name: dict[str, OpSpec] = {}
+    for f in _op_files(root):
+        where = f"ops/{Path(str(f)).parent.name}/{f.name}"
+        doc = _read_yaml(f, loader)
+        _validate(op_validator, doc, where)
+        o = _op_from_doc(doc, where)
+        if o.name in ops_by_name:
+            raise SpecError(f"{where}: op {o.name} is defined twice")
+        ops_by_name[o.name] = o
+    if not ops_by_name:
+        raise SpecError(f"no op files found under {root}/ops")
+
+    et_doc = _read_yaml(root.joinpath("element_types.yaml"), loader)
+    _validate(_validator(root, "element_types.schema.json"), et_doc, "element_types.yaml")
+    ets = tuple(ElementTypeSpec(e["text"], e["kind"], e["bits"], e["numpy"], e["vhlo"], str(e["since"]),
+                                e.get("spec_name"), e.get("exponent_bits"), e.get("mantissa_bits"), e.get("component"))
+                for e in et_doc["element_types"])
+
+    v_doc = _read_yaml(root.joinpath("versions.yaml"), loader)
+    _validate(_validator(root, "versions.schema.json"), v_doc, "versions.yaml")
+    vs = tuple(VersionSpec(str(v["version"]), v["bytecode"], tuple(v["adds"]), tuple(v.get("last_for", ())),
+                           bool(v.get("current", False)))
+               for v in v_doc["versions"])
+    vs = tuple(sorted(vs, key=lambda v: parse_version(v.version)))
+
+    vhlo_to_ops: dict[str, list[str]] = {}
+    for o in ops_by_name.values():
+        for v in o.vhlo:
+            vhlo_to_ops.setdefault(v.name, []).append(o.name)
+    # a VHLO name shared by several ops (vhlo.return_v1) lists the stablehlo op first
+    vhlo_map = {k: tuple(sorted(v, key=lambda n: (not n.startswith("stablehlo."), n))) for k, v in vhlo_to_ops.items()}
+
+    def windows(key):
+        return tuple((w["name"], str(w["from"]), str(w["to"])) for w in v_doc.get(key, ()))
+
+    return Spec(
+        ops=dict(sorted(ops_by_name.items())), element_types=ets, versions=vs,
+        current=str(v_doc["current"]), minimum_supported=str(v_doc["minimum_supported"]),
+        compatibility_requirements={k: str(v) for k, v in v_doc.get("compatibility_requirements", {}).items()},
+        vhlo_types=windows("vhlo_types"), vhlo_attributes=windows("vhlo_attributes"),
+        vhlo_to_ops=vhlo_map, element_types_by_text={e.text: e for e in ets},
+    )
+
+
+# --------------------------------------------------------------------------- accessors
+
+
+def _suggest(name: str, candidates: Iterable[str]) -> str:
+    import difflib
+
+    close = difflib.get_close_matches(name, list(candidates), n=3, cutoff=0.6)
+    return f"; did you mean {', '.join(close)}?" if close else ""
+
+
+def op(name: str) -> OpSpec:
+    """The spec of op ``name`` (full name, e.g. "stablehlo.add")."""
+    s = load()
+    try:
+        return s.ops[name]
+    except KeyError:
+        hint = ""
+        if "." not in name and f"stablehlo.{name}" in s.ops:
+            hint = f"; use the full name stablehlo.{name}"
+        raise UnknownOpError(f"unknown op {name!r}: not in the StableHLO spec{hint or _suggest(name, s.ops)}") from None
+
+
+def ops() -> list[OpSpec]:
+    """Every op, sorted by name."""
+    return list(load().ops.values())
+
+
+def has_op(name: str) -> bool:
+    return name in load().ops
+
+
+def element_types() -> list[ElementTypeSpec]:
+    return list(load().element_types)
+
+
+def element_type(text_name: str) -> ElementTypeSpec:
+    """An element type by its text spelling (i8, ui4, bf16, f8E4M3FN, complex<f32>, ...)."""
+    s = load()
+    try:
+        return s.element_types_by_text[text_name]
+    except KeyError:
+        raise KeyError(f"unknown element type {text_name!r}{_suggest(text_name, s.element_types_by_text)}") from None
+
+
+def versions() -> list[VersionSpec]:
+    """Every StableHLO version from the minimum supported to the current one, oldest first."""
+    return list(load().versions)
+
+
+def current_version() -> str:
+    return load().current
+
+
+def minimum_version() -> str:
+    return load().minimum_supported
+
+
+@functools.lru_cache(maxsize=1024)
+def parse_version(version: str) -> tuple[int, int, int]:
+    """"1.2.3" -> (1, 2, 3); "current" means the current version."""
+    if version == "current":
+        version = current_version()
+    parts = str(version).strip().split(".")
+    if len(parts) != 3 or not all(p.isdigit() for p in parts):
+        raise SpecError(f"bad version {version!r}: expected MAJOR.MINOR.PATCH such as 1.2.3")
+    return (int(parts[0]), int(parts[1]), int(parts[2]))
+
+
+def _check_supported(version: str) -> tuple[int, int, int]:
+    v = parse_version(version)
+    s = load()
+    lo, hi = parse_version(s.minimum_supported), parse_version(s.current)
+    if not lo <= v <= hi:
+        raise SpecError(f"version {version} is outside the supported range {s.minimum_supported} .. {s.current}")
+    return v
+
+
+def vhlo_name(op_name: str, version: str) -> str | None:
+    """The VHLO encoding of ``op_name`` in effect at ``version`` (None if the op has none then).
+
+    As upstream, windows are inclusive and compared on the full version, so a patch
+    release between two windows (exponential at 1.8.5: v1 ends at 1.8.0, v2 starts
+    at 1.9.0) has no encoding and gets None.
+    """
+    _check_supported(version)
+    v = op(op_name).vhlo_at(version)
+    return v.name if v else None
+
+
+def ops_for_vhlo(vhlo_op_name: str) -> list[OpSpec]:
+    """Every op that the VHLO op encodes (vhlo.return_v1 encodes stablehlo.return and func.return)."""
+    s = load()
+    return [s.ops[n] for n in s.vhlo_to_ops.get(vhlo_op_name, ())]
+
+
+def op_for_vhlo(vhlo_op_name: str) -> OpSpec:
+    """The op that a VHLO op name decodes to.
+
+    vhlo.return_v1 is shared by stablehlo.return and func.return; this returns
+    stablehlo.return, and a reader picks func.return when the parent is a function.
+    """
+    found = ops_for_vhlo(vhlo_op_name)
+    if not found:
+        raise UnknownOpError(f"unknown VHLO op {vhlo_op_name!r}{_suggest(vhlo_op_name, load().vhlo_to_ops)}")
+    return found[0]
+
+
+def bytecode_version(version: str) -> int:
+    """The MLIR bytecode format version that a portable artifact for ``version`` uses."""
+    v = _check_supported(version)
+    best = None
+    for vs in load().versions:
+        if parse_version(vs.version) <= v:
+            best = vs
+        else:
+            break
+    if best is None:
+        raise SpecError(f"no bytecode version known for {version}")
+    return best.bytecode
+
+
+# --------------------------------------------------------------------------- consistency
+
+
+def check_consistency(spec: Spec | None = None) -> list[str]:
+    """Cross-file checks that a schema cannot express; returns problems (empty when all is well)."""
+    s = spec or load()
+    problems: list[str] = []
+    known = {v.version for v in s.versions}
+    cur = parse_version(s.current)
+    if s.current not in known:
+        problems.append(f"versions.yaml: current {s.current} is not in the version list")
+    if [v.version for v in s.versions if v.current] != [s.current]:
+        problems.append("versions.yaml: exactly the current version must be marked current")
+    for o in s.ops.values():
+        if o.since not in known:
+            problems.append(f"{o.name}: since {o.since} is not a known version")
+        ids = [c.id for c in o.constraints]
+        if len(ids) != len(set(ids)):
+            problems.append(f"{o.name}: duplicate constraint ids")
+        if o.vhlo:
+            # Upstream windows are written in minor releases (v1 up to 1.8.0, v2 from 1.9.0), so the
+            # patch releases in between (1.8.1 ..) have no encoding: windows are contiguous when no
+            # X.Y.0 release lies strictly between one window's end and the next one's start.
+            minors = sorted(parse_version(v.version) for v in s.versions if v.version.endswith(".0"))
+            prev_hi = None
+            for i, w in enumerate(o.vhlo):
+                lo = parse_version(w.from_)
+                hi = cur if w.to == "current" else parse_version(w.to)
+                if w.from_ not in known:
+                    problems.append(f"{o.name}: {w.name} starts at {w.from_}, which is not a known version")
+                if hi > cur:
+                    problems.append(f"{o.name}: {w.name} ends after the current version")
+                if lo > hi:
+                    problems.append(f"{o.name}: {w.name} window is empty")
+                if i == 0 and w.from_ != o.since:
+                    problems.append(f"{o.name}: first VHLO window starts at {w.from_}, not at since {o.since}")
+                if prev_hi is not None and (lo <= prev_hi or any(prev_hi < m < lo for m in minors)):
+                    problems.append(f"{o.name}: {w.name} does not start right after the previous window")
+                prev_hi = hi
+            if o.vhlo[-1].to != "current":
+                problems.append(f"{o.name}: last VHLO window does not end at current")
+        syn = o.syntax
+        if sum((syn.format is not None, syn.custom is not None, syn.generic)) != 1:
+            problems.append(f"{o.name}: syntax must be exactly one of format, custom, generic")
+    for e in s.element_types:
+        if e.since not in known:
+            problems.append(f"element type {e.text}: since {e.since} is not a known version")
+    return problems
+
+
+# --------------------------------------------------------------------------- formatting
+
+
+def format_op_table() -> str:
+    """One line per op: name, dialect, since, status."""
+    rows = [(o.name, o.dialect, o.since, o.status) for o in ops()]
+    w = max(len(r[0]) for r in rows)
+    head = f"{'op':<{w}}  {'dialect':<9}  {'since':<7}  status"
+    return "\n".join([head] + [f"{n:<{w}}  {d:<9}  {s:<7}  {st}" for n, d, s, st in rows])
+
+
+def format_op(name: str) -> str:
+    """A full readable entry for one op."""
+    o = op(name)
+    out = [o.name, f"  {o.summary}", f"  since {o.since}, status {o.status}"]
+    if o.traits:
+        out.append(f"  traits: {', '.join(o.traits)}")
+
+    def vals(title, items):
+        if items:
+            out.append(f"  {title}:")
+            for i in items:
+                flags = "".join([", variadic" if i.variadic else "", ", optional" if i.optional else ""])
+                out.append(f"    {i.name}: {i.type}{flags}")
+
+    vals("operands", o.operands)
+    vals("results", o.results)
+    if o.attributes:
+        out.append("  attributes:")
+        for a in o.attributes:
+            extra = ", optional" if a.optional else ""
+            if a.default is not None:
+                extra += f", default {a.default!r}"
+            out.append(f"    {a.name}: {a.kind}{extra}")
+    if o.regions:
+        out.append("  regions:")
+        for r in o.regions:
+            out.append(f"    {r.name}{' (variadic)' if r.variadic else ''}: {r.signature}")
+    if o.constraints:
+        out.append("  constraints:")
+        for c in o.constraints:
+            out.append(f"    ({c.id}) {c.text}")
+    syn = o.syntax
+    out.append("  syntax: " + (syn.format if syn.format is not None else
+                               f"custom ({syn.custom})" if syn.custom else "generic form only"))
+    if o.vhlo:
+        out.append("  vhlo:")
+        for v in o.vhlo:
+            out.append(f"    {v.name}: {v.from_} .. {v.to}")
+            for c in v.changes:
+                detail = f" ({c.from_} -> {c.to})" if c.change == "renamed" else ""
+                default = f", default {c.default!r}" if c.change == "added" else ""
+                out.append(f"      {c.member_kind} {c.member} {c.change}{detail}{default}")
+            if v.note:
+                out.append(f"      note: {v.note}")
+    return "\n".join(out)
