@@ -28,12 +28,18 @@ __all__ = [
 
 DIALECTS = ("stablehlo", "chlo", "func", "check")
 
+try:
+    from .errors import StableHLOError as _Base
+except ImportError:  # the spec loader must stay usable on its own
+    class _Base(Exception):  # type: ignore[no-redef]
+        pass
 
-class SpecError(ValueError):
+
+class SpecError(_Base, ValueError):
     """The spec files are missing, malformed, or a query about versions cannot be answered."""
 
 
-class UnknownOpError(KeyError):
+class UnknownOpError(_Base, KeyError):
     """An op name that the spec does not define."""
 
     def __str__(self) -> str:  # KeyError would print the repr of the message
