@@ -19,7 +19,8 @@ from typing import Any, Iterable, Mapping
 
 __all__ = [
     "SpecError", "UnknownOpError",
-    "OperandSpec", "AttributeSpec", "RegionSpec", "ConstraintSpec", "SyntaxSpec", "VhloChange", "VhloSpec",
+    "OperandSpec", "AttributeSpec", "RegionSpec", "ConstraintSpec", "SyntaxSpec", "VhloChange",
+    "DowngradeRequirement", "VhloSpec",
     "OpSpec", "ElementTypeSpec", "VersionSpec", "Spec",
     "load", "op", "ops", "has_op", "element_types", "element_type", "versions", "current_version",
     "minimum_version", "parse_version", "vhlo_name", "op_for_vhlo", "ops_for_vhlo", "bytecode_version",
@@ -112,14 +113,35 @@ class VhloChange:
 
 
 @dataclass(frozen=True)
+class DowngradeRequirement:
+    """A condition the op must meet to be written for a target version older than ``below``."""
+
+    below: str
+    text: str
+
+
+@dataclass(frozen=True)
 class VhloSpec:
-    """One versioned VHLO encoding of an op, valid for versions from_ .. to (inclusive)."""
+    """One versioned VHLO encoding of an op, valid for versions from_ .. to (inclusive).
+
+    ``operands``, ``results``, ``attributes`` and ``regions`` name the members of
+    the encoding in declaration order (which is the order of its properties);
+    a trailing "..." marks a variadic member.  VHLO flattens some StableHLO
+    structs, so its attribute names can differ from the op's (dot_general_v1
+    has lhs_batching_dimensions, ... instead of dot_dimension_numbers).
+    """
 
     name: str
     from_: str
     to: str  # a version or "current"
     changes: tuple[VhloChange, ...] = ()
     note: str | None = None
+    downgrade_requires: tuple[DowngradeRequirement, ...] = ()
+    traits: tuple[str, ...] = ()
+    operands: tuple[str, ...] = ()
+    results: tuple[str, ...] = ()
+    attributes: tuple[str, ...] = ()
+    regions: tuple[str, ...] = ()
 
     def contains(self, version: str) -> bool:
         v = parse_version(version)
@@ -299,7 +321,11 @@ def _op_from_doc(doc: dict, where: str) -> OpSpec:
             kind = next(k for k in ("attribute", "operand", "result", "region") if k in c)
             changes.append(VhloChange(kind, c[kind], c["change"], c.get("default"), c.get("from"), c.get("to"),
                                       c.get("variadic")))
-        vhlo.append(VhloSpec(v["name"], str(v["from"]), str(v["to"]), tuple(changes), v.get("note")))
+        vhlo.append(VhloSpec(
+            v["name"], str(v["from"]), str(v["to"]), tuple(changes), v.get("note"),
+            tuple(DowngradeRequirement(str(d["below"]), d["text"]) for d in v.get("downgrade_requires", ())),
+            tuple(v.get("traits", ())), tuple(v.get("operands", ())), tuple(v.get("results", ())),
+            tuple(v.get("attributes", ())), tuple(v.get("regions", ()))))
     syn = doc["syntax"]
     return OpSpec(
         name=name, dialect=dialect, short_name=short, summary=doc["summary"], since=str(doc["since"]),
@@ -590,4 +616,6 @@ def format_op(name: str) -> str:
                 out.append(f"      {c.member_kind} {c.member} {c.change}{detail}{default}")
             if v.note:
                 out.append(f"      note: {v.note}")
+            for d in v.downgrade_requires:
+                out.append(f"      for targets below {d.below}: {d.text}")
     return "\n".join(out)

@@ -247,6 +247,47 @@ ELEMENT_TYPES = {
     "index": ("vhlo.index_v1", "0.9.0"),
 }
 
+# every VHLO type and attribute (enums included) with its window
+VHLO_TYPE_WINDOWS = {
+    'vhlo.bf16_v1': ('0.9.0', 'current'), 'vhlo.bool_v1': ('0.9.0', 'current'),
+    'vhlo.buffer_v1': ('1.13.0', 'current'), 'vhlo.complex_v1': ('0.9.0', 'current'),
+    'vhlo.f16_v1': ('0.9.0', 'current'), 'vhlo.f32_v1': ('0.9.0', 'current'),
+    'vhlo.f4E2M1FN_v1': ('1.8.0', 'current'), 'vhlo.f64_v1': ('0.9.0', 'current'),
+    'vhlo.f6E2M3FN_v1': ('1.8.0', 'current'), 'vhlo.f6E3M2FN_v1': ('1.8.0', 'current'),
+    'vhlo.f8E3M4_v1': ('1.7.0', 'current'), 'vhlo.f8E4M3B11FNUZ_v1': ('0.11.0', 'current'),
+    'vhlo.f8E4M3FNUZ_v1': ('0.10.0', 'current'), 'vhlo.f8E4M3FN_v1': ('0.9.0', 'current'),
+    'vhlo.f8E4M3_v1': ('1.7.0', 'current'), 'vhlo.f8E5M2FNUZ_v1': ('0.10.0', 'current'),
+    'vhlo.f8E5M2_v1': ('0.9.0', 'current'), 'vhlo.f8E8M0FNU_v1': ('1.8.0', 'current'),
+    'vhlo.func_v1': ('0.9.0', 'current'), 'vhlo.future_v1': ('1.15.0', 'current'),
+    'vhlo.i16_v1': ('0.9.0', 'current'), 'vhlo.i2_v1': ('1.2.0', 'current'),
+    'vhlo.i32_v1': ('0.9.0', 'current'), 'vhlo.i4_v1': ('0.9.0', 'current'),
+    'vhlo.i64_v1': ('0.9.0', 'current'), 'vhlo.i8_v1': ('0.9.0', 'current'),
+    'vhlo.index_v1': ('0.9.0', 'current'), 'vhlo.none_v1': ('1.6.0', 'current'),
+    'vhlo.quant_per_axis_v1': ('0.18.0', 'current'), 'vhlo.quant_v1': ('0.9.0', 'current'),
+    'vhlo.tensor_v1': ('0.9.0', 'current'), 'vhlo.tf31_v1': ('1.6.0', 'current'),
+    'vhlo.token_v1': ('0.9.0', 'current'), 'vhlo.tuple_v1': ('0.9.0', 'current'),
+    'vhlo.ui16_v1': ('0.9.0', 'current'), 'vhlo.ui2_v1': ('1.2.0', 'current'),
+    'vhlo.ui32_v1': ('0.9.0', 'current'), 'vhlo.ui4_v1': ('0.9.0', 'current'),
+    'vhlo.ui64_v1': ('0.9.0', 'current'), 'vhlo.ui8_v1': ('0.9.0', 'current'),
+    'vhlo.unranked_tensor_v1': ('0.9.0', 'current'), 'vhlo.witness_v1': ('0.9.0', 'current'),
+}
+
+VHLO_ATTRIBUTE_WINDOWS = {
+    'vhlo.api_version_v1': ('0.9.0', 'current'), 'vhlo.array_v1': ('0.9.0', 'current'),
+    'vhlo.axis_ref_v1': ('1.16.0', 'current'), 'vhlo.bool_v1': ('0.9.0', 'current'),
+    'vhlo.comparison_direction_v1': ('0.9.0', 'current'), 'vhlo.comparison_type_v1': ('0.9.0', 'current'),
+    'vhlo.dict_v1': ('0.9.0', 'current'), 'vhlo.fft_type_v1': ('0.9.0', 'current'),
+    'vhlo.float_v1': ('0.9.0', 'current'), 'vhlo.integer_v1': ('0.9.0', 'current'),
+    'vhlo.mesh_axis_v1': ('1.16.0', 'current'), 'vhlo.mesh_v1': ('1.16.0', 'current'),
+    'vhlo.output_operand_alias_v1': ('0.9.0', 'current'), 'vhlo.precision_v1': ('0.9.0', 'current'),
+    'vhlo.replica_group_mesh_axes_v1': ('1.16.0', 'current'),
+    'vhlo.result_accuracy_mode_v1': ('1.9.0', 'current'), 'vhlo.result_accuracy_v1': ('1.9.0', 'current'),
+    'vhlo.rng_algorithm_v1': ('0.9.0', 'current'), 'vhlo.rng_distribution_v1': ('0.9.0', 'current'),
+    'vhlo.string_v1': ('0.9.0', 'current'), 'vhlo.sub_axis_info_v1': ('1.16.0', 'current'),
+    'vhlo.tensor_v1': ('0.9.0', 'current'), 'vhlo.transpose_v1': ('0.9.0', 'current'),
+    'vhlo.type_extensions_v1': ('0.9.0', 'current'), 'vhlo.type_v1': ('0.9.0', 'current'),
+}
+
 # (version range) -> MLIR bytecode format version, as upstream Version::getBytecodeVersion maps them
 BYTECODE = [("0.9.0", 0), ("0.9.9", 0), ("0.10.0", 1), ("0.11.8", 1), ("0.12.0", 3), ("0.13.4", 3),
             ("0.14.0", 4), ("0.14.30", 4), ("0.15.0", 6), ("1.0.0", 6), ("1.20.0", 6)]
@@ -427,6 +468,29 @@ def test_vhlo_changes_describe_new_encodings():
         assert o.vhlo[:1] == () or o.vhlo[0].changes == (), f"{o.name}: a first encoding has nothing to differ from"
 
 
+def test_vhlo_members_and_requirements():
+    dg1, dg2 = spec.op("stablehlo.dot_general").vhlo
+    assert dg1.operands == ("lhs", "rhs") and dg1.results == ("result",)
+    assert dg1.attributes[:4] == ("lhs_batching_dimensions", "rhs_batching_dimensions",
+                                  "lhs_contracting_dimensions", "rhs_contracting_dimensions")
+    # a later encoding holds the earlier members plus the added ones, minus the removed ones
+    for o in spec.ops():
+        for prev, nxt in zip(o.vhlo, o.vhlo[1:]):
+            for kind in ("attribute", "operand", "result", "region"):
+                names = lambda v: [n.rstrip(".") for n in getattr(v, kind + "s")]
+                expected = [n for n in names(prev)
+                            if not any(c.member_kind == kind and c.change in ("removed", "renamed") and
+                                       (c.member == n or c.from_ == n) for c in nxt.changes)]
+                added = [c.member for c in nxt.changes if c.member_kind == kind and c.change in ("added", "renamed")]
+                assert sorted(expected + added) == sorted(names(nxt)), (nxt.name, kind)
+    red = spec.op("stablehlo.reduce").vhlo[0]
+    assert red.operands == ("inputs...", "init_values...") and red.traits == ("same_variadic_operand_size",)
+    assert red.downgrade_requires[0].below == "0.17.0"
+    cc1 = spec.op("stablehlo.custom_call").vhlo[0]
+    assert {d.below for d in cc1.downgrade_requires} == {"1.3.0", "1.17.0"}
+    assert spec.op("func.return").vhlo[0].traits == ("terminator",)
+
+
 # --------------------------------------------------------------------------- versions
 
 
@@ -450,6 +514,12 @@ def test_versions_adds_follow_vhlo_windows():
     for text, (vname, since) in ELEMENT_TYPES.items():
         if since != "0.9.0":
             assert f"type {vname}" in adds[since]
+
+
+def test_vhlo_type_and_attribute_windows():
+    s = spec.load()
+    assert {n: (a, b) for n, a, b in s.vhlo_types} == VHLO_TYPE_WINDOWS
+    assert {n: (a, b) for n, a, b in s.vhlo_attributes} == VHLO_ATTRIBUTE_WINDOWS
 
 
 @pytest.mark.parametrize("version,expected", BYTECODE)
