@@ -1,0 +1,193 @@
+"""The `stablehlo-ref` command line.
+
+    stablehlo-ref run FILE [--entry NAME] [--input A.npy ...] [--inputs ARGS.npz] [-o OUT.npz] [--trace]
+    stablehlo-ref run --check FILE... [--json OUT.json]
+    stablehlo-ref print FILE [--generic] [--strip-debuginfo]
+    stablehlo-ref spec [OP]
+
+Every user error is one line on stderr; exit code 1 for an invalid program or a failed check,
+2 for usage and I/O errors."""
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import sys
+import tempfile
+
+import numpy as np
+
+from .errors import StableHLOError, UsageError
+
+
+class _ArgParser(argparse.ArgumentParser):
+    def error(self, message):
+        raise UsageError(message)
+
+
+def write_atomically(path: str, data: bytes) -> None:
+    d = os.path.dirname(os.path.abspath(path))
+    try:
+        fd, tmp = tempfile.mkstemp(prefix=".tmp-", dir=d)
+    except OSError as e:
+        raise UsageError(f"cannot write {path}: {e.strerror}") from None
+    try:
+        with os.fdopen(fd, "wb") as f:
+            f.write(data)
+        os.replace(tmp, path)
+    except OSError as e:
+        try:
+            os.unlink(tmp)
+        except OSError:
+            pass
+        raise UsageError(f"cannot write {path}: {e.strerror}") from None
+
+
+def _load_inputs(args, module, entry):
+    arrays = []
+    for p in args.input or []:
+        try:
+            arrays.append(np.load(p, allow_pickle=False))
+        except (OSError, ValueError) as e:
+            raise UsageError(f"cannot read input {p}: {e}") from None
+    if args.inputs:
+        try:
+            with np.load(args.inputs, allow_pickle=False) as z:
+                keys = list(z.keys())
+                def order(k):
+                    tail = k.rsplit("_", 1)[-1]
+                    return (0, int(tail)) if tail.isdigit() else (1, k)
+                for k in sorted(keys, key=order):
+                    arrays.append(z[k])
+        except (OSError, ValueError) as e:
+            raise UsageError(f"cannot read inputs {args.inputs}: {e}") from None
+    return arrays
+
+
+def _format_result(i, a) -> str:
+    if isinstance(a, np.ndarray):
+        body = np.array2string(np.asarray(a), threshold=200, edgeitems=4, max_line_width=100)
+        return f"result #{i}: shape={tuple(a.shape)} dtype={a.dtype}\n{body}"
+    return f"result #{i}: {a!r}"
+
+
+def cmd_run(args) -> int:
+    from . import load
+    if args.check:
+        return cmd_check(args)
+    if len(args.files) != 1:
+        raise UsageError("run takes exactly one FILE (or use --check for several)")
+    module = load(args.files[0])
+    from .interpreter.evaluator import Interpreter, coerce_argument
+    from .errors import InterpreterError
+    func = module.function(args.entry)
+    ft = func.attributes["function_type"].type
+    arrays = _load_inputs(args, module, args.entry)
+    if len(arrays) != len(ft.inputs):
+        raise UsageError(f"@{args.entry} takes {len(ft.inputs)} argument(s) ({', '.join(str(t) for t in ft.inputs)}); {len(arrays)} given")
+    try:
+        vals = [coerce_argument(a, t, i) for i, (a, t) in enumerate(zip(arrays, ft.inputs))]
+    except InterpreterError as e:
+        raise UsageError(str(e)) from None
+    interp = Interpreter(module, trace=sys.stderr if args.trace else None)
+    results = interp.call(args.entry, vals)
+    for i, r in enumerate(results):
+        print(_format_result(i, r))
+    if args.output:
+        import io
+        buf = io.BytesIO()
+        np.savez(buf, **{f"result_{i}": np.asarray(r) for i, r in enumerate(results)})
+        write_atomically(args.output, buf.getvalue())
+    return 0
+
+
+def cmd_check(args) -> int:
+    from .checkrun import run_file
+    all_results = []
+    for path in args.files:
+        try:
+            res = run_file(path)
+        except OSError as e:
+            raise UsageError(f"cannot read {path}: {e.strerror}") from None
+        except UnicodeDecodeError:
+            raise UsageError(f"{path}: not a UTF-8 text file") from None
+        all_results.extend(res)
+        for r in res:
+            if r.status != "pass":
+                fn = f" @{r.function}" if r.function else ""
+                print(f"{r.status.upper()}: {r.file} chunk {r.chunk}{fn}: {r.reason.splitlines()[0] if r.reason else ''}")
+    passed = sum(1 for r in all_results if r.status == "pass")
+    failed = len(all_results) - passed
+    print(f"{passed} passed, {failed} failed")
+    if args.json:
+        data = json.dumps({"cases": [r.to_json() for r in all_results]}, indent=1).encode()
+        write_atomically(args.json, data)
+    return 0 if failed == 0 else 1
+
+
+def cmd_print(args) -> int:
+    from . import load, print_module
+    module = load(args.file)
+    sys.stdout.write(print_module(module, generic=args.generic, strip_debuginfo=args.strip_debuginfo))
+    return 0
+
+
+def cmd_spec(args) -> int:
+    from . import spec
+    if args.op:
+        name = args.op if "." in args.op else f"stablehlo.{args.op}"
+        if not spec.has_op(name):
+            raise UsageError(f"unknown op '{args.op}'")
+        print(spec.format_op(name))
+    else:
+        print(spec.format_op_table())
+    return 0
+
+
+def build_parser() -> argparse.ArgumentParser:
+    p = _ArgParser(prog="stablehlo-ref", description="Pure-Python StableHLO: parse, print, run and check programs.")
+    sub = p.add_subparsers(dest="command", parser_class=_ArgParser)
+    r = sub.add_parser("run", help="run a function (or, with --check, upstream-style test files)")
+    r.add_argument("files", nargs="+", metavar="FILE")
+    r.add_argument("--entry", default="main")
+    r.add_argument("--input", action="append", metavar="A.npy")
+    r.add_argument("--inputs", metavar="ARGS.npz")
+    r.add_argument("-o", "--output", metavar="OUT.npz")
+    r.add_argument("--check", action="store_true")
+    r.add_argument("--json", metavar="OUT.json")
+    r.add_argument("--trace", action="store_true", help="print each op's location, name and result summary to stderr")
+    r.set_defaults(fn=cmd_run)
+    pr = sub.add_parser("print", help="print a module (pretty or --generic)")
+    pr.add_argument("file", metavar="FILE")
+    pr.add_argument("--generic", action="store_true")
+    pr.add_argument("--strip-debuginfo", action="store_true")
+    pr.set_defaults(fn=cmd_print)
+    s = sub.add_parser("spec", help="list ops, or show one op's spec entry")
+    s.add_argument("op", nargs="?")
+    s.set_defaults(fn=cmd_spec)
+    return p
+
+
+def main(argv=None) -> int:
+    try:
+        parser = build_parser()
+        args = parser.parse_args(argv)
+        if not getattr(args, "fn", None):
+            parser.print_help()
+            return 2
+        return args.fn(args)
+    except StableHLOError as e:
+        print(f"error: {e}", file=sys.stderr)
+        return e.exit_code
+    except KeyboardInterrupt:
+        print("error: interrupted", file=sys.stderr)
+        return 130
+    except BrokenPipeError:
+        return 0
+    except RecursionError:
+        print("error: program nesting too deep", file=sys.stderr)
+        return 1
+
+
+if __name__ == "__main__":
+    sys.exit(main())

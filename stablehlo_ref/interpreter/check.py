@@ -1,0 +1,140 @@
+"""The `check` test dialect and the `@check.*` custom-call targets, with upstream's comparison
+semantics: exact for integers; for floats/complex `expect_eq` and `expect_almost_eq` compare
+within an absolute tolerance (NaN equals NaN, complex parts separately) and `expect_close`
+within a range of ULPs."""
+from __future__ import annotations
+
+import numpy as np
+
+from ..errors import CheckFailure, InterpreterError
+from ..ir.attributes import DenseElementsAttr
+from .numerics import approx_equal, elem, ulp_difference
+from .registry import kernel
+
+EQ_TOLERANCE = 1e-4                   # `expect_eq` on floats (both forms)
+ALMOST_EQ_TOLERANCE = 1e-4            # check dialect default
+CUSTOM_CALL_ALMOST_EQ_TOLERANCE = 1e-3
+CUSTOM_CALL_CLOSE_ULPS = (0, 3)
+DIALECT_CLOSE_ULPS = (0, 1)
+
+
+def _fmt_index(idx):
+    return "[" + ", ".join(str(int(i)) for i in idx) + "]"
+
+
+def _first_bad(mask):
+    bad = np.argwhere(~mask)
+    return tuple(bad[0]) if len(bad) else None
+
+
+def _same_shape(a, b, what):
+    a = np.asarray(a)
+    b = np.asarray(b)
+    if a.shape != b.shape:
+        raise CheckFailure(f"{what}: shapes differ: {a.shape} (actual) vs {b.shape} (expected)")
+    return a, b
+
+
+def expect_eq(actual, expected, et, what="check.expect_eq"):
+    actual, expected = _same_shape(actual, expected, what)
+    if et.is_float or et.is_complex:
+        ok = approx_equal(actual, expected, et, EQ_TOLERANCE)
+    else:
+        ok = actual == expected
+    if not np.all(ok):
+        i = _first_bad(np.asarray(ok))
+        n = int(np.size(ok) - np.count_nonzero(ok))
+        raise CheckFailure(f"{what}: {n} element(s) differ; first at index {_fmt_index(i)}: "
+                           f"{actual[i]} (actual) vs {expected[i]} (expected)")
+
+
+def expect_almost_eq(actual, expected, et, tol, what="check.expect_almost_eq"):
+    actual, expected = _same_shape(actual, expected, what)
+    if not (et.is_float or et.is_complex):
+        return expect_eq(actual, expected, et, what)
+    ok = approx_equal(actual, expected, et, tol)
+    if not np.all(ok):
+        i = _first_bad(np.asarray(ok))
+        n = int(np.size(ok) - np.count_nonzero(ok))
+        raise CheckFailure(f"{what}: {n} element(s) differ by more than {tol}; first at index "
+                           f"{_fmt_index(i)}: {actual[i]} (actual) vs {expected[i]} (expected)")
+
+
+def expect_close(actual, expected, et, min_ulp, max_ulp, what="check.expect_close"):
+    actual, expected = _same_shape(actual, expected, what)
+    if not (et.is_float or et.is_complex):
+        raise InterpreterError(f"{what}: unsupported element type {et}")
+    d = ulp_difference(actual, expected, et)
+    ok = (d <= np.uint64(max_ulp)) & (d >= np.uint64(min_ulp))
+    if not np.all(ok):
+        i = _first_bad(ok)
+        n = int(ok.size - np.count_nonzero(ok))
+        raise CheckFailure(f"{what}: {n} element(s) outside [{min_ulp}, {max_ulp}] ULP; first at index "
+                           f"{_fmt_index(i)}: {actual[i]} (actual) vs {expected[i]} (expected), "
+                           f"ULP difference {int(d[i])}")
+
+
+def _const(op):
+    v = op.attributes["value"]
+    if not isinstance(v, DenseElementsAttr):
+        raise InterpreterError(f"{op.name}: expected a dense constant")
+    return v.array
+
+
+def _tol(op, default):
+    t = op.attributes.get("tolerance")
+    return float(t.value) if t is not None else default
+
+
+@kernel("check.expect_eq")
+def k_expect_eq(ctx, op, lhs, rhs):
+    expect_eq(lhs, rhs, elem(op.operands[0].type))
+    return []
+
+
+@kernel("check.expect_eq_const")
+def k_expect_eq_const(ctx, op, lhs):
+    expect_eq(lhs, _const(op), elem(op.operands[0].type), "check.expect_eq_const")
+    return []
+
+
+@kernel("check.expect_almost_eq")
+def k_expect_almost_eq(ctx, op, lhs, rhs):
+    expect_almost_eq(lhs, rhs, elem(op.operands[0].type), _tol(op, ALMOST_EQ_TOLERANCE))
+    return []
+
+
+@kernel("check.expect_almost_eq_const")
+def k_expect_almost_eq_const(ctx, op, lhs):
+    expect_almost_eq(lhs, _const(op), elem(op.operands[0].type), _tol(op, ALMOST_EQ_TOLERANCE),
+                     "check.expect_almost_eq_const")
+    return []
+
+
+@kernel("check.expect_close")
+def k_expect_close(ctx, op, actual, expected):
+    mx = op.attributes.get("max_ulp_difference")
+    mn = op.attributes.get("min_ulp_difference")
+    expect_close(actual, expected, elem(op.operands[0].type),
+                 mn.value if mn is not None else DIALECT_CLOSE_ULPS[0],
+                 mx.value if mx is not None else DIALECT_CLOSE_ULPS[1])
+    return []
+
+
+def _cc_eq(ctx, op, lhs, rhs, *rest):
+    expect_eq(lhs, rhs, elem(op.operands[0].type), "check.expect_eq")
+
+
+def _cc_almost_eq(ctx, op, lhs, rhs, *rest):
+    expect_almost_eq(lhs, rhs, elem(op.operands[0].type), CUSTOM_CALL_ALMOST_EQ_TOLERANCE, "check.expect_almost_eq")
+
+
+def _cc_close(ctx, op, lhs, rhs, *rest):
+    expect_close(lhs, rhs, elem(op.operands[0].type), *CUSTOM_CALL_CLOSE_ULPS, what="check.expect_close")
+
+
+CUSTOM_CALL_CHECKS = {
+    "check.expect_eq": _cc_eq,
+    "check.expect_almost_eq": _cc_almost_eq,
+    "check.expect_close": _cc_close,
+}

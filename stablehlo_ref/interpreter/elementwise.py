@@ -1,0 +1,609 @@
+"""Elementwise kernels: arithmetic, math functions, logic, bit operations, comparisons,
+select/clamp and conversions, for every element type, on whole arrays."""
+from __future__ import annotations
+
+import numpy as np
+
+from ..errors import NotImplementedOpError
+from .numerics import compute_dtype, elem, from_compute, to_compute, wrap_int
+from .registry import kernel
+
+
+def _rt(op, i=0):
+    return elem(op.results[i].type)
+
+
+def _ot(op, i=0):
+    return elem(op.operands[i].type)
+
+
+def _int_binary(fn, a, b, et):
+    ca, cb = to_compute(a, et), to_compute(b, et)
+    with np.errstate(all="ignore"):
+        return from_compute(fn(ca, cb), et)
+
+
+def _binary(op, a, b, int_fn, float_fn, bool_fn=None, complex_fn=None, name=""):
+    et = _rt(op)
+    if et.is_bool:
+        if bool_fn is None:
+            raise NotImplementedOpError(op.name, f"dtype {et}")
+        return bool_fn(a, b)
+    if et.is_integer:
+        return _int_binary(int_fn, a, b, et)
+    if et.is_complex:
+        with np.errstate(all="ignore"):
+            return (complex_fn or float_fn)(a, b).astype(et.dtype)
+    ca, cb = to_compute(a, et), to_compute(b, et)
+    with np.errstate(all="ignore"):
+        return from_compute(float_fn(ca, cb), et)
+
+
+@kernel("stablehlo.add")
+def add(ctx, op, a, b):
+    return _binary(op, a, b, np.add, np.add, np.logical_or)
+
+
+@kernel("stablehlo.subtract")
+def subtract(ctx, op, a, b):
+    return _binary(op, a, b, np.subtract, np.subtract)
+
+
+@kernel("stablehlo.multiply")
+def multiply(ctx, op, a, b):
+    return _binary(op, a, b, np.multiply, np.multiply, np.logical_and)
+
+
+def _int_div(x, y, et):
+    x = x.astype(np.int64) if et.is_signed else x.astype(np.uint64)
+    y = y.astype(np.int64) if et.is_signed else y.astype(np.uint64)
+    zero = y == 0
+    ys = np.where(zero, 1, y)
+    if et.is_signed:
+        q = np.abs(x) // np.abs(ys)
+        q = np.where((x < 0) != (ys < 0), -q, q)
+        # INT_MIN / -1 wraps to INT_MIN
+        q = np.where(zero, -1, q)
+    else:
+        q = np.where(zero, np.iinfo(np.uint64).max, x // ys)
+    return q
+
+
+def _int_rem(x, y, et):
+    x = x.astype(np.int64) if et.is_signed else x.astype(np.uint64)
+    y = y.astype(np.int64) if et.is_signed else y.astype(np.uint64)
+    zero = y == 0
+    ys = np.where(zero, 1, y)
+    if et.is_signed:
+        r = np.fmod(x, ys)
+    else:
+        r = x % ys
+    return np.where(zero, x, r)
+
+
+@kernel("stablehlo.divide")
+def divide(ctx, op, a, b):
+    et = _rt(op)
+    if et.is_integer and not et.is_bool:
+        with np.errstate(all="ignore"):
+            return wrap_int(_int_div(a, b, et), et)
+    return _binary(op, a, b, None, np.divide)
+
+
+@kernel("stablehlo.remainder")
+def remainder(ctx, op, a, b):
+    et = _rt(op)
+    if et.is_integer and not et.is_bool:
+        with np.errstate(all="ignore"):
+            return wrap_int(_int_rem(a, b, et), et)
+    if et.is_complex:
+        raise NotImplementedOpError(op.name, f"dtype {et}")
+    return _binary(op, a, b, None, np.fmod)
+
+
+@kernel("stablehlo.maximum")
+def maximum(ctx, op, a, b):
+    et = _rt(op)
+    if et.is_complex:
+        # lexicographic on (real, imag)
+        take_a = (a.real > b.real) | ((a.real == b.real) & (a.imag >= b.imag))
+        nan = np.isnan(a) | np.isnan(b)
+        out = np.where(take_a, a, b)
+        return np.where(nan, np.where(np.isnan(a), a, b), out).astype(et.dtype)
+    return _binary(op, a, b, np.maximum, np.maximum, np.logical_or)
+
+
+@kernel("stablehlo.minimum")
+def minimum(ctx, op, a, b):
+    et = _rt(op)
+    if et.is_complex:
+        take_a = (a.real < b.real) | ((a.real == b.real) & (a.imag <= b.imag))
+        nan = np.isnan(a) | np.isnan(b)
+        out = np.where(take_a, a, b)
+        return np.where(nan, np.where(np.isnan(a), a, b), out).astype(et.dtype)
+    return _binary(op, a, b, np.minimum, np.minimum, np.logical_and)
+
+
+def _int_power(x, y, et):
+    x = x.astype(np.int64) if et.is_signed else x.astype(np.uint64)
+    y = y.astype(np.int64) if et.is_signed else y.astype(np.uint64)
+    # exponentiation by squaring with wrap-around; negative exponents per spec:
+    # x**-n is 1 for x == 1, (-1)**n for x == -1, and 0 otherwise.
+    result = np.ones_like(x)
+    base = x.copy()
+    e = np.where(y < 0, 0, y) if et.is_signed else y.copy()
+    with np.errstate(all="ignore"):
+        while np.any(e > 0):
+            odd = (e & 1) == 1
+            result = np.where(odd, result * base, result)
+            base = base * base
+            e = e >> 1
+    if et.is_signed:
+        neg = y < 0
+        neg_val = np.where(x == 1, 1, np.where(x == -1, np.where((y & 1) == 1, -1, 1), 0))
+        result = np.where(neg, neg_val, result)
+    return result
+
+
+@kernel("stablehlo.power")
+def power(ctx, op, a, b):
+    et = _rt(op)
+    if et.is_integer and not et.is_bool:
+        return wrap_int(_int_power(a, b, et), et)
+    return _binary(op, a, b, None, np.power)
+
+
+@kernel("stablehlo.atan2")
+def atan2(ctx, op, a, b):
+    et = _rt(op)
+    if et.is_complex:
+        # atan2 on complex: -i * log((b + i a) / sqrt(a^2 + b^2))
+        with np.errstate(all="ignore"):
+            r = -1j * np.log((b + 1j * a) / np.sqrt(a * a + b * b))
+        return r.astype(et.dtype)
+    return _binary(op, a, b, None, np.arctan2)
+
+
+def _unary(op, x, float_fn, int_fn=None, complex_fn=None, bool_fn=None):
+    et = _rt(op)
+    with np.errstate(all="ignore"):
+        if et.is_bool:
+            if bool_fn is None:
+                raise NotImplementedOpError(op.name, f"dtype {et}")
+            return bool_fn(x)
+        if et.is_integer:
+            if int_fn is None:
+                raise NotImplementedOpError(op.name, f"dtype {et}")
+            return from_compute(int_fn(to_compute(x, et)), et)
+        if et.is_complex:
+            fn = complex_fn or float_fn
+            return np.asarray(fn(x)).astype(et.dtype)
+        return from_compute(float_fn(to_compute(x, et)), et)
+
+
+@kernel("stablehlo.negate")
+def negate(ctx, op, x):
+    return _unary(op, x, np.negative, lambda v: 0 - v.astype(np.int64) if v.dtype.kind == "u" else np.negative(v))
+
+
+@kernel("stablehlo.abs")
+def abs_(ctx, op, x):
+    et_in = _ot(op)
+    et = _rt(op)
+    if et_in.is_complex:
+        return np.abs(x).astype(et.dtype)
+    return _unary(op, x, np.abs, np.abs)
+
+
+@kernel("stablehlo.exponential")
+def exponential(ctx, op, x):
+    return _unary(op, x, np.exp)
+
+
+@kernel("stablehlo.exponential_minus_one")
+def expm1(ctx, op, x):
+    def cexpm1(z):
+        # accurate for small |z|: expm1(x)*cos(y) + (cos(y)-1) + i*exp(x)*sin(y)
+        xr, yi = z.real, z.imag
+        re = np.expm1(xr) * np.cos(yi) - 2 * np.sin(yi / 2) ** 2
+        im = np.exp(xr) * np.sin(yi)
+        return re + 1j * im
+    return _unary(op, x, np.expm1, complex_fn=cexpm1)
+
+
+@kernel("stablehlo.log")
+def log(ctx, op, x):
+    return _unary(op, x, np.log)
+
+
+@kernel("stablehlo.log_plus_one")
+def log1p(ctx, op, x):
+    def clog1p(z):
+        xr, yi = z.real, z.imag
+        re = 0.5 * np.log1p(xr * xr + 2 * xr + yi * yi)
+        im = np.arctan2(yi, xr + 1)
+        return re + 1j * im
+    return _unary(op, x, np.log1p, complex_fn=clog1p)
+
+
+@kernel("stablehlo.logistic")
+def logistic(ctx, op, x):
+    return _unary(op, x, lambda v: 1.0 / (1.0 + np.exp(-v)))
+
+
+@kernel("stablehlo.tanh")
+def tanh(ctx, op, x):
+    return _unary(op, x, np.tanh)
+
+
+@kernel("stablehlo.sqrt")
+def sqrt(ctx, op, x):
+    return _unary(op, x, np.sqrt)
+
+
+@kernel("stablehlo.rsqrt")
+def rsqrt(ctx, op, x):
+    return _unary(op, x, lambda v: 1.0 / np.sqrt(v))
+
+
+@kernel("stablehlo.cbrt")
+def cbrt(ctx, op, x):
+    return _unary(op, x, np.cbrt, complex_fn=lambda z: z ** (1.0 / 3.0))
+
+
+@kernel("stablehlo.sine")
+def sine(ctx, op, x):
+    return _unary(op, x, np.sin)
+
+
+@kernel("stablehlo.cosine")
+def cosine(ctx, op, x):
+    return _unary(op, x, np.cos)
+
+
+@kernel("stablehlo.tan")
+def tan(ctx, op, x):
+    return _unary(op, x, np.tan)
+
+
+@kernel("stablehlo.floor")
+def floor(ctx, op, x):
+    return _unary(op, x, np.floor)
+
+
+@kernel("stablehlo.ceil")
+def ceil(ctx, op, x):
+    return _unary(op, x, np.ceil)
+
+
+@kernel("stablehlo.round_nearest_even")
+def round_even(ctx, op, x):
+    return _unary(op, x, np.rint)
+
+
+@kernel("stablehlo.round_nearest_afz")
+def round_afz(ctx, op, x):
+    return _unary(op, x, lambda v: np.where(np.isfinite(v), np.sign(v) * np.floor(np.abs(v) + 0.5), v))
+
+
+@kernel("stablehlo.sign")
+def sign(ctx, op, x):
+    def fsign(v):
+        # NaN -> NaN, -0.0 -> -0.0, +0.0 -> +0.0
+        return np.where(np.isnan(v), v, np.where(v == 0, v, np.sign(v)))
+
+    def csign(z):
+        a = np.abs(z)
+        return np.where(a == 0, 0, z / np.where(a == 0, 1, a))
+    return _unary(op, x, fsign, int_fn=np.sign, complex_fn=csign)
+
+
+@kernel("stablehlo.is_finite")
+def is_finite(ctx, op, x):
+    return np.isfinite(x.astype(np.float64) if x.dtype.kind == "V" or x.dtype.itemsize == 1 else x)
+
+
+@kernel("stablehlo.not")
+def not_(ctx, op, x):
+    et = _rt(op)
+    if et.is_bool:
+        return np.logical_not(x)
+    return wrap_int(np.invert(to_compute(x, et)), et)
+
+
+def _bitwise(op, a, b, fn):
+    et = _rt(op)
+    if et.is_bool:
+        return fn(a, b)
+    return wrap_int(fn(to_compute(a, et), to_compute(b, et)), et)
+
+
+@kernel("stablehlo.and")
+def and_(ctx, op, a, b):
+    return _bitwise(op, a, b, np.bitwise_and)
+
+
+@kernel("stablehlo.or")
+def or_(ctx, op, a, b):
+    return _bitwise(op, a, b, np.bitwise_or)
+
+
+@kernel("stablehlo.xor")
+def xor(ctx, op, a, b):
+    return _bitwise(op, a, b, np.bitwise_xor)
+
+
+def _unsigned_view(x, et):
+    bits = et.bits
+    xi = x.astype(np.int64) if et.is_signed else x.astype(np.uint64)
+    return xi.astype(np.uint64) & np.uint64((1 << bits) - 1 if bits < 64 else 0xFFFFFFFFFFFFFFFF)
+
+
+@kernel("stablehlo.shift_left")
+def shift_left(ctx, op, a, b):
+    et = _rt(op)
+    bits = et.bits
+    ua = _unsigned_view(a, et)
+    sb = b.astype(np.int64) if et.is_signed else b.astype(np.uint64)
+    big = (sb < 0) | (sb >= bits) if et.is_signed else (sb >= bits)
+    s = np.where(big, 0, sb).astype(np.uint64)
+    r = np.where(big, np.uint64(0), ua << s)
+    return wrap_int(r, et) if bits < 64 else r.astype(et.dtype)
+
+
+@kernel("stablehlo.shift_right_logical")
+def shift_right_logical(ctx, op, a, b):
+    et = _rt(op)
+    bits = et.bits
+    ua = _unsigned_view(a, et)
+    sb = b.astype(np.int64) if et.is_signed else b.astype(np.uint64)
+    big = (sb < 0) | (sb >= bits) if et.is_signed else (sb >= bits)
+    s = np.where(big, 0, sb).astype(np.uint64)
+    r = np.where(big, np.uint64(0), ua >> s)
+    return wrap_int(r, et) if bits < 64 else r.astype(et.dtype)
+
+
+@kernel("stablehlo.shift_right_arithmetic")
+def shift_right_arithmetic(ctx, op, a, b):
+    et = _rt(op)
+    bits = et.bits
+    # sign-extend the value as a signed integer of `bits` width
+    ua = _unsigned_view(a, et).astype(np.int64) if bits < 64 else a.view(np.int64) if a.dtype.itemsize == 8 else a.astype(np.int64)
+    if bits < 64:
+        ua = np.where(ua >= (1 << (bits - 1)), ua - (1 << bits), ua)
+    sb = b.astype(np.int64) if et.is_signed else b.astype(np.uint64).astype(np.int64)
+    big = (sb < 0) | (sb >= bits)
+    s = np.where(big, bits - 1, sb)
+    s = np.minimum(s, 63)
+    r = ua >> s
+    if et.is_unsigned:
+        return wrap_int(r.astype(np.uint64) if bits == 64 else r, et) if bits < 64 else r.view(np.uint64).astype(et.dtype)
+    return wrap_int(r, et)
+
+
+@kernel("stablehlo.popcnt")
+def popcnt(ctx, op, x):
+    et = _rt(op)
+    u = _unsigned_view(x, et)
+    return wrap_int(np.bitwise_count(u).astype(np.int64), et)
+
+
+@kernel("stablehlo.count_leading_zeros")
+def clz(ctx, op, x):
+    et = _rt(op)
+    bits = et.bits
+    u = _unsigned_view(x, et)
+    n = np.zeros(u.shape, dtype=np.int64)
+    v = u.copy()
+    # bit length via repeated halving of the search window (loop over bit positions, not elements)
+    length = np.zeros(u.shape, dtype=np.int64)
+    for shift in (32, 16, 8, 4, 2, 1):
+        m = v >= (np.uint64(1) << np.uint64(shift))
+        length = np.where(m, length + shift, length)
+        v = np.where(m, v >> np.uint64(shift), v)
+    length = np.where(u > 0, length + 1, 0)
+    return wrap_int(bits - length, et)
+
+
+# ------------------------------------------------------------------ complex parts
+
+@kernel("stablehlo.real")
+def real(ctx, op, x):
+    et = _rt(op)
+    return np.real(x).astype(et.dtype) if np.iscomplexobj(x) else x.copy()
+
+
+@kernel("stablehlo.imag")
+def imag(ctx, op, x):
+    et = _rt(op)
+    return np.imag(x).astype(et.dtype) if np.iscomplexobj(x) else np.zeros_like(x)
+
+
+@kernel("stablehlo.complex")
+def complex_(ctx, op, a, b):
+    et = _rt(op)
+    return (a.astype(np.float64) + 1j * b.astype(np.float64)).astype(et.dtype)
+
+
+# ------------------------------------------------------------------ compare / select / clamp
+
+def total_order_key(x: np.ndarray):
+    """Map floats to signed integers that sort in IEEE totalOrder."""
+    dt = x.dtype
+    udt = {1: np.uint8, 2: np.uint16, 4: np.uint32, 8: np.uint64}[dt.itemsize]
+    sdt = {1: np.int8, 2: np.int16, 4: np.int32, 8: np.int64}[dt.itemsize]
+    bits = np.ascontiguousarray(x).view(udt).astype(np.int64) if dt.itemsize < 8 else np.ascontiguousarray(x).view(sdt)
+    width = dt.itemsize * 8
+    if dt.itemsize < 8:
+        sign = (bits >> (width - 1)) & 1
+        mag = bits & ((1 << (width - 1)) - 1)
+        return np.where(sign == 1, -mag - 1, mag)
+    return np.where(bits < 0, np.int64(-0x7FFFFFFFFFFFFFFF - 1) - bits - 1, bits)
+
+
+@kernel("stablehlo.compare", "chlo.compare")
+def compare(ctx, op, a, b):
+    direction = op.attributes["comparison_direction"].value
+    ctype_attr = op.attributes.get("compare_type")
+    ctype = ctype_attr.value if ctype_attr is not None else None
+    et = _ot(op)
+    if ctype == "TOTALORDER" and et.is_float:
+        x, y = total_order_key(a), total_order_key(b)
+    elif et.is_complex:
+        x, y = a, b
+        if direction not in ("EQ", "NE"):
+            raise NotImplementedOpError(op.name, f"{direction} on {et}")
+    elif et.is_float:
+        x, y = to_compute(a, et), to_compute(b, et)
+    else:
+        x, y = a, b
+        if et.is_bool or ctype == "UNSIGNED" and et.is_signed:
+            x, y = _unsigned_view(a, et) if not et.is_bool else a, _unsigned_view(b, et) if not et.is_bool else b
+        elif ctype == "SIGNED" and et.is_unsigned:
+            x = _signed_view(a, et)
+            y = _signed_view(b, et)
+        else:
+            x, y = to_compute(a, et), to_compute(b, et)
+    with np.errstate(all="ignore"):
+        if direction == "EQ":
+            return x == y
+        if direction == "NE":
+            return x != y
+        if direction == "LT":
+            return x < y
+        if direction == "LE":
+            return x <= y
+        if direction == "GT":
+            return x > y
+        if direction == "GE":
+            return x >= y
+    raise NotImplementedOpError(op.name, f"direction {direction}")
+
+
+def _signed_view(x, et):
+    bits = et.bits
+    u = x.astype(np.uint64).astype(np.int64) if bits < 64 else x.view(np.int64)
+    if bits < 64:
+        u = np.where(u >= (1 << (bits - 1)), u - (1 << bits), u)
+    return u
+
+
+@kernel("stablehlo.select")
+def select(ctx, op, pred, on_true, on_false):
+    return np.where(pred, on_true, on_false).astype(on_true.dtype, copy=False)
+
+
+@kernel("stablehlo.clamp")
+def clamp(ctx, op, lo, x, hi):
+    et = _rt(op)
+    if et.is_complex:
+        raise NotImplementedOpError(op.name, f"dtype {et}")
+    cx, clo, chi = to_compute(x, et), to_compute(lo, et), to_compute(hi, et)
+    with np.errstate(all="ignore"):
+        return from_compute(np.minimum(np.maximum(cx, clo), chi), et)
+
+
+# ------------------------------------------------------------------ conversions
+
+def convert_array(x: np.ndarray, src, dst) -> np.ndarray:
+    """`stablehlo.convert` semantics between any two element types."""
+    with np.errstate(all="ignore"):
+        if dst.is_bool:
+            if src.is_complex:
+                return np.real(x) != 0
+            return x.astype(np.float64) != 0 if src.is_float else x.astype(np.int64) != 0 if not src.is_bool else x.copy()
+        if dst.is_integer:
+            if src.is_bool or src.is_integer:
+                xi = x.astype(np.int64) if not (src.is_unsigned and src.bits == 64) else x.astype(np.uint64)
+                if src.is_unsigned and src.bits == 64 and dst.bits == 64 and dst.is_signed:
+                    return xi.view(np.int64) if xi.dtype == np.uint64 else xi
+                return wrap_int(xi, dst)
+            f = np.real(x).astype(np.float64) if src.is_complex else x.astype(np.float64)
+            f = np.trunc(f)
+            # out-of-range and NaN follow the reference: saturate to the destination range, NaN -> 0
+            info_min = -(1 << (dst.bits - 1)) if dst.is_signed else 0
+            info_max = (1 << (dst.bits - 1)) - 1 if dst.is_signed else (1 << dst.bits) - 1
+            nan = np.isnan(f)
+            f = np.where(nan, 0, f)
+            if dst.bits == 64:
+                lo = np.float64(info_min)
+                hi = np.float64(info_max)
+                big = f >= hi
+                small = f <= lo
+                safe = np.clip(f, lo, np.nextafter(hi, 0))
+                out = safe.astype(np.int64 if dst.is_signed else np.uint64)
+                out = np.where(big, np.array(info_max).astype(out.dtype), out)
+                out = np.where(small, np.array(info_min).astype(out.dtype), out)
+                return out.astype(dst.dtype)
+            f = np.clip(f, info_min, info_max)
+            return wrap_int(f.astype(np.int64), dst)
+        if dst.is_complex:
+            if src.is_complex:
+                return x.astype(dst.dtype)
+            return x.astype(np.float64).astype(dst.dtype) if not src.is_integer else x.astype(np.float64).astype(dst.dtype)
+        # dst float
+        if src.is_complex:
+            x = np.real(x)
+        if src.is_bool:
+            return x.astype(np.float32).astype(dst.dtype)
+        if src.is_integer:
+            if src.bits == 64 and dst.name == "f64":
+                return x.astype(np.float64)
+            # exact for ints up to 2^53; larger ints round once via float64 (close to once-rounding)
+            return x.astype(np.float64).astype(dst.dtype)
+        if x.dtype == dst.dtype:
+            return x.copy()
+        if dst.name in ("f32", "f64", "f16"):
+            return x.astype(dst.dtype)
+        # narrow float destinations: ml_dtypes rounds correctly from f32/f64
+        return x.astype(np.float64).astype(dst.dtype) if x.dtype.itemsize <= 4 else x.astype(dst.dtype)
+
+
+@kernel("stablehlo.convert")
+def convert(ctx, op, x):
+    return convert_array(x, _ot(op), _rt(op))
+
+
+@kernel("stablehlo.bitcast_convert")
+def bitcast_convert(ctx, op, x):
+    src, dst = _ot(op), _rt(op)
+    rt = op.results[0].type
+    xs = np.ascontiguousarray(x)
+    if src.is_bool or dst.is_bool or src.bits < 8 or dst.bits < 8:
+        if src.bits == dst.bits:
+            return xs.view(dst.dtype) if xs.dtype.itemsize == np.dtype(dst.dtype).itemsize else xs.astype(dst.dtype)
+        raise NotImplementedOpError(op.name, f"{src} -> {dst}")
+    out = xs.view(dst.dtype) if src.bits == dst.bits else np.frombuffer(xs.tobytes(), dtype=dst.dtype)
+    return out.reshape(tuple(rt.shape))
+
+
+@kernel("stablehlo.reduce_precision")
+def reduce_precision(ctx, op, x):
+    et = _rt(op)
+    ebits = op.attributes["exponent_bits"].value
+    mbits = op.attributes["mantissa_bits"].value
+    f = x.astype(np.float64)
+    u = f.view(np.uint64)
+    src_m = 52
+    src_e = 11
+    with np.errstate(all="ignore"):
+        if mbits < src_m:
+            shift = src_m - mbits
+            last = (u >> np.uint64(shift)) & np.uint64(1)
+            bias = (np.uint64(1) << np.uint64(shift - 1)) - np.uint64(1) + last
+            rounded = (u + bias) & ~np.uint64((1 << shift) - 1)
+            u = np.where(np.isnan(f), u, rounded)
+        if ebits < src_e:
+            sign = u & np.uint64(1 << 63)
+            exp = ((u >> np.uint64(52)) & np.uint64(0x7FF)).astype(np.int64) - 1023
+            max_exp = (1 << (ebits - 1)) - 1
+            min_exp = 1 - max_exp
+            overflow = exp > max_exp
+            underflow = exp < min_exp
+            fin = np.isfinite(f)
+            inf_bits = sign | np.uint64(0x7FF0000000000000)
+            u = np.where(fin & overflow, inf_bits, u)
+            u = np.where(fin & underflow & ~overflow, sign, u)
+        r = u.view(np.float64)
+        r = np.where(np.isnan(f), f, r)
+    return r.astype(et.dtype)

@@ -1,0 +1,177 @@
+"""Data-movement and shape kernels: constant, iota, broadcast_in_dim, reshape, transpose, slice,
+concatenate, pad, reverse, dynamic_slice, dynamic_update_slice, tuples."""
+from __future__ import annotations
+
+import numpy as np
+
+from ..errors import InterpreterError, NotImplementedOpError
+from ..ir.attributes import DenseElementsAttr, DenseResourceAttr
+from ..ir.types import TensorType
+from .numerics import elem, from_compute
+from .registry import kernel
+
+
+def _shape(op, i=0):
+    t = op.results[i].type
+    return tuple(t.shape)
+
+
+def _ints(op, name):
+    a = op.attributes[name]
+    if hasattr(a, "values"):
+        return tuple(int(v) for v in a.values)
+    if isinstance(a, DenseElementsAttr):
+        return tuple(int(v) for v in a.array.reshape(-1))
+    raise InterpreterError(f"{op.name}: attribute {name} has unexpected form")
+
+
+@kernel("stablehlo.constant")
+def constant(ctx, op):
+    v = op.attributes["value"]
+    if isinstance(v, DenseResourceAttr):
+        blob = ctx.module.resources.get(v.key)
+        if blob is None:
+            raise InterpreterError(f"dense_resource blob '{v.key}' is missing from the module")
+        et = elem(v.type)
+        arr = np.frombuffer(blob, dtype=et.dtype)
+        return arr.reshape(tuple(v.type.shape))
+    arr = v.array
+    if arr.base is not None and arr.strides == (0,) * arr.ndim and arr.ndim:
+        return np.array(arr)      # materialize splats so kernels may write views safely
+    return arr
+
+
+@kernel("stablehlo.iota")
+def iota(ctx, op):
+    dim = op.attributes["iota_dimension"].value
+    shape = _shape(op)
+    et = elem(op.results[0].type)
+    idx = np.arange(shape[dim], dtype=np.int64)
+    view = [1] * len(shape)
+    view[dim] = shape[dim]
+    arr = np.broadcast_to(idx.reshape(view), shape)
+    if et.is_complex:
+        return arr.astype(et.dtype)
+    if et.is_float:
+        return arr.astype(np.float64).astype(et.dtype)
+    return from_compute(arr, et)
+
+
+@kernel("stablehlo.broadcast_in_dim")
+def broadcast_in_dim(ctx, op, x):
+    dims = _ints(op, "broadcast_dimensions")
+    shape = _shape(op)
+    view = [1] * len(shape)
+    for i, d in enumerate(dims):
+        view[d] = x.shape[i]
+    return np.broadcast_to(x.reshape(view), shape)
+
+
+@kernel("stablehlo.broadcast")
+def broadcast(ctx, op, x):
+    return np.broadcast_to(x, _shape(op))
+
+
+@kernel("stablehlo.reshape")
+def reshape(ctx, op, x):
+    return np.reshape(x, _shape(op))
+
+
+@kernel("stablehlo.transpose")
+def transpose(ctx, op, x):
+    return np.transpose(x, _ints(op, "permutation"))
+
+
+@kernel("stablehlo.slice")
+def slice_(ctx, op, x):
+    start = _ints(op, "start_indices")
+    limit = _ints(op, "limit_indices")
+    strides = _ints(op, "strides")
+    return x[tuple(slice(s, l, st) for s, l, st in zip(start, limit, strides))]
+
+
+@kernel("stablehlo.concatenate")
+def concatenate(ctx, op, *xs):
+    dim = op.attributes["dimension"].value
+    return np.concatenate(xs, axis=dim)
+
+
+@kernel("stablehlo.reverse")
+def reverse(ctx, op, x):
+    dims = _ints(op, "dimensions")
+    return np.flip(x, axis=dims) if dims else x
+
+
+@kernel("stablehlo.pad")
+def pad(ctx, op, x, value):
+    lo = _ints(op, "edge_padding_low")
+    hi = _ints(op, "edge_padding_high")
+    interior = _ints(op, "interior_padding")
+    shape = _shape(op)
+    out = np.full(shape, value.reshape(()), dtype=x.dtype)
+    # place x with interior padding into a temporary of the unclipped size, then clip
+    full = [x.shape[i] + (x.shape[i] - 1) * interior[i] if x.shape[i] else 0 for i in range(x.ndim)]
+    src_sl = []
+    dst_sl = []
+    for i in range(x.ndim):
+        # positions of x's elements in the output: lo + k*(interior+1)
+        step = interior[i] + 1
+        start = lo[i]
+        n = x.shape[i]
+        k0 = 0
+        if start < 0:
+            k0 = (-start + step - 1) // step
+        k1 = n
+        if n:
+            last = start + (n - 1) * step
+            if last >= shape[i]:
+                k1 = n - ((last - shape[i]) // step + 1)
+        if k1 <= k0:
+            return out
+        src_sl.append(slice(k0, k1))
+        dst_sl.append(slice(start + k0 * step, start + (k1 - 1) * step + 1, step))
+    out[tuple(dst_sl)] = x[tuple(src_sl)]
+    return out
+
+
+def _clamped_starts(x_shape, sizes, starts):
+    out = []
+    for d, s in enumerate(starts):
+        s = int(np.asarray(s).reshape(()))
+        out.append(min(max(s, 0), x_shape[d] - sizes[d]))
+    return out
+
+
+@kernel("stablehlo.dynamic_slice")
+def dynamic_slice(ctx, op, x, *starts):
+    sizes = _ints(op, "slice_sizes")
+    st = _clamped_starts(x.shape, sizes, starts)
+    return x[tuple(slice(s, s + n) for s, n in zip(st, sizes))]
+
+
+@kernel("stablehlo.dynamic_update_slice")
+def dynamic_update_slice(ctx, op, x, update, *starts):
+    st = _clamped_starts(x.shape, update.shape, starts)
+    out = np.array(x, copy=True)
+    out[tuple(slice(s, s + n) for s, n in zip(st, update.shape))] = update
+    return out
+
+
+@kernel("stablehlo.tuple")
+def tuple_(ctx, op, *xs):
+    return [tuple(xs)]
+
+
+@kernel("stablehlo.get_tuple_element")
+def get_tuple_element(ctx, op, t):
+    return t[op.attributes["index"].value]
+
+
+@kernel("stablehlo.optimization_barrier")
+def optimization_barrier(ctx, op, *xs):
+    return list(xs)
+
+
+@kernel("stablehlo.get_dimension_size")
+def get_dimension_size(ctx, op, x):
+    return np.array(x.shape[op.attributes["dimension"].value], dtype=np.int32)

@@ -1,0 +1,99 @@
+"""Reductions with a region: `reduce`. Common bodies map to numpy primitives; any other body
+is applied vectorized as a tree reduction (the spec leaves the order implementation-defined)."""
+from __future__ import annotations
+
+import numpy as np
+
+from ..errors import NotImplementedOpError
+from .numerics import compute_dtype, elem, from_compute
+from .registry import kernel
+
+_PRIMITIVES = {
+    "stablehlo.add": ("add", np.add, np.logical_or),
+    "stablehlo.multiply": ("mul", np.multiply, np.logical_and),
+    "stablehlo.maximum": ("max", np.maximum, np.logical_or),
+    "stablehlo.minimum": ("min", np.minimum, np.logical_and),
+    "stablehlo.and": ("and", np.bitwise_and, np.logical_and),
+    "stablehlo.or": ("or", np.bitwise_or, np.logical_or),
+    "stablehlo.xor": ("xor", np.bitwise_xor, np.logical_xor),
+}
+
+
+def recognize_binary_body(region):
+    """If the region is `return op(arg0, arg1)` for a known commutative op, its name."""
+    if len(region.blocks) != 1:
+        return None
+    b = region.blocks[0]
+    if len(b.arguments) != 2 or len(b.operations) != 2:
+        return None
+    inner, ret = b.operations
+    if inner.name not in _PRIMITIVES or set(map(id, inner.operands)) != set(map(id, b.arguments)):
+        return None
+    if len(inner.operands) != 2 or len(ret.operands) != 1 or ret.operands[0] is not inner.results[0]:
+        return None
+    return inner.name
+
+
+def reduce_with_primitive(name, x, axes, init, et):
+    _, fn, bool_fn = _PRIMITIVES[name]
+    if x.size == 0 or not axes:
+        pass
+    if et.is_bool:
+        r = bool_fn.reduce(x, axis=axes) if axes else x
+        return bool_fn(r, init)
+    if et.is_complex:
+        r = fn.reduce(x, axis=axes) if axes else x
+        return fn(r, init).astype(et.dtype)
+    if et.is_float:
+        # accumulate in f32 for narrow floats (as XLA does), natively for f32/f64
+        acc_dt = np.float64 if et.name == "f64" else np.float32
+        xc = x.astype(acc_dt)
+        r = fn.reduce(xc, axis=axes) if axes else xc
+        with np.errstate(all="ignore"):
+            return fn(r, init.astype(acc_dt)).astype(et.dtype)
+    cd = compute_dtype(et)
+    xc = x.astype(cd)
+    with np.errstate(all="ignore"):
+        r = fn.reduce(xc, axis=axes) if axes else xc
+        return from_compute(fn(r, init.astype(cd)), et)
+
+
+def tree_reduce(ctx, region, xs, inits, axes):
+    """Reduce tuples of arrays `xs` over `axes` by applying `region` on whole arrays, pairwise."""
+    # move reduced axes to the front and flatten them into one axis
+    nd = xs[0].ndim
+    keep = [d for d in range(nd) if d not in axes]
+    out_shape = tuple(xs[0].shape[d] for d in keep)
+    cur = [np.transpose(x, list(axes) + keep).reshape((-1,) + out_shape) for x in xs]
+    accs = [np.broadcast_to(i.reshape(()), out_shape).copy() for i in inits]
+    while cur[0].shape[0] > 1:
+        n = cur[0].shape[0]
+        half = n // 2
+        a = [c[:half] for c in cur]
+        b = [c[half:2 * half] for c in cur]
+        res = ctx.run_region(region, a + b)
+        res = [np.asarray(r) for r in res]
+        if n % 2:
+            res = [np.concatenate([r, c[2 * half:]], axis=0) for r, c in zip(res, cur)]
+        cur = res
+    if cur[0].shape[0] == 1:
+        res = ctx.run_region(region, [c[0] for c in cur] + accs)
+    else:
+        res = accs
+    return [np.asarray(r) for r in res]
+
+
+@kernel("stablehlo.reduce")
+def reduce(ctx, op, *args):
+    n = len(args) // 2
+    xs, inits = list(args[:n]), list(args[n:])
+    axes = tuple(int(d) for d in op.attributes["dimensions"].values)
+    region = op.regions[0]
+    if n == 1:
+        name = recognize_binary_body(region)
+        if name is not None:
+            et = elem(op.results[0].type)
+            return reduce_with_primitive(name, xs[0], axes, inits[0], et)
+    res = tree_reduce(ctx, region, xs, inits, axes)
+    return [r.astype(elem(t.type).dtype, copy=False) if hasattr(t.type, "element_type") else r
+            for r, t in zip(res, op.results)]

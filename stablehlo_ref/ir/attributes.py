@@ -1,0 +1,237 @@
+"""Attributes of the IR: builtin ones (integers, floats, strings, arrays, dense elements, ...),
+StableHLO enums and structs (`#stablehlo<comparison_direction EQ>`, `#stablehlo.gather<...>`),
+locations, and opaque attributes of dialects we do not model (kept as text)."""
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Optional, Tuple
+
+import numpy as np
+
+from .types import ElementType, TensorType, Type
+
+
+class Attribute:
+    __slots__ = ()
+
+
+@dataclass(frozen=True)
+class IntegerAttr(Attribute):
+    value: int
+    type: Optional[Type] = None     # None means the default i64 of a bare integer
+
+
+@dataclass(frozen=True)
+class FloatAttr(Attribute):
+    value: float
+    type: Type
+
+    def __eq__(self, other):
+        if not isinstance(other, FloatAttr) or other.type != self.type:
+            return False
+        a, b = self.value, other.value
+        return (a == b and np.signbit(a) == np.signbit(b)) or (a != a and b != b)
+
+    def __hash__(self):
+        return hash(("f", repr(self.value), self.type))
+
+
+@dataclass(frozen=True)
+class BoolAttr(Attribute):
+    value: bool
+
+
+@dataclass(frozen=True)
+class StringAttr(Attribute):
+    value: str
+    type: Optional[Type] = None
+
+
+@dataclass(frozen=True)
+class UnitAttr(Attribute):
+    pass
+
+
+@dataclass(frozen=True)
+class ArrayAttr(Attribute):
+    elements: Tuple[Attribute, ...]
+
+
+@dataclass(frozen=True)
+class DenseArrayAttr(Attribute):
+    """`array<i64: 1, 2>`: element_type is an ElementType (i1, i8..i64, f32, f64)."""
+
+    element_type: ElementType
+    values: Tuple
+
+    def __eq__(self, other):
+        return (isinstance(other, DenseArrayAttr) and other.element_type == self.element_type
+                and len(other.values) == len(self.values)
+                and all(a == b or (a != a and b != b) for a, b in zip(self.values, other.values)))
+
+    def __hash__(self):
+        return hash((self.element_type, tuple(repr(v) for v in self.values)))
+
+
+@dataclass(frozen=True)
+class DictAttr(Attribute):
+    entries: Tuple[Tuple[str, Attribute], ...]
+
+    def get(self, key, default=None):
+        for k, v in self.entries:
+            if k == key:
+                return v
+        return default
+
+    def as_dict(self) -> dict:
+        return dict(self.entries)
+
+
+@dataclass(frozen=True)
+class TypeAttr(Attribute):
+    type: Type
+
+
+@dataclass(frozen=True)
+class SymbolRefAttr(Attribute):
+    root: str
+    nested: Tuple[str, ...] = ()
+
+
+class DenseElementsAttr(Attribute):
+    """`dense<...> : tensor<...>`: `array` is a numpy array of the tensor's storage dtype and
+    shape (read-only). Equality is by type and bit pattern."""
+
+    __slots__ = ("type", "array", "_hash")
+
+    def __init__(self, type: TensorType, array: np.ndarray):
+        self.type = type
+        self.array = array
+        self._hash = None
+
+    def __eq__(self, other):
+        if not isinstance(other, DenseElementsAttr) or other.type != self.type:
+            return False
+        a, b = self.array, other.array
+        if a.shape != b.shape:
+            return False
+        return np.ascontiguousarray(a).tobytes() == np.ascontiguousarray(b).tobytes()
+
+    def __hash__(self):
+        if self._hash is None:
+            self._hash = hash((self.type, np.ascontiguousarray(self.array).tobytes()[:256]))
+        return self._hash
+
+    def __repr__(self):
+        return f"DenseElementsAttr({self.type}, {self.array!r})"
+
+    @property
+    def is_splat(self) -> bool:
+        a = np.ascontiguousarray(self.array).reshape(-1)
+        if a.size == 0:
+            return False
+        raw = a.view(np.uint8).reshape(a.size, -1)
+        return bool(np.all(raw == raw[:1]))
+
+
+@dataclass(frozen=True)
+class DenseResourceAttr(Attribute):
+    """`dense_resource<key> : tensor<...>`; the blob lives in the module's resource section."""
+
+    type: TensorType
+    key: str
+
+
+@dataclass(frozen=True)
+class EnumAttr(Attribute):
+    """A StableHLO/CHLO enum: `#stablehlo<comparison_direction EQ>` -> (stablehlo, comparison_direction, EQ)."""
+
+    dialect: str
+    kind: str
+    value: str
+
+
+@dataclass(frozen=True)
+class StructAttr(Attribute):
+    """A dialect struct attribute such as `#stablehlo.gather<offset_dims = [1], ...>`.
+    `fields` keeps (name, value) pairs in text order; values are ints, bools, tuples of ints,
+    strings or Attributes."""
+
+    dialect: str
+    name: str
+    fields: Tuple[Tuple[str, object], ...]
+
+    def get(self, key, default=None):
+        for k, v in self.fields:
+            if k == key:
+                return v
+        return default
+
+
+@dataclass(frozen=True)
+class OpaqueAttr(Attribute):
+    """An attribute of a dialect we do not model (`#foo.bar<...>`), kept as its text."""
+
+    text: str
+
+
+@dataclass(frozen=True)
+class AffineMapAttr(Attribute):
+    text: str
+
+
+# ------------------------------------------------------------------ locations
+
+class Location(Attribute):
+    __slots__ = ()
+
+
+@dataclass(frozen=True)
+class UnknownLoc(Location):
+    pass
+
+
+@dataclass(frozen=True)
+class FileLineColLoc(Location):
+    filename: str
+    line: int
+    column: int
+    end_line: Optional[int] = None
+    end_column: Optional[int] = None
+
+
+@dataclass(frozen=True)
+class NameLoc(Location):
+    name: str
+    child: Optional[Location] = None
+
+
+@dataclass(frozen=True)
+class CallSiteLoc(Location):
+    callee: Location
+    caller: Location
+
+
+@dataclass(frozen=True)
+class FusedLoc(Location):
+    locations: Tuple[Location, ...]
+    metadata: Optional[Attribute] = None
+
+
+UNKNOWN_LOC = UnknownLoc()
+
+
+def describe_location(loc) -> Optional[str]:
+    """A `file:line:col` string for diagnostics, if the location names a source position."""
+    if isinstance(loc, FileLineColLoc):
+        return f"{loc.filename}:{loc.line}:{loc.column}"
+    if isinstance(loc, NameLoc):
+        return describe_location(loc.child) if loc.child else None
+    if isinstance(loc, CallSiteLoc):
+        return describe_location(loc.callee)
+    if isinstance(loc, FusedLoc):
+        for sub in loc.locations:
+            d = describe_location(sub)
+            if d:
+                return d
+    return None

@@ -1,0 +1,168 @@
+"""Building numpy arrays for `dense<...>` literals (list, splat and hex forms) and turning them
+back into text. Hex payloads go straight through `np.frombuffer`."""
+from __future__ import annotations
+
+import re
+
+import numpy as np
+
+from ..ir.types import ElementType, QuantizedType, TensorType
+
+_TOKEN = re.compile(r"\s*(?:(\[)|(\])|(\()|(\))|(,)|(true|false)|([-+]?0x[0-9a-fA-F]+)|"
+                    r"([-+]?(?:\d+\.\d*(?:[eE][-+]?\d+)?|\d+[eE][-+]?\d+|inf|nan))|([-+]?\d+))")
+
+
+def storage_element(t) -> ElementType:
+    et = t.element_type if isinstance(t, TensorType) else t
+    return et.storage_type if isinstance(et, QuantizedType) else et
+
+
+def bits_to_float(value: int, et: ElementType) -> float:
+    """Interpret an integer bit pattern (MLIR's hex float syntax) as a value of type et."""
+    dt = et.dtype
+    nbytes = dt.itemsize
+    raw = (value & ((1 << (8 * nbytes)) - 1)).to_bytes(nbytes, "little")
+    return np.frombuffer(raw, dtype=dt)[0]
+
+
+def _parse_literal_list(text: str):
+    """Parse the inside of `dense<...>` (not hex) into nested Python lists of scalars; ints stay
+    ints, floats are floats, hex stays ('hex', int), complex pairs become tuples."""
+    pos = 0
+    n = len(text)
+    stack = [[]]
+    while True:
+        m = _TOKEN.match(text, pos)
+        if not m:
+            if text[pos:].strip() == "":
+                break
+            raise ValueError(f"unexpected text in dense literal: {text[pos:pos + 20]!r}")
+        pos = m.end()
+        if m.group(1) or m.group(3):
+            stack.append([])
+        elif m.group(2) or m.group(4):
+            lst = stack.pop()
+            stack[-1].append(tuple(lst) if m.group(4) else lst)
+        elif m.group(5):
+            pass
+        elif m.group(6):
+            stack[-1].append(m.group(6) == "true")
+        elif m.group(7):
+            stack[-1].append(("hex", int(m.group(7), 16)))
+        elif m.group(8):
+            stack[-1].append(float(m.group(8)))
+        elif m.group(9):
+            stack[-1].append(int(m.group(9)))
+        if pos >= n:
+            break
+    if len(stack) != 1 or len(stack[0]) != 1:
+        raise ValueError("unbalanced brackets in dense literal")
+    return stack[0][0]
+
+
+def _flatten(x, shape_out, depth=0):
+    if isinstance(x, list):
+        if len(shape_out) <= depth:
+            shape_out.append(len(x))
+        elif shape_out[depth] != len(x):
+            raise ValueError("ragged dense literal")
+        out = []
+        for e in x:
+            out.extend(_flatten(e, shape_out, depth + 1))
+        if not x and len(shape_out) == depth + 1:
+            pass
+        return out
+    return [x]
+
+
+def _scalar_to(et: ElementType, v):
+    if isinstance(v, tuple) and len(v) == 2 and v[0] == "hex":
+        if et.is_float:
+            return bits_to_float(v[1], et)
+        return v[1]
+    return v
+
+
+def array_from_literal(text: str, ttype: TensorType) -> np.ndarray:
+    """`text` is what stands between `dense<` and `>` (not a hex string)."""
+    et = storage_element(ttype)
+    shape = tuple(ttype.shape)
+    if text.strip() == "":
+        if int(np.prod(shape)) != 0:
+            raise ValueError(f"empty dense literal for non-empty type {ttype}")
+        return np.zeros(shape, dtype=et.dtype)
+    value = _parse_literal_list(text)
+    dims: list = []
+    flat = _flatten(value, dims)
+    dt = et.dtype
+    count = int(np.prod(shape)) if shape else 1
+    if et.is_complex:
+        vals = []
+        for v in flat:
+            if isinstance(v, tuple) and v and v[0] != "hex":
+                re_, im = (_scalar_to(ELEM_OF_COMPLEX[et.name], p) for p in v)
+                vals.append(complex(float(re_), float(im)))
+            else:
+                vals.append(complex(float(_scalar_to(ELEM_OF_COMPLEX[et.name], v))))
+        arr = np.array(vals, dtype=dt)
+    elif et.is_float:
+        vals = [_scalar_to(et, v) for v in flat]
+        if any(isinstance(v, np.generic) for v in vals):
+            arr = np.empty(len(vals), dtype=dt)
+            for i, v in enumerate(vals):
+                arr[i] = v
+        else:
+            arr = np.array(vals, dtype=np.float64).astype(dt)
+    elif et.is_bool:
+        arr = np.array([bool(_scalar_to(et, v)) for v in flat], dtype=np.bool_)
+    else:
+        ints = [int(_scalar_to(et, v)) for v in flat]
+        bits = et.bits
+        if et.is_unsigned:
+            ints = [i & ((1 << bits) - 1) for i in ints]
+        else:
+            ints = [((i + (1 << (bits - 1))) & ((1 << bits) - 1)) - (1 << (bits - 1)) for i in ints]
+        if dt.itemsize == 1 and dt.kind not in "iub":   # ml_dtypes sub-byte ints
+            arr = np.array(ints, dtype=np.int8 if et.is_signed else np.uint8).astype(dt)
+        else:
+            arr = np.array(ints, dtype=dt)
+    if len(flat) == 1 and (not isinstance(value, list)) and count != 1:
+        return np.broadcast_to(arr.reshape(()), shape)
+    if len(flat) == 1 and not isinstance(value, list):
+        return arr.reshape(shape)
+    if len(flat) != count:
+        raise ValueError(f"dense literal has {len(flat)} elements, type {ttype} needs {count}")
+    if tuple(dims) != shape and not (count == 0):
+        if len(dims) != len(shape):
+            raise ValueError(f"dense literal shape {tuple(dims)} does not match type {ttype}")
+        raise ValueError(f"dense literal shape {tuple(dims)} does not match type {ttype}")
+    return arr.reshape(shape)
+
+
+from ..ir.types import ELEMENT_TYPES  # noqa: E402
+
+ELEM_OF_COMPLEX = {"complex<f32>": ELEMENT_TYPES["f32"], "complex<f64>": ELEMENT_TYPES["f64"]}
+
+
+def array_from_hex(hexstr: str, ttype: TensorType) -> np.ndarray:
+    et = storage_element(ttype)
+    dt = et.dtype
+    raw = bytes.fromhex(hexstr)
+    shape = tuple(ttype.shape)
+    count = int(np.prod(shape)) if shape else 1
+    itemsize = dt.itemsize
+    if len(raw) == itemsize and count != 1:
+        return np.broadcast_to(np.frombuffer(raw, dtype=dt).reshape(()), shape)
+    if len(raw) != itemsize * count:
+        raise ValueError(f"hex payload has {len(raw)} bytes; {ttype} needs {itemsize * count}")
+    arr = np.frombuffer(raw, dtype=dt)
+    if et.is_bool:
+        arr = arr.view(np.uint8) != 0
+    return arr.reshape(shape)
+
+
+def array_to_hex(arr: np.ndarray) -> str:
+    a = np.ascontiguousarray(arr)
+    if a.dtype == np.bool_:
+        a = a.astype(np.uint8)
+    return "0x" + a.tobytes().hex().upper()

@@ -1,0 +1,696 @@
+"""Pretty syntax driven by the spec: each op's `syntax.format` (an MLIR assembly-format string)
+is compiled once into a small element list that both the parser and the printer walk. Named
+`custom<...>` directives are implemented here, one small function pair each."""
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass
+from functools import lru_cache
+from typing import List, Optional, Tuple
+
+import numpy as np
+
+from .. import spec as _spec
+from ..ir.attributes import (ArrayAttr, BoolAttr, DenseArrayAttr, DenseElementsAttr, EnumAttr,
+                             FloatAttr, IntegerAttr, StringAttr, StructAttr, SymbolRefAttr)
+from ..ir.core import Operation
+from ..ir.types import ELEMENT_TYPES, FunctionType, TensorType, TupleType
+
+# ---------------------------------------------------------------- format AST
+
+
+@dataclass
+class Lit:
+    text: str
+
+
+@dataclass
+class Var:
+    name: str
+    anchor: bool = False
+
+
+@dataclass
+class Kw:             # operands | results | regions | attr-dict | attr-dict-with-keyword
+    name: str
+    anchor: bool = False
+
+
+@dataclass
+class TypeDir:
+    arg: object
+
+
+@dataclass
+class RefDir:
+    arg: object
+
+
+@dataclass
+class FuncType:
+    inputs: object
+    results: object
+
+
+@dataclass
+class Custom:
+    name: str
+    args: list
+
+
+@dataclass
+class Optional_:
+    elems: list
+    else_elems: list
+
+
+_TOK = re.compile(r"\s*(?:`([^`]*)`|\$(\w+)|(attr-dict-with-keyword|attr-dict|functional-type|"
+                  r"operands|results|regions|successors|type|ref|custom)|(<)(\w+)(>)|([()^,?:]))")
+
+
+def compile_format(fmt: str) -> list:
+    toks = []
+    pos = 0
+    while pos < len(fmt):
+        m = _TOK.match(fmt, pos)
+        if not m:
+            if fmt[pos:].strip() == "":
+                break
+            raise ValueError(f"bad format near {fmt[pos:pos + 20]!r}")
+        pos = m.end()
+        if m.group(1) is not None:
+            toks.append(("lit", m.group(1)))
+        elif m.group(2):
+            toks.append(("var", m.group(2)))
+        elif m.group(3):
+            toks.append(("kw", m.group(3)))
+        elif m.group(4):
+            toks.append(("angle", m.group(5)))
+        else:
+            toks.append(("p", m.group(7)))
+    elems, i = _parse_elems(toks, 0, top=True)
+    return elems
+
+
+def _parse_arg(toks, i):
+    kind, v = toks[i]
+    if kind == "var":
+        return Var(v), i + 1
+    if kind == "kw" and v in ("operands", "results"):
+        return Kw(v), i + 1
+    if kind == "kw" and v in ("type", "ref"):
+        assert toks[i + 1] == ("p", "(")
+        inner, j = _parse_arg(toks, i + 2)
+        assert toks[j] == ("p", ")")
+        return (TypeDir(inner) if v == "type" else RefDir(inner)), j + 1
+    raise ValueError(f"bad directive argument {toks[i]}")
+
+
+def _parse_elems(toks, i, top=False):
+    elems = []
+    while i < len(toks):
+        kind, v = toks[i]
+        if kind == "p" and v == ")":
+            return elems, i
+        if kind == "p" and v == "^":
+            elems[-1].anchor = True
+            i += 1
+            continue
+        if kind == "lit":
+            elems.append(Lit(v))
+            i += 1
+        elif kind == "var":
+            elems.append(Var(v))
+            i += 1
+        elif kind == "kw":
+            if v in ("type", "ref"):
+                a, i = _parse_arg(toks, i)
+                elems.append(a)
+            elif v == "functional-type":
+                assert toks[i + 1] == ("p", "(")
+                a, j = _parse_arg(toks, i + 2)
+                assert toks[j] == ("p", ",")
+                b, j = _parse_arg(toks, j + 1)
+                assert toks[j] == ("p", ")")
+                elems.append(FuncType(a, b))
+                i = j + 1
+            elif v == "custom":
+                name = toks[i + 1][1]
+                assert toks[i + 2] == ("p", "(")
+                args = []
+                j = i + 3
+                while toks[j] != ("p", ")"):
+                    a, j = _parse_arg(toks, j)
+                    args.append(a)
+                    if toks[j] == ("p", ","):
+                        j += 1
+                elems.append(Custom(name, args))
+                i = j + 1
+            else:
+                elems.append(Kw(v))
+                i += 1
+        elif kind == "p" and v == "(":
+            inner, j = _parse_elems(toks, i + 1)
+            assert toks[j] == ("p", ")")
+            j += 1
+            else_elems = []
+            if toks[j] == ("p", ":"):
+                assert toks[j + 1] == ("p", "(")
+                else_elems, j = _parse_elems(toks, j + 2)
+                j += 1
+            assert toks[j] == ("p", "?"), toks[j]
+            elems.append(Optional_(inner, else_elems))
+            i = j + 1
+        else:
+            raise ValueError(f"unexpected {toks[i]} in format")
+    return elems, i
+
+
+@lru_cache(maxsize=None)
+def format_for(op_name: str):
+    """The compiled format of an op, or None when it has no spec'd pretty form."""
+    if not _spec.has_op(op_name):
+        return None
+    s = _spec.op(op_name).syntax
+    if not s.format:
+        return None
+    return compile_format(s.format)
+
+
+# ---------------------------------------------------------------- attribute kinds
+
+ENUM_KINDS = {"comparison_direction": "comparison_direction", "comparison_type": "comparison_type",
+              "fft_type": "fft_type", "rng_algorithm": "rng_algorithm",
+              "rng_distribution": "rng_distribution", "transpose": "transpose",
+              "custom_call_api_version": "custom_call_api_version"}
+_INT_KINDS = {"i64": "i64", "i32": "i32", "ui64": "ui64", "ui32": "ui32", "i1": "i1"}
+
+
+def _enum_dialect(op_name):
+    return "chlo" if op_name.startswith("chlo.") else "stablehlo"
+
+
+def parse_attr_value(p, op_name: str, aspec):
+    """Parse an attribute written in its stripped form inside a pretty format."""
+    sc = p.sc
+    kind = aspec.kind
+    if kind in ENUM_KINDS:
+        if sc.peek("#"):
+            return p.parse_attribute()
+        return EnumAttr(_enum_dialect(op_name), ENUM_KINDS[kind], sc.bare_id("enum value"))
+    if kind in _INT_KINDS:
+        if kind == "i1":
+            if sc.accept_keyword("true"):
+                return BoolAttr(True)
+            if sc.accept_keyword("false"):
+                return BoolAttr(False)
+        return IntegerAttr(sc.integer(), ELEMENT_TYPES[_INT_KINDS[kind]])
+    if kind in ("f32", "f64"):
+        return FloatAttr(p._float_literal(), ELEMENT_TYPES[kind])
+    if kind == "dense_i64_array" and sc.peek("["):
+        sc.expect("[")
+        vals = []
+        if not sc.accept("]"):
+            while True:
+                vals.append(sc.integer())
+                if not sc.accept(","):
+                    break
+            sc.expect("]")
+        return DenseArrayAttr(ELEMENT_TYPES["i64"], tuple(vals))
+    if kind == "dense_bool_array" and sc.peek("["):
+        sc.expect("[")
+        vals = []
+        if not sc.accept("]"):
+            while True:
+                vals.append(p._scalar_for(ELEMENT_TYPES["i1"]))
+                if not sc.accept(","):
+                    break
+            sc.expect("]")
+        return DenseArrayAttr(ELEMENT_TYPES["i1"], tuple(vals))
+    a = p.parse_attribute()
+    if kind == "i1" and isinstance(a, BoolAttr):
+        return a
+    return a
+
+
+def print_attr_value(pr, op_name: str, aspec, attr) -> str:
+    kind = aspec.kind
+    if kind in ENUM_KINDS and isinstance(attr, EnumAttr):
+        return attr.value
+    if kind in _INT_KINDS and isinstance(attr, IntegerAttr):
+        return str(attr.value)
+    if kind in _INT_KINDS and isinstance(attr, BoolAttr):
+        return "true" if attr.value else "false"
+    if kind in ("f32", "f64") and isinstance(attr, FloatAttr):
+        from .printer import format_float
+        return format_float(attr.value, attr.type)
+    if kind in ("dense_i64_array", "dense_bool_array") and isinstance(attr, DenseArrayAttr):
+        return "[" + ", ".join(pr.scalar(v, attr.element_type) for v in attr.values) + "]"
+    return pr.attr(attr)
+
+
+# ---------------------------------------------------------------- parsing
+
+
+class _State:
+    def __init__(self, op_spec):
+        self.spec = op_spec
+        self.operands = {}      # name -> list of Values
+        self.attrs = {}
+        self.types = {}         # var name or 'operands'/'results' -> list of types
+        self.regions = {}
+        self.all_operands = None
+
+    def operand_names(self):
+        return [o.name for o in self.spec.operands]
+
+    def result_names(self):
+        return [r.name for r in self.spec.results]
+
+
+def _kind_of(op_spec, name):
+    for o in op_spec.operands:
+        if o.name == name:
+            return "operand", o
+    for a in op_spec.attributes:
+        if a.name == name:
+            return "attr", a
+    for r in op_spec.regions:
+        if r.name == name:
+            return "region", r
+    for r in op_spec.results:
+        if r.name == name:
+            return "result", r
+    raise KeyError(f"format of {op_spec.name} names unknown variable ${name}")
+
+
+def parse_with_format(p, op_name: str, fmt) -> Operation:
+    op_spec = _spec.op(op_name)
+    st = _State(op_spec)
+    _parse_elems_into(p, st, fmt, op_name)
+    # operands in spec order
+    operands = []
+    if st.all_operands is not None:
+        operands = st.all_operands
+    else:
+        for o in op_spec.operands:
+            operands.extend(st.operands.get(o.name, []))
+    # result types
+    if "results" in st.types:
+        results = st.types["results"]
+    else:
+        results = []
+        for r in op_spec.results:
+            if "$" + r.name in st.types:
+                results.extend(st.types["$" + r.name])
+            elif not r.variadic:
+                raise p.sc.error(f"cannot infer the type of result '{r.name}' of {op_name}")
+    regions = [st.regions[r.name] for r in op_spec.regions if r.name in st.regions]
+    return Operation(op_name, operands, results, st.attrs, regions)
+
+
+def _peek_start(p, st, elems) -> bool:
+    """Whether an optional group starts here."""
+    sc = p.sc
+    for e in elems:
+        if isinstance(e, Lit):
+            if e.text.strip() == "":
+                continue
+            if e.text[0].isalpha():
+                return sc.peek_keyword(e.text)
+            return sc.peek(e.text)
+        if isinstance(e, Var):
+            kind, s = _kind_of(st.spec, e.name)
+            if kind == "operand":
+                return sc.peek("%")
+            if kind == "region":
+                return sc.peek("(") or sc.peek("{")
+            if kind == "attr":
+                if s.kind in ENUM_KINDS:
+                    sc.ws()
+                    return bool(re.match(r"[A-Za-z_#]", sc.s[sc.pos:sc.pos + 1]))
+                return not (sc.peek(":") or sc.peek("{") or sc.peek(")"))
+        if isinstance(e, Kw) and e.name == "operands":
+            return sc.peek("%")
+        return False
+    return False
+
+
+def _parse_elems_into(p, st, elems, op_name):
+    sc = p.sc
+    for e in elems:
+        if isinstance(e, Lit):
+            t = e.text
+            if t.strip() == "":
+                continue
+            if t[0].isalpha():
+                sc.expect_keyword(t)
+            else:
+                sc.expect(t)
+        elif isinstance(e, Var):
+            kind, s = _kind_of(st.spec, e.name)
+            if kind == "operand":
+                if s.variadic or s.optional:
+                    st.operands[e.name] = p.parse_value_list()
+                else:
+                    st.operands[e.name] = [p.parse_value_use()]
+            elif kind == "attr":
+                st.attrs[e.name] = parse_attr_value(p, op_name, s)
+            elif kind == "region":
+                if s.variadic:
+                    regs = [p.parse_region()]
+                    while sc.accept(","):
+                        regs.append(p.parse_region())
+                    st.regions[e.name] = regs[0]
+                else:
+                    st.regions[e.name] = p.parse_region()
+            else:
+                raise sc.error(f"format of {op_name} uses result ${e.name} directly")
+        elif isinstance(e, Kw):
+            if e.name == "operands":
+                st.all_operands = p.parse_value_list()
+            elif e.name in ("attr-dict", "attr-dict-with-keyword"):
+                if e.name == "attr-dict-with-keyword":
+                    if sc.accept_keyword("attributes"):
+                        st.attrs.update(p.parse_attr_dict_body().entries)
+                elif sc.peek("{"):
+                    st.attrs.update(p.parse_attr_dict_body().entries)
+            elif e.name == "regions":
+                raise sc.error("'regions' directive not supported")
+        elif isinstance(e, TypeDir):
+            key = _type_key(e.arg)
+            if _is_variadic(st, key):
+                if sc.peek(")") or sc.peek("}") or sc.at_end() or sc.peek("loc("):
+                    st.types[key] = []
+                else:
+                    st.types[key] = p.parse_type_list()
+            else:
+                st.types[key] = [p.parse_type()]
+        elif isinstance(e, FuncType):
+            ft = p.parse_type()
+            if not isinstance(ft, FunctionType):
+                raise sc.error("expected function type")
+            st.types[_type_key(e.inputs)] = list(ft.inputs)
+            st.types[_type_key(e.results)] = list(ft.results)
+        elif isinstance(e, Custom):
+            fn = CUSTOM_PARSE.get(e.name)
+            if fn is None:
+                raise sc.error(f"custom directive {e.name} not supported")
+            fn(p, st, e.args, op_name)
+        elif isinstance(e, Optional_):
+            if _peek_start(p, st, e.elems):
+                _parse_elems_into(p, st, e.elems, op_name)
+            else:
+                _parse_elems_into(p, st, e.else_elems, op_name)
+
+
+def _type_key(arg):
+    if isinstance(arg, TypeDir):
+        arg = arg.arg
+    if isinstance(arg, Kw):
+        return arg.name
+    return "$" + arg.name
+
+
+def _is_variadic(st, key):
+    if key in ("operands", "results"):
+        return True
+    try:
+        kind, s = _kind_of(st.spec, key[1:])
+    except KeyError:
+        return False
+    return getattr(s, "variadic", False) or getattr(s, "optional", False)
+
+
+def _assign(st, keys, types):
+    for k, t in zip(keys, types):
+        st.types[k] = [t]
+
+
+# --- custom directives (parse)
+
+def _c_same_type(p, st, args, op_name):
+    keys = [_type_key(a) for a in args]
+    t = p.parse_type()
+    if isinstance(t, FunctionType):
+        ins = list(t.inputs)
+        if keys[0] == "operands" or _is_variadic(st, keys[0]):
+            st.types[keys[0]] = ins
+        else:
+            _assign(st, keys[:-1], ins)
+        st.types[keys[-1]] = list(t.results)
+        return
+    for k in keys[:-1]:
+        st.types[k] = [t]
+    st.types[keys[-1]] = [t]
+
+
+def _c_variadic_same(p, st, args, op_name):
+    keys = [_type_key(a) for a in args if not isinstance(a, RefDir)]
+    t = p.parse_type()
+    if isinstance(t, FunctionType):
+        st.types[keys[0]] = list(t.inputs)
+        st.types[keys[-1]] = list(t.results)
+    else:
+        st.types[keys[-1]] = [t]
+
+
+def _c_select(p, st, args, op_name):
+    keys = [_type_key(a) for a in args]
+    types = p.parse_type_list()
+    if len(types) == 1 and isinstance(types[0], FunctionType):
+        _assign(st, keys[:3], types[0].inputs)
+        st.types[keys[3]] = list(types[0].results)
+    elif len(types) == 2:
+        st.types[keys[0]] = [types[0]]
+        for k in keys[1:]:
+            st.types[k] = [types[1]]
+    else:
+        raise p.sc.error("expected functional type or list of two types")
+
+
+def _real_of(t):
+    et = t.element_type
+    name = {"complex<f32>": "f32", "complex<f64>": "f64"}.get(getattr(et, "name", ""))
+    return TensorType(t.shape, ELEMENT_TYPES[name], t.encoding) if name else t
+
+
+def _c_complex(p, st, args, op_name):
+    keys = [_type_key(a) for a in args]
+    t = p.parse_type()
+    if isinstance(t, FunctionType):
+        _assign(st, keys[:2], t.inputs)
+        st.types[keys[2]] = list(t.results)
+    else:
+        st.types[keys[2]] = [t]
+
+
+def _c_tuple(p, st, args, op_name):
+    keys = [_type_key(a) for a in args]
+    t = p.parse_type()
+    if not isinstance(t, TupleType):
+        raise p.sc.error("expected tuple type")
+    st.types[keys[-1]] = [t]
+
+
+def _c_pairwise(p, st, args, op_name):
+    keys = [_type_key(a) for a in args]
+    types = p.parse_type_list()
+    st.types[keys[0]] = types
+    st.types[keys[1]] = list(types)
+
+
+def _c_variadic_operand_with_attr(p, st, args, op_name):
+    sc = p.sc
+    vals = []
+    while sc.peek("%"):
+        vals.append(p.parse_value_use())
+        sc.expect(",")
+    st.operands[args[0].name] = vals
+
+
+def _c_custom_call_target(p, st, args, op_name):
+    ref = p._parse_symbol_ref()
+    st.attrs[args[0].name] = StringAttr(ref.root)
+
+
+def _c_slice_ranges(p, st, args, op_name):
+    sc = p.sc
+    sc.expect("[")
+    start, limit, stride = [], [], []
+    if not sc.accept("]"):
+        while True:
+            start.append(sc.integer())
+            sc.expect(":")
+            limit.append(sc.integer())
+            stride.append(sc.integer() if sc.accept(":") else 1)
+            if not sc.accept(","):
+                break
+        sc.expect("]")
+    i64 = ELEMENT_TYPES["i64"]
+    for a, v in zip(args, (start, limit, stride)):
+        st.attrs[a.name] = DenseArrayAttr(i64, tuple(v))
+
+
+def _c_exp_mant(p, st, args, op_name):
+    sc = p.sc
+    kw = sc.bare_id("e#m#")
+    m = re.fullmatch(r"e(\d+)m(\d+)", kw)
+    if not m:
+        raise sc.error(f"expected exponent mantissa in format e#m#, saw {kw}")
+    i32 = ELEMENT_TYPES["i32"]
+    st.attrs[args[0].name] = IntegerAttr(int(m.group(1)), i32)
+    st.attrs[args[1].name] = IntegerAttr(int(m.group(2)), i32)
+
+
+def _c_conv_dims(p, st, args, op_name):
+    from .parser import parse_conv_dims
+    st.attrs[args[0].name] = StructAttr("stablehlo", "conv", parse_conv_dims(p))
+
+
+def _c_window(p, st, args, op_name):
+    sc = p.sc
+    names = {"stride": 0, "pad": 1, "lhs_dilate": 2, "rhs_dilate": 3, "reverse": 4}
+    seen = set()
+    i64 = ELEMENT_TYPES["i64"]
+    while True:
+        sc.ws()
+        m = re.compile(r"[a-z_]+").match(sc.s, sc.pos)
+        if not m or m.group(0) not in names:
+            break
+        key = m.group(0)
+        if key in seen:
+            raise sc.error(f"duplicate window attribute {key}")
+        seen.add(key)
+        sc.pos = m.end()
+        sc.expect("=")
+        target = args[names[key]].name
+        if key == "pad":
+            sc.expect("[")
+            rows = []
+            if not sc.accept("]"):
+                while True:
+                    sc.expect("[")
+                    lo = sc.integer()
+                    sc.expect(",")
+                    hi = sc.integer()
+                    sc.expect("]")
+                    rows.append((lo, hi))
+                    if not sc.accept(","):
+                        break
+                sc.expect("]")
+            arr = np.array(rows, dtype=np.int64).reshape(len(rows), 2)
+            st.attrs[target] = DenseElementsAttr(TensorType((len(rows), 2), i64), arr)
+        else:
+            sc.expect("[")
+            vals = []
+            if not sc.accept("]"):
+                while True:
+                    if key == "reverse" and (sc.peek_keyword("true") or sc.peek_keyword("false")):
+                        vals.append(sc.accept_keyword("true") or not sc.accept_keyword("false"))
+                    else:
+                        vals.append(sc.integer())
+                    if not sc.accept(","):
+                        break
+                sc.expect("]")
+            if key == "reverse":
+                st.attrs[target] = DenseArrayAttr(ELEMENT_TYPES["i1"], tuple(bool(v) for v in vals))
+            else:
+                st.attrs[target] = DenseArrayAttr(i64, tuple(vals))
+        if not sc.accept(","):
+            break
+
+
+def _int_list(sc):
+    sc.expect("[")
+    vals = []
+    if not sc.accept("]"):
+        while True:
+            vals.append(sc.integer())
+            if not sc.accept(","):
+                break
+        sc.expect("]")
+    return tuple(vals)
+
+
+def _c_dot_dims(p, st, args, op_name):
+    sc = p.sc
+    lb = rb = lc = rc = ()
+    if sc.accept_keyword("batching_dims"):
+        sc.expect("=")
+        lb = _int_list(sc)
+        sc.expect_keyword("x")
+        rb = _int_list(sc)
+        sc.expect(",")
+    sc.expect_keyword("contracting_dims")
+    sc.expect("=")
+    lc = _int_list(sc)
+    sc.expect_keyword("x")
+    rc = _int_list(sc)
+    st.attrs[args[0].name] = StructAttr("stablehlo", "dot", (
+        ("lhs_batching_dimensions", lb), ("rhs_batching_dimensions", rb),
+        ("lhs_contracting_dimensions", lc), ("rhs_contracting_dimensions", rc)))
+
+
+def _parse_precision_list(p):
+    sc = p.sc
+    sc.expect("[")
+    vals = []
+    if not sc.accept("]"):
+        while True:
+            vals.append(EnumAttr("stablehlo", "precision", sc.bare_id("precision")))
+            if not sc.accept(","):
+                break
+        sc.expect("]")
+    return ArrayAttr(tuple(vals))
+
+
+def _c_precision(p, st, args, op_name):
+    sc = p.sc
+    save = sc.pos
+    if not sc.accept(","):
+        return
+    if not sc.accept_keyword("precision"):
+        sc.pos = save
+        return
+    sc.expect("=")
+    st.attrs[args[0].name] = _parse_precision_list(p)
+
+
+def _c_precision_algorithm(p, st, args, op_name):
+    sc = p.sc
+    save = sc.pos
+    if not sc.accept(","):
+        return
+    if sc.accept_keyword("algorithm"):
+        sc.expect("=")
+        st.attrs[args[1].name] = p._parse_struct("stablehlo", "dot_algorithm")
+        return
+    if not sc.accept_keyword("precision"):
+        sc.pos = save
+        return
+    sc.expect("=")
+    st.attrs[args[0].name] = _parse_precision_list(p)
+    if sc.accept(","):
+        sc.expect_keyword("algorithm")
+        sc.expect("=")
+        st.attrs[args[1].name] = p._parse_struct("stablehlo", "dot_algorithm")
+
+
+CUSTOM_PARSE = {
+    "SameOperandsAndResultType": _c_same_type,
+    "VariadicSameOperandsAndResultType": _c_variadic_same,
+    "SelectOpType": _c_select,
+    "ComplexOpType": _c_complex,
+    "TupleOpType": _c_tuple,
+    "PairwiseOpType": _c_pairwise,
+    "VariadicOperandWithAttribute": _c_variadic_operand_with_attr,
+    "CustomCallTarget": _c_custom_call_target,
+    "SliceRanges": _c_slice_ranges,
+    "ExponentMantissa": _c_exp_mant,
+    "ConvolutionDimensions": _c_conv_dims,
+    "WindowAttributes": _c_window,
+    "DotDimensionNumbers": _c_dot_dims,
+    "PrecisionConfig": _c_precision,
+    "PrecisionConfigAndAlgorithm": _c_precision_algorithm,
+}

@@ -1,0 +1,192 @@
+"""A position-based scanner over MLIR text: skips whitespace and `//` comments, matches
+tokens with precompiled regexes, and reports errors as `file:line:col: message`."""
+from __future__ import annotations
+
+import re
+
+from ..errors import ParseError
+
+_WS = re.compile(r"(?:\s+|//[^\n]*)+")
+BARE_ID = re.compile(r"[A-Za-z_][\w$.]*")
+VALUE_ID = re.compile(r"%([\w$.\-]+)(?:#(\d+))?")
+SYMBOL_ID = re.compile(r'@([\w$.\-]+)')
+BLOCK_ID = re.compile(r"\^([\w$.\-]+)")
+INTEGER = re.compile(r"[-+]?(?:0x[0-9a-fA-F]+|\d+)(?![\w.])")
+FLOAT = re.compile(r"[-+]?(?:\d+\.\d*(?:[eE][-+]?\d+)?|\d+[eE][-+]?\d+)")
+NUMBER = re.compile(r"[-+]?(?:0x[0-9a-fA-F]+|\d+\.\d*(?:[eE][-+]?\d+)?|\d+[eE][-+]?\d+|\d+)")
+STRING = re.compile(r'"((?:[^"\\\n]|\\.)*)"', re.S)
+HASH_ID = re.compile(r"#([\w$.\-]+)")
+BANG_ID = re.compile(r"!([\w$.\-]+)")
+
+
+def unescape_string(body: str) -> str:
+    if "\\" not in body:
+        return body
+    out = bytearray()
+    i = 0
+    n = len(body)
+    while i < n:
+        c = body[i]
+        if c != "\\":
+            out += c.encode("utf-8")
+            i += 1
+            continue
+        nxt = body[i + 1] if i + 1 < n else ""
+        if nxt in '"\\':
+            out += nxt.encode()
+            i += 2
+        elif nxt == "n":
+            out += b"\n"
+            i += 2
+        elif nxt == "t":
+            out += b"\t"
+            i += 2
+        elif re.match(r"[0-9a-fA-F]{2}", body[i + 1:i + 3]):
+            out.append(int(body[i + 1:i + 3], 16))
+            i += 3
+        else:
+            out += nxt.encode()
+            i += 2
+    return out.decode("utf-8", errors="surrogateescape")
+
+
+class Scanner:
+    __slots__ = ("s", "pos", "filename", "_line_starts")
+
+    def __init__(self, text: str, filename: str = "<string>"):
+        self.s = text
+        self.pos = 0
+        self.filename = filename
+        self._line_starts = None
+
+    # ------------------------------------------------------------ positions
+    def line_col(self, pos: int):
+        if self._line_starts is None:
+            starts = [0]
+            s = self.s
+            i = s.find("\n")
+            while i >= 0:
+                starts.append(i + 1)
+                i = s.find("\n", i + 1)
+            self._line_starts = starts
+        import bisect
+        line = bisect.bisect_right(self._line_starts, pos)
+        return line, pos - self._line_starts[line - 1] + 1
+
+    def location(self, pos=None) -> str:
+        line, col = self.line_col(self.pos if pos is None else pos)
+        return f"{self.filename}:{line}:{col}"
+
+    def error(self, message: str, pos=None) -> ParseError:
+        p = self.pos if pos is None else pos
+        snippet = self.s[p:p + 30].split("\n")[0]
+        found = f" (found '{snippet}')" if snippet else " (found end of input)"
+        return ParseError(message + found, self.location(p))
+
+    # ------------------------------------------------------------ scanning
+    def ws(self) -> None:
+        m = _WS.match(self.s, self.pos)
+        if m:
+            self.pos = m.end()
+
+    def at_end(self) -> bool:
+        self.ws()
+        return self.pos >= len(self.s)
+
+    def peek(self, lit: str) -> bool:
+        self.ws()
+        return self.s.startswith(lit, self.pos)
+
+    def peek_char(self) -> str:
+        self.ws()
+        return self.s[self.pos:self.pos + 1]
+
+    def accept(self, lit: str) -> bool:
+        self.ws()
+        if self.s.startswith(lit, self.pos):
+            self.pos += len(lit)
+            return True
+        return False
+
+    def accept_keyword(self, kw: str) -> bool:
+        self.ws()
+        s = self.s
+        if s.startswith(kw, self.pos):
+            end = self.pos + len(kw)
+            if end >= len(s) or not (s[end].isalnum() or s[end] in "_$."):
+                self.pos = end
+                return True
+        return False
+
+    def peek_keyword(self, kw: str) -> bool:
+        save = self.pos
+        ok = self.accept_keyword(kw)
+        self.pos = save
+        return ok
+
+    def expect(self, lit: str, what: str | None = None) -> None:
+        if not self.accept(lit):
+            raise self.error(f"expected '{lit}'" + (f" {what}" if what else ""))
+
+    def expect_keyword(self, kw: str) -> None:
+        if not self.accept_keyword(kw):
+            raise self.error(f"expected '{kw}'")
+
+    def match(self, regex):
+        self.ws()
+        m = regex.match(self.s, self.pos)
+        if m:
+            self.pos = m.end()
+        return m
+
+    def bare_id(self, what: str = "identifier") -> str:
+        m = self.match(BARE_ID)
+        if not m:
+            raise self.error(f"expected {what}")
+        return m.group(0)
+
+    def string(self) -> str:
+        m = self.match(STRING)
+        if not m:
+            raise self.error("expected string literal")
+        return unescape_string(m.group(1))
+
+    def integer(self) -> int:
+        m = self.match(INTEGER)
+        if not m:
+            raise self.error("expected integer")
+        return int(m.group(0), 0) if "x" in m.group(0) else int(m.group(0))
+
+    def balanced(self, open_ch: str = "<", close_ch: str = ">") -> str:
+        """The raw text from the current `open_ch` to its matching `close_ch` (inclusive),
+        honouring nested brackets of all kinds and string literals."""
+        self.ws()
+        s = self.s
+        start = self.pos
+        if not s.startswith(open_ch, start):
+            raise self.error(f"expected '{open_ch}'")
+        depth = 0
+        i = start
+        n = len(s)
+        pairs = {"<": ">", "(": ")", "[": "]", "{": "}"}
+        closers = set(pairs.values())
+        while i < n:
+            c = s[i]
+            if c == '"':
+                m = STRING.match(s, i)
+                if not m:
+                    raise self.error("unterminated string", i)
+                i = m.end()
+                continue
+            if c in pairs:
+                depth += 1
+            elif c in closers:
+                if c == ">" and i > 0 and s[i - 1] == "-":   # `->` inside a type
+                    i += 1
+                    continue
+                depth -= 1
+                if depth == 0:
+                    self.pos = i + 1
+                    return s[start:i + 1]
+            i += 1
+        raise self.error(f"unbalanced '{open_ch}'", start)

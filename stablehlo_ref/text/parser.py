@@ -1,0 +1,920 @@
+"""Recursive-descent parser for MLIR text: the generic op syntax for every op, the pretty syntax
+of every op whose format the spec holds (see `formats.py`), and hand-written syntax for
+`builtin.module`, `func.*`, `stablehlo.constant`, `stablehlo.while` and `stablehlo.reduce`."""
+from __future__ import annotations
+
+import re
+from typing import Dict, List, Optional
+
+import numpy as np
+
+from ..errors import ParseError
+from ..ir.attributes import (AffineMapAttr, ArrayAttr, Attribute, BoolAttr, CallSiteLoc,
+                             DenseArrayAttr, DenseElementsAttr, DenseResourceAttr, DictAttr,
+                             EnumAttr, FileLineColLoc, FloatAttr, FusedLoc, IntegerAttr, Location,
+                             NameLoc, OpaqueAttr, StringAttr, StructAttr, SymbolRefAttr, TypeAttr,
+                             UNKNOWN_LOC, UnitAttr, UnknownLoc)
+from ..ir.core import Block, Module, Operation, Region, Value
+from ..ir.types import (ELEMENT_TYPES, ElementType, FunctionType, NoneType, OpaqueType,
+                        QuantizedType, TensorType, TokenType, TupleType, Type, UnrankedTensorType)
+from . import dense
+from .lexer import (BANG_ID, BARE_ID, BLOCK_ID, FLOAT, HASH_ID, INTEGER, NUMBER, STRING,
+                    SYMBOL_ID, VALUE_ID, Scanner, unescape_string)
+
+_DIMS = re.compile(r"((?:(?:\d+|\?)x)*)")
+_ELEM_NAME = re.compile(r"(?:complex<\s*(?:f32|f64)\s*>|[a-zA-Z][a-zA-Z0-9]*)")
+_DIALECT_OP = re.compile(r'"([\w$.]+)"')
+
+# Dialect struct attributes whose fields have defaults (omitted when default in text).
+STRUCT_FIELDS = {
+    "gather": (("offset_dims", ()), ("collapsed_slice_dims", ()), ("operand_batching_dims", ()),
+               ("start_indices_batching_dims", ()), ("start_index_map", ()), ("index_vector_dim", 0)),
+    "scatter": (("update_window_dims", ()), ("inserted_window_dims", ()), ("input_batching_dims", ()),
+                ("scatter_indices_batching_dims", ()), ("scatter_dims_to_operand_dims", ()),
+                ("index_vector_dim", 0)),
+    "dot": (("lhs_batching_dimensions", ()), ("rhs_batching_dimensions", ()),
+            ("lhs_contracting_dimensions", ()), ("rhs_contracting_dimensions", ())),
+    "conv": (("input_batch_dimension", 0), ("input_feature_dimension", 0), ("input_spatial_dimensions", ()),
+             ("kernel_input_feature_dimension", 0), ("kernel_output_feature_dimension", 0),
+             ("kernel_spatial_dimensions", ()), ("output_batch_dimension", 0),
+             ("output_feature_dimension", 0), ("output_spatial_dimensions", ())),
+    "output_operand_alias": (("output_tuple_indices", ()), ("operand_index", 0), ("operand_tuple_indices", ())),
+    "channel_handle": (("handle", 0), ("type", 0)),
+}
+
+
+class _LocRef(Location):
+    """A reference to a `#loc` alias that may be defined later in the file."""
+
+    __slots__ = ("name",)
+
+    def __init__(self, name):
+        self.name = name
+
+
+class Parser:
+    def __init__(self, text: str, filename: str = "<string>"):
+        self.sc = Scanner(text, filename)
+        self.attr_aliases: Dict[str, Attribute] = {}
+        self.type_aliases: Dict[str, Type] = {}
+        self.scopes: List[Dict[str, Value]] = []
+        self.pending_locs: list = []    # (holder, key) pairs to resolve after parse
+        self.resources: Dict[str, bytes] = {}
+
+    # ================================================================ top level
+    def parse_module(self) -> Module:
+        sc = self.sc
+        top_ops: List[Operation] = []
+        self.scopes.append({})
+        while not sc.at_end():
+            if sc.peek("#") and self._try_alias_def("#"):
+                continue
+            if sc.peek("!") and self._try_alias_def("!"):
+                continue
+            if sc.peek("{-#"):
+                self._parse_file_metadata()
+                continue
+            top_ops.append(self.parse_operation())
+        self.scopes.pop()
+        if len(top_ops) == 1 and top_ops[0].name == "builtin.module":
+            mod_op = top_ops[0]
+            if not mod_op.regions:
+                mod_op.regions.append(Region())
+            if not mod_op.regions[0].blocks:
+                mod_op.regions[0].blocks.append(Block())
+        else:
+            mod_op = Operation("builtin.module", regions=[Region([Block()])])
+            mod_op.regions[0].blocks[0].operations.extend(top_ops)
+        self._resolve_locations(mod_op)
+        return Module(mod_op, resources=self.resources, source=sc.filename)
+
+    def _try_alias_def(self, sigil: str) -> bool:
+        sc = self.sc
+        save = sc.pos
+        m = sc.match(HASH_ID if sigil == "#" else BANG_ID)
+        if not m or not sc.accept("=") or sc.peek("="):
+            sc.pos = save
+            return False
+        name = m.group(1)
+        if sigil == "#":
+            self.attr_aliases[name] = self.parse_attribute()
+        else:
+            self.type_aliases[name] = self.parse_type()
+        return True
+
+    def _parse_file_metadata(self):
+        sc = self.sc
+        sc.expect("{-#")
+        while not sc.accept("#-}"):
+            key = sc.bare_id("metadata section name")
+            sc.expect(":")
+            sc.expect("{")
+            if key == "dialect_resources":
+                while not sc.accept("}"):
+                    sc.bare_id("dialect name")
+                    sc.expect(":")
+                    sc.expect("{")
+                    while not sc.accept("}"):
+                        m = sc.match(BARE_ID) or sc.match(STRING)
+                        if not m:
+                            raise sc.error("expected resource key")
+                        rkey = m.group(0) if m.re is BARE_ID else unescape_string(m.group(1))
+                        sc.expect(":")
+                        blob = sc.string()
+                        if not blob.startswith("0x"):
+                            raise sc.error("expected hex resource blob")
+                        raw = bytes.fromhex(blob[2:])
+                        self.resources[rkey] = raw[4:]   # first 4 bytes: alignment
+                        sc.accept(",")
+                    sc.accept(",")
+            else:
+                sc.pos -= 1
+                sc.balanced("{", "}")
+            sc.accept(",")
+
+    def _resolve_locations(self, root: Operation):
+        def resolve(loc, depth=0):
+            if isinstance(loc, _LocRef):
+                if depth > 50:
+                    raise ParseError(f"cyclic location alias #{loc.name}")
+                if loc.name not in self.attr_aliases:
+                    raise ParseError(f"undefined location alias #{loc.name}")
+                return resolve(self.attr_aliases[loc.name], depth + 1)
+            if isinstance(loc, NameLoc) and loc.child is not None:
+                return NameLoc(loc.name, resolve(loc.child, depth + 1))
+            if isinstance(loc, CallSiteLoc):
+                return CallSiteLoc(resolve(loc.callee, depth + 1), resolve(loc.caller, depth + 1))
+            if isinstance(loc, FusedLoc):
+                return FusedLoc(tuple(resolve(l, depth + 1) for l in loc.locations), loc.metadata)
+            return loc
+        for name, a in list(self.attr_aliases.items()):
+            if isinstance(a, Location):
+                self.attr_aliases[name] = resolve(a)
+        for op in root.walk():
+            if not isinstance(op.location, (UnknownLoc, FileLineColLoc)):
+                op.location = resolve(op.location)
+            for region in op.regions:
+                for block in region.blocks:
+                    block.arg_locations = [resolve(l) if l is not None else None for l in block.arg_locations]
+
+    # ================================================================ values
+    def define(self, name: str, value: Value):
+        scope = self.scopes[-1]
+        if name in scope:
+            raise self.sc.error(f"redefinition of SSA value '%{name}'")
+        scope[name] = value
+
+    def lookup(self, name: str, pos) -> Value:
+        for scope in reversed(self.scopes):
+            v = scope.get(name)
+            if v is not None:
+                return v
+        raise self.sc.error(f"use of undefined value '%{name}'", pos)
+
+    def parse_value_use(self) -> Value:
+        sc = self.sc
+        sc.ws()
+        pos = sc.pos
+        m = sc.match(VALUE_ID)
+        if not m:
+            raise sc.error("expected SSA value")
+        name = m.group(1) if m.group(2) is None else f"{m.group(1)}#{m.group(2)}"
+        return self.lookup(name, pos)
+
+    def parse_value_list(self) -> List[Value]:
+        vals = []
+        if not self.sc.peek("%"):
+            return vals
+        vals.append(self.parse_value_use())
+        while self.sc.peek(","):
+            save = self.sc.pos
+            self.sc.accept(",")
+            if not self.sc.peek("%"):
+                self.sc.pos = save
+                break
+            vals.append(self.parse_value_use())
+        return vals
+
+    # ================================================================ types
+    def parse_type(self) -> Type:
+        sc = self.sc
+        sc.ws()
+        s = sc.s
+        p = sc.pos
+        c = s[p:p + 1]
+        if s.startswith("tensor<", p):
+            sc.pos = p + 7
+            return self._parse_tensor_body()
+        if c == "(":
+            return self.parse_function_type()
+        if c == "!":
+            m = sc.match(BANG_ID)
+            name = m.group(1)
+            if name in self.type_aliases:
+                return self.type_aliases[name]
+            if name in ("stablehlo.token", "mhlo.token"):
+                return TokenType(name.split(".")[0])
+            if name == "quant.uniform":
+                return self._parse_quant()
+            if sc.peek("<"):
+                body = sc.balanced("<", ">")
+                return OpaqueType("!" + name + body)
+            return OpaqueType("!" + name)
+        if s.startswith("tuple<", p):
+            sc.pos = p + 6
+            types = []
+            if not sc.accept(">"):
+                types.append(self.parse_type())
+                while sc.accept(","):
+                    types.append(self.parse_type())
+                sc.expect(">")
+            return TupleType(tuple(types))
+        if s.startswith("none", p) and not (s[p + 4:p + 5].isalnum()):
+            sc.pos = p + 4
+            return NoneType()
+        return self.parse_element_type()
+
+    def parse_element_type(self) -> ElementType:
+        sc = self.sc
+        sc.ws()
+        m = _ELEM_NAME.match(sc.s, sc.pos)
+        if m:
+            name = m.group(0)
+            if name.startswith("complex"):
+                name = "complex<" + name[8:-1].strip() + ">"
+            et = ELEMENT_TYPES.get(name)
+            if et is not None:
+                sc.pos = m.end()
+                return et
+        if sc.peek("!"):
+            t = self.parse_type()
+            if isinstance(t, (QuantizedType,)):
+                return t
+            return t
+        raise sc.error("expected type")
+
+    def _parse_tensor_body(self) -> Type:
+        sc = self.sc
+        sc.ws()
+        if sc.accept("*"):
+            sc.expect("x")
+            et = self.parse_element_type()
+            sc.expect(">")
+            return UnrankedTensorType(et)
+        m = _DIMS.match(sc.s, sc.pos)
+        dims = []
+        if m and m.group(1):
+            for d in m.group(1).split("x")[:-1]:
+                dims.append(None if d == "?" else int(d))
+            sc.pos = m.end()
+        et = self.parse_element_type()
+        enc = None
+        if sc.accept(","):
+            enc = self.parse_attribute()
+        sc.expect(">", "to close tensor type")
+        return TensorType(tuple(dims), et, enc)
+
+    def _parse_quant(self) -> QuantizedType:
+        sc = self.sc
+        sc.expect("<")
+        storage = self.parse_element_type()
+        smin = smax = None
+        if sc.accept("<"):
+            smin = sc.integer()
+            sc.expect(":")
+            smax = sc.integer()
+            sc.expect(">")
+        sc.expect(":")
+        expressed = self.parse_element_type()
+        axis = None
+        if sc.accept(":"):
+            axis = sc.integer()
+        sc.expect(",")
+        scales, zps = [], []
+
+        def one():
+            scales.append(self._float_literal())
+            zps.append(sc.integer() if sc.accept(":") else 0)
+        if sc.accept("{"):
+            one()
+            while sc.accept(","):
+                one()
+            sc.expect("}")
+        else:
+            one()
+        sc.expect(">")
+        return QuantizedType(storage, expressed, tuple(scales), tuple(zps), axis, smin, smax,
+                             storage.is_signed if hasattr(storage, "is_signed") else True)
+
+    def _float_literal(self) -> float:
+        sc = self.sc
+        m = sc.match(NUMBER)
+        if not m:
+            raise sc.error("expected number")
+        t = m.group(0)
+        if "0x" in t:
+            return float(np.frombuffer(int(t, 16).to_bytes(8, "little"), np.float64)[0])
+        return float(t)
+
+    def parse_function_type(self) -> FunctionType:
+        sc = self.sc
+        sc.expect("(")
+        ins = []
+        if not sc.accept(")"):
+            ins.append(self.parse_type())
+            while sc.accept(","):
+                ins.append(self.parse_type())
+            sc.expect(")")
+        sc.expect("->")
+        outs = self.parse_result_type_list()
+        return FunctionType(tuple(ins), tuple(outs))
+
+    def parse_result_type_list(self) -> List[Type]:
+        sc = self.sc
+        if sc.peek("("):
+            save = sc.pos
+            sc.accept("(")
+            outs = []
+            if sc.accept(")"):
+                if sc.peek("->"):     # a function type as the single result
+                    sc.pos = save
+                    return [self.parse_function_type()]
+                return outs
+            outs.append(self.parse_type())
+            while sc.accept(","):
+                outs.append(self.parse_type())
+            sc.expect(")")
+            if sc.peek("->"):
+                sc.pos = save
+                return [self.parse_function_type()]
+            return outs
+        return [self.parse_type()]
+
+    def parse_type_list(self) -> List[Type]:
+        types = [self.parse_type()]
+        while self.sc.accept(","):
+            types.append(self.parse_type())
+        return types
+
+    # ================================================================ attributes
+    def parse_attribute(self) -> Attribute:
+        sc = self.sc
+        sc.ws()
+        s = sc.s
+        p = sc.pos
+        c = s[p:p + 1]
+        if c == '"':
+            v = sc.string()
+            if sc.peek(":") and not sc.peek("::"):
+                save = sc.pos
+                sc.accept(":")
+                try:
+                    return StringAttr(v, self.parse_type())
+                except ParseError:
+                    sc.pos = save
+            return StringAttr(v)
+        if c == "[":
+            sc.pos += 1
+            elems = []
+            if not sc.accept("]"):
+                elems.append(self.parse_attribute())
+                while sc.accept(","):
+                    elems.append(self.parse_attribute())
+                sc.expect("]")
+            return ArrayAttr(tuple(elems))
+        if c == "{":
+            return self.parse_attr_dict_body()
+        if c == "@":
+            return self._parse_symbol_ref()
+        if c == "#":
+            return self._parse_hash_attr()
+        if s.startswith("dense<", p):
+            return self._parse_dense()
+        if s.startswith("dense_resource<", p):
+            sc.pos = p + len("dense_resource<")
+            key = sc.match(re.compile(r"[\w$.\-]+"))
+            if not key:
+                raise sc.error("expected resource key")
+            sc.expect(">")
+            sc.expect(":")
+            t = self.parse_type()
+            return DenseResourceAttr(t, key.group(0))
+        if s.startswith("array<", p):
+            sc.pos = p + 6
+            et = self.parse_element_type()
+            vals = []
+            if sc.accept(":"):
+                vals.append(self._scalar_for(et))
+                while sc.accept(","):
+                    vals.append(self._scalar_for(et))
+            sc.expect(">")
+            return DenseArrayAttr(et, tuple(vals))
+        if s.startswith("affine_map<", p):
+            sc.pos = p + 10
+            return AffineMapAttr("affine_map" + sc.balanced("<", ">"))
+        if s.startswith("loc(", p):
+            return self.parse_location()
+        if sc.accept_keyword("true"):
+            return BoolAttr(True)
+        if sc.accept_keyword("false"):
+            return BoolAttr(False)
+        if sc.accept_keyword("unit"):
+            return UnitAttr()
+        m = NUMBER.match(s, p)
+        if m:
+            sc.pos = m.end()
+            text = m.group(0)
+            t = None
+            if sc.accept(":"):
+                t = self.parse_type()
+            is_float_text = ("." in text or "e" in text or "E" in text) and "0x" not in text
+            if t is None:
+                if is_float_text:
+                    return FloatAttr(float(text), ELEMENT_TYPES["f64"])
+                return IntegerAttr(int(text, 0) if "0x" in text else int(text), ELEMENT_TYPES["i64"])
+            if isinstance(t, ElementType) and t.is_float:
+                if "0x" in text and not is_float_text:
+                    return FloatAttr(float(dense.bits_to_float(int(text, 16), t)), t)
+                return FloatAttr(float(text), t)
+            return IntegerAttr(int(text, 0) if "0x" in text else int(text), t)
+        # a type used as an attribute
+        try:
+            return TypeAttr(self.parse_type())
+        except ParseError:
+            raise sc.error("expected attribute")
+
+    def _scalar_for(self, et: ElementType):
+        sc = self.sc
+        if et.is_bool:
+            if sc.accept_keyword("true"):
+                return True
+            if sc.accept_keyword("false"):
+                return False
+            return bool(sc.integer())
+        if et.is_float:
+            return self._float_literal_typed(et)
+        return sc.integer()
+
+    def _float_literal_typed(self, et):
+        sc = self.sc
+        m = sc.match(NUMBER)
+        if not m:
+            if sc.accept_keyword("inf"):
+                return float("inf")
+            if sc.accept_keyword("nan"):
+                return float("nan")
+            raise sc.error("expected number")
+        t = m.group(0)
+        if "0x" in t and "." not in t:
+            return float(dense.bits_to_float(int(t, 16), et))
+        return float(t)
+
+    def _parse_symbol_ref(self) -> SymbolRefAttr:
+        sc = self.sc
+        parts = []
+        while True:
+            sc.expect("@")
+            sc.ws()
+            if sc.peek('"'):
+                parts.append(sc.string())
+            else:
+                m = re.compile(r"[\w$.\-]+").match(sc.s, sc.pos)
+                if not m:
+                    raise sc.error("expected symbol name")
+                sc.pos = m.end()
+                parts.append(m.group(0))
+            if not sc.accept("::"):
+                break
+        return SymbolRefAttr(parts[0], tuple(parts[1:]))
+
+    def parse_attr_dict_body(self) -> DictAttr:
+        sc = self.sc
+        sc.expect("{")
+        entries = []
+        seen = set()
+        if not sc.accept("}"):
+            while True:
+                sc.ws()
+                if sc.peek('"'):
+                    key = sc.string()
+                else:
+                    key = sc.bare_id("attribute name")
+                if key in seen:
+                    raise sc.error(f"duplicate attribute '{key}'")
+                seen.add(key)
+                if sc.accept("="):
+                    entries.append((key, self.parse_attribute()))
+                else:
+                    entries.append((key, UnitAttr()))
+                if not sc.accept(","):
+                    break
+            sc.expect("}")
+        return DictAttr(tuple(entries))
+
+    def _parse_dense(self) -> Attribute:
+        sc = self.sc
+        start = sc.pos
+        sc.pos += 6
+        sc.ws()
+        hexstr = None
+        if sc.peek('"'):
+            body = sc.string()
+            sc.expect(">")
+            hexstr = body
+            literal = None
+        else:
+            body_start = sc.pos
+            sc.pos = body_start - 1
+            # find the closing '>' of dense<...>
+            raw = sc.balanced("<", ">")
+            literal = raw[1:-1]
+        sc.expect(":", "after dense literal")
+        t = self.parse_type()
+        if not isinstance(t, TensorType):
+            raise sc.error("dense attribute needs a tensor type", start)
+        if not t.is_static:
+            raise sc.error("dense attribute needs a static shape", start)
+        try:
+            if hexstr is not None:
+                if not hexstr.startswith("0x"):
+                    raise ValueError("expected a hex string")
+                arr = dense.array_from_hex(hexstr[2:], t)
+            else:
+                arr = dense.array_from_literal(literal, t)
+        except ValueError as e:
+            raise sc.error(str(e), start)
+        arr.flags.writeable = False if arr.base is None or True else arr.flags.writeable
+        return DenseElementsAttr(t, arr)
+
+    def _parse_hash_attr(self) -> Attribute:
+        sc = self.sc
+        start = sc.pos
+        m = sc.match(HASH_ID)
+        if not m:
+            raise sc.error("expected attribute")
+        name = m.group(1)
+        if name in self.attr_aliases and not sc.s.startswith("<", sc.pos):
+            return self.attr_aliases[name]
+        if name.startswith("loc") and not sc.s.startswith("<", sc.pos) and name not in self.attr_aliases:
+            return _LocRef(name)
+        if name in ("stablehlo", "chlo", "mhlo", "vhlo") and sc.s.startswith("<", sc.pos):
+            sc.expect("<")
+            kind = sc.bare_id("enum kind")
+            value = sc.bare_id("enum value")
+            sc.expect(">")
+            return EnumAttr(name, kind, value)
+        if "." in name:
+            dialect, sub = name.split(".", 1)
+            if dialect in ("stablehlo", "chlo", "mhlo") and sc.s.startswith("<", sc.pos):
+                return self._parse_struct(dialect, sub)
+            if sc.s.startswith("<", sc.pos):
+                body = sc.balanced("<", ">")
+                return OpaqueAttr("#" + name + body)
+            return OpaqueAttr("#" + name)
+        if name in self.attr_aliases:
+            return self.attr_aliases[name]
+        raise sc.error(f"undefined attribute alias #{name}", start)
+
+    def _parse_struct(self, dialect: str, name: str) -> Attribute:
+        sc = self.sc
+        sc.expect("<")
+        if name == "conv" and (sc.peek("[") or sc.peek_keyword("raw")):
+            if sc.accept_keyword("raw"):
+                fields = self._struct_fields(name)
+            else:
+                fields = parse_conv_dims(self)
+                sc.expect(">")
+            return StructAttr(dialect, name, fields)
+        if name in ("bounds",):
+            vals = []
+            if not sc.accept(">"):
+                while True:
+                    vals.append(None if sc.accept("?") else sc.integer())
+                    if not sc.accept(","):
+                        break
+                sc.expect(">")
+            return StructAttr(dialect, name, (("bounds", tuple(vals)),))
+        if name in ("result_accuracy_mode",):
+            v = sc.bare_id()
+            sc.expect(">")
+            return StructAttr(dialect, name, (("value", v),))
+        fields = self._struct_fields(name)
+        return StructAttr(dialect, name, fields)
+
+    def _struct_fields(self, name):
+        sc = self.sc
+        got = {}
+        order = []
+        if not sc.accept(">"):
+            while True:
+                key = sc.bare_id("field name")
+                sc.expect("=")
+                got[key] = self._struct_value()
+                order.append(key)
+                if not sc.accept(","):
+                    break
+            sc.expect(">")
+        known = STRUCT_FIELDS.get(name)
+        if known:
+            unknown = [k for k in got if k not in dict(known)]
+            if unknown:
+                raise sc.error(f"unknown field '{unknown[0]}' in #{name}")
+            return tuple((k, got.get(k, d)) for k, d in known)
+        return tuple((k, got[k]) for k in order)
+
+    def _struct_value(self):
+        sc = self.sc
+        if sc.accept("["):
+            vals = []
+            if not sc.accept("]"):
+                while True:
+                    vals.append(self._struct_value())
+                    if not sc.accept(","):
+                        break
+                sc.expect("]")
+            return tuple(vals)
+        if sc.accept("?"):
+            return None
+        if sc.accept_keyword("true"):
+            return True
+        if sc.accept_keyword("false"):
+            return False
+        sc.ws()
+        m = NUMBER.match(sc.s, sc.pos)
+        if m:
+            sc.pos = m.end()
+            t = m.group(0)
+            if "." in t or ("e" in t.lower() and "0x" not in t):
+                return float(t)
+            return int(t, 0) if "0x" in t else int(t)
+        if sc.peek("#") or sc.peek('"'):
+            return self.parse_attribute()
+        return self.parse_type()
+
+    def parse_location(self) -> Location:
+        sc = self.sc
+        sc.expect("loc")
+        sc.expect("(")
+        loc = self._parse_location_body()
+        sc.expect(")")
+        return loc
+
+    def _parse_location_body(self) -> Location:
+        sc = self.sc
+        sc.ws()
+        if sc.peek("#"):
+            m = sc.match(HASH_ID)
+            name = m.group(1)
+            if name in self.attr_aliases and isinstance(self.attr_aliases[name], Location):
+                return self.attr_aliases[name]
+            return _LocRef(name)
+        if sc.accept_keyword("unknown"):
+            return UNKNOWN_LOC
+        if sc.accept_keyword("callsite"):
+            sc.expect("(")
+            callee = self._parse_location_body()
+            sc.expect_keyword("at")
+            caller = self._parse_location_body()
+            sc.expect(")")
+            return CallSiteLoc(callee, caller)
+        if sc.accept_keyword("fused"):
+            meta = None
+            if sc.accept("<"):
+                meta = self.parse_attribute()
+                sc.expect(">")
+            sc.expect("[")
+            locs = []
+            if not sc.accept("]"):
+                locs.append(self._parse_location_body())
+                while sc.accept(","):
+                    locs.append(self._parse_location_body())
+                sc.expect("]")
+            return FusedLoc(tuple(locs), meta)
+        if sc.peek('"'):
+            s = sc.string()
+            if sc.accept(":"):
+                line = sc.integer()
+                sc.expect(":")
+                col = sc.integer()
+                end_line = end_col = None
+                if sc.accept_keyword("to"):
+                    if sc.accept(":"):
+                        end_line = line
+                        end_col = sc.integer()
+                    else:
+                        end_line = sc.integer()
+                        sc.expect(":")
+                        end_col = sc.integer()
+                return FileLineColLoc(s, line, col, end_line, end_col)
+            child = None
+            if sc.accept("("):
+                child = self._parse_location_body()
+                sc.expect(")")
+            return NameLoc(s, child)
+        raise sc.error("expected location")
+
+    def parse_trailing_location(self) -> Location:
+        if self.sc.peek("loc("):
+            return self.parse_location()
+        return UNKNOWN_LOC
+
+    # ================================================================ operations
+    def parse_operation(self) -> Operation:
+        sc = self.sc
+        sc.ws()
+        start = sc.pos
+        result_names: List[tuple] = []   # (name, count)
+        if sc.peek("%"):
+            while True:
+                m = sc.match(re.compile(r"%([\w$.\-]+)"))
+                if not m:
+                    raise sc.error("expected result name")
+                count = 1
+                if sc.accept(":"):
+                    count = sc.integer()
+                result_names.append((m.group(1), count))
+                if not sc.accept(","):
+                    break
+            sc.expect("=", "after op results")
+        sc.ws()
+        op_pos = sc.pos
+        if sc.peek('"'):
+            m = sc.match(_DIALECT_OP)
+            op = self._parse_generic_op(m.group(1))
+        else:
+            name = sc.bare_id("operation name")
+            if "." not in name:
+                if name in ("module",):
+                    name = "builtin.module"
+                elif name in ("return", "call", "func"):
+                    name = "func." + name
+                else:
+                    name = "func." + name if name in ("call_indirect", "constant") else name
+            op = self._parse_pretty_op(name, op_pos, sum(c for _, c in result_names))
+        op.location = self.parse_trailing_location()
+        op.source = sc.location(op_pos)
+        total = sum(c for _, c in result_names)
+        if total != len(op.results):
+            raise sc.error(f"operation '{op.name}' defines {len(op.results)} results but {total} names were given", start)
+        i = 0
+        for name, count in result_names:
+            if count == 1:
+                self.define(name, op.results[i])
+                op.results[i].name = name
+            else:
+                self.define(name, op.results[i])
+                for k in range(count):
+                    self.define(f"{name}#{k}", op.results[i + k])
+                    op.results[i + k].name = f"{name}#{k}"
+            i += count
+        return op
+
+    def _parse_generic_op(self, name: str) -> Operation:
+        sc = self.sc
+        sc.expect("(")
+        operands = []
+        if not sc.accept(")"):
+            operands = self.parse_value_list()
+            sc.expect(")")
+        if sc.peek("["):
+            raise sc.error("successor blocks are not supported in StableHLO programs")
+        attrs = {}
+        if sc.accept("<"):
+            props = self.parse_attr_dict_body()
+            sc.expect(">")
+            attrs.update(props.entries)
+        regions = []
+        if sc.peek("(") :
+            sc.accept("(")
+            regions.append(self.parse_region())
+            while sc.accept(","):
+                regions.append(self.parse_region())
+            sc.expect(")")
+        if sc.peek("{"):
+            attrs.update(self.parse_attr_dict_body().entries)
+        sc.expect(":", "before the op's function type")
+        ft = self.parse_type()
+        if not isinstance(ft, FunctionType):
+            raise sc.error("expected function type for generic op")
+        if len(ft.inputs) != len(operands):
+            raise sc.error(f"'{name}' has {len(operands)} operands but its type lists {len(ft.inputs)}")
+        op = Operation(name, operands, list(ft.results), attrs, regions)
+        if name == "builtin.module" and regions:
+            pass
+        return op
+
+    # --------------------------------------------------------------- regions
+    def parse_region(self, entry_args: Optional[List[Value]] = None) -> Region:
+        """`{ ops }` or `{ ^bb0(%a: t): ops ^bb1: ... }`. `entry_args` are pre-declared
+        values (func arguments, while iter args) that become the entry block's arguments."""
+        sc = self.sc
+        sc.expect("{")
+        region = Region()
+        self.scopes.append({})
+        try:
+            block = None
+            if entry_args is not None:
+                block = Block()
+                for v in entry_args:
+                    v.owner = block
+                    v.index = len(block.arguments)
+                    block.arguments.append(v)
+                    block.arg_locations.append(None)
+                    if v.name is not None:
+                        self.define(v.name, v)
+                region.blocks.append(block)
+            while not sc.accept("}"):
+                if sc.peek("^"):
+                    m = sc.match(BLOCK_ID)
+                    new_block = Block(label=m.group(1))
+                    if block is not None and entry_args is not None and not block.operations and len(region.blocks) == 1 and not block.arguments:
+                        region.blocks.pop()
+                    if sc.accept("("):
+                        if not sc.accept(")"):
+                            while True:
+                                vm = sc.match(re.compile(r"%([\w$.\-]+)"))
+                                if not vm:
+                                    raise sc.error("expected block argument")
+                                sc.expect(":")
+                                t = self.parse_type()
+                                loc = self.parse_trailing_location() if sc.peek("loc(") else None
+                                v = new_block.add_argument(t, vm.group(1), loc)
+                                self.define(vm.group(1), v)
+                                if not sc.accept(","):
+                                    break
+                            sc.expect(")")
+                    sc.expect(":")
+                    block = new_block
+                    region.blocks.append(block)
+                    continue
+                if block is None:
+                    block = Block()
+                    region.blocks.append(block)
+                if sc.at_end():
+                    raise sc.error("expected '}' to close region")
+                block.operations.append(self.parse_operation())
+        finally:
+            self.scopes.pop()
+        return region
+
+    # --------------------------------------------------------------- pretty ops
+    def _parse_pretty_op(self, name: str, pos: int, nresults: int) -> Operation:
+        from . import custom_syntax, formats
+        handler = custom_syntax.PARSERS.get(name)
+        if handler is not None:
+            return handler(self, name)
+        fmt = formats.format_for(name)
+        if fmt is None:
+            raise self.sc.error(f"unknown operation '{name}' (or it has no pretty form; write it in generic form \"{name}\"(...))", pos)
+        return formats.parse_with_format(self, name, fmt)
+
+
+def parse_conv_dims(p: Parser):
+    """`[b, 0, 1, f]x[0, 1, i, o]->[b, 0, 1, f]` -> conv dimension-number fields."""
+    sc = p.sc
+
+    def dims(letters):
+        sc.expect("[")
+        items = []
+        if not sc.accept("]"):
+            while True:
+                sc.ws()
+                m = re.compile(r"\d+|[a-z]").match(sc.s, sc.pos)
+                if not m:
+                    raise sc.error("expected dimension label")
+                sc.pos = m.end()
+                items.append(m.group(0))
+                if not sc.accept(","):
+                    break
+            sc.expect("]")
+        named = {}
+        spatial = {}
+        for i, it in enumerate(items):
+            if it.isdigit():
+                spatial[int(it)] = i
+            elif it in letters:
+                if it in named:
+                    raise sc.error(f"dimension '{it}' appears twice")
+                named[it] = i
+            else:
+                raise sc.error(f"unexpected dimension label '{it}' (expected one of {', '.join(letters)} or a number)")
+        for l in letters:
+            if l not in named:
+                raise sc.error(f"missing dimension label '{l}'")
+        if sorted(spatial) != list(range(len(spatial))):
+            raise sc.error("spatial dimensions must be numbered 0..N-1")
+        return named, tuple(spatial[k] for k in range(len(spatial)))
+    i_named, i_sp = dims("bf")
+    sc.expect("x")
+    k_named, k_sp = dims("io")
+    sc.expect("->")
+    o_named, o_sp = dims("bf")
+    return (("input_batch_dimension", i_named["b"]), ("input_feature_dimension", i_named["f"]),
+            ("input_spatial_dimensions", i_sp), ("kernel_input_feature_dimension", k_named["i"]),
+            ("kernel_output_feature_dimension", k_named["o"]), ("kernel_spatial_dimensions", k_sp),
+            ("output_batch_dimension", o_named["b"]), ("output_feature_dimension", o_named["f"]),
+            ("output_spatial_dimensions", o_sp))
+
+
+def parse(text: str, filename: str = "<string>") -> Module:
+    return Parser(text, filename).parse_module()

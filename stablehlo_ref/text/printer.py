@@ -1,0 +1,992 @@
+"""The printer: MLIR's pretty form (driven by the spec's formats, plus the hand-written syntax
+of module/func/constant/while/reduce) or the generic form for every op."""
+from __future__ import annotations
+
+import math
+import re
+from typing import Dict, List
+
+import numpy as np
+
+from ..ir.attributes import (AffineMapAttr, ArrayAttr, Attribute, BoolAttr, CallSiteLoc,
+                             DenseArrayAttr, DenseElementsAttr, DenseResourceAttr, DictAttr,
+                             EnumAttr, FileLineColLoc, FloatAttr, FusedLoc, IntegerAttr, Location,
+                             NameLoc, OpaqueAttr, StringAttr, StructAttr, SymbolRefAttr, TypeAttr,
+                             UnitAttr, UnknownLoc)
+from ..ir.core import Module, Operation
+from ..ir.types import ELEMENT_TYPES, ElementType, FunctionType, TensorType, Type
+from . import dense
+
+_BARE_SYMBOL = re.compile(r"[A-Za-z_][\w$.\-]*$")
+_BARE_KEY = re.compile(r"[A-Za-z_][\w$.]*$")
+_LARGE = 64   # dense literals with more elements print in hex form
+
+
+def escape_string(s: str) -> str:
+    out = []
+    for ch in s:
+        o = ord(ch)
+        if ch == '"' or ch == "\\":
+            out.append("\\" + ch)
+        elif ch == "\n":
+            out.append("\\n")
+        elif ch == "\t":
+            out.append("\\t")
+        elif o < 0x20 or o == 0x7f:
+            out.append("\\%02X" % o)
+        elif 0xDC80 <= o <= 0xDCFF:      # a raw byte kept by surrogateescape
+            out.append("\\%02X" % (o - 0xDC00))
+        else:
+            out.append(ch)
+    return '"' + "".join(out) + '"'
+
+
+def format_float(v, et) -> str:
+    """A float literal that reads back to exactly `v` in type `et` (hex bits for NaN/inf)."""
+    fv = float(v)
+    if math.isnan(fv) or math.isinf(fv):
+        if isinstance(et, ElementType) and et.is_float and et.name != "tf32":
+            arr = np.array([v]).astype(et.dtype)
+            bits = int.from_bytes(arr.tobytes(), "little")
+            width = arr.dtype.itemsize * 2
+            return "0x%0*X" % (width, bits)
+        return "0x7FF8000000000000" if math.isnan(fv) else ("0x7FF0000000000000" if fv > 0 else "0xFFF0000000000000")
+    if isinstance(et, ElementType) and et.name in ("f32",):
+        s = repr(float(np.float32(fv)))
+        s = np.format_float_scientific(np.float32(fv), unique=True, exp_digits=2)
+    elif isinstance(et, ElementType) and et.name == "f16":
+        s = np.format_float_scientific(np.float16(fv), unique=True, exp_digits=2)
+    else:
+        s = np.format_float_scientific(fv, unique=True, exp_digits=2)
+    mant, _, exp = s.partition("e")
+    if "." not in mant:
+        mant += ".0"
+    elif mant.endswith("."):
+        mant += "0"
+    return f"{mant}e{exp}"
+
+
+def _needs_loc(loc) -> bool:
+    return loc is not None and not isinstance(loc, UnknownLoc)
+
+
+class Printer:
+    def __init__(self, module: Module = None, generic: bool = False, strip_debuginfo: bool = False):
+        self.module = module
+        self.generic = generic
+        self.strip = strip_debuginfo
+        self.names: Dict[int, str] = {}
+        self.counters = [[0, 0]]   # stack of [next value number, next arg number]
+
+    # ------------------------------------------------------------ types/attrs
+    def type(self, t: Type) -> str:
+        return str(t)
+
+    def scalar(self, v, et) -> str:
+        if isinstance(et, ElementType):
+            if et.is_bool:
+                return "true" if bool(v) else "false"
+            if et.is_float:
+                return format_float(v, et)
+            if et.is_complex:
+                sub = ELEMENT_TYPES["f32" if et.name == "complex<f32>" else "f64"]
+                c = complex(v)
+                return f"({format_float(c.real, sub)}, {format_float(c.imag, sub)})"
+            return str(int(v))
+        return str(v)
+
+    def dense_body(self, a: DenseElementsAttr) -> str:
+        arr = a.array
+        et = dense.storage_element(a.type)
+        if arr.size == 0:
+            return "[]" if arr.ndim == 1 else "[" * max(arr.ndim, 1) + "]" * max(arr.ndim, 1) if False else self._nested_empty(arr.shape)
+        flat = arr.reshape(-1)
+        if arr.size > 1 and a.is_splat:
+            return self.scalar(flat[0], et)
+        if arr.size > _LARGE:
+            return '"' + dense.array_to_hex(arr) + '"'
+        if arr.ndim == 0:
+            return self.scalar(flat[0], et)
+        items = [self.scalar(x, et) for x in flat]
+        return self._nest(items, arr.shape)
+
+    def _nested_empty(self, shape):
+        # e.g. shape (0,) -> [], (2, 0) -> [[], []]
+        def rec(dims):
+            if not dims:
+                return ""
+            if dims[0] == 0:
+                return "[]"
+            return "[" + ", ".join(rec(dims[1:]) for _ in range(dims[0])) + "]"
+        return rec(list(shape))
+
+    def _nest(self, items, shape):
+        if len(shape) == 1:
+            return "[" + ", ".join(items) + "]"
+        step = len(items) // shape[0] if shape[0] else 0
+        return "[" + ", ".join(self._nest(items[i * step:(i + 1) * step], shape[1:]) for i in range(shape[0])) + "]"
+
+    def attr(self, a: Attribute) -> str:
+        if isinstance(a, IntegerAttr):
+            t = a.type
+            if isinstance(t, ElementType) and t.is_bool:
+                return "true" if a.value else "false"
+            return f"{a.value} : {t}" if t is not None else str(a.value)
+        if isinstance(a, FloatAttr):
+            return f"{format_float(a.value, a.type)} : {a.type}"
+        if isinstance(a, BoolAttr):
+            return "true" if a.value else "false"
+        if isinstance(a, StringAttr):
+            return escape_string(a.value) + (f" : {a.type}" if a.type is not None else "")
+        if isinstance(a, UnitAttr):
+            return "unit"
+        if isinstance(a, ArrayAttr):
+            return "[" + ", ".join(self.attr(e) for e in a.elements) + "]"
+        if isinstance(a, DenseArrayAttr):
+            if not a.values:
+                return f"array<{a.element_type}>"
+            return f"array<{a.element_type}: " + ", ".join(self.scalar(v, a.element_type) for v in a.values) + ">"
+        if isinstance(a, DictAttr):
+            return self.attr_dict(a.entries)
+        if isinstance(a, TypeAttr):
+            return str(a.type)
+        if isinstance(a, SymbolRefAttr):
+            return "::".join(self.symbol(s) for s in (a.root,) + a.nested)
+        if isinstance(a, DenseElementsAttr):
+            return f"dense<{self.dense_body(a)}> : {a.type}"
+        if isinstance(a, DenseResourceAttr):
+            return f"dense_resource<{a.key}> : {a.type}"
+        if isinstance(a, EnumAttr):
+            return f"#{a.dialect}<{a.kind} {a.value}>"
+        if isinstance(a, StructAttr):
+            return self.struct(a)
+        if isinstance(a, (OpaqueAttr, AffineMapAttr)):
+            return a.text
+        if isinstance(a, Location):
+            return self.loc(a)
+        raise TypeError(f"cannot print attribute {a!r}")
+
+    def symbol(self, s: str) -> str:
+        return "@" + s if _BARE_SYMBOL.match(s) else "@" + escape_string(s)
+
+    def struct(self, a: StructAttr) -> str:
+        head = f"#{a.dialect}.{a.name}"
+        if a.name == "conv":
+            f = dict(a.fields)
+            def dims(batch_key, feat_key, sp_key, letters):
+                n = len(f[sp_key]) + 2
+                labels = [""] * n
+                labels[f[batch_key]] = letters[0]
+                labels[f[feat_key]] = letters[1]
+                for i, d in enumerate(f[sp_key]):
+                    if d < n:
+                        labels[d] = str(i)
+                return "[" + ", ".join(labels) + "]"
+            try:
+                body = (dims("input_batch_dimension", "input_feature_dimension", "input_spatial_dimensions", "bf") + "x" +
+                        dims("kernel_input_feature_dimension", "kernel_output_feature_dimension", "kernel_spatial_dimensions", "io") + "->" +
+                        dims("output_batch_dimension", "output_feature_dimension", "output_spatial_dimensions", "bf"))
+                return f"{head}<{body}>"
+            except (IndexError, KeyError):
+                return f"{head}<raw " + ", ".join(f"{k} = {self._sval(v)}" for k, v in a.fields) + ">"
+        if a.name == "bounds":
+            return f"{head}<" + ", ".join("?" if v is None else str(v) for v in a.fields[0][1]) + ">"
+        if a.name == "result_accuracy_mode":
+            return f"{head}<{a.fields[0][1]}>"
+        parts = []
+        for k, v in a.fields:
+            if v == () and a.name in ("gather", "scatter", "dot", "output_operand_alias"):
+                continue
+            parts.append(f"{k} = {self._sval(v)}")
+        return f"{head}<" + ", ".join(parts) + ">"
+
+    def _sval(self, v) -> str:
+        if isinstance(v, bool):
+            return "true" if v else "false"
+        if v is None:
+            return "?"
+        if isinstance(v, tuple):
+            return "[" + ", ".join(self._sval(x) for x in v) + "]"
+        if isinstance(v, float):
+            return format_float(v, ELEMENT_TYPES["f64"])
+        if isinstance(v, Attribute):
+            return self.attr(v)
+        if isinstance(v, Type):
+            return str(v)
+        return str(v)
+
+    def attr_dict(self, entries) -> str:
+        parts = []
+        for k, v in entries:
+            key = k if _BARE_KEY.match(k) else escape_string(k)
+            parts.append(key if isinstance(v, UnitAttr) else f"{key} = {self.attr(v)}")
+        return "{" + ", ".join(parts) + "}"
+
+    def loc(self, loc) -> str:
+        return f"loc({self._loc_body(loc)})"
+
+    def _loc_body(self, loc) -> str:
+        if isinstance(loc, UnknownLoc) or loc is None:
+            return "unknown"
+        if isinstance(loc, FileLineColLoc):
+            s = f"{escape_string(loc.filename)}:{loc.line}:{loc.column}"
+            if loc.end_line is not None:
+                s += f" to {loc.end_line}:{loc.end_column}"
+            return s
+        if isinstance(loc, NameLoc):
+            return escape_string(loc.name) + (f"({self._loc_body(loc.child)})" if loc.child is not None else "")
+        if isinstance(loc, CallSiteLoc):
+            return f"callsite({self._loc_body(loc.callee)} at {self._loc_body(loc.caller)})"
+        if isinstance(loc, FusedLoc):
+            meta = f"<{self.attr(loc.metadata)}>" if loc.metadata is not None else ""
+            return f"fused{meta}[" + ", ".join(self._loc_body(l) for l in loc.locations) + "]"
+        return "unknown"
+
+    def trailing_loc(self, loc) -> str:
+        if self.strip or not _needs_loc(loc):
+            return ""
+        return " " + self.loc(loc)
+
+    # ------------------------------------------------------------ values
+    def value(self, v) -> str:
+        n = self.names.get(id(v))
+        if n is None:
+            return "%<<UNKNOWN>>"
+        return "%" + n
+
+    def name_results(self, op: Operation) -> str:
+        if not op.results:
+            return ""
+        c = self.counters[-1]
+        base = str(c[0])
+        c[0] += 1
+        if len(op.results) == 1:
+            self.names[id(op.results[0])] = base
+            return f"%{base} = "
+        for i, r in enumerate(op.results):
+            self.names[id(r)] = f"{base}#{i}"
+        return f"%{base}:{len(op.results)} = "
+
+    def name_arg(self, v) -> str:
+        c = self.counters[-1]
+        n = f"arg{c[1]}"
+        c[1] += 1
+        self.names[id(v)] = n
+        return "%" + n
+
+    # ------------------------------------------------------------ ops
+    def print_module(self) -> str:
+        m = self.module
+        lines = self.op(m.op, 0)
+        text = "\n".join(lines) + "\n"
+        if m.resources:
+            used = {a.key for op in m.walk() for a in op.attributes.values() if isinstance(a, DenseResourceAttr)}
+            blobs = [(k, v) for k, v in m.resources.items() if k in used or True]
+            if blobs:
+                text += "\n{-#\n  dialect_resources: {\n    builtin: {\n"
+                text += ",\n".join(f"      {k}: \"0x{(16).to_bytes(4, 'little').hex().upper()}{v.hex().upper()}\"" for k, v in blobs)
+                text += "\n    }\n  }\n#-}\n"
+        return text
+
+    def op(self, op: Operation, indent: int) -> List[str]:
+        pad = "  " * indent
+        if not self.generic:
+            fn = _CUSTOM_PRINTERS.get(op.name)
+            if fn is not None:
+                r = fn(self, op, indent)
+                if r is not None:
+                    return r
+            from . import formats
+            fmt = formats.format_for(op.name)
+            if fmt is not None:
+                r = _print_with_format(self, op, fmt, indent)
+                if r is not None:
+                    return r
+        return self.generic_op(op, indent)
+
+    def generic_op(self, op: Operation, indent: int) -> List[str]:
+        pad = "  " * indent
+        head = self.name_results(op) if op.name != "builtin.module" or op.results else ""
+        ops_s = ", ".join(self.value(v) for v in op.operands)
+        from .. import spec as _spec
+        inherent, discard = _split_attrs(op)
+        s = f'{pad}{head}"{op.name}"({ops_s})'
+        if inherent:
+            s += " <" + self.attr_dict(inherent) + ">"
+        lines = []
+        if op.regions:
+            s += " ("
+            lines_regions = []
+            for i, region in enumerate(op.regions):
+                rl = self.region(region, indent, entry_args=True)
+                if i:
+                    rl[0] = ", " + rl[0]
+                lines_regions.append(rl)
+            # glue: first line of region 0 follows "("
+            first = lines_regions[0]
+            s += first[0]
+            lines.append(s)
+            lines.extend(first[1:])
+            for rl in lines_regions[1:]:
+                lines[-1] += rl[0]
+                lines.extend(rl[1:])
+            tail = ")"
+        else:
+            lines.append(s)
+            tail = ""
+        if discard:
+            tail += " " + self.attr_dict(discard)
+        ins = ", ".join(str(v.type) for v in op.operands)
+        outs = [str(r.type) for r in op.results]
+        ft = f"({ins}) -> " + (outs[0] if len(outs) == 1 and not outs[0].startswith("(") else "(" + ", ".join(outs) + ")")
+        lines[-1] += tail + " : " + ft + self.trailing_loc(op.location)
+        return lines
+
+    def region(self, region, indent: int, entry_args: bool = True, isolated: bool = False) -> List[str]:
+        """Lines of `{ ... }`; the first line is just "{" (to be appended to the op line)."""
+        if isolated:
+            self.counters.append([0, 0])
+        pad = "  " * indent
+        lines = ["{"]
+        for bi, block in enumerate(region.blocks):
+            show_header = bi > 0 or (entry_args and block.arguments)
+            if show_header:
+                args = []
+                for v, loc in zip(block.arguments, block.arg_locations):
+                    a = f"{self.name_arg(v)}: {v.type}"
+                    if loc is not None and not self.strip and _needs_loc(loc):
+                        a += " " + self.loc(loc)
+                    args.append(a)
+                label = f"^bb{bi}"
+                lines.append(f"{pad}{label}" + (f"({', '.join(args)})" if args else "") + ":")
+            for op in block.operations:
+                lines.extend(self.op(op, indent + 1))
+        lines.append(pad + "}")
+        if isolated:
+            self.counters.pop()
+        return lines
+
+
+def _split_attrs(op: Operation):
+    from .. import spec as _spec
+    if op.name in ("builtin.module", "func.func", "func.return", "func.call"):
+        return [], list(op.attributes.items())
+    names = set()
+    if _spec.has_op(op.name):
+        names = {a.name for a in _spec.op(op.name).attributes}
+    inherent = [(k, v) for k, v in op.attributes.items() if k in names]
+    discard = [(k, v) for k, v in op.attributes.items() if k not in names]
+    return inherent, discard
+
+
+# ---------------------------------------------------------------- hand-written printers
+
+def _print_module(pr: Printer, op: Operation, indent: int):
+    pad = "  " * indent
+    head = pad + "module"
+    attrs = [(k, v) for k, v in op.attributes.items() if k != "sym_name"]
+    if "sym_name" in op.attributes:
+        head += " " + pr.symbol(op.attributes["sym_name"].value)
+    if attrs:
+        head += " attributes " + pr.attr_dict(attrs)
+    body = op.regions[0].blocks[0]
+    lines = [head + " {"]
+    for sub in body.operations:
+        lines.extend(pr.op(sub, indent + 1))
+    lines.append(pad + "}" + pr.trailing_loc(op.location))
+    return lines
+
+
+def _print_func(pr: Printer, op: Operation, indent: int):
+    pad = "  " * indent
+    a = op.attributes
+    ft: FunctionType = a["function_type"].type
+    vis = a.get("sym_visibility")
+    head = pad + "func.func " + (vis.value + " " if vis is not None else "") + pr.symbol(a["sym_name"].value)
+    arg_attrs = a.get("arg_attrs")
+    res_attrs = a.get("res_attrs")
+    pr.counters.append([0, 0])
+    has_body = bool(op.regions and op.regions[0].blocks)
+    args = []
+    for i, t in enumerate(ft.inputs):
+        if has_body:
+            blk = op.regions[0].blocks[0]
+            s = f"{pr.name_arg(blk.arguments[i])}: {t}"
+        else:
+            s = str(t)
+        if arg_attrs is not None and i < len(arg_attrs.elements) and arg_attrs.elements[i].entries:
+            s += " " + pr.attr(arg_attrs.elements[i])
+        if has_body:
+            loc = op.regions[0].blocks[0].arg_locations[i]
+            if loc is not None and not pr.strip and _needs_loc(loc):
+                s += " " + pr.loc(loc)
+        args.append(s)
+    head += "(" + ", ".join(args) + ")"
+    if ft.results:
+        outs = []
+        any_attr = False
+        for i, t in enumerate(ft.results):
+            s = str(t)
+            if res_attrs is not None and i < len(res_attrs.elements) and res_attrs.elements[i].entries:
+                s += " " + pr.attr(res_attrs.elements[i])
+                any_attr = True
+            outs.append(s)
+        if len(outs) == 1 and not any_attr and not isinstance(ft.results[0], FunctionType):
+            head += " -> " + outs[0]
+        else:
+            head += " -> (" + ", ".join(outs) + ")"
+    rest = [(k, v) for k, v in a.items() if k not in ("sym_name", "function_type", "sym_visibility", "arg_attrs", "res_attrs")]
+    if rest:
+        head += " attributes " + pr.attr_dict(rest)
+    if not has_body:
+        pr.counters.pop()
+        return [head + pr.trailing_loc(op.location)]
+    region = op.regions[0]
+    lines = [head + " {"]
+    for bi, block in enumerate(region.blocks):
+        if bi > 0:
+            bargs = [f"{pr.name_arg(v)}: {v.type}" for v in block.arguments]
+            lines.append(f"{pad}^bb{bi}" + (f"({', '.join(bargs)})" if bargs else "") + ":")
+        for sub in block.operations:
+            lines.extend(pr.op(sub, indent + 1))
+    lines.append(pad + "}" + pr.trailing_loc(op.location))
+    pr.counters.pop()
+    return lines
+
+
+def _print_return(pr: Printer, op: Operation, indent: int):
+    pad = "  " * indent
+    s = pad + op.short_name if op.name == "func.return" else pad + op.name
+    if op.name != "func.return":
+        return None
+    s = pad + "return"
+    if op.attributes:
+        s += " " + pr.attr_dict(list(op.attributes.items()))
+    if op.operands:
+        s += " " + ", ".join(pr.value(v) for v in op.operands) + " : " + ", ".join(str(v.type) for v in op.operands)
+    return [s + pr.trailing_loc(op.location)]
+
+
+def _print_call(pr: Printer, op: Operation, indent: int):
+    pad = "  " * indent
+    head = pr.name_results(op)
+    callee = op.attributes.get("callee")
+    if not isinstance(callee, SymbolRefAttr):
+        return None
+    rest = [(k, v) for k, v in op.attributes.items() if k != "callee"]
+    s = f"{pad}{head}call {pr.attr(callee)}(" + ", ".join(pr.value(v) for v in op.operands) + ")"
+    if rest:
+        s += " " + pr.attr_dict(rest)
+    ins = ", ".join(str(v.type) for v in op.operands)
+    outs = [str(r.type) for r in op.results]
+    s += f" : ({ins}) -> " + (outs[0] if len(outs) == 1 else "(" + ", ".join(outs) + ")")
+    return [s + pr.trailing_loc(op.location)]
+
+
+def _print_constant(pr: Printer, op: Operation, indent: int):
+    v = op.attributes.get("value")
+    if v is None or not op.results or getattr(v, "type", None) != op.results[0].type:
+        return None
+    pad = "  " * indent
+    head = pr.name_results(op)
+    rest = [(k, x) for k, x in op.attributes.items() if k != "value"]
+    s = f"{pad}{head}{op.name}"
+    if rest:
+        s += " " + pr.attr_dict(rest)
+    s += " " + pr.attr(v)
+    return [s + pr.trailing_loc(op.location)]
+
+
+def _print_while(pr: Printer, op: Operation, indent: int):
+    if len(op.regions) != 2:
+        return None
+    pad = "  " * indent
+    cond, body = op.regions
+    if len(cond.blocks) != 1 or len(body.blocks) != 1:
+        return None
+    head = pr.name_results(op)
+    # both regions' block arguments print under the same names
+    names = []
+    for v in body.blocks[0].arguments:
+        names.append(pr.name_arg(v))
+    for v, n in zip(cond.blocks[0].arguments, names):
+        pr.names[id(v)] = n[1:]
+    s = f"{pad}{head}{op.name}(" + ", ".join(f"{n} = {pr.value(x)}" for n, x in zip(names, op.operands)) + ")"
+    if op.operands:
+        s += " : " + ", ".join(str(v.type) for v in op.operands)
+    if op.attributes:
+        s += " attributes " + pr.attr_dict(list(op.attributes.items()))
+    lines = [s]
+    c = pr.region(cond, indent, entry_args=False)
+    lines.append(pad + "cond " + c[0])
+    lines.extend(c[1:])
+    b = pr.region(body, indent, entry_args=False)
+    lines[-1] += " do " + b[0]
+    lines.extend(b[1:])
+    lines[-1] += pr.trailing_loc(op.location)
+    return lines
+
+
+def _print_reduce(pr: Printer, op: Operation, indent: int):
+    dims = op.attributes.get("dimensions")
+    if not isinstance(dims, DenseArrayAttr) or len(op.regions) != 1 or len(op.regions[0].blocks) != 1:
+        return None
+    n = len(op.operands) // 2
+    if n == 0 or len(op.operands) % 2:
+        return None
+    pad = "  " * indent
+    head = pr.name_results(op)
+    block = op.regions[0].blocks[0]
+    if len(block.arguments) != 2 * n:
+        return None
+    pairs = ", ".join(f"({pr.value(op.operands[i])} init: {pr.value(op.operands[i + n])})" for i in range(n))
+    rest = [(k, v) for k, v in op.attributes.items() if k != "dimensions"]
+    ft_ins = ", ".join(str(v.type) for v in op.operands)
+    outs = [str(r.type) for r in op.results]
+    ft = f"({ft_ins}) -> " + (outs[0] if len(outs) == 1 else "(" + ", ".join(outs) + ")")
+    dims_s = "[" + ", ".join(str(d) for d in dims.values) + "]"
+    rest_s = (" " + pr.attr_dict(rest)) if rest else ""
+    compact = _reduce_compact(op, block)
+    if compact is not None:
+        inner = block.operations[0]
+        loc = "" if pr.strip or not _needs_loc(inner.location) else " " + pr.loc(inner.location)
+        return [f"{pad}{head}{op.name}{pairs} applies {inner.name} across dimensions = {dims_s}{rest_s} : {ft}{loc}"]
+    lines = [f"{pad}{head}{op.name}{pairs} across dimensions = {dims_s}{rest_s} : {ft}"]
+    args = []
+    for i in range(n):
+        a = block.arguments[i]
+        b = block.arguments[i + n]
+        args.append(f"({pr.name_arg(a)}: {a.type}, {pr.name_arg(b)}: {b.type})")
+    r = pr.region(op.regions[0], indent + 1, entry_args=False)
+    lines.append(pad + "   reducer" + "".join(" " + x for x in args) + " " + r[0])
+    lines.extend(r[1:])
+    lines[-1] += pr.trailing_loc(op.location)
+    return lines
+
+
+def _reduce_compact(op, block):
+    ops = block.operations
+    if len(ops) != 2:
+        return None
+    inner, ret = ops
+    if inner.regions or len(inner.results) != 1 or inner.attributes:
+        return None
+    from .. import spec as _spec
+    if inner.dialect != op.dialect or not _spec.has_op(inner.name) or not _spec.op(inner.name).has_trait("commutative"):
+        return None
+    if list(inner.operands) != list(block.arguments):
+        return None
+    et = op.operands[0].type.element_type
+    if inner.operands[0].type != TensorType((), et) or inner.results[0].type != inner.operands[0].type:
+        return None
+    if ret.name.split(".")[-1] != "return" or list(ret.operands) != list(inner.results):
+        return None
+    if ret.location != inner.location:
+        return None
+    if any(l is not None and l != inner.location for l in block.arg_locations):
+        return None
+    return inner
+
+
+_CUSTOM_PRINTERS = {
+    "builtin.module": _print_module,
+    "func.func": _print_func,
+    "func.return": _print_return,
+    "func.call": _print_call,
+    "stablehlo.constant": _print_constant,
+    "stablehlo.while": _print_while,
+    "stablehlo.reduce": _print_reduce,
+}
+
+
+# ---------------------------------------------------------------- format-driven printing
+
+def _print_with_format(pr: Printer, op: Operation, fmt, indent: int):
+    from . import formats as F
+    from .. import spec as _spec
+    ospec = _spec.op(op.name)
+    # split operands by spec operand groups
+    groups = _operand_groups(op, ospec)
+    if groups is None:
+        return None
+    used_attrs = set()
+    pad = "  " * indent
+    saved_counters = [list(c) for c in pr.counters]
+    saved_names = dict(pr.names)
+    head = pr.name_results(op)
+    out: List[str] = []      # tokens
+    region_lines: List[List[str]] = []
+
+    def emit(tok, space=True):
+        out.append((tok, space))
+
+    def types_of(key):
+        if key == "operands":
+            return [v.type for v in op.operands]
+        if key == "results":
+            return [r.type for r in op.results]
+        kind, s = F._kind_of(ospec, key[1:])
+        if kind == "operand":
+            return [v.type for v in groups[key[1:]]]
+        if kind == "result":
+            names = [r.name for r in ospec.results]
+            if len(names) == len(op.results):
+                return [op.results[names.index(key[1:])].type]
+            if len(names) == 1:
+                return [r.type for r in op.results]
+            raise _Fallback()
+        raise ValueError(key)
+
+    def anchor_present(elems):
+        for e in elems:
+            if getattr(e, "anchor", False):
+                if isinstance(e, F.Var):
+                    kind, s = F._kind_of(ospec, e.name)
+                    if kind == "operand":
+                        return bool(groups[e.name])
+                    if kind == "attr":
+                        return e.name in op.attributes
+                    if kind == "region":
+                        return bool(op.regions)
+                if isinstance(e, F.TypeDir):
+                    return bool(types_of(F._type_key(e.arg)))
+                if isinstance(e, F.Kw) and e.name == "operands":
+                    return bool(op.operands)
+        return False
+
+    def walk(elems):
+        for e in elems:
+            if isinstance(e, F.Lit):
+                if e.text == "":
+                    emit("", False)
+                    out.append(("\x00nospace", False))
+                elif e.text == " ":
+                    emit("", True)
+                else:
+                    emit(e.text)
+            elif isinstance(e, F.Var):
+                kind, s = F._kind_of(ospec, e.name)
+                if kind == "operand":
+                    vals = groups[e.name]
+                    if vals:
+                        emit(", ".join(pr.value(v) for v in vals))
+                elif kind == "attr":
+                    used_attrs.add(e.name)
+                    if e.name in op.attributes:
+                        emit(F.print_attr_value(pr, op.name, s, op.attributes[e.name]))
+                elif kind == "region":
+                    idx = [r.name for r in ospec.regions].index(e.name)
+                    if idx < len(op.regions):
+                        region_lines.append(pr.region(op.regions[idx], indent, entry_args=True))
+                        emit("\x00region%d" % (len(region_lines) - 1))
+            elif isinstance(e, F.Kw):
+                if e.name == "operands":
+                    if op.operands:
+                        emit(", ".join(pr.value(v) for v in op.operands))
+                elif e.name in ("attr-dict", "attr-dict-with-keyword"):
+                    rest = [(k, v) for k, v in op.attributes.items() if k not in used_attrs and k not in _elided(elems_all)]
+                    if rest:
+                        if e.name == "attr-dict-with-keyword":
+                            emit("attributes")
+                        emit(pr.attr_dict(rest))
+            elif isinstance(e, F.TypeDir):
+                ts = types_of(F._type_key(e.arg))
+                if ts:
+                    emit(", ".join(str(t) for t in ts))
+            elif isinstance(e, F.FuncType):
+                ins = types_of(F._type_key(e.inputs))
+                outs = types_of(F._type_key(e.results))
+                emit(_ftype(ins, outs))
+            elif isinstance(e, F.Custom):
+                fn = CUSTOM_PRINT.get(e.name)
+                if fn is None:
+                    raise _Fallback()
+                s = fn(pr, op, ospec, groups, e.args, types_of, used_attrs)
+                if s is None:
+                    raise _Fallback()
+                if s:
+                    if s.startswith(","):
+                        out.append((s, False))
+                    else:
+                        emit(s)
+            elif isinstance(e, F.Optional_):
+                if anchor_present(e.elems):
+                    walk(e.elems)
+                else:
+                    walk(e.else_elems)
+
+    elems_all = fmt
+    try:
+        walk(fmt)
+    except _Fallback:
+        pr.counters[:] = saved_counters
+        pr.names = saved_names
+        return None
+    # join tokens
+    s = f"{pad}{head}{op.name}"
+    nospace = False
+    prev = op.name
+    for tok, space in out:
+        if tok == "\x00nospace":
+            nospace = True
+            continue
+        if tok == "":
+            if space:
+                s += " "
+                nospace = True
+            continue
+        if nospace or tok in (",", ")", "]") or tok.startswith(",") or prev in ("(", "[") or (tok in ("(", "[") and prev[-1:].isalnum() and False):
+            s += tok
+        elif tok == "(" and prev in ("stablehlo.convolution", "chlo.top_k"):
+            s += tok
+        else:
+            s += " " + tok
+        nospace = False
+        prev = tok
+    lines = [s]
+    if region_lines:
+        # substitute region placeholders
+        final = []
+        text = s
+        parts = re.split("(\x00region\\d+)", text)
+        cur = ""
+        for part in parts:
+            m = re.match("\x00region(\\d+)", part)
+            if m:
+                rl = region_lines[int(m.group(1))]
+                cur += rl[0]
+                final.append(cur)
+                final.extend(rl[1:-1])
+                cur = rl[-1]
+            else:
+                cur += part
+        final.append(cur)
+        lines = final
+    lines[-1] += pr.trailing_loc(op.location)
+    return lines
+
+
+def _elided(fmt):
+    return set()
+
+
+class _Fallback(Exception):
+    pass
+
+
+def _ftype(ins, outs) -> str:
+    s = "(" + ", ".join(str(t) for t in ins) + ") -> "
+    if len(outs) == 1 and not isinstance(outs[0], FunctionType):
+        return s + str(outs[0])
+    return s + "(" + ", ".join(str(t) for t in outs) + ")"
+
+
+def _operand_groups(op, ospec):
+    ops = list(op.operands)
+    specs = list(ospec.operands)
+    n_var = sum(1 for o in specs if o.variadic or o.optional)
+    fixed = len(specs) - n_var
+    if n_var > 1:
+        return None if len(ops) != len(specs) else {o.name: [v] for o, v in zip(specs, ops)}
+    extra = len(ops) - fixed
+    if extra < 0:
+        return None
+    groups = {}
+    i = 0
+    for o in specs:
+        if o.variadic or o.optional:
+            if o.optional and extra > 1:
+                return None
+            groups[o.name] = ops[i:i + extra]
+            i += extra
+        else:
+            groups[o.name] = [ops[i]]
+            i += 1
+    return groups
+
+
+# --- custom directives (print)
+
+def _pc_same_type(pr, op, ospec, groups, args, types_of, used):
+    from . import formats as F
+    keys = [F._type_key(a) for a in args]
+    ins = []
+    for k in keys[:-1]:
+        ins.extend(types_of(k))
+    res = types_of(keys[-1])
+    if len(res) != 1:
+        return None
+    if all(t == res[0] for t in ins):
+        return str(res[0])
+    return _ftype(ins, res)
+
+
+def _pc_variadic_same(pr, op, ospec, groups, args, types_of, used):
+    from . import formats as F
+    keys = [F._type_key(a) for a in args if not isinstance(a, F.RefDir)]
+    ins = types_of(keys[0])
+    res = types_of(keys[-1])
+    if len(res) == 1 and all(t == res[0] for t in ins):
+        return str(res[0])
+    return _ftype(ins, res)
+
+
+def _pc_select(pr, op, ospec, groups, args, types_of, used):
+    from . import formats as F
+    keys = [F._type_key(a) for a in args]
+    pred, t, f, r = (types_of(k)[0] for k in keys)
+    if t == r and f == r:
+        return f"{pred}, {r}"
+    return _ftype([pred, t, f], [r])
+
+
+def _pc_complex(pr, op, ospec, groups, args, types_of, used):
+    from . import formats as F
+    from .formats import _real_of
+    keys = [F._type_key(a) for a in args]
+    l, r, res = (types_of(k)[0] for k in keys)
+    if isinstance(res, TensorType) and l == _real_of(res) and r == _real_of(res):
+        return str(res)
+    return _ftype([l, r], [res])
+
+
+def _pc_tuple(pr, op, ospec, groups, args, types_of, used):
+    return str(op.results[0].type)
+
+
+def _pc_pairwise(pr, op, ospec, groups, args, types_of, used):
+    return ", ".join(str(v.type) for v in op.operands)
+
+
+def _pc_var_operand_attr(pr, op, ospec, groups, args, types_of, used):
+    vals = groups[args[0].name]
+    return "".join(f"{pr.value(v)}, " for v in vals).rstrip(" ") if vals else ""
+
+
+def _pc_target(pr, op, ospec, groups, args, types_of, used):
+    used.add(args[0].name)
+    a = op.attributes.get(args[0].name)
+    if not isinstance(a, StringAttr):
+        return None
+    return pr.symbol(a.value)
+
+
+def _pc_slice(pr, op, ospec, groups, args, types_of, used):
+    vals = []
+    for a in args:
+        used.add(a.name)
+        x = op.attributes.get(a.name)
+        if not isinstance(x, DenseArrayAttr):
+            return None
+        vals.append(x.values)
+    if not (len(vals[0]) == len(vals[1]) == len(vals[2])):
+        return None
+    return "[" + ", ".join(f"{s}:{l}" + (f":{st}" if st != 1 else "") for s, l, st in zip(*vals)) + "]"
+
+
+def _pc_exp_mant(pr, op, ospec, groups, args, types_of, used):
+    e = op.attributes.get(args[0].name)
+    m = op.attributes.get(args[1].name)
+    used.update({args[0].name, args[1].name})
+    if not isinstance(e, IntegerAttr) or not isinstance(m, IntegerAttr):
+        return None
+    return f"e{e.value}m{m.value}"
+
+
+def _pc_conv(pr, op, ospec, groups, args, types_of, used):
+    used.add(args[0].name)
+    a = op.attributes.get(args[0].name)
+    if not isinstance(a, StructAttr):
+        return None
+    s = pr.struct(a)
+    if "<raw" in s:
+        return None
+    return s[len("#stablehlo.conv<"):-1]
+
+
+def _pc_window(pr, op, ospec, groups, args, types_of, used):
+    parts = []
+    for key, a in zip(("stride", "pad", "lhs_dilate", "rhs_dilate", "reverse"), args):
+        used.add(a.name)
+        x = op.attributes.get(a.name)
+        if x is None:
+            continue
+        if key == "pad":
+            if not isinstance(x, DenseElementsAttr) or x.array.ndim != 2:
+                return None
+            parts.append("pad = [" + ", ".join(f"[{int(r[0])}, {int(r[1])}]" for r in x.array) + "]")
+        elif isinstance(x, DenseArrayAttr):
+            vals = ", ".join(("true" if v else "false") if key == "reverse" else str(v) for v in x.values)
+            parts.append(f"{key} = [{vals}]")
+        else:
+            return None
+    return "{" + ", ".join(parts) + "}" if False else ", ".join(parts)
+
+
+def _pc_dot(pr, op, ospec, groups, args, types_of, used):
+    used.add(args[0].name)
+    a = op.attributes.get(args[0].name)
+    if not isinstance(a, StructAttr):
+        return None
+    f = dict(a.fields)
+    s = ""
+    fmt = lambda t: "[" + ", ".join(str(x) for x in t) + "]"
+    if f["lhs_batching_dimensions"] or f["rhs_batching_dimensions"]:
+        s += f"batching_dims = {fmt(f['lhs_batching_dimensions'])} x {fmt(f['rhs_batching_dimensions'])}, "
+    s += f"contracting_dims = {fmt(f['lhs_contracting_dimensions'])} x {fmt(f['rhs_contracting_dimensions'])}"
+    return s
+
+
+def _precision_s(x):
+    if not isinstance(x, ArrayAttr) or not all(isinstance(e, EnumAttr) for e in x.elements):
+        return None
+    return "precision = [" + ", ".join(e.value for e in x.elements) + "]"
+
+
+def _pc_precision(pr, op, ospec, groups, args, types_of, used):
+    used.add(args[0].name)
+    x = op.attributes.get(args[0].name)
+    if x is None:
+        return ""
+    s = _precision_s(x)
+    return None if s is None else ", " + s
+
+
+def _pc_precision_alg(pr, op, ospec, groups, args, types_of, used):
+    used.update({args[0].name, args[1].name})
+    s = ""
+    x = op.attributes.get(args[0].name)
+    if x is not None:
+        ps = _precision_s(x)
+        if ps is None:
+            return None
+        s += ", " + ps
+    y = op.attributes.get(args[1].name)
+    if y is not None:
+        if not isinstance(y, StructAttr):
+            return None
+        s += ", algorithm = " + pr.struct(y)[len("#stablehlo.dot_algorithm"):]
+    return s
+
+
+CUSTOM_PRINT = {
+    "SameOperandsAndResultType": _pc_same_type,
+    "VariadicSameOperandsAndResultType": _pc_variadic_same,
+    "SelectOpType": _pc_select,
+    "ComplexOpType": _pc_complex,
+    "TupleOpType": _pc_tuple,
+    "PairwiseOpType": _pc_pairwise,
+    "VariadicOperandWithAttribute": _pc_var_operand_attr,
+    "CustomCallTarget": _pc_target,
+    "SliceRanges": _pc_slice,
+    "ExponentMantissa": _pc_exp_mant,
+    "ConvolutionDimensions": _pc_conv,
+    "WindowAttributes": _pc_window,
+    "DotDimensionNumbers": _pc_dot,
+    "PrecisionConfig": _pc_precision,
+    "PrecisionConfigAndAlgorithm": _pc_precision_alg,
+}
+
+
+def print_module(module: Module, *, generic: bool = False, strip_debuginfo: bool = False) -> str:
+    return Printer(module, generic=generic, strip_debuginfo=strip_debuginfo).print_module()

@@ -1,0 +1,112 @@
+"""The bundled example and the command line."""
+import json
+import subprocess
+import sys
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+import stablehlo_ref
+from stablehlo_ref.cli import main
+
+REPO = Path(__file__).resolve().parent.parent
+EX = REPO / "examples"
+
+
+def _mlp_numpy(x, w1, b1, w2, b2):
+    h = np.maximum(x.astype(np.float64) @ w1 + b1, 0)
+    logits = h @ w2 + b2
+    e = np.exp(logits - logits.max(axis=1, keepdims=True))
+    return e / e.sum(axis=1, keepdims=True)
+
+
+def test_mlp_example_matches_numpy():
+    m = stablehlo_ref.load(EX / "mlp.mlir")
+    with np.load(EX / "mlp_inputs.npz") as z:
+        args = [z[f"arg_{i}"] for i in range(5)]
+    (probs,) = stablehlo_ref.run(m, *args)
+    assert probs.dtype == np.float32 and probs.shape == (4, 3)
+    np.testing.assert_allclose(probs, _mlp_numpy(*args), rtol=1e-5)
+
+
+def test_cli_run_example_writes_npz(tmp_path, capsys):
+    out = tmp_path / "out.npz"
+    rc = main(["run", str(EX / "mlp.mlir"), "--inputs", str(EX / "mlp_inputs.npz"), "-o", str(out)])
+    assert rc == 0
+    printed = capsys.readouterr().out
+    assert "shape=(4, 3) dtype=float32" in printed
+    with np.load(out) as z, np.load(EX / "mlp_inputs.npz") as inp:
+        np.testing.assert_allclose(z["result_0"], _mlp_numpy(*[inp[f"arg_{i}"] for i in range(5)]), rtol=1e-5)
+
+
+def test_cli_entry_point_subprocess():
+    r = subprocess.run([sys.executable, "-m", "stablehlo_ref.cli", "run", str(EX / "mlp.mlir"),
+                        "--inputs", str(EX / "mlp_inputs.npz")], capture_output=True, text=True)
+    assert r.returncode == 0, r.stderr
+    assert "result #0" in r.stdout
+
+
+CHECK_OK = """
+func.func @ok() {
+  %0 = stablehlo.constant dense<[1, 2]> : tensor<2xi32>
+  %1 = stablehlo.add %0, %0 : tensor<2xi32>
+  check.expect_eq_const %1, dense<[2, 4]> : tensor<2xi32>
+  func.return
+}
+// -----
+func.func @bad() {
+  %0 = stablehlo.constant dense<[1.0, 2.0]> : tensor<2xf32>
+  check.expect_almost_eq_const %0, dense<[1.0, 2.5]> : tensor<2xf32>
+  func.return
+}
+"""
+
+
+def test_cli_check_counts_and_json(tmp_path, capsys):
+    f = tmp_path / "t.mlir"
+    f.write_text(CHECK_OK)
+    j = tmp_path / "r.json"
+    rc = main(["run", "--check", str(f), "--json", str(j)])
+    out = capsys.readouterr().out.strip().splitlines()
+    assert rc == 1
+    assert out[-1] == "1 passed, 1 failed"
+    data = json.loads(j.read_text())
+    st = {c["function"]: c["status"] for c in data["cases"]}
+    assert st == {"ok": "pass", "bad": "fail"}
+    assert all(set(c) == {"file", "chunk", "function", "status", "reason", "seconds"} for c in data["cases"])
+
+
+@pytest.mark.parametrize("text,code,needle", [
+    ("func.func @main() {\n  %0 = stablehlo.add %x, %x : tensor<f32>\n}", 1, "t.mlir:2:"),
+    ("func.func @main( {", 1, "t.mlir:1:"),
+])
+def test_cli_errors_are_one_line(tmp_path, capsys, text, code, needle):
+    f = tmp_path / "t.mlir"
+    f.write_text(text)
+    rc = main(["print", str(f)])
+    err = capsys.readouterr().err
+    assert rc == code
+    assert err.startswith("error: ") and needle in err and len(err.strip().splitlines()) == 1
+
+
+def test_cli_usage_errors_exit_2(tmp_path, capsys):
+    assert main(["run", str(tmp_path / "missing.mlir")]) == 2
+    assert main(["bogus"]) == 2
+    err = capsys.readouterr().err
+    assert "Traceback" not in err
+
+
+def test_cli_wrong_argument_count(capsys):
+    assert main(["run", str(EX / "mlp.mlir")]) == 2
+    assert "takes 5 argument" in capsys.readouterr().err
+
+
+def test_cli_print_roundtrip(capsys):
+    assert main(["print", str(EX / "mlp.mlir")]) == 0
+    text = capsys.readouterr().out
+    assert stablehlo_ref.parse(text) == stablehlo_ref.load(EX / "mlp.mlir")
+    assert main(["print", "--generic", str(EX / "mlp.mlir")]) == 0
+    gtext = capsys.readouterr().out
+    assert '"stablehlo.add"' in gtext
+    assert stablehlo_ref.parse(gtext) == stablehlo_ref.load(EX / "mlp.mlir")
