@@ -30,8 +30,26 @@ class _Return(Exception):
     pass
 
 
+class _Scope(dict):
+    """The values visible in a block: its own, then (on a miss) those of the enclosing
+    scope, so that regions of `if`, `case`, `while`, `reduce`, ... may use values defined
+    outside them. Function bodies start from an empty parent."""
+
+    __slots__ = ("parent",)
+
+    def __init__(self, parent=None):
+        super().__init__()
+        self.parent = parent
+
+    def __missing__(self, key):
+        if self.parent is None:
+            raise KeyError(key)
+        return self.parent[key]
+
+
 def _import_kernels():
     from . import elementwise, movement, reduction, control, linalg, check  # noqa: F401
+    from . import indexing, sorting, windows  # noqa: F401
 
 
 class Interpreter:
@@ -44,6 +62,7 @@ class Interpreter:
         self.check_failures: List[str] = []
         self.custom_call_handler = custom_call_handler
         self.collect_check_failures = False
+        self._scope = None           # the scope of the block whose op is running now
 
     # ------------------------------------------------------------ public
     def call(self, name: str, args: Sequence) -> list:
@@ -59,22 +78,31 @@ class Interpreter:
         if self.depth > 2000:
             raise InterpreterError(f"call depth exceeded 2000 in @{name} (unbounded recursion?)")
         try:
-            return self.run_region(func.regions[0], list(args))
+            return self.run_region(func.regions[0], list(args), parent=None)
         finally:
             self.depth -= 1
 
-    def run_region(self, region, args: list) -> list:
+    def run_region(self, region, args: list, parent=_Scope) -> list:
         """Run a single-block region with `args` bound to its entry block arguments; returns
-        the operands of its terminator."""
+        the operands of its terminator. The region sees the values of the scope of the op
+        that runs it (`parent`, by default the scope running now; None for a fresh one)."""
         block = region.blocks[0]
         if len(region.blocks) != 1:
             raise NotImplementedOpError("regions with several blocks")
-        env = {}
+        env = _Scope(self._scope if parent is _Scope else parent)
         for v, a in zip(block.arguments, args):
             env[v] = a
         return self.run_block(block, env)
 
     def run_block(self, block, env: dict) -> list:
+        prev = self._scope
+        self._scope = env
+        try:
+            return self._run_ops(block, env)
+        finally:
+            self._scope = prev
+
+    def _run_ops(self, block, env: dict) -> list:
         trace = self.trace
         for op in block.operations:
             name = op.name
@@ -98,7 +126,10 @@ class Interpreter:
                 raise InterpreterError(f"{name}: {e}", op.where()) from None
             results = op.results
             if len(results) == 1:
-                if isinstance(out, (list, tuple)) and not isinstance(results[0].type, TupleType):
+                # a kernel returns one value or a list of results; a Python tuple is a
+                # tuple value only when the result has tuple type
+                if isinstance(out, list) or (isinstance(out, tuple)
+                                             and not isinstance(results[0].type, TupleType)):
                     out = out[0]
                 env[results[0]] = out
             elif results:

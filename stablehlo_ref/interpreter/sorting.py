@@ -1,0 +1,181 @@
+"""Sorting kernels: stablehlo.sort and chlo.top_k.
+
+A comparator that is a single LT/GT `compare` of the first operand's pair becomes a stable
+numpy argsort on an order-preserving key (integers widened, floats under TOTALORDER mapped
+to their total-order integers). Any other comparator runs a bottom-up merge sort whose
+merges are binary searches done on whole arrays: each step calls the comparator once on
+every (element, candidate) pair of every row. That needs O(log^2 n) region calls, is
+stable, and is correct for any strict weak order."""
+from __future__ import annotations
+
+import numpy as np
+
+from ..errors import InterpreterError, NotImplementedOpError
+from .numerics import elem
+from .registry import kernel
+
+
+def total_order_key(x: np.ndarray) -> np.ndarray:
+    """int64 keys ordering floats as IEEE totalOrder: -NaN < -inf < ... < -0 < +0 < ... < NaN."""
+    bits = np.asarray(x).astype(np.float64).view(np.int64)
+    return np.where(bits < 0, bits ^ np.int64(0x7FFFFFFFFFFFFFFF), bits)
+
+
+def _ascending_key(x: np.ndarray, et, compare_type: str):
+    """A numpy-sortable key whose ascending order is the comparator's LT, or None."""
+    if et.is_bool:
+        return x.astype(np.uint8)
+    if et.is_integer:
+        if compare_type == "UNSIGNED" or (compare_type != "SIGNED" and not et.is_signed):
+            if et.is_signed:        # reinterpret as unsigned of the same width
+                return x.astype(np.int64) & np.int64((1 << et.bits) - 1) if et.bits < 64 \
+                    else x.view(np.uint64)
+            return x.astype(np.uint64)
+        if not et.is_signed:
+            if et.bits >= 64:
+                return x.view(np.int64)
+            v = x.astype(np.int64)
+            return np.where(v >= (1 << (et.bits - 1)), v - (1 << et.bits), v)
+        return x.astype(np.int64)
+    if et.is_float:
+        if compare_type == "TOTALORDER":
+            return total_order_key(x)
+        return x.astype(np.float64)
+    return None
+
+
+def _descending(key: np.ndarray) -> np.ndarray:
+    if key.dtype.kind == "f":
+        return -key
+    return ~key
+
+
+def _recognize_comparator(region, n: int):
+    """('LT'|'GT', compare_type) if the comparator is one compare of operand 0's pair."""
+    b = region.blocks[0]
+    if len(b.operations) != 2 or len(b.arguments) != 2 * n:
+        return None
+    cmp, ret = b.operations
+    if cmp.name != "stablehlo.compare" or len(ret.operands) != 1 or ret.operands[0] is not cmp.results[0]:
+        return None
+    direction = cmp.attributes["comparison_direction"].value
+    ct = cmp.attributes.get("compare_type")
+    ctype = ct.value if ct is not None else None
+    a0, a1 = b.arguments[0], b.arguments[1]
+    lhs, rhs = cmp.operands
+    if lhs is a1 and rhs is a0:
+        direction = {"LT": "GT", "GT": "LT"}.get(direction, direction)
+    elif not (lhs is a0 and rhs is a1):
+        return None
+    if direction not in ("LT", "GT"):
+        return None
+    return direction, ctype
+
+
+def merge_sort_permutation(less, columns: list) -> np.ndarray:
+    """Stable sort permutation of each row of the (rows, n) arrays `columns`, where
+    `less(lhs_columns, rhs_columns)` compares whole arrays elementwise."""
+    rows, n = columns[0].shape
+    perm = np.broadcast_to(np.arange(n, dtype=np.int64), (rows, n)).copy()
+    cur = [np.array(c, copy=True) for c in columns]
+    pos = np.arange(n, dtype=np.int64)
+    row_ix = np.arange(rows, dtype=np.int64)[:, None]
+    w = 1
+    while w < n:
+        start = (pos // (2 * w)) * (2 * w)
+        in_a = (pos - start) < w
+        local = np.where(in_a, pos - start, pos - start - w)
+        other_start = np.where(in_a, start + w, start)
+        other_len = np.where(in_a, np.clip(n - (start + w), 0, w), w)
+        lo = np.zeros((rows, n), dtype=np.int64)
+        hi = np.broadcast_to(other_len, (rows, n)).copy()
+        for _ in range(int(w).bit_length()):
+            active = lo < hi
+            if not active.any():
+                break
+            mid = (lo + hi) // 2
+            j = np.minimum(other_start + mid, n - 1)
+            other = [np.take_along_axis(c, j, axis=1) for c in cur]
+            lhs = [np.where(in_a, o, c) for o, c in zip(other, cur)]
+            rhs = [np.where(in_a, c, o) for o, c in zip(other, cur)]
+            r = np.broadcast_to(np.asarray(less(lhs, rhs)).astype(bool), (rows, n))
+            # an A element counts B elements strictly before it; a B element counts the
+            # A elements not after it (so equal elements keep their order)
+            pred = np.where(in_a, r, ~r)
+            lo = np.where(active & pred, mid + 1, lo)
+            hi = np.where(active & ~pred, mid, hi)
+        new_pos = start + local + lo
+        for i, c in enumerate(cur):
+            nc = np.empty_like(c)
+            nc[row_ix, new_pos] = c
+            cur[i] = nc
+        np_ = np.empty_like(perm)
+        np_[row_ix, new_pos] = perm
+        perm = np_
+        w *= 2
+    return perm
+
+
+def sort_permutation(ctx, region, columns: list, ets) -> np.ndarray:
+    n = len(columns)
+    rec = _recognize_comparator(region, n)
+    if rec is not None:
+        direction, ctype = rec
+        key = _ascending_key(columns[0], ets[0], ctype or "")
+        if key is not None:
+            if direction == "GT":
+                key = _descending(key)
+            return np.argsort(key, axis=-1, kind="stable")
+
+    def less(lhs, rhs):
+        args = []
+        for a, b in zip(lhs, rhs):
+            args += [a, b]
+        return ctx.run_region(region, args)[0]
+    return merge_sort_permutation(less, columns)
+
+
+@kernel("stablehlo.sort")
+def sort(ctx, op, *xs):
+    if not xs:
+        return []
+    rank = xs[0].ndim
+    dim_attr = op.attributes.get("dimension")
+    dim = int(dim_attr.value) if dim_attr is not None else -1
+    if dim < 0:
+        dim += rank
+    if not 0 <= dim < max(rank, 1):
+        raise InterpreterError(f"sort: dimension {dim} out of range for rank {rank}")
+    if rank == 0:
+        return list(xs)
+    moved = [np.moveaxis(x, dim, -1) for x in xs]
+    shape = moved[0].shape
+    ncols = shape[-1]
+    if ncols <= 1 or moved[0].size == 0:
+        return [np.array(x, copy=True) for x in xs]
+    flat = [m.reshape(-1, ncols) for m in moved]
+    ets = [elem(v.type) for v in op.operands]
+    perm = sort_permutation(ctx, op.regions[0], flat, ets)
+    return [np.moveaxis(np.take_along_axis(f, perm, axis=1).reshape(shape), -1, dim)
+            for f in flat]
+
+
+@kernel("chlo.top_k")
+def top_k(ctx, op, x):
+    k = int(op.attributes["k"].value)
+    et = elem(op.operands[0].type)
+    if x.ndim == 0:
+        raise InterpreterError("chlo.top_k: operand must have rank >= 1")
+    n = x.shape[-1]
+    if k < 0 or k > n:
+        raise InterpreterError(f"chlo.top_k: k = {k} is not within the last dimension ({n})")
+    if et.is_float:
+        key = total_order_key(x)
+    else:
+        key = _ascending_key(x, et, "")
+        if key is None:
+            raise NotImplementedOpError("chlo.top_k", f"element type {et}")
+    order = np.argsort(_descending(key), axis=-1, kind="stable")[..., :k]
+    values = np.take_along_axis(x, order, axis=-1)
+    idx_dtype = elem(op.results[1].type).dtype
+    return [values, order.astype(idx_dtype)]

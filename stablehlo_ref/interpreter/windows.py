@@ -1,0 +1,173 @@
+"""Window kernels: reduce_window, select_and_scatter, and map.
+
+Windows are strided views (`sliding_window_view`) of the padded, base-dilated input, sliced
+by the strides and the window dilations; the window axes are then reduced with a numpy
+primitive for the common bodies, or with `tree_reduce` (the body applied on whole arrays)."""
+from __future__ import annotations
+
+import numpy as np
+from numpy.lib.stride_tricks import sliding_window_view
+
+from ..errors import InterpreterError
+from .indexing import apply_updates
+from .numerics import elem
+from .reduction import recognize_binary_body, reduce_with_primitive, tree_reduce
+from .registry import kernel
+
+
+def _array_attr(op, name, rank, default):
+    a = op.attributes.get(name)
+    if a is None:
+        return (default,) * rank
+    vals = tuple(int(v) for v in a.values)
+    if len(vals) != rank:
+        raise InterpreterError(f"{op.name}: {name} has {len(vals)} values for rank {rank}")
+    return vals
+
+
+def _padding_attr(op, rank):
+    a = op.attributes.get("padding")
+    if a is None:
+        return [(0, 0)] * rank
+    arr = np.asarray(a.array).reshape(-1, 2) if np.asarray(a.array).size else np.zeros((0, 2))
+    if arr.shape[0] != rank:
+        raise InterpreterError(f"{op.name}: padding has {arr.shape[0]} rows for rank {rank}")
+    return [(int(lo), int(hi)) for lo, hi in arr]
+
+
+def pad_dilate(x: np.ndarray, fill, padding, base_dilations) -> np.ndarray:
+    """The spec's `pad` with interior padding `base_dilations - 1`; negative padding slices."""
+    core = [(n - 1) * b + 1 if n > 0 else 0 for n, b in zip(x.shape, base_dilations)]
+    full_shape = [c + max(lo, 0) + max(hi, 0) for c, (lo, hi) in zip(core, padding)]
+    out = np.full(full_shape, fill, dtype=x.dtype)
+    out[tuple(slice(max(lo, 0), max(lo, 0) + c, b)
+              for c, (lo, _), b in zip(core, padding, base_dilations))] = x
+    keep = []
+    for n, (lo, hi) in zip(full_shape, padding):
+        start = -min(lo, 0)
+        keep.append(slice(start, max(start, n + min(hi, 0))))
+    return out[tuple(keep)]
+
+
+def window_view(padded: np.ndarray, window, strides, dilations):
+    """(result..., window...) view of `padded`, or None when no window fits."""
+    eff = [(w - 1) * d + 1 if w > 0 else 0 for w, d in zip(window, dilations)]
+    if any(e > n for e, n in zip(eff, padded.shape)) or any(e == 0 for e in eff):
+        return None
+    v = sliding_window_view(padded, eff) if padded.ndim else padded
+    nd = padded.ndim
+    return v[tuple(slice(None, None, s) for s in strides) + tuple(slice(None, None, d) for d in dilations)] \
+        if nd else v
+
+
+def _result_shape(padded_shape, window, strides, dilations):
+    out = []
+    for n, w, s, d in zip(padded_shape, window, strides, dilations):
+        eff = (w - 1) * d + 1
+        out.append((n - eff) // s + 1 if n >= eff and w > 0 else 0)
+    return tuple(out)
+
+
+_SEQUENTIAL = {"stablehlo.add": np.add, "stablehlo.multiply": np.multiply}
+
+
+def _sequential_window_reduce(fn, view, init, et):
+    """Inexact float sums/products: fold the window in row-major order from the init value,
+    rounding to the element type after every step (as XLA's loop does), vectorized over all
+    windows at once."""
+    rank = view.ndim // 2
+    out_shape = view.shape[:rank]
+    wins = view.reshape(out_shape + (-1,))
+    cd = np.complex128 if et.is_complex else np.float64
+    acc = np.broadcast_to(np.asarray(init).reshape(()), out_shape).astype(et.dtype)
+    with np.errstate(all="ignore"):
+        for k in range(wins.shape[-1]):
+            acc = fn(acc.astype(cd), wins[..., k].astype(cd)).astype(et.dtype)
+    return acc
+
+
+@kernel("stablehlo.reduce_window")
+def reduce_window(ctx, op, *args):
+    n = len(args) // 2
+    xs, inits = list(args[:n]), list(args[n:])
+    rank = xs[0].ndim
+    window = _array_attr(op, "window_dimensions", rank, 1)
+    strides = _array_attr(op, "window_strides", rank, 1)
+    base = _array_attr(op, "base_dilations", rank, 1)
+    wdil = _array_attr(op, "window_dilations", rank, 1)
+    padding = _padding_attr(op, rank)
+    if min(strides + base + wdil, default=1) < 1:
+        raise InterpreterError(f"{op.name}: strides and dilations must be positive")
+    padded = [pad_dilate(x, np.asarray(i).reshape(()), padding, base) for x, i in zip(xs, inits)]
+    result_types = [r.type for r in op.results]
+    views = [window_view(p, window, strides, wdil) for p in padded]
+    if views[0] is None or rank == 0:
+        shape = _result_shape(padded[0].shape, window, strides, wdil)
+        if rank == 0:
+            shape = ()
+        if int(np.prod(shape)) == 0:
+            return [np.empty(shape, dtype=elem(t).dtype) for t in result_types]
+    axes = tuple(range(rank, 2 * rank))
+    region = op.regions[0]
+    if n == 1:
+        name = recognize_binary_body(region)
+        et = elem(result_types[0])
+        if name in _SEQUENTIAL and (et.is_float or et.is_complex):
+            return [_sequential_window_reduce(_SEQUENTIAL[name], views[0], inits[0], et)]
+        if name is not None:
+            return [reduce_with_primitive(name, views[0], axes, inits[0], et)]
+    res = tree_reduce(ctx, region, views, inits, axes)
+    return [np.asarray(r).astype(elem(t).dtype, copy=False) for r, t in zip(res, result_types)]
+
+
+@kernel("stablehlo.select_and_scatter")
+def select_and_scatter(ctx, op, operand, source, init_value):
+    rank = operand.ndim
+    window = _array_attr(op, "window_dimensions", rank, 1)
+    strides = _array_attr(op, "window_strides", rank, 1)
+    padding = _padding_attr(op, rank)
+    ones = (1,) * rank
+    select_region, scatter_region = op.regions
+    # pad the operand, which elements are real, and their flat positions alike
+    flat_pos = np.arange(operand.size, dtype=np.int64).reshape(operand.shape)
+    p_val = pad_dilate(operand, np.zeros((), operand.dtype), padding, ones)
+    p_pos = pad_dilate(flat_pos, np.int64(-1), padding, ones)
+    v_val = window_view(p_val, window, strides, ones)
+    v_pos = window_view(p_pos, window, strides, ones)
+    et = elem(op.results[0].type)
+    result = np.full(operand.size, np.asarray(init_value).reshape(()), dtype=et.dtype)
+    if v_val is None or source.size == 0:
+        return result.reshape(operand.shape)
+    out_shape = v_val.shape[:rank]
+    if tuple(source.shape) != tuple(out_shape):
+        raise InterpreterError(f"select_and_scatter: source shape {tuple(source.shape)} does not "
+                               f"match the window grid {tuple(out_shape)}")
+    m = int(np.prod(out_shape))
+    w = int(np.prod(window))
+    vals = v_val.reshape(m, w)
+    pos = v_pos.reshape(m, w)
+    sel_val = vals[:, 0].copy()
+    sel_pos = pos[:, 0].copy()
+    has = sel_pos >= 0
+    for k in range(1, w):
+        v, p = vals[:, k], pos[:, k]
+        real = p >= 0
+        keep = np.asarray(ctx.run_region(select_region, [sel_val, v])[0]).astype(bool)
+        keep = np.broadcast_to(keep, (m,))
+        take = real & (~has | ~keep)
+        sel_val = np.where(take, v, sel_val)
+        sel_pos = np.where(take, p, sel_pos)
+        has |= real
+    src = source.reshape(-1)
+    out = apply_updates(ctx, scatter_region, [result], sel_pos[has], [src[has]],
+                        [op.results[0].type])[0]
+    return out.reshape(operand.shape).astype(et.dtype, copy=False)
+
+
+@kernel("stablehlo.map")
+def map_(ctx, op, *xs):
+    rt = op.results[0].type
+    if not xs:
+        raise InterpreterError("stablehlo.map needs at least one input")
+    res = ctx.run_region(op.regions[0], list(xs))[0]
+    return np.broadcast_to(np.asarray(res), xs[0].shape).astype(elem(rt).dtype)
