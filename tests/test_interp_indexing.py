@@ -1,0 +1,344 @@
+"""Interpreter kernels for indexing, sorting and windows (gather, scatter, sort, top_k,
+reduce_window, select_and_scatter, map) and regions that read values from enclosing scopes,
+checked on small hand-worked examples and against numpy oracles with hypothesis."""
+import numpy as np
+import pytest
+from hypothesis import given, settings, strategies as st
+
+import stablehlo_ref
+from stablehlo_ref.interpreter.sorting import merge_sort_permutation, total_order_key
+
+
+def _ty(shape, et):
+    return f"tensor<{'x'.join(map(str, shape))}{'x' if shape else ''}{et}>"
+
+
+def run_op(body: str, args, arg_types, result_types):
+    """Run `body` (which defines %r, or %r0, %r1...) inside @main(args) -> results."""
+    params = ", ".join(f"%a{i}: {t}" for i, t in enumerate(arg_types))
+    n = len(result_types)
+    rets = "%r" if n == 1 else ", ".join(f"%r{i}" for i in range(n))
+    src = (f"func.func @main({params}) -> ({', '.join(result_types)}) {{\n{body}\n"
+           f"  func.return {rets} : {', '.join(result_types)}\n}}\n")
+    out = stablehlo_ref.run(stablehlo_ref.parse(src), *args)
+    return out[0] if n == 1 else out
+
+
+# ------------------------------------------------------------------ gather
+
+def gather(operand, indices, dims, slice_sizes, result_shape):
+    ot, it = _ty(operand.shape, "i32"), _ty(indices.shape, "i64")
+    rt = _ty(result_shape, "i32")
+    body = (f'  %r = "stablehlo.gather"(%a0, %a1) <{{dimension_numbers = #stablehlo.gather<{dims}>, '
+            f'slice_sizes = array<i64: {", ".join(map(str, slice_sizes))}>}}> : ({ot}, {it}) -> {rt}')
+    return run_op(body, [operand, indices], [ot, it], [rt])
+
+
+@settings(max_examples=30, deadline=None)
+@given(st.integers(1, 5), st.integers(1, 4), st.lists(st.integers(-3, 8), min_size=1, max_size=6))
+def test_gather_rows_matches_take_with_clamping(a, b, idx):
+    operand = np.arange(a * b, dtype=np.int32).reshape(a, b)
+    indices = np.array(idx, dtype=np.int64).reshape(-1, 1)
+    out = gather(operand, indices, "offset_dims = [1], collapsed_slice_dims = [0], "
+                 "start_index_map = [0], index_vector_dim = 1", [1, b], (len(idx), b))
+    np.testing.assert_array_equal(out, operand[np.clip(indices[:, 0], 0, a - 1)])
+
+
+@settings(max_examples=30, deadline=None)
+@given(st.integers(1, 5), st.integers(1, 5), st.lists(st.tuples(st.integers(-2, 7), st.integers(-2, 7)),
+                                                      min_size=1, max_size=5))
+def test_gather_points_matches_fancy_indexing(a, b, pts):
+    operand = (np.arange(a * b, dtype=np.int32) * 7).reshape(a, b)
+    indices = np.array(pts, dtype=np.int64)
+    out = gather(operand, indices, "collapsed_slice_dims = [0, 1], start_index_map = [0, 1], "
+                 "index_vector_dim = 1", [1, 1], (len(pts),))
+    want = operand[np.clip(indices[:, 0], 0, a - 1), np.clip(indices[:, 1], 0, b - 1)]
+    np.testing.assert_array_equal(out, want)
+
+
+def test_gather_window_start_is_clamped_so_the_slice_fits():
+    operand = np.arange(12, dtype=np.int32).reshape(4, 3)
+    indices = np.array([[3], [-1], [1]], dtype=np.int64)
+    out = gather(operand, indices, "offset_dims = [1, 2], start_index_map = [0], index_vector_dim = 1",
+                 [2, 3], (3, 2, 3))
+    np.testing.assert_array_equal(out, np.stack([operand[2:4], operand[0:2], operand[1:3]]))
+
+
+def test_gather_with_batching_dims():
+    operand = np.array([[10, 11, 12], [20, 21, 22]], dtype=np.int32)
+    indices = np.array([[2], [0]], dtype=np.int64)
+    out = gather(operand, indices, "collapsed_slice_dims = [1], operand_batching_dims = [0], "
+                 "start_indices_batching_dims = [0], start_index_map = [1], index_vector_dim = 1",
+                 [1, 1], (2,))
+    np.testing.assert_array_equal(out, [12, 20])
+
+
+def test_torch_index_select_matches_take():
+    operand = np.arange(24, dtype=np.int32).reshape(2, 3, 4)
+    index = np.array([3, 0, 0], dtype=np.int32)
+    body = ('  %r = "stablehlo.torch_index_select"(%a0, %a1) {dim = 2 : i64, batch_dims = 0 : i64} : '
+            '(tensor<2x3x4xi32>, tensor<3xi32>) -> tensor<2x3x3xi32>')
+    out = run_op(body, [operand, index], ["tensor<2x3x4xi32>", "tensor<3xi32>"], ["tensor<2x3x3xi32>"])
+    np.testing.assert_array_equal(out, np.take(operand, index, axis=2))
+
+
+# ------------------------------------------------------------------ scatter
+
+def scatter(inp, indices, updates, dims, body_ops, et="i32"):
+    it, xt, ut = _ty(inp.shape, et), _ty(indices.shape, "i64"), _ty(updates.shape, et)
+    body = (f'  %r = "stablehlo.scatter"(%a0, %a1, %a2) ({{\n'
+            f'  ^bb0(%x: tensor<{et}>, %u: tensor<{et}>):\n{body_ops}\n'
+            f'  }}) {{scatter_dimension_numbers = #stablehlo.scatter<{dims}>}} : ({it}, {xt}, {ut}) -> {it}')
+    return run_op(body, [inp, indices, updates], [it, xt, ut], [it])
+
+
+POINT_DIMS = "inserted_window_dims = [0], scatter_dims_to_operand_dims = [0], index_vector_dim = 1"
+ADD = "    %s = stablehlo.add %x, %u : tensor<i32>\n    stablehlo.return %s : tensor<i32>"
+
+
+@settings(max_examples=40, deadline=None)
+@given(st.integers(1, 6), st.lists(st.tuples(st.integers(-2, 8), st.integers(-50, 50)), max_size=12))
+def test_scatter_add_matches_add_at_and_skips_out_of_bounds(n, ups):
+    inp = np.arange(n, dtype=np.int32)
+    idx = np.array([i for i, _ in ups], dtype=np.int64).reshape(-1, 1)
+    upd = np.array([u for _, u in ups], dtype=np.int32)
+    out = scatter(inp, idx, upd, POINT_DIMS, ADD)
+    want = inp.copy()
+    ok = (idx[:, 0] >= 0) & (idx[:, 0] < n)
+    np.add.at(want, idx[ok, 0], upd[ok])
+    np.testing.assert_array_equal(out, want)
+
+
+@settings(max_examples=40, deadline=None)
+@given(st.integers(1, 5), st.lists(st.tuples(st.integers(0, 4), st.integers(-9, 9)), max_size=10))
+def test_scatter_general_body_applies_updates_in_order(n, ups):
+    # x * 2 - u is neither commutative nor associative: the rounds must keep update order
+    inp = np.arange(n, dtype=np.int32) + 1
+    ups = [(i % n, u) for i, u in ups]
+    idx = np.array([i for i, _ in ups], dtype=np.int64).reshape(-1, 1)
+    upd = np.array([u for _, u in ups], dtype=np.int32)
+    body = ("    %two = stablehlo.constant dense<2> : tensor<i32>\n"
+            "    %m = stablehlo.multiply %x, %two : tensor<i32>\n"
+            "    %s = stablehlo.subtract %m, %u : tensor<i32>\n    stablehlo.return %s : tensor<i32>")
+    out = scatter(inp, idx, upd, POINT_DIMS, body)
+    want = inp.copy()
+    for i, u in ups:
+        want[i] = want[i] * 2 - u
+    np.testing.assert_array_equal(out, want)
+
+
+def test_scatter_replace_windows():
+    inp = np.zeros((3, 4), dtype=np.int32)
+    idx = np.array([[2], [0]], dtype=np.int64)
+    upd = np.array([[1, 2, 3, 4], [5, 6, 7, 8]], dtype=np.int32)
+    out = scatter(inp, idx, upd, "update_window_dims = [1], " + POINT_DIMS, "    stablehlo.return %u : tensor<i32>")
+    np.testing.assert_array_equal(out, [[5, 6, 7, 8], [0, 0, 0, 0], [1, 2, 3, 4]])
+
+
+def test_scatter_out_of_bounds_window_elements_are_skipped():
+    inp = np.zeros((2, 4), dtype=np.int32)
+    idx = np.array([[1, 3]], dtype=np.int64)          # a 1x2 window starting at column 3
+    upd = np.array([[7, 9]], dtype=np.int32)
+    out = scatter(inp, idx, upd, "update_window_dims = [1], inserted_window_dims = [0], "
+                  "scatter_dims_to_operand_dims = [0, 1], index_vector_dim = 1", ADD)
+    np.testing.assert_array_equal(out, [[0, 0, 0, 0], [0, 0, 0, 7]])
+
+
+def test_scatter_float_add_rounds_each_step():
+    inp = np.array([1.0], dtype=np.float16)
+    idx = np.zeros((4, 1), dtype=np.int64)
+    upd = np.full(4, 2.0 ** -11, dtype=np.float16)   # each half an ulp of 1.0: ties to even
+    body = "    %s = stablehlo.add %x, %u : tensor<f16>\n    stablehlo.return %s : tensor<f16>"
+    out = scatter(inp, idx, upd, POINT_DIMS, body, et="f16")
+    assert out[0] == np.float16(1.0)
+
+
+# ------------------------------------------------------------------ sort / top_k
+
+def sort1(x, direction="LT", ctype="SIGNED", et="i32", stable=True):
+    t = _ty(x.shape, et)
+    body = (f'  %r = "stablehlo.sort"(%a0) ({{\n  ^bb0(%p: tensor<{et}>, %q: tensor<{et}>):\n'
+            f'    %c = stablehlo.compare {direction}, %p, %q, {ctype} : (tensor<{et}>, tensor<{et}>) -> tensor<i1>\n'
+            f'    stablehlo.return %c : tensor<i1>\n  }}) {{dimension = 0 : i64, is_stable = {str(stable).lower()}}}'
+            f' : ({t}) -> {t}')
+    return run_op(body, [x], [t], [t])
+
+
+@settings(max_examples=40, deadline=None)
+@given(st.lists(st.integers(-100, 100), min_size=1, max_size=40))
+def test_sort_matches_numpy(xs):
+    x = np.array(xs, dtype=np.int32)
+    np.testing.assert_array_equal(sort1(x), np.sort(x, kind="stable"))
+    np.testing.assert_array_equal(sort1(x, "GT"), np.sort(x)[::-1])
+
+
+def test_sort_float_totalorder():
+    x = np.array([0.0, -0.0, np.nan, -np.inf, 1.0, -np.nan], dtype=np.float32)
+    out = sort1(x, ctype="TOTALORDER", et="f32")
+    assert np.isnan(out[0]) and np.signbit(out[0])
+    np.testing.assert_array_equal(out[1:3], [-np.inf, 0.0])
+    assert np.signbit(out[2]) and not np.signbit(out[3])
+    assert out[4] == 1.0 and np.isnan(out[5]) and not np.signbit(out[5])
+
+
+@settings(max_examples=40, deadline=None)
+@given(st.lists(st.tuples(st.integers(0, 3), st.integers(0, 3)), min_size=1, max_size=30))
+def test_sort_general_comparator_is_a_stable_lexicographic_sort(pairs):
+    k0 = np.array([p[0] for p in pairs], dtype=np.int32)
+    k1 = np.array([p[1] for p in pairs], dtype=np.int32)
+    pos = np.arange(len(pairs), dtype=np.int32)
+    t = _ty(k0.shape, "i32")
+    s = "tensor<i32>"
+    body = (f'  %r0, %r1, %r2 = "stablehlo.sort"(%a0, %a1, %a2) ({{\n'
+            f'  ^bb0(%p0: {s}, %q0: {s}, %p1: {s}, %q1: {s}, %p2: {s}, %q2: {s}):\n'
+            f'    %lt0 = stablehlo.compare LT, %p0, %q0, SIGNED : ({s}, {s}) -> tensor<i1>\n'
+            f'    %eq0 = stablehlo.compare EQ, %p0, %q0, SIGNED : ({s}, {s}) -> tensor<i1>\n'
+            f'    %gt1 = stablehlo.compare GT, %p1, %q1, SIGNED : ({s}, {s}) -> tensor<i1>\n'
+            f'    %and = stablehlo.and %eq0, %gt1 : tensor<i1>\n'
+            f'    %or = stablehlo.or %lt0, %and : tensor<i1>\n'
+            f'    stablehlo.return %or : tensor<i1>\n  }}) {{dimension = 0 : i64, is_stable = true}}'
+            f' : ({t}, {t}, {t}) -> ({t}, {t}, {t})')
+    o0, o1, o2 = run_op(body, [k0, k1, pos], [t] * 3, [t] * 3)
+    order = np.lexsort((pos, -k1.astype(np.int64), k0))
+    np.testing.assert_array_equal(o2, pos[order])
+    np.testing.assert_array_equal(o0, k0[order])
+    np.testing.assert_array_equal(o1, k1[order])
+
+
+@settings(max_examples=40, deadline=None)
+@given(st.integers(1, 4), st.lists(st.integers(0, 5), min_size=1, max_size=33))
+def test_merge_sort_permutation_is_stable_argsort(rows, xs):
+    x = np.array(xs * rows, dtype=np.int64).reshape(rows, -1)
+    x = (x + np.arange(rows)[:, None]) % 4
+    perm = merge_sort_permutation(lambda a, b: a[0] < b[0], [x])
+    np.testing.assert_array_equal(perm, np.argsort(x, axis=1, kind="stable"))
+
+
+def test_total_order_key_orders_signed_zeros_and_nans():
+    x = np.array([np.nan, 0.0, -0.0, -np.nan, np.inf, -1.0])
+    order = np.argsort(total_order_key(x), kind="stable")
+    got = x[order]
+    assert np.isnan(got[0]) and np.signbit(got[0])
+    assert got[1] == -1.0 and np.signbit(got[2]) and not np.signbit(got[3])
+    assert got[4] == np.inf and np.isnan(got[5])
+
+
+def test_top_k():
+    x = np.array([[3, 1, 3, 7, 0], [5, 5, 5, 1, 9]], dtype=np.int32)
+    body = "  %r0, %r1 = chlo.top_k(%a0, k = 3) : tensor<2x5xi32> -> (tensor<2x3xi32>, tensor<2x3xi32>)"
+    v, i = run_op(body, [x], ["tensor<2x5xi32>"], ["tensor<2x3xi32>", "tensor<2x3xi32>"])
+    np.testing.assert_array_equal(v, [[7, 3, 3], [9, 5, 5]])
+    np.testing.assert_array_equal(i, [[3, 0, 2], [4, 0, 1]])
+
+
+# ------------------------------------------------------------------ windows
+
+def naive_reduce_window(x, init, fn, window, strides, base, wdil, padding):
+    core = [(n - 1) * b + 1 for n, b in zip(x.shape, base)]
+    full = np.full([c + lo + hi for c, (lo, hi) in zip(core, padding)], init, dtype=x.dtype)
+    full[tuple(slice(lo, lo + c, b) for c, (lo, _), b in zip(core, padding, base))] = x
+    eff = [(w - 1) * d + 1 for w, d in zip(window, wdil)]
+    out_shape = [max((n - e) // s + 1, 0) if n >= e else 0 for n, e, s in zip(full.shape, eff, strides)]
+    out = np.empty(out_shape, dtype=x.dtype)
+    for ix in np.ndindex(*out_shape):
+        win = full[tuple(slice(i * s, i * s + e, d) for i, s, e, d in zip(ix, strides, eff, wdil))]
+        acc = init
+        for v in win.reshape(-1):
+            acc = fn(acc, v)
+        out[ix] = acc
+    return out
+
+
+def reduce_window(x, init, window, strides, base, wdil, padding, body_ops):
+    t = _ty(x.shape, "i32")
+    pad = ", ".join(f"[{lo}, {hi}]" for lo, hi in padding)
+    ref = naive_reduce_window(x, init, lambda a, b: a + b, window, strides, base, wdil, padding)
+    rt = _ty(ref.shape, "i32")
+    arr = lambda v: ", ".join(map(str, v))  # noqa: E731
+    body = (f'  %r = "stablehlo.reduce_window"(%a0, %a1) ({{\n  ^bb0(%p: tensor<i32>, %q: tensor<i32>):\n'
+            f'{body_ops}\n  }}) {{window_dimensions = array<i64: {arr(window)}>, '
+            f'window_strides = array<i64: {arr(strides)}>, base_dilations = array<i64: {arr(base)}>, '
+            f'window_dilations = array<i64: {arr(wdil)}>, padding = dense<[{pad}]> : tensor<{len(padding)}x2xi64>}}'
+            f' : ({t}, tensor<i32>) -> {rt}')
+    return run_op(body, [x, np.array(init, dtype=np.int32)], [t, "tensor<i32>"], [rt]), ref
+
+
+dims2 = st.tuples(st.integers(1, 3), st.integers(1, 3))
+
+
+@settings(max_examples=30, deadline=None)
+@given(st.integers(1, 5), st.integers(1, 5), dims2, dims2, dims2, dims2,
+       st.tuples(st.tuples(st.integers(0, 2), st.integers(0, 2)), st.tuples(st.integers(0, 2), st.integers(0, 2))),
+       st.booleans())
+def test_reduce_window_sum_matches_naive(a, b, window, strides, base, wdil, padding, general):
+    x = np.arange(a * b, dtype=np.int32).reshape(a, b)
+    if general:   # a body the primitive path does not recognise: p + q + 0
+        ops = ("    %z = stablehlo.constant dense<0> : tensor<i32>\n    %s = stablehlo.add %p, %q : tensor<i32>\n"
+               "    %t = stablehlo.add %s, %z : tensor<i32>\n    stablehlo.return %t : tensor<i32>")
+    else:
+        ops = "    %s = stablehlo.add %p, %q : tensor<i32>\n    stablehlo.return %s : tensor<i32>"
+    got, want = reduce_window(x, 1, window, strides, base, wdil, padding, ops)
+    np.testing.assert_array_equal(got, want)
+
+
+def test_select_and_scatter_max_pool_gradient():
+    operand = np.array([[1, 5, 2], [3, 4, 9], [8, 0, 6], [2, 7, 7]], dtype=np.int32)
+    source = np.array([[10, 20], [30, 40]], dtype=np.int32)
+    s = "tensor<i32>"
+    body = (f'  %r = "stablehlo.select_and_scatter"(%a0, %a1, %a2) ({{\n  ^bb0(%p: {s}, %q: {s}):\n'
+            f'    %c = stablehlo.compare GE, %p, %q : ({s}, {s}) -> tensor<i1>\n    stablehlo.return %c : tensor<i1>\n'
+            f'  }}, {{\n  ^bb0(%p: {s}, %q: {s}):\n    %c = stablehlo.add %p, %q : {s}\n    stablehlo.return %c : {s}\n'
+            f'  }}) {{window_dimensions = array<i64: 2, 2>, window_strides = array<i64: 2, 1>}} : '
+            f'(tensor<4x3xi32>, tensor<2x2xi32>, {s}) -> tensor<4x3xi32>')
+    out = run_op(body, [operand, source, np.array(0, np.int32)],
+                 ["tensor<4x3xi32>", "tensor<2x2xi32>", s], ["tensor<4x3xi32>"])
+    # windows: rows 0-1 cols 0-1 -> 5 at (0,1); cols 1-2 -> 9 at (1,2);
+    # rows 2-3 cols 0-1 -> 8 at (2,0); cols 1-2 -> 7 at (3,1) (first of the ties)
+    want = np.zeros((4, 3), np.int32)
+    want[0, 1], want[1, 2], want[2, 0], want[3, 1] = 10, 20, 30, 40
+    np.testing.assert_array_equal(out, want)
+
+
+def test_map():
+    x = np.array([1, 2, 3], dtype=np.int32)
+    y = np.array([4, 5, 6], dtype=np.int32)
+    s = "tensor<i32>"
+    body = (f'  %r = "stablehlo.map"(%a0, %a1) ({{\n  ^bb0(%p: {s}, %q: {s}):\n'
+            f'    %m = stablehlo.multiply %p, %q : {s}\n    stablehlo.return %m : {s}\n'
+            f'  }}) {{dimensions = array<i64: 0>}} : (tensor<3xi32>, tensor<3xi32>) -> tensor<3xi32>')
+    out = run_op(body, [x, y], ["tensor<3xi32>"] * 2, ["tensor<3xi32>"])
+    np.testing.assert_array_equal(out, x * y)
+
+
+# ------------------------------------------------------------------ scopes and tuples
+
+@pytest.mark.parametrize("pred,want", [(True, 11), (False, 7)])
+def test_if_branches_read_enclosing_values(pred, want):
+    s = "tensor<i32>"
+    body = (f'  %c = stablehlo.constant dense<10> : {s}\n'
+            f'  %r = "stablehlo.if"(%a0) ({{\n    %x = stablehlo.add %c, %a1 : {s}\n    stablehlo.return %x : {s}\n'
+            f'  }}, {{\n    stablehlo.return %a2 : {s}\n  }}) : (tensor<i1>) -> {s}')
+    out = run_op(body, [np.array(pred), np.array(1, np.int32), np.array(7, np.int32)],
+                 ["tensor<i1>", s, s], [s])
+    assert int(out) == want
+
+
+def test_while_body_reads_enclosing_values():
+    s = "tensor<i32>"
+    body = (f'  %one = stablehlo.constant dense<1> : {s}\n'
+            f'  %r = "stablehlo.while"(%a0) ({{\n  ^bb0(%i: {s}):\n'
+            f'    %c = stablehlo.compare LT, %i, %a1 : ({s}, {s}) -> tensor<i1>\n    stablehlo.return %c : tensor<i1>\n'
+            f'  }}, {{\n  ^bb0(%i: {s}):\n    %n = stablehlo.add %i, %one : {s}\n    stablehlo.return %n : {s}\n'
+            f'  }}) : ({s}) -> {s}')
+    out = run_op(body, [np.array(0, np.int32), np.array(5, np.int32)], [s, s], [s])
+    assert int(out) == 5
+
+
+def test_nested_tuples():
+    s = "tensor<i32>"
+    body = (f'  %t1 = stablehlo.tuple %a0 : tuple<{s}>\n'
+            f'  %t2 = stablehlo.tuple %a1, %t1 : tuple<{s}, tuple<{s}>>\n'
+            f'  %g = stablehlo.get_tuple_element %t2[1] : (tuple<{s}, tuple<{s}>>) -> tuple<{s}>\n'
+            f'  %r = stablehlo.get_tuple_element %g[0] : (tuple<{s}>) -> {s}')
+    out = run_op(body, [np.array(3, np.int32), np.array(4, np.int32)], [s, s], [s])
+    assert int(out) == 3
