@@ -575,7 +575,10 @@ def format_op_table() -> str:
 def format_op(name: str) -> str:
     """A full readable entry for one op."""
     o = op(name)
-    out = [o.name, f"  {o.summary}", f"  since {o.since}, status {o.status}"]
+    import textwrap
+
+    out = [o.name, textwrap.fill(o.summary, 100, initial_indent="  ", subsequent_indent="  "),
+           f"  since {o.since}, status {o.status}"]
     if o.traits:
         out.append(f"  traits: {', '.join(o.traits)}")
 
@@ -602,7 +605,8 @@ def format_op(name: str) -> str:
     if o.constraints:
         out.append("  constraints:")
         for c in o.constraints:
-            out.append(f"    ({c.id}) {c.text}")
+            out.append(textwrap.fill(f"({c.id}) {c.text}", 100, initial_indent="    ",
+                                     subsequent_indent="    " + " " * (len(c.id) + 3)))
     syn = o.syntax
     out.append("  syntax: " + (syn.format if syn.format is not None else
                                f"custom ({syn.custom})" if syn.custom else "generic form only"))
@@ -612,7 +616,10 @@ def format_op(name: str) -> str:
             out.append(f"    {v.name}: {v.from_} .. {v.to}")
             for c in v.changes:
                 detail = f" ({c.from_} -> {c.to})" if c.change == "renamed" else ""
-                default = f", default {c.default!r}" if c.change == "added" else ""
+                default = ""
+                if c.change == "added":
+                    default = (f", default {c.default!r}" if c.default is not None
+                               else ", no default (absent from older encodings)")
                 out.append(f"      {c.member_kind} {c.member} {c.change}{detail}{default}")
             if v.note:
                 out.append(f"      note: {v.note}")

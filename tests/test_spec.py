@@ -698,3 +698,70 @@ def test_misplaced_file_is_rejected(tmp_path, monkeypatch):
     monkeypatch.setattr(spec, "_data_root", lambda: copy)
     with pytest.raises(spec.SpecError, match="must live in ops/stablehlo/add.yaml"):
         spec.load.__wrapped__()
+
+
+# --------------------------------------------------------------------------- command line
+
+
+def _cli(capsys, *argv):
+    from stablehlo_ref import cli
+
+    rc = cli.main(list(argv))
+    out, err = capsys.readouterr()
+    return rc, out, err
+
+
+def test_cli_spec_lists_every_op(capsys):
+    rc, out, err = _cli(capsys, "spec")
+    assert rc == 0 and err == ""
+    lines = out.splitlines()
+    assert lines[0].split() == ["op", "dialect", "since", "status"]
+    names = [line.split()[0] for line in lines[1:]]
+    assert names == [o.name for o in spec.ops()]
+    row = next(line.split() for line in lines if line.startswith("stablehlo.dot_general "))
+    assert row == ["stablehlo.dot_general", "stablehlo", "0.9.0", "spec"]
+    assert max(len(line) for line in lines) <= 100
+
+
+@pytest.mark.parametrize("arg, name", [("stablehlo.dot_general", "stablehlo.dot_general"),
+                                       ("dot_general", "stablehlo.dot_general"),
+                                       ("chlo.erf", "chlo.erf"), ("func.func", "func.func"),
+                                       ("check.expect_close", "check.expect_close")])
+def test_cli_spec_one_op(capsys, arg, name):
+    rc, out, err = _cli(capsys, "spec", arg)
+    assert rc == 0 and err == ""
+    assert out == spec.format_op(name) + "\n"
+    lines = out.splitlines()
+    assert lines[0] == name and f"since {spec.op(name).since}" in out
+    assert max(len(line) for line in lines if not line.lstrip().startswith("syntax:")) <= 104
+
+
+def test_format_op_sections():
+    text = spec.format_op("stablehlo.dot_general")
+    lines = text.splitlines()
+    for section in ("  operands:", "  results:", "  attributes:", "  constraints:", "  vhlo:"):
+        assert section in lines, section
+    assert any(line.startswith("  syntax: $lhs") for line in lines)
+    assert "default None" not in text
+    assert "attribute lhs_precision_type added, no default" in text
+    assert "vhlo.dot_general_v1: 0.9.0 .. 1.5.0" in text
+    reduce_text = spec.format_op("stablehlo.reduce")
+    assert "  regions:" in reduce_text and "syntax: custom (reduce)" in reduce_text
+    generic = next(o.name for o in spec.ops() if o.syntax.generic)
+    assert "  syntax: generic form only" in spec.format_op(generic).splitlines()
+
+
+def test_cli_spec_unknown_op_is_a_usage_error(capsys):
+    rc, out, err = _cli(capsys, "spec", "stablehlo.addd")
+    assert rc == 2 and out == ""
+    assert err.startswith("error: ") and "stablehlo.addd" in err and err.count("\n") == 1
+
+
+def test_cli_spec_entry_point_subprocess():
+    import subprocess
+    import sys
+
+    r = subprocess.run([sys.executable, "-m", "stablehlo_ref.cli", "spec", "add"], capture_output=True,
+                       text=True, timeout=60, cwd=SPEC_DIR.parent)
+    assert r.returncode == 0, r.stderr
+    assert r.stdout.splitlines()[0] == "stablehlo.add"

@@ -1,0 +1,394 @@
+"""Generated status documentation: ``docs/ops.md`` and the status summary in ``README.md``.
+
+    python -m stablehlo_ref.docs            rewrite docs/ops.md and the README status section
+    python -m stablehlo_ref.docs --check    exit 1 (and say which) when either is stale
+
+Every row is computed from the spec (``spec/``) and the code's registries, never edited by
+hand:
+
+* parse+print: ``pretty`` when the op's spec holds an assembly format whose custom
+  directives the parser and printer both implement, or the text package has a hand-written
+  parser for it; ``partial`` when the format uses a directive that one side lacks; ``generic``
+  when only MLIR's generic form (which always works) is available.
+* verify: the op has an entry in ``stablehlo_ref.verify.VERIFIERS`` (``no`` while that
+  registry does not exist).
+* interpret: the op has a kernel in ``stablehlo_ref.interpreter.registry.KERNELS``, or the
+  evaluator runs it itself (:data:`EVALUATOR_OPS`).
+* VHLO read / write: while ``stablehlo_ref.serialization`` registers no ops
+  (``VHLO_READERS`` / ``VHLO_WRITERS``, keyed by op name or VHLO name), the encodings the spec
+  defines; once it does, whether the serializer handles the op.
+* corpus cases: the number of upstream test cases (``// -----`` chunks of
+  ``interpret/*.mlir``, files of ``testdata/**``) in ``../shared/stablehlo-tests`` that name the
+  op.  That folder is not part of the project, so this column is the only one that depends on
+  the machine: without the folder the previous counts are kept, and the staleness check
+  ignores the column.
+"""
+from __future__ import annotations
+
+import argparse
+import importlib
+import pkgutil
+import re
+import sys
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Dict, Iterable, List, Mapping, Optional, Sequence, Set
+
+from . import spec as _spec
+
+__all__ = ["EVALUATOR_OPS", "OpStatus", "op_statuses", "render_ops_md", "render_summary",
+           "update_readme", "corpus_counts", "kernel_names", "verifier_names", "main",
+           "BEGIN", "END", "mask_corpus_column"]
+
+REPO = Path(__file__).resolve().parent.parent
+SHARED = REPO.parent / "shared" / "stablehlo-tests"
+OPS_MD = Path("docs") / "ops.md"
+README = Path("README.md")
+BEGIN = "<!-- status:begin -->"
+END = "<!-- status:end -->"
+
+# Ops the evaluator runs itself rather than through a kernel (see interpreter/evaluator.py):
+# function bodies are entered by Interpreter.call, terminators end a block.
+EVALUATOR_OPS = {
+    "func.func": "function: its body is run by Interpreter.call",
+    "func.return": "terminator: handled by the evaluator",
+    "stablehlo.return": "terminator: handled by the evaluator",
+}
+
+COLUMNS = ("op", "status", "since", "parse+print", "verify", "interpret", "VHLO read", "VHLO write",
+           "corpus cases")
+
+_DIALECT_TITLES = {"stablehlo": "StableHLO", "chlo": "CHLO", "func": "func", "check": "check (test dialect)"}
+
+
+# --------------------------------------------------------------------------- registries
+
+
+def kernel_names() -> Set[str]:
+    """Op names with an interpreter kernel, after importing every kernel module."""
+    from .interpreter import registry
+    try:
+        from .interpreter.evaluator import _import_kernels
+        _import_kernels()
+    except ImportError:
+        # a kernel module named by the evaluator is missing: count the ones that import
+        from . import interpreter
+        for m in pkgutil.iter_modules(interpreter.__path__):
+            try:
+                importlib.import_module(f"{interpreter.__name__}.{m.name}")
+            except Exception:  # noqa: BLE001 - a broken module simply registers nothing
+                pass
+    return set(registry.KERNELS)
+
+
+def verifier_names() -> Optional[Set[str]]:
+    """Op names with a verifier, or None while ``stablehlo_ref.verify.VERIFIERS`` does not exist."""
+    try:
+        mod = importlib.import_module("stablehlo_ref.verify")
+    except ImportError:
+        return None
+    reg = getattr(mod, "VERIFIERS", None)
+    if not isinstance(reg, Mapping):
+        return None
+    # the per-op verifiers register themselves when their modules are imported
+    for m in pkgutil.iter_modules(getattr(mod, "__path__", ())):
+        try:
+            importlib.import_module(f"{mod.__name__}.{m.name}")
+        except Exception:  # noqa: BLE001 - a broken module simply registers nothing
+            pass
+    return set(reg)
+
+
+def _serialization_registry():
+    """(readable, writable) name sets from ``stablehlo_ref.serialization``, or None."""
+    try:
+        mod = importlib.import_module("stablehlo_ref.serialization")
+    except ImportError:
+        return None
+    r, w = getattr(mod, "VHLO_READERS", None), getattr(mod, "VHLO_WRITERS", None)
+    if r is None and w is None:
+        return None
+    return set(r or ()), set(w or ())
+
+
+def parse_print_status(o: "_spec.OpSpec") -> str:
+    from .text import custom_syntax, formats, printer
+    if o.name in custom_syntax.PARSERS:
+        return "pretty"
+    if not o.syntax.format:
+        return "generic"
+    try:
+        elems = formats.compile_format(o.syntax.format)
+    except Exception:  # noqa: BLE001 - a format the compiler rejects cannot be used
+        return "generic"
+    names = set(_custom_directives(elems))
+    if names <= set(formats.CUSTOM_PARSE) and names <= set(printer.CUSTOM_PRINT):
+        return "pretty"
+    return "partial"
+
+
+def _custom_directives(elems) -> Iterable[str]:
+    from .text import formats
+    for e in elems:
+        if isinstance(e, formats.Custom):
+            yield e.name
+        elif isinstance(e, formats.Optional_):
+            yield from _custom_directives(e.elems)
+            yield from _custom_directives(e.else_elems or ())
+
+
+# --------------------------------------------------------------------------- corpus counts
+
+
+_OP_REF = re.compile(r"(?<![\w.@#!$%])((?:stablehlo|chlo|func|check)\.[A-Za-z_][\w\-]*)")
+_BARE_RETURN = re.compile(r"^\s*return\b", re.M)
+_BARE_CALL = re.compile(r"(?:^|=)\s*call\s+@", re.M)
+_CHUNK = re.compile(r"^// -----.*$", re.M)
+
+
+def corpus_counts(root: Path = SHARED) -> Optional[Dict[str, int]]:
+    """Upstream test cases naming each op, or None when the corpus folder is absent."""
+    dirs = [(root / "interpret", "*.mlir"), (root / "testdata", "**/*.mlir")]
+    if not any(d.is_dir() for d, _ in dirs):
+        return None
+    known = {o.name for o in _spec.ops()}
+    counts: Dict[str, int] = {}
+    for d, pattern in dirs:
+        for path in sorted(d.glob(pattern)):
+            text = path.read_text(encoding="utf-8", errors="replace")
+            for chunk in _CHUNK.split(text):
+                names = {m for m in _OP_REF.findall(chunk) if m in known}
+                if _BARE_RETURN.search(chunk):
+                    names.add("func.return")
+                if _BARE_CALL.search(chunk):
+                    names.add("func.call")
+                for n in names:
+                    counts[n] = counts.get(n, 0) + 1
+    return counts
+
+
+def _previous_counts(path: Path) -> Dict[str, str]:
+    """The corpus column of an existing ops.md, so regenerating without the corpus keeps it."""
+    out: Dict[str, str] = {}
+    if not path.is_file():
+        return out
+    for line in path.read_text(encoding="utf-8").splitlines():
+        cells = _row_cells(line)
+        if cells and len(cells) == len(COLUMNS):
+            out[cells[0].strip("`")] = cells[-1]
+    return out
+
+
+def _row_cells(line: str) -> Optional[List[str]]:
+    if not line.startswith("| `"):
+        return None
+    return [c.strip() for c in line.strip().strip("|").split("|")]
+
+
+def mask_corpus_column(text: str) -> str:
+    """The text with every op row's corpus-cases cell replaced by "-" (for comparisons)."""
+    out = []
+    for line in text.splitlines():
+        cells = _row_cells(line)
+        if cells and len(cells) == len(COLUMNS):
+            line = "| " + " | ".join(cells[:-1] + ["-"]) + " |"
+        out.append(line)
+    return "\n".join(out) + ("\n" if text.endswith("\n") else "")
+
+
+# --------------------------------------------------------------------------- rows
+
+
+@dataclass(frozen=True)
+class OpStatus:
+    name: str
+    dialect: str
+    status: str
+    since: str
+    parse_print: str      # pretty | partial | generic
+    verify: bool
+    interpret: str        # kernel | evaluator | no
+    vhlo_encodings: tuple  # VHLO names, oldest first
+    vhlo_read: Optional[bool]   # None: no serializer registry yet
+    vhlo_write: Optional[bool]
+    corpus: str           # a count, or "-"
+
+
+def op_statuses(corpus: Optional[Mapping[str, int]] = None,
+                previous: Optional[Mapping[str, str]] = None) -> List[OpStatus]:
+    """One record per spec op.  ``corpus``: counts from :func:`corpus_counts`; when None,
+    ``previous`` (name -> cell) supplies the column, else it is "-"."""
+    kernels = kernel_names()
+    verifiers = verifier_names() or set()
+    ser = _serialization_registry()
+    rows = []
+    for o in _spec.ops():
+        if o.name in kernels:
+            interp = "kernel"
+        elif o.name in EVALUATOR_OPS:
+            interp = "evaluator"
+        else:
+            interp = "no"
+        enc = tuple(v.name for v in o.vhlo)
+        read = write = None
+        if ser is not None:
+            keys = {o.name, *enc}
+            read, write = bool(keys & ser[0]), bool(keys & ser[1])
+        if corpus is not None:
+            c = str(corpus.get(o.name, 0))
+        else:
+            c = (previous or {}).get(o.name, "-")
+        rows.append(OpStatus(o.name, o.dialect, o.status, o.since, parse_print_status(o),
+                             o.name in verifiers, interp, enc, read, write, c))
+    return rows
+
+
+def _short(vhlo_name: str) -> str:
+    return vhlo_name.rsplit("_", 1)[-1]  # vhlo.dot_general_v2 -> v2
+
+
+def _vhlo_cells(r: OpStatus):
+    if not r.vhlo_encodings:
+        return "—", "—"
+    if r.vhlo_read is None:
+        return ", ".join(_short(n) for n in r.vhlo_encodings), _short(r.vhlo_encodings[-1])
+    return ("yes" if r.vhlo_read else "no"), ("yes" if r.vhlo_write else "no")
+
+
+def _cells(r: OpStatus) -> List[str]:
+    read, write = _vhlo_cells(r)
+    return [f"`{r.name}`", r.status, r.since, r.parse_print, "yes" if r.verify else "no",
+            {"kernel": "yes", "evaluator": "yes (evaluator)", "no": "no"}[r.interpret], read, write, r.corpus]
+
+
+def render_ops_md(rows: Sequence[OpStatus]) -> str:
+    ser_registry = any(r.vhlo_read is not None for r in rows)
+    out = [
+        "# Op status",
+        "",
+        "<!-- Generated by `python -m stablehlo_ref.docs` from spec/ and the code's registries; do not edit. -->",
+        "",
+        "One row per op of the spec (`spec/ops/`).",
+        "",
+        "- **status**: `spec` (in the StableHLO specification), `legacy` (kept for compatibility, not in",
+        "  the specification), `chlo`, `func`, `check` (the upstream test dialect); **since**: the",
+        "  StableHLO version that introduced the op.",
+        "- **parse+print**: `pretty` = the pretty syntax is parsed and printed; `partial` = the spec'd",
+        "  format uses a directive not implemented on both sides; `generic` = generic form only (which",
+        "  every op supports).",
+        "- **verify**: an op-specific verifier is registered (`stablehlo_ref.verify.VERIFIERS`).",
+        "- **interpret**: the reference interpreter has a kernel (or runs the op itself).",
+    ]
+    if ser_registry:
+        out.append("- **VHLO read / write**: the portable-artifact reader / writer handles the op.")
+    else:
+        out += [
+            "- **VHLO read / write**: the VHLO encodings the spec defines (read: every one; write: the",
+            "  current one); no serializer is registered yet. `—`: the op has no VHLO form.",
+        ]
+    out += [
+        "- **corpus cases**: upstream test cases (chunks of `interpret/`, files of `testdata/`) in",
+        "  `../shared/stablehlo-tests` that use the op, counted when this file was generated.",
+        "",
+    ]
+    for d in _spec.DIALECTS:
+        drows = [r for r in rows if r.dialect == d]
+        if not drows:
+            continue
+        out += [f"## {_DIALECT_TITLES.get(d, d)} ({len(drows)} ops)", "",
+                "| " + " | ".join(COLUMNS) + " |", "|" + "|".join(" --- " for _ in COLUMNS) + "|"]
+        out += ["| " + " | ".join(_cells(r)) + " |" for r in drows]
+        out.append("")
+    return "\n".join(out)
+
+
+def _group(r: OpStatus) -> str:
+    if r.dialect == "stablehlo":
+        return "stablehlo (legacy)" if r.status == "legacy" else "stablehlo"
+    return r.dialect
+
+
+def render_summary(rows: Sequence[OpStatus]) -> str:
+    """The README's status table: per dialect, how many ops have each capability."""
+    groups: Dict[str, List[OpStatus]] = {}
+    for r in rows:
+        groups.setdefault(_group(r), []).append(r)
+    ser_registry = any(r.vhlo_read is not None for r in rows)
+    vhlo_head = "VHLO read/write" if ser_registry else "VHLO encoding (spec)"
+
+    def line(name, rs):
+        if ser_registry:
+            vh = f"{sum(bool(r.vhlo_read) for r in rs)}/{sum(bool(r.vhlo_write) for r in rs)}"
+        else:
+            vh = str(sum(bool(r.vhlo_encodings) for r in rs))
+        return (f"| {name} | {len(rs)} | {sum(r.parse_print == 'pretty' for r in rs)} | "
+                f"{sum(r.verify for r in rs)} | {sum(r.interpret != 'no' for r in rs)} | {vh} |")
+
+    out = [
+        "Generated by `python -m stablehlo_ref.docs` from the spec and the code's registries; per-op",
+        "detail in [docs/ops.md](docs/ops.md).",
+        "",
+        f"| dialect | ops | pretty parse+print | verify | interpret | {vhlo_head} |",
+        "| --- | --- | --- | --- | --- | --- |",
+    ]
+    order = ["stablehlo", "stablehlo (legacy)", "chlo", "func", "check"]
+    for g in order + sorted(set(groups) - set(order)):
+        if g in groups:
+            out.append(line(g, groups[g]))
+    out.append(line("**total**", list(rows)))
+    return "\n".join(out)
+
+
+def update_readme(readme_text: str, summary: str) -> str:
+    """``readme_text`` with the part between the status markers replaced by ``summary``."""
+    b, e = readme_text.find(BEGIN), readme_text.find(END)
+    if b < 0 or e < 0 or e < b:
+        raise ValueError(f"README.md lacks the markers {BEGIN} ... {END}")
+    return readme_text[:b + len(BEGIN)] + "\n" + summary + "\n" + readme_text[e:]
+
+
+# --------------------------------------------------------------------------- command
+
+
+def generate(repo: Path = REPO, shared: Path = SHARED) -> Dict[Path, str]:
+    """The new contents of docs/ops.md and README.md (by path)."""
+    ops_md = repo / OPS_MD
+    counts = corpus_counts(shared)
+    rows = op_statuses(counts, None if counts is not None else _previous_counts(ops_md))
+    readme = repo / README
+    return {ops_md: render_ops_md(rows),
+            readme: update_readme(readme.read_text(encoding="utf-8"), render_summary(rows))}
+
+
+def main(argv: Optional[Sequence[str]] = None) -> int:
+    p = argparse.ArgumentParser(prog="python -m stablehlo_ref.docs",
+                                description="Regenerate docs/ops.md and the README status section.")
+    p.add_argument("--check", action="store_true", help="only report whether the files are current")
+    args = p.parse_args(argv)
+    if not (REPO / README).is_file() or not (REPO / "spec").is_dir():
+        print(f"error: {REPO} is not a stablehlo-ref checkout (no README.md and spec/)", file=sys.stderr)
+        return 2
+    try:
+        new = generate()
+    except (ValueError, OSError) as e:
+        print(f"error: {e}", file=sys.stderr)
+        return 2
+    stale = []
+    for path, text in new.items():
+        old = path.read_text(encoding="utf-8") if path.is_file() else None
+        same = old is not None and (mask_corpus_column(old) == mask_corpus_column(text))
+        if args.check:
+            if not same:
+                stale.append(path.relative_to(REPO).as_posix())
+        elif old != text:
+            path.parent.mkdir(parents=True, exist_ok=True)
+            path.write_text(text, encoding="utf-8")
+            print(f"wrote {path.relative_to(REPO).as_posix()}")
+    if stale:
+        print(f"stale: {', '.join(stale)}; run `python -m stablehlo_ref.docs`", file=sys.stderr)
+        return 1
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
