@@ -1,0 +1,325 @@
+"""The verifier's machinery: the `VERIFIERS` registry, the `Check` object a verifier uses to
+state constraints, the generic checks every op gets from its spec entry (operand, result,
+attribute and region counts and kinds, operand types), function-level checks (`func.return`,
+`func.call`), and the module walk behind `verify` and `collect`."""
+from __future__ import annotations
+
+import re
+from typing import Callable, Dict, List, Optional
+
+from ..errors import VerificationError
+from ..ir.attributes import (ArrayAttr, BoolAttr, DenseArrayAttr, DenseElementsAttr, DenseResourceAttr,
+                             EnumAttr, FloatAttr, IntegerAttr, StringAttr, StructAttr, SymbolRefAttr,
+                             UnitAttr, DictAttr, TypeAttr)
+from ..ir.core import Module, Operation
+from ..ir.types import (ElementType, FunctionType, QuantizedType, TensorType, TokenType, TupleType,
+                        UnrankedTensorType)
+
+VerifierFn = Callable[[Operation, "Check"], None]
+VERIFIERS: Dict[str, VerifierFn] = {}
+
+
+def verifier(*names: str):
+    """Register a checking function for one or more op names: `fn(op, check)`."""
+    def deco(fn):
+        for n in names:
+            VERIFIERS[n] = fn
+        return fn
+    return deco
+
+
+class _Violation(Exception):
+    def __init__(self, cid: str, message: str):
+        super().__init__(message)
+        self.cid = cid
+        self.message = message
+
+
+class Check:
+    """Passed to every verifier: `check(cond, "C3", "what is wrong")` states one constraint;
+    the first one that does not hold stops the op's verification."""
+
+    def __init__(self, op: Operation, module: Optional[Module] = None, func: Optional[Operation] = None):
+        self.op = op
+        self.module = module
+        self.func = func      # the enclosing func.func, if any
+
+    def __call__(self, cond, cid: str, message: str) -> None:
+        if not cond:
+            raise _Violation(cid, message)
+
+    def fail(self, cid: str, message: str):
+        raise _Violation(cid, message)
+
+
+def make_error(op: Operation, cid: str, message: str) -> VerificationError:
+    label = f"{cid}: " if cid else ""
+    err = VerificationError(f"{op.name}: {label}{message}", op.where())
+    err.op = op
+    err.constraint = cid
+    return err
+
+
+# ------------------------------------------------------------------ operand type categories
+
+_CLASS_WORDS = {"pred", "int", "sint", "uint", "fp", "float", "complex", "quantized", "index",
+                "i32", "ui32", "fp32", "fp64", "i1"}
+
+
+def _elem_classes(et) -> set:
+    """The category words an element type answers to."""
+    if isinstance(et, QuantizedType):
+        return {"quantized"}
+    if not isinstance(et, ElementType):
+        return set()
+    k = et.kind
+    out = set()
+    if k == "bool":
+        out |= {"pred", "i1"}
+    elif k == "signed":
+        out |= {"int", "sint"}
+        if et.bits == 32:
+            out.add("i32")
+    elif k == "unsigned":
+        out |= {"int", "uint"}
+        if et.bits == 32:
+            out.add("ui32")
+    elif k == "index":
+        out |= {"index"}
+    elif k == "float":
+        out |= {"fp", "float"}
+        if et.name == "f32":
+            out.add("fp32")
+        if et.name == "f64":
+            out.add("fp64")
+    elif k == "complex":
+        out.add("complex")
+    return out
+
+
+def _parse_category(cat: str):
+    """(allowed element class words or None for any, rank or None, static, allow_quantized, other
+    kinds allowed) for a spec type name; None when the name is not understood (accept all)."""
+    if cat in ("any", "future", "custom_call_value") or "buffer" in cat:
+        return None
+    kinds = set()
+    if "token" in cat:
+        kinds.add("token")
+    if "tuple" in cat:
+        kinds.add("tuple")
+    if cat in ("token",):
+        return (set(), None, False, False, {"token"}, False)
+    if cat in ("tuple",):
+        return (set(), None, False, False, {"tuple"}, False)
+    rank = None
+    if "scalar" in cat or cat.startswith("0d"):
+        rank = 0
+    elif cat.startswith("1d") or "_1d_" in cat:
+        rank = 1
+    elif "_2d_" in cat:
+        rank = 2
+    static = "static_shape" in cat and "bounded" not in cat or "static_shape_tensor_per_axis" in cat or cat.startswith("static_1d") or cat.startswith("static_2d")
+    m = re.search(r"tensor_of\(([^)]*)\)", cat)
+    if m:
+        words = {w.strip() for w in m.group(1).split(",")}
+        classes = set()
+        for w in words:
+            if w == "quantized_int":
+                classes.add("quantized")
+            elif w in _CLASS_WORDS:
+                classes.add(w)
+            else:
+                return None
+        return (classes, rank, static, "quantized" in classes, kinds, True)
+    base = cat
+    for pre in ("static_shape_", "static_1d_", "static_2d_", "scalar_", "any_", "ranked_"):
+        if base.startswith(pre):
+            base = base[len(pre):]
+    if base in ("tensor", "tensor_or_per_axis_quantized_tensor", "tensor_or_token",
+                "tensor_or_per_axis_quantized_tensor_or_token", "tensor_or_per_axis_quantized_tensor_or_token_or_tuple",
+                "tensor_per_axis_quantized_tensor_or_bounded_tensor", "dimension_tensor") or base.startswith("dimension"):
+        return (None, rank, static, True, kinds, True)
+    if base == "non_quantized_tensor":
+        return (None, rank, static, False, kinds, True)
+    if not base.endswith("tensor"):
+        return None
+    words = base[:-len("tensor")].strip("_").replace("_or_", "_").split("_")
+    classes = set()
+    allow_q = False
+    i = 0
+    while i < len(words):
+        w = words[i]
+        if w == "quantized":
+            allow_q = True
+            classes.add("quantized")
+            if i + 1 < len(words) and words[i + 1] == "int":
+                i += 1
+        elif w == "per" or w == "axis":
+            pass
+        elif w in _CLASS_WORDS:
+            classes.add(w)
+        elif w == "":
+            pass
+        else:
+            return None
+        i += 1
+    if not classes:
+        return None
+    return (classes, rank, static, allow_q, kinds, True)
+
+
+_CAT_CACHE: dict = {}
+
+
+def type_matches(t, cat: str) -> bool:
+    if cat not in _CAT_CACHE:
+        _CAT_CACHE[cat] = _parse_category(cat)
+    parsed = _CAT_CACHE[cat]
+    if parsed is None:
+        return True
+    classes, rank, static, allow_q, kinds, tensors_ok = parsed
+    if isinstance(t, TokenType):
+        return "token" in kinds
+    if isinstance(t, TupleType):
+        return "tuple" in kinds
+    if isinstance(t, UnrankedTensorType):
+        return tensors_ok and rank is None and not static
+    if not isinstance(t, TensorType):
+        return True   # opaque or other-dialect types: not ours to judge
+    if not tensors_ok:
+        return False
+    if rank is not None and t.rank != rank:
+        return False
+    if static and not t.is_static and not (t.encoding is not None and "bounded" in cat):
+        return False
+    et = t.element_type
+    if isinstance(et, QuantizedType):
+        if not allow_q:
+            return False
+        return True
+    if classes is None:
+        return True
+    have = _elem_classes(et)
+    if "int" in classes and have & {"int"}:
+        return True
+    if "fp" in classes and "float" in have:
+        return True
+    return bool(have & classes)
+
+
+# ------------------------------------------------------------------ attribute kinds
+
+def _attr_kind_ok(kind: str, a) -> bool:
+    if kind in ("dense_i64_array", "dense_bool_array"):
+        return isinstance(a, DenseArrayAttr)
+    if kind in ("i64", "i32", "ui64", "ui32"):
+        return isinstance(a, IntegerAttr)
+    if kind == "i1":
+        return isinstance(a, (BoolAttr, UnitAttr, IntegerAttr))
+    if kind in ("f32", "f64"):
+        return isinstance(a, (FloatAttr, IntegerAttr))
+    if kind == "string":
+        return isinstance(a, StringAttr)
+    if kind in ("comparison_direction", "comparison_type", "fft_type", "rng_distribution", "rng_algorithm",
+                "transpose"):
+        return isinstance(a, EnumAttr)
+    if kind in ("dense_i64_elements", "dense_elements"):
+        return isinstance(a, (DenseElementsAttr, DenseResourceAttr))
+    if kind in ("gather_dimension_numbers", "scatter_dimension_numbers", "dot_dimension_numbers",
+                "conv_dimension_numbers"):
+        return isinstance(a, StructAttr)
+    return True
+
+
+# ------------------------------------------------------------------ generic checks from the spec
+
+def _count_range(members):
+    lo = sum(1 for m in members if not m.variadic and not m.optional)
+    hi = None if any(m.variadic for m in members) else sum(1 for _ in members)
+    return lo, hi
+
+
+def _expect_count(check, what, n, lo, hi):
+    if hi is None:
+        check(n >= lo, "", f"expects at least {lo} {what}(s), got {n}")
+    elif lo == hi:
+        check(n == lo, "", f"expects {lo} {what}(s), got {n}")
+    else:
+        check(lo <= n <= hi, "", f"expects {lo} to {hi} {what}s, got {n}")
+
+
+def generic_checks(op: Operation, check: Check, spec_op) -> None:
+    lo, hi = _count_range(spec_op.operands)
+    _expect_count(check, "operand", len(op.operands), lo, hi)
+    lo, hi = _count_range(spec_op.results)
+    _expect_count(check, "result", len(op.results), lo, hi)
+    nreg = len(op.regions)
+    if any(r.variadic for r in spec_op.regions):
+        check(nreg >= len(spec_op.regions) - 1, "", f"expects at least {len(spec_op.regions) - 1} region(s), got {nreg}")
+    else:
+        check(nreg == len(spec_op.regions), "", f"expects {len(spec_op.regions)} region(s), got {nreg}")
+    for a in spec_op.attributes:
+        val = op.attributes.get(a.name)
+        if val is None:
+            check(a.optional or a.default is not None, "", f"requires attribute '{a.name}'")
+            continue
+        check(_attr_kind_ok(a.kind, val), "", f"attribute '{a.name}' must be {a.kind.replace('_', ' ')}, got {val}")
+    # Operand and result type categories, when the members map one to one onto the values.
+    for members, values, what in ((spec_op.operands, op.operands, "operand"),
+                                  (spec_op.results, op.results, "result")):
+        if not members:
+            continue
+        if len(members) == len(values) and not any(m.variadic or m.optional for m in members):
+            pairs = list(zip(members, values))
+        elif len(members) == 1 and members[0].variadic:
+            pairs = [(members[0], v) for v in values]
+        else:
+            continue
+        for i, (m, v) in enumerate(pairs):
+            check(type_matches(v.type, m.type), "",
+                  f"{what} #{i} ({m.name}) must be {m.type.replace('_', ' ')}, got {v.type}")
+
+
+# ------------------------------------------------------------------ the walk
+
+def _verify_op(op: Operation, module: Optional[Module], func=None) -> Optional[VerificationError]:
+    from .. import spec
+    check = Check(op, module, func)
+    try:
+        if spec.has_op(op.name):
+            generic_checks(op, check, spec.op(op.name))
+        fn = VERIFIERS.get(op.name)
+        if fn is not None:
+            fn(op, check)
+    except _Violation as v:
+        return make_error(op, v.cid, v.message)
+    except (IndexError, KeyError, TypeError, ValueError, AttributeError, ZeroDivisionError) as e:
+        # A malformed op that a verifier did not anticipate: still a verification error, not a crash.
+        return make_error(op, "", f"malformed op ({type(e).__name__}: {e})")
+    return None
+
+
+def collect(module: Module) -> List[VerificationError]:
+    """Every op's first constraint violation, in program order."""
+    from . import ops  # noqa: F401  (registers the per-op verifiers)
+    errors = []
+
+    def walk(op, func):
+        err = _verify_op(op, module, func)
+        if err is not None:
+            errors.append(err)
+        inner = op if op.name == "func.func" else func
+        for region in op.regions:
+            for block in region.blocks:
+                for child in block.operations:
+                    walk(child, inner)
+
+    walk(module.op, None)
+    return errors
+
+
+def verify(module: Module) -> None:
+    """Raise the first VerificationError of `module`, if any."""
+    errs = collect(module)
+    if errs:
+        raise errs[0]

@@ -1,0 +1,208 @@
+"""The verifier: unit tests, the upstream verifier suites (`ops/*.mlir`, `// expected-error@+N`
+marks an op that must be rejected) against tests/known_failures/verify.txt, and no false
+positives on the valid programs of `interpret/` and `testdata/`."""
+from __future__ import annotations
+
+import re
+import sys
+from pathlib import Path
+
+import pytest
+
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+from corpus import SHARED, corpus_files, load_known  # noqa: E402
+
+from stablehlo_ref import parse  # noqa: E402
+from stablehlo_ref.errors import ParseError, StableHLOError, VerificationError  # noqa: E402
+from stablehlo_ref.verify import VERIFIERS, collect, verify  # noqa: E402
+
+_SPLIT = re.compile(r"^// -----.*\n?", re.M)
+
+
+def split_chunks(text: str):
+    """Split at `// -----` lines, padding each chunk with newlines so its line numbers are the file's."""
+    chunks, pos, line = [], 0, 0
+    for m in _SPLIT.finditer(text):
+        part = text[pos:m.start()]
+        chunks.append("\n" * line + part)
+        line += part.count("\n") + 1
+        pos = m.end()
+    chunks.append("\n" * line + text[pos:])
+    return chunks
+
+
+_EXPECT = re.compile(r"//\s*expected-error(?:-re)?\s*(?:@([+-]\d+|above|below))?\s*\{\{")
+
+
+def expected_lines(chunk: str):
+    """1-based file line numbers that a chunk's `expected-error` markers point at."""
+    out = []
+    for i, line in enumerate(chunk.split("\n"), start=1):
+        m = _EXPECT.search(line)
+        if not m:
+            continue
+        off = m.group(1)
+        if off is None:
+            out.append(i)
+        elif off == "below":
+            out.append(i + 1)
+        elif off == "above":
+            out.append(i - 1)
+        else:
+            out.append(i + int(off))
+    return out
+
+
+def _error_line(err) -> int | None:
+    op = getattr(err, "op", None)
+    src = getattr(op, "source", None) or err.location or ""
+    m = re.search(r":(\d+):\d+$", src)
+    return int(m.group(1)) if m else None
+
+
+def classify(text: str, name: str):
+    """Yield (chunk index, outcome, detail): outcome is rejected | accepted | skipped | wrong."""
+    for i, chunk in enumerate(split_chunks(text)):
+        want = expected_lines(chunk)
+        try:
+            module = parse(chunk, name)
+        except ParseError as e:
+            yield i, "skipped", f"parse error: {e}"
+            continue
+        except StableHLOError as e:
+            yield i, "skipped", f"{type(e).__name__}: {e}"
+            continue
+        errs = collect(module)
+        if not want:
+            if errs:
+                yield i, "wrong", f"false positive: {errs[0]}"
+            else:
+                yield i, "accepted", ""
+            continue
+        lines = {_error_line(e) for e in errs}
+        if any(w in lines for w in want):
+            yield i, "rejected", ""
+        elif errs:
+            yield i, "wrong", f"rejected at another op (want line {want}): {errs[0]}"
+        else:
+            yield i, "wrong", f"not rejected (want line {want})"
+
+
+OPS_FILES = corpus_files("ops")
+
+
+@pytest.mark.skipif(not OPS_FILES, reason="../shared/stablehlo-tests not present")
+@pytest.mark.parametrize("rel", OPS_FILES)
+def test_ops_corpus(rel):
+    known = load_known("verify")
+    text = (SHARED / rel).read_text()
+    unexpected, fixed = [], []
+    for i, outcome, detail in classify(text, rel):
+        cid = f"{rel}#{i}"
+        if outcome == "wrong":
+            if cid not in known:
+                unexpected.append(f"{cid}: {detail}")
+        elif cid in known and outcome != "skipped":
+            fixed.append(cid)
+    msg = []
+    if unexpected:
+        msg.append("unexpected failures:\n  " + "\n  ".join(unexpected))
+    if fixed:
+        msg.append("now passing (remove from tests/known_failures/verify.txt):\n  " + "\n  ".join(fixed))
+    assert not msg, "\n".join(msg)
+
+
+VALID_FILES = corpus_files("interpret") + corpus_files("testdata") + corpus_files("testdata", "*/*.mlir")
+
+
+@pytest.mark.skipif(not VALID_FILES, reason="../shared/stablehlo-tests not present")
+def test_no_false_positives_on_valid_programs():
+    bad = []
+    for rel in VALID_FILES:
+        text = (SHARED / rel).read_text()
+        for i, chunk in enumerate(split_chunks(text)):
+            try:
+                module = parse(chunk, rel)
+            except StableHLOError:
+                continue
+            errs = collect(module)
+            if errs:
+                bad.append(f"{rel}#{i}: {errs[0]}")
+    assert not bad, f"{len(bad)} valid chunk(s) rejected:\n  " + "\n  ".join(bad[:50])
+
+
+# ------------------------------------------------------------------ unit tests
+
+def _module(body: str):
+    return parse(body, "f.mlir")
+
+
+def test_accepts_valid_add():
+    verify(_module("func.func @f(%a: tensor<2xf32>) -> tensor<2xf32> {\n"
+                   "  %0 = stablehlo.add %a, %a : tensor<2xf32>\n  func.return %0 : tensor<2xf32>\n}\n"))
+
+
+def test_add_type_mismatch_names_location_and_constraint():
+    m = _module("func.func @f(%a: tensor<2xf32>, %b: tensor<3xf32>) -> tensor<2xf32> {\n"
+                "  %0 = \"stablehlo.add\"(%a, %b) : (tensor<2xf32>, tensor<3xf32>) -> tensor<2xf32>\n"
+                "  func.return %0 : tensor<2xf32>\n}\n")
+    with pytest.raises(VerificationError) as ei:
+        verify(m)
+    s = str(ei.value)
+    assert s.startswith("f.mlir:2:") and "stablehlo.add: C1:" in s
+    assert ei.value.constraint == "C1"
+
+
+def test_func_return_mismatch():
+    m = _module("func.func @f(%a: tensor<2xf32>) -> tensor<3xf32> {\n  func.return %a : tensor<2xf32>\n}\n")
+    errs = collect(m)
+    assert len(errs) == 1 and "func.return" in str(errs[0])
+
+
+def test_call_to_missing_function():
+    m = _module("func.func @f(%a: tensor<2xf32>) -> tensor<2xf32> {\n"
+                "  %0 = func.call @g(%a) : (tensor<2xf32>) -> tensor<2xf32>\n  func.return %0 : tensor<2xf32>\n}\n")
+    with pytest.raises(VerificationError, match="does not reference"):
+        verify(m)
+
+
+def test_transpose_bad_permutation():
+    m = _module("func.func @f(%a: tensor<2x3xf32>) -> tensor<3x2xf32> {\n"
+                "  %0 = stablehlo.transpose %a, dims = [0, 0] : (tensor<2x3xf32>) -> tensor<3x2xf32>\n"
+                "  func.return %0 : tensor<3x2xf32>\n}\n")
+    with pytest.raises(VerificationError, match="C2"):
+        verify(m)
+
+
+def test_dynamic_dims_are_compatible():
+    verify(_module("func.func @f(%a: tensor<?xf32>) -> tensor<?xf32> {\n"
+                   "  %0 = \"stablehlo.add\"(%a, %a) : (tensor<?xf32>, tensor<?xf32>) -> tensor<4xf32>\n"
+                   "  %1 = stablehlo.abs %a : tensor<?xf32>\n  func.return %1 : tensor<?xf32>\n}\n"))
+
+
+def test_collect_reports_every_bad_op():
+    m = _module("func.func @f(%a: tensor<2xf32>, %b: tensor<3xf32>) -> tensor<2xf32> {\n"
+                "  %0 = \"stablehlo.add\"(%a, %b) : (tensor<2xf32>, tensor<3xf32>) -> tensor<2xf32>\n"
+                "  %1 = \"stablehlo.multiply\"(%a, %b) : (tensor<2xf32>, tensor<3xf32>) -> tensor<2xf32>\n"
+                "  func.return %0 : tensor<2xf32>\n}\n")
+    assert [e.op.name for e in collect(m)] == ["stablehlo.add", "stablehlo.multiply"]
+
+
+def test_registry_has_core_ops():
+    for name in ("stablehlo.add", "stablehlo.broadcast_in_dim", "stablehlo.gather", "stablehlo.reduce",
+                 "func.return", "func.call"):
+        assert name in VERIFIERS
+
+
+if __name__ == "__main__":   # quick measurement: python tests/test_verify.py
+    from collections import Counter
+    total = Counter()
+    for rel in OPS_FILES:
+        c = Counter()
+        for i, outcome, detail in classify((SHARED / rel).read_text(), rel):
+            c[outcome] += 1
+            if outcome == "wrong" and "-v" in sys.argv:
+                print(f"{rel}#{i}\t{detail}")
+        total.update(c)
+        print(rel, dict(c))
+    print("total", dict(total))
