@@ -26,17 +26,13 @@ def _ascending_key(x: np.ndarray, et, compare_type: str):
     if et.is_bool:
         return x.astype(np.uint8)
     if et.is_integer:
-        if compare_type == "UNSIGNED" or (compare_type != "SIGNED" and not et.is_signed):
-            if et.is_signed:        # reinterpret as unsigned of the same width
-                return x.astype(np.int64) & np.int64((1 << et.bits) - 1) if et.bits < 64 \
-                    else x.view(np.uint64)
-            return x.astype(np.uint64)
-        if not et.is_signed:
-            if et.bits >= 64:
-                return x.view(np.int64)
-            v = x.astype(np.int64)
-            return np.where(v >= (1 << (et.bits - 1)), v - (1 << et.bits), v)
-        return x.astype(np.int64)
+        unsigned = compare_type == "UNSIGNED" or (compare_type != "SIGNED" and not et.is_signed)
+        if et.bits >= 64:           # reinterpret the 64 bits as the comparison's signedness
+            return x.view(np.uint64 if unsigned else np.int64)
+        v = x.astype(np.int64)      # exact for every narrower width, signed or not
+        if unsigned:
+            return v & np.int64((1 << et.bits) - 1)
+        return np.where(v >= (1 << (et.bits - 1)), v - (1 << et.bits), v)
     if et.is_float:
         if compare_type == "TOTALORDER":
             return total_order_key(x)
