@@ -369,7 +369,7 @@ def main(argv: Optional[Sequence[str]] = None) -> int:
         print(f"error: {REPO} is not a stablehlo-ref checkout (no README.md and spec/)", file=sys.stderr)
         return 2
     try:
-        new = generate()
+        new = generate(REPO, SHARED)
     except (ValueError, OSError) as e:
         print(f"error: {e}", file=sys.stderr)
         return 2

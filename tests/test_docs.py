@@ -101,3 +101,20 @@ def test_check_command_reports_current():
     r = subprocess.run([sys.executable, "-m", "stablehlo_ref.docs", "--check"], cwd=REPO,
                        capture_output=True, text=True, timeout=120)
     assert r.returncode == 0, r.stderr
+
+
+def test_command_rewrites_and_checks(tmp_path, monkeypatch, capsys):
+    (tmp_path / "spec").mkdir()
+    (tmp_path / "README.md").write_text(f"# x\n\n{docs.BEGIN}\nold table\n{docs.END}\n\nrest\n")
+    monkeypatch.setattr(docs, "REPO", tmp_path)
+    monkeypatch.setattr(docs, "SHARED", tmp_path / "no-corpus")
+    assert docs.main(["--check"]) == 1
+    assert "stale: docs/ops.md, README.md" in capsys.readouterr().err
+    assert docs.main([]) == 0
+    assert (tmp_path / "docs" / "ops.md").read_text().startswith("# Op status")
+    readme = (tmp_path / "README.md").read_text()
+    assert "old table" not in readme and readme.endswith(f"{docs.END}\n\nrest\n")
+    assert docs.main(["--check"]) == 0
+    (tmp_path / "README.md").write_text("no markers\n")
+    assert docs.main([]) == 2
+    assert "markers" in capsys.readouterr().err
