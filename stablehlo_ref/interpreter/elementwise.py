@@ -9,6 +9,15 @@ from .numerics import compute_dtype, elem, from_compute, to_compute, wrap_int
 from .registry import kernel
 
 
+def make_complex(re, im):
+    """complex(re, im) without the NaNs that `re + 1j * im` makes from infinite parts."""
+    re, im = np.broadcast_arrays(np.asarray(re, dtype=np.float64), np.asarray(im, dtype=np.float64))
+    out = np.empty(re.shape, dtype=np.complex128)
+    out.real = re
+    out.imag = im
+    return out
+
+
 def _rt(op, i=0):
     return elem(op.results[i].type)
 
@@ -195,9 +204,19 @@ def abs_(ctx, op, x):
     return _unary(op, x, np.abs, np.abs)
 
 
+def cexp(z):
+    """exp of complex z; exp(x/2)^2 avoids spurious overflow, a zero imaginary part stays
+    exact, and infinite real with infinite imaginary parts give NaN."""
+    xr, yi = z.real, z.imag
+    e2 = np.exp(xr / 2)
+    real = np.where(yi == 0, e2 * e2, e2 * np.cos(yi) * e2)
+    imag = np.where(yi == 0, yi, e2 * np.sin(yi) * e2)
+    return make_complex(real, imag)
+
+
 @kernel("stablehlo.exponential")
 def exponential(ctx, op, x):
-    return _unary(op, x, np.exp)
+    return _unary(op, x, np.exp, complex_fn=cexp)
 
 
 @kernel("stablehlo.exponential_minus_one")
@@ -207,7 +226,7 @@ def expm1(ctx, op, x):
         xr, yi = z.real, z.imag
         re = np.expm1(xr) * np.cos(yi) - 2 * np.sin(yi / 2) ** 2
         im = np.exp(xr) * np.sin(yi)
-        return re + 1j * im
+        return make_complex(re, im)
     return _unary(op, x, np.expm1, complex_fn=cexpm1)
 
 
@@ -220,9 +239,19 @@ def log(ctx, op, x):
 def log1p(ctx, op, x):
     def clog1p(z):
         xr, yi = z.real, z.imag
-        re = 0.5 * np.log1p(xr * xr + 2 * xr + yi * yi)
-        im = np.arctan2(yi, xr + 1)
-        return re + 1j * im
+        xp1 = xr + 1
+        # near 0: log|1+z| = log1p(x (2 + x) + y^2) / 2; elsewhere a scaled hypot
+        near = (np.abs(xr) < 0.5) & (np.abs(yi) < 0.5)
+        re_near = 0.5 * np.log1p(xr * (2 + xr) + yi * yi)
+        ax, ay = np.abs(xp1), np.abs(yi)
+        mx = np.maximum(ax, ay)
+        mn = np.minimum(ax, ay)
+        ratio = np.where(mx == 0, 0.0, mn / np.where(mx == 0, 1.0, mx))
+        ratio = np.where(np.isinf(mx), 0.0, ratio)
+        re_far = np.log(mx) + 0.5 * np.log1p(ratio * ratio)
+        re = np.where(near, re_near, re_far)
+        im = np.arctan2(yi, xp1)
+        return make_complex(re, im)
     return _unary(op, x, np.log1p, complex_fn=clog1p)
 
 
@@ -422,7 +451,7 @@ def imag(ctx, op, x):
 @kernel("stablehlo.complex")
 def complex_(ctx, op, a, b):
     et = _rt(op)
-    return (a.astype(np.float64) + 1j * b.astype(np.float64)).astype(et.dtype)
+    return make_complex(a, b).astype(et.dtype)
 
 
 # ------------------------------------------------------------------ compare / select / clamp

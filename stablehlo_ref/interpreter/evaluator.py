@@ -48,7 +48,7 @@ class _Scope(dict):
 
 
 def _import_kernels():
-    from . import elementwise, movement, reduction, control, linalg, check  # noqa: F401
+    from . import elementwise, movement, reduction, control, linalg, check, chlo, conv  # noqa: F401
     from . import indexing, sorting, windows  # noqa: F401
 
 

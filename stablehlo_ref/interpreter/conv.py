@@ -1,0 +1,1 @@
+"""stablehlo.convolution kernel (see below)."""
