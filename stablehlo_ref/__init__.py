@@ -5,6 +5,7 @@ Public API (stable names):
     load(path) -> Module
     run(module, *arrays, entry="main") -> tuple of numpy arrays
     print_module(module, *, generic=False, strip_debuginfo=False) -> str
+    verify(module) -> None  (raises VerificationError on an invalid program)
 """
 from __future__ import annotations
 
@@ -45,12 +46,18 @@ def run(module: Module, *arrays, entry: str = "main") -> tuple:
     return _run(module, *arrays, entry=entry)
 
 
+def verify(module: Module) -> None:
+    """Check every op of `module` against its spec constraints; raise the first VerificationError."""
+    from .verify import verify as _verify
+    _verify(module)
+
+
 def print_module(module: Module, *, generic: bool = False, strip_debuginfo: bool = False) -> str:
     """Print a Module as MLIR text (pretty form by default)."""
     from .text import print_module as _print
     return _print(module, generic=generic, strip_debuginfo=strip_debuginfo)
 
 
-__all__ = ["parse", "load", "run", "print_module", "Module", "StableHLOError", "ParseError",
+__all__ = ["parse", "load", "run", "verify", "print_module", "Module", "StableHLOError", "ParseError",
            "VerificationError", "InterpreterError", "NotImplementedOpError", "CheckFailure",
            "SerializationError", "UsageError"]
