@@ -2,6 +2,7 @@
 
     stablehlo-ref run FILE [--entry NAME] [--input A.npy ...] [--inputs ARGS.npz] [-o OUT.npz] [--trace]
     stablehlo-ref run --check FILE... [--json OUT.json]
+    stablehlo-ref validate FILE...
     stablehlo-ref print FILE [--generic] [--strip-debuginfo]
     stablehlo-ref spec [OP]
 
@@ -78,6 +79,9 @@ def cmd_run(args) -> int:
     if len(args.files) != 1:
         raise UsageError("run takes exactly one FILE (or use --check for several)")
     module = load(args.files[0])
+    if not args.no_verify:
+        from .verify import verify
+        verify(module)
     from .interpreter.evaluator import Interpreter, coerce_argument
     from .errors import InterpreterError
     func = module.function(args.entry)
@@ -125,6 +129,31 @@ def cmd_check(args) -> int:
     return 0 if failed == 0 else 1
 
 
+def cmd_validate(args) -> int:
+    """Parse and verify each file: `ok: FILE`, or one error line per problem; 1 if any is invalid."""
+    from . import load
+    from .errors import UsageError as _Usage
+    from .verify import collect
+    status = 0
+    for path in args.files:
+        try:
+            module = load(path)
+        except _Usage:
+            raise
+        except StableHLOError as e:
+            print(f"error: {e}", file=sys.stderr)
+            status = 1
+            continue
+        errors = collect(module)
+        if errors:
+            for e in errors:
+                print(f"error: {e}", file=sys.stderr)
+            status = 1
+        else:
+            print(f"ok: {path}")
+    return status
+
+
 def cmd_print(args) -> int:
     from . import load, print_module
     module = load(args.file)
@@ -156,7 +185,11 @@ def build_parser() -> argparse.ArgumentParser:
     r.add_argument("--check", action="store_true")
     r.add_argument("--json", metavar="OUT.json")
     r.add_argument("--trace", action="store_true", help="print each op's location, name and result summary to stderr")
+    r.add_argument("--no-verify", action="store_true", help="interpret without verifying the module first")
     r.set_defaults(fn=cmd_run)
+    v = sub.add_parser("validate", help="parse and verify files; print ok or one error per problem")
+    v.add_argument("files", nargs="+", metavar="FILE")
+    v.set_defaults(fn=cmd_validate)
     pr = sub.add_parser("print", help="print a module (pretty or --generic)")
     pr.add_argument("file", metavar="FILE")
     pr.add_argument("--generic", action="store_true")
