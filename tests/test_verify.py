@@ -194,6 +194,39 @@ def test_registry_has_core_ops():
         assert name in VERIFIERS
 
 
+_BAD = ("func.func @main(%a: tensor<2xf32>, %b: tensor<3xf32>) -> tensor<2xf32> {\n"
+        "  %0 = \"stablehlo.add\"(%a, %b) : (tensor<2xf32>, tensor<3xf32>) -> tensor<2xf32>\n"
+        "  func.return %0 : tensor<2xf32>\n}\n")
+_GOOD = ("func.func @main() -> tensor<2xf32> {\n  %0 = stablehlo.constant dense<1.0> : tensor<2xf32>\n"
+         "  func.return %0 : tensor<2xf32>\n}\n")
+
+
+def test_cli_validate(tmp_path, capsys):
+    from stablehlo_ref.cli import main
+    good, bad = tmp_path / "good.mlir", tmp_path / "bad.mlir"
+    good.write_text(_GOOD)
+    bad.write_text(_BAD)
+    assert main(["validate", str(good)]) == 0
+    assert f"ok: {good}" in capsys.readouterr().out
+    assert main(["validate", str(good), str(bad)]) == 1
+    err = capsys.readouterr().err
+    assert err.count("error:") == 1 and "bad.mlir:2:" in err and "C1" in err
+    assert main(["validate", str(tmp_path / "missing.mlir")]) == 2
+
+
+def test_cli_run_verifies_unless_told_not_to(tmp_path, capsys):
+    from stablehlo_ref.cli import main
+    bad = tmp_path / "bad.mlir"
+    bad.write_text(_BAD.replace("%a: tensor<2xf32>, %b: tensor<3xf32>", "").replace("(%a, %b)", "(%c, %d)")
+                   .replace("{\n", "{\n  %c = stablehlo.constant dense<1.0> : tensor<2xf32>\n"
+                            "  %d = stablehlo.constant dense<1.0> : tensor<3xf32>\n", 1))
+    assert main(["run", str(bad)]) == 1
+    assert "stablehlo.add: C1" in capsys.readouterr().err
+    good = tmp_path / "good.mlir"
+    good.write_text(_GOOD)
+    assert main(["run", "--no-verify", str(good)]) == 0
+
+
 if __name__ == "__main__":   # quick measurement: python tests/test_verify.py
     from collections import Counter
     total = Counter()

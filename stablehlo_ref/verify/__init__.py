@@ -10,3 +10,17 @@ from __future__ import annotations
 from .core import VERIFIERS, Check, collect, verifier, verify
 
 __all__ = ["verify", "collect", "verifier", "VERIFIERS", "Check"]
+
+
+# `stablehlo_ref.verify` is both this package and the public function of that name: importing
+# the package rebinds the attribute on `stablehlo_ref`, so the package itself is made callable.
+import sys as _sys
+import types as _types
+
+
+class _CallablePackage(_types.ModuleType):
+    def __call__(self, module) -> None:
+        verify(module)
+
+
+_sys.modules[__name__].__class__ = _CallablePackage
