@@ -1,0 +1,146 @@
+"""Benchmark our interpreter on model-scale programs generated with jax (an MLP, a small
+CNN, an attention block, a cumsum spelled as reduce_window, a scan and a while loop)
+against XLA CPU (jax itself) and upstream's C++ reference interpreter (jaxlib's
+`stablehlo.eval_module`, in a subprocess, with a timeout).
+
+    python bench/bench_models.py [--only mlp,cnn] [--timeout 60] [--no-cpp] [--json OUT]
+
+Needs jax/jaxlib (`pip install -e .[interop]`). For each program it prints the times and
+ratios, and whether our results match XLA's (and the C++ interpreter's) within
+tolerance.
+"""
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import sys
+import time
+from pathlib import Path
+
+os.environ.setdefault("JAX_PLATFORMS", "cpu")
+
+HERE = Path(__file__).resolve().parent
+REPO = HERE.parent
+sys.path.insert(0, str(HERE))
+sys.path.insert(0, str(REPO))
+
+import numpy as np  # noqa: E402
+
+import peers  # noqa: E402
+import models  # noqa: E402
+
+RTOL, ATOL = 2e-4, 2e-5
+
+
+def best_of(fn, reps):
+    best = None
+    out = None
+    for _ in range(reps):
+        t0 = time.perf_counter()
+        out = fn()
+        dt = time.perf_counter() - t0
+        best = dt if best is None else min(best, dt)
+    return best, out
+
+
+def main(argv=None) -> int:
+    ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    ap.add_argument("--only", default="", help="comma-separated subset of: " + ",".join(models.PROGRAMS))
+    ap.add_argument("--timeout", type=float, default=60.0, help="seconds for the C++ interpreter per program")
+    ap.add_argument("--no-cpp", action="store_true", help="skip the C++ interpreter")
+    ap.add_argument("--reps", type=int, default=3, help="repetitions (best time is reported)")
+    ap.add_argument("--json", type=Path, default=None)
+    args = ap.parse_args(argv)
+    if not peers.jax_available():
+        print("bench_models needs jax and jaxlib: pip install -e .[interop]", file=sys.stderr)
+        return 2
+    import jax
+
+    names = [n for n in args.only.split(",") if n] or list(models.PROGRAMS)
+    unknown = [n for n in names if n not in models.PROGRAMS]
+    if unknown:
+        print(f"unknown program(s) {unknown}; choose from {list(models.PROGRAMS)}", file=sys.stderr)
+        return 2
+    # warm up our parser and interpreter (imports, spec loading) outside the timed runs
+    peers.ours_run(peers.ours_parse(models.lower(lambda x: x + 1, [np.ones(2, np.float32)])),
+                   [np.ones(2, np.float32)])
+    worker = None if args.no_cpp else peers.PeerWorker()
+    records = []
+    try:
+        for key in names:
+            name, fn, fargs = models.PROGRAMS[key]()
+            text = models.lower(fn, fargs)
+            rec = {"program": name, "ops": text.count(" = ")}
+            records.append(rec)
+
+            jitted = jax.jit(fn)
+            t0 = time.perf_counter()
+            compiled = jitted.lower(*fargs).compile()
+            rec["xla_compile"] = time.perf_counter() - t0
+            rec["xla_run"], ref = best_of(
+                lambda: jax.block_until_ready(compiled(*fargs)), max(args.reps, 5))
+            ref = [np.asarray(r) for r in jax.tree_util.tree_leaves(ref)]
+
+            try:
+                t0 = time.perf_counter()
+                module = peers.ours_parse(text)
+                rec["ours_parse"] = time.perf_counter() - t0
+                rec["ours_run"], ours = best_of(lambda: peers.ours_run(module, fargs), args.reps)
+                rec["ours_vs_xla"] = peers.compare_lists(ours, ref, rtol=RTOL, atol=ATOL)
+            except Exception as e:   # reported per program
+                rec["ours_error"] = f"{type(e).__name__}: {e}"[:300]
+                ours = None
+
+            if worker is not None:
+                r = worker.call("cpp", text, fargs, timeout=args.timeout)
+                rec["cpp_status"] = r.status
+                if r.status == "ok":
+                    rec["cpp_run"] = r.times["run"]
+                    rec["cpp_vs_xla"] = peers.compare_lists(r.outputs, ref, rtol=RTOL, atol=ATOL)
+                    if ours is not None:
+                        rec["ours_vs_cpp"] = peers.compare_lists(ours, r.outputs, rtol=RTOL, atol=ATOL)
+                else:
+                    rec["cpp_error"] = r.message
+                    if r.status == "timeout":
+                        rec["cpp_run_at_least"] = args.timeout
+            report(rec)
+    finally:
+        if worker is not None:
+            worker.close()
+    if args.json:
+        args.json.write_text(json.dumps(records, indent=1))
+        print(f"wrote {args.json}")
+    return 0
+
+
+def report(rec):
+    f = peers.fmt_s
+    ours = rec.get("ours_run")
+    line = [f"{rec['program']:22s} ({rec['ops']} ops)"]
+    if ours is None:
+        line.append(f"ours: ERROR {rec.get('ours_error', '')[:100]}")
+    else:
+        line.append(f"ours {f(ours)} (+parse {f(rec['ours_parse'])})")
+    line.append(f"xla run {f(rec['xla_run'])} compile {f(rec['xla_compile'])}")
+    if "cpp_run" in rec:
+        line.append(f"c++ {f(rec['cpp_run'])}")
+    elif "cpp_status" in rec:
+        line.append(f"c++ {rec['cpp_status']}" + (f" (>{rec['cpp_run_at_least']:g}s)"
+                                                  if "cpp_run_at_least" in rec else
+                                                  f" ({rec.get('cpp_error', '')[:60]})"))
+    print("  ".join(line))
+    if ours:
+        ratios = [f"ours/xla-run {ours / rec['xla_run']:.1f}x",
+                  f"ours/(xla compile+run) {ours / (rec['xla_compile'] + rec['xla_run']):.2f}x"]
+        cpp = rec.get("cpp_run") or rec.get("cpp_run_at_least")
+        if cpp:
+            ratios.append(f"c++/ours {'>' if 'cpp_run_at_least' in rec else ''}{cpp / ours:.1f}x")
+        print("    " + "  ".join(ratios))
+    checks = [f"{k}: {rec[k]}" for k in ("ours_vs_xla", "ours_vs_cpp", "cpp_vs_xla") if k in rec]
+    if checks:
+        print("    " + ";  ".join(c[:120] for c in checks))
+
+
+if __name__ == "__main__":
+    sys.exit(main())

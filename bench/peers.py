@@ -1,0 +1,367 @@
+"""Shared helpers for the benchmarks: upstream's C++ reference interpreter (jaxlib's
+`stablehlo.eval_module`) and XLA CPU (jaxlib's PJRT client), both run in a worker
+subprocess because an error in the C++ interpreter aborts the whole process; turning
+upstream-style test programs into plain functions those peers can run; comparing results.
+
+Nothing here is imported by the package or its tests; jax/jaxlib are needed only for the
+peer columns (`pip install -e .[interop]`)."""
+from __future__ import annotations
+
+import multiprocessing as mp
+import os
+import re
+import time
+from dataclasses import dataclass, field
+from typing import List, Optional
+
+import numpy as np
+
+# ---------------------------------------------------------------------------- programs
+
+_CHECK_LINE = re.compile(
+    r"^[ \t]*stablehlo\.custom_call @check\.\w+\((?P<ops>[^)]*)\)[^\n]*?:\s*\((?P<types>.*)\)\s*->\s*\(\)[ \t]*\n",
+    re.M)
+_CHECK_OP_LINE = re.compile(r"^[ \t]*\"?check\.\w+\"?[^\n]*\n", re.M)
+_MAIN = re.compile(r"func\.func\s+(?:public\s+)?@main\s*\(\s*\)\s*->\s*")
+_RETURN = re.compile(r"^([ \t]+)(?:func\.)?return\b[^\n]*\n", re.M)
+
+
+class NotRunnable(Exception):
+    """The program has a shape the benchmark does not rewrite (e.g. @main takes arguments)."""
+
+
+def split_top(s: str, sep: str = ",") -> List[str]:
+    """Split at `sep` outside <>, (), [] and {}."""
+    out, depth, cur = [], 0, []
+    for ch in s:
+        if ch in "<([{":
+            depth += 1
+        elif ch in ">)]}":
+            depth -= 1
+        if ch == sep and depth == 0:
+            out.append("".join(cur).strip())
+            cur = []
+        else:
+            cur.append(ch)
+    if "".join(cur).strip():
+        out.append("".join(cur).strip())
+    return out
+
+
+def _match_paren(s: str, i: int) -> int:
+    """Index just past the bracket group that opens at s[i]."""
+    depth = 0
+    for j in range(i, len(s)):
+        if s[j] in "<([{":
+            depth += 1
+        elif s[j] in ">)]}":
+            depth -= 1
+            if depth == 0:
+                return j + 1
+    raise NotRunnable("unbalanced brackets in @main's signature")
+
+
+def _complex_part_type(t: str) -> Optional[str]:
+    m = re.search(r"complex<(f\d+)>", t)
+    return t.replace(m.group(0), m.group(1)) if m else None
+
+
+def strip_checks(text: str):
+    """Rewrite an upstream test program (`@main()` whose results are checked by
+    `@check.*` custom calls) into one whose `@main` returns the checked (actual) values
+    instead, complex ones split into real and imaginary parts, so that interpreters that
+    know no `check` dialect can run it. Returns (new text, list of result labels)."""
+    checks = []
+    for m in _CHECK_LINE.finditer(text):
+        ops = split_top(m.group("ops"))
+        types = split_top(m.group("types"))
+        if len(ops) < 1 or len(types) != len(ops):
+            raise NotRunnable(f"unexpected check line: {m.group(0).strip()[:120]}")
+        checks.append((ops[0], types[0]))
+    if not checks:
+        raise NotRunnable("no @check custom calls")
+    if _CHECK_OP_LINE.search(_CHECK_LINE.sub("", text)):
+        raise NotRunnable("uses check dialect ops")
+    body = _CHECK_LINE.sub("", text)
+    mm = _MAIN.search(body)
+    if not mm:
+        raise NotRunnable("no argument-less @main")
+    start = mm.end()
+    if body[start] == "(":
+        end = _match_paren(body, start)
+    else:
+        end = body.index("{", start)
+    ret = _RETURN.search(body, end)
+    if not ret:
+        raise NotRunnable("no return in @main")
+    indent = ret.group(1)
+    extra, values, types, labels = [], [], [], []
+    for i, (v, t) in enumerate(checks):
+        part = _complex_part_type(t)
+        if part is None:
+            values.append(v)
+            types.append(t)
+            labels.append(f"{i}")
+            continue
+        for kind in ("real", "imag"):
+            name = f"%bench_{kind}{i}"
+            extra.append(f"{indent}{name} = stablehlo.{kind} {v} : ({t}) -> {part}\n")
+            values.append(name)
+            types.append(part)
+            labels.append(f"{i}.{kind}")
+    new_ret = f"{indent}return {', '.join(values)} : {', '.join(types)}\n"
+    new_sig = "(" + ", ".join(types) + ")" + ("" if body[end].isspace() else " ")
+    out = body[:start] + new_sig + body[end:ret.start()]
+    out += "".join(extra) + new_ret + body[ret.end():]
+    return out, labels
+
+
+# ---------------------------------------------------------------------------- our side
+
+def ours_parse(text: str):
+    from stablehlo_ref.text import parse
+    return parse(text)
+
+
+def ours_run(module, args=()):
+    from stablehlo_ref.interpreter import run
+    return [np.asarray(r) for r in run(module, *args)]
+
+
+# ---------------------------------------------------------------------------- peer worker
+
+def _attr_to_numpy(attr):
+    try:
+        return ("array", np.array(attr))
+    except Exception:
+        return ("text", str(attr))       # e.g. bf16/f8/i4: our parser reads it back
+
+
+def _worker(conn):
+    os.environ.setdefault("JAX_PLATFORMS", "cpu")
+    from jax._src.interpreters import mlir as jmlir
+    from jaxlib.mlir import ir
+    from jaxlib.mlir.dialects import stablehlo
+    from jaxlib.mlir.passmanager import PassManager
+    stablehlo.register_stablehlo_passes()
+    cpp_ctx = jmlir.make_ir_context()
+    stablehlo.register_interpreter_dialect(cpp_ctx)
+    with cpp_ctx:
+        # the C++ interpreter knows no chlo ops: decompose them first (upstream's tests run
+        # the chlo legalization before interpreting too)
+        legalize_chlo = PassManager.parse("builtin.module(func.func(chlo-legalize-to-stablehlo))")
+    xla_ctx = jmlir.make_ir_context()
+    conn.send(("ready",))
+    cpu = devices = opts = None
+    while True:
+        try:
+            msg = conn.recv()
+        except EOFError:
+            return
+        if msg is None:
+            return
+        kind, text, args = msg
+        try:
+            if kind == "cpp":
+                with cpp_ctx:
+                    t0 = time.perf_counter()
+                    m = ir.Module.parse(text)
+                    if "chlo." in text:
+                        legalize_chlo.run(m.operation)
+                    t1 = time.perf_counter()
+                    attrs = [ir.DenseElementsAttr.get(np.ascontiguousarray(a)) for a in args]
+                    res = stablehlo.eval_module(m, attrs)
+                    t2 = time.perf_counter()
+                    outs = [_attr_to_numpy(r) for r in res]
+                conn.send(("ok", {"parse": t1 - t0, "run": t2 - t1}, outs))
+            elif kind == "xla":
+                import jax
+                from jax._src import xla_bridge as xb, compiler
+                from jax._src.lib import xla_client as xc
+                if cpu is None:
+                    cpu = xb.get_backend("cpu")
+                    devices = xc.DeviceList((cpu.local_devices()[0],))
+                    opts = compiler.get_compile_options(num_replicas=1, num_partitions=1)
+                with xla_ctx:
+                    m = ir.Module.parse(text)
+                    t0 = time.perf_counter()
+                    exe = cpu.compile_and_load(m, devices, opts)
+                    t1 = time.perf_counter()
+                dev_args = [jax.device_put(a) for a in args]
+                best = None
+                for _ in range(3):          # best of 3: the first run pays one-off costs
+                    t2 = time.perf_counter()
+                    outs = exe.execute_sharded([[a] for a in dev_args])
+                    outs = [x[0] for x in outs.disassemble_into_single_device_arrays()]
+                    outs = [np.asarray(o) for o in outs]
+                    dt = time.perf_counter() - t2
+                    best = dt if best is None else min(best, dt)
+                conn.send(("ok", {"compile": t1 - t0, "run": best},
+                           [("array", o) for o in outs]))
+            else:
+                conn.send(("error", f"unknown task {kind}"))
+        except Exception as e:   # reported, the worker lives on
+            conn.send(("error", f"{type(e).__name__}: {str(e).strip().splitlines()[0] if str(e).strip() else ''}"[:300]))
+
+
+@dataclass
+class PeerResult:
+    status: str                     # ok | error | crash | timeout
+    times: dict = field(default_factory=dict)
+    outputs: list = field(default_factory=list)
+    message: str = ""
+
+
+class PeerWorker:
+    """One subprocess running jaxlib's C++ interpreter and XLA on request; restarted
+    after a crash (the C++ interpreter aborts the process on any error) or a timeout."""
+
+    def __init__(self):
+        self._ctx = mp.get_context("spawn")
+        self.proc = None
+        self.conn = None
+
+    def _start(self):
+        parent, child = self._ctx.Pipe()
+        self.proc = self._ctx.Process(target=_worker, args=(child,), daemon=True)
+        self.proc.start()
+        child.close()
+        self.conn = parent
+        if not parent.poll(120):
+            self._kill()
+            raise RuntimeError("peer worker did not start (is jax installed?)")
+        try:
+            msg = parent.recv()
+        except EOFError:
+            self._kill()
+            raise RuntimeError("peer worker died at start (is jax installed?)") from None
+        assert msg == ("ready",)
+
+    def _kill(self):
+        if self.proc is not None:
+            self.proc.kill()
+            self.proc.join()
+        self.proc = None
+        self.conn = None
+
+    def call(self, kind: str, text: str, args=(), timeout: float = 120.0) -> PeerResult:
+        if self.proc is None or not self.proc.is_alive():
+            self._start()
+        self.conn.send((kind, text, [np.asarray(a) for a in args]))
+        try:
+            if not self.conn.poll(timeout):
+                self._kill()
+                return PeerResult("timeout", message=f"no answer in {timeout:g} s")
+            msg = self.conn.recv()
+        except (EOFError, ConnectionError, OSError):
+            code = self.proc.exitcode if self.proc else None
+            self._kill()
+            return PeerResult("crash", message=f"process aborted (exit code {code})")
+        if msg[0] == "error":
+            return PeerResult("error", message=msg[1])
+        return PeerResult("ok", times=msg[1], outputs=[_from_wire(o) for o in msg[2]])
+
+    def close(self):
+        if self.conn is not None:
+            try:
+                self.conn.send(None)
+            except OSError:
+                pass
+        if self.proc is not None:
+            self.proc.join(5)
+            if self.proc.is_alive():
+                self.proc.kill()
+        self.proc = None
+        self.conn = None
+
+
+def _from_wire(o):
+    kind, val = o
+    if kind == "array":
+        return val
+    # `dense<...> : tensor<...>` from the C++ side: read it with our own parser
+    attr, _, ty = val.rpartition(" : ")
+    text = (f"func.func @main() -> {ty} {{\n  %0 = stablehlo.constant {attr} : {ty}\n"
+            f"  return %0 : {ty}\n}}\n")
+    return ours_run(ours_parse(text))[0]
+
+
+def jax_available() -> bool:
+    try:
+        import jax  # noqa: F401
+        import jaxlib  # noqa: F401
+        return True
+    except Exception:
+        return False
+
+
+# ---------------------------------------------------------------------------- comparison
+
+def _eps(dtype) -> float:
+    try:
+        import ml_dtypes
+        return float(ml_dtypes.finfo(dtype).eps)
+    except Exception:
+        return float(np.finfo(dtype).eps)
+
+
+def _is_ml_float(dtype) -> bool:
+    try:
+        import ml_dtypes
+        ml_dtypes.finfo(dtype)
+        return True
+    except Exception:
+        return False
+
+
+def compare(a, b, ulps: float = 8.0, rtol: Optional[float] = None, atol: float = 0.0):
+    """'exact', 'close' (floats within `ulps` of the dtype's epsilon, or rtol/atol when
+    given; NaN matches NaN) or 'differ: ...'."""
+    a = np.asarray(a)
+    b = np.asarray(b)
+    if a.shape != b.shape:
+        return f"differ: shape {a.shape} vs {b.shape}"
+    is_float = a.dtype.kind in "fc" or (a.dtype.kind == "V" and _is_ml_float(a.dtype))
+    if not is_float and (a.dtype.kind == "V" or b.dtype.kind == "V"):
+        return "exact" if a.tobytes() == b.tobytes() else "differ: bytes"
+    if not is_float:
+        if np.array_equal(a, b):
+            return "exact"
+        bad = int(np.sum(a != b))
+        return f"differ: {bad} of {a.size} elements"
+    af = a.astype(np.complex128 if a.dtype.kind == "c" else np.float64)
+    bf = b.astype(af.dtype)
+    if np.array_equal(af, bf, equal_nan=True):
+        return "exact"
+    if rtol is None:
+        rtol = ulps * _eps(a.dtype)
+    both_nan = np.isnan(af) & np.isnan(bf)
+    with np.errstate(all="ignore"):
+        ok = both_nan | (af == bf) | (np.abs(af - bf) <= atol + rtol * np.maximum(np.abs(af), np.abs(bf)))
+    if ok.all():
+        return "close"
+    bad = int((~ok).sum())
+    with np.errstate(all="ignore"):
+        diff = np.abs(af - bf)[~ok]
+    worst = float(np.nanmax(diff)) if diff.size and not np.all(np.isnan(diff)) else float("nan")
+    return f"differ: {bad} of {a.size} elements (max abs diff {worst:.3g})"
+
+
+def compare_lists(xs, ys, **kw) -> str:
+    if len(xs) != len(ys):
+        return f"differ: {len(xs)} vs {len(ys)} results"
+    verdicts = [compare(x, y, **kw) for x, y in zip(xs, ys)]
+    bad = [f"#{i}: {v}" for i, v in enumerate(verdicts) if v.startswith("differ")]
+    if bad:
+        return "differ: " + "; ".join(bad)
+    return "close" if "close" in verdicts else "exact"
+
+
+def fmt_s(t: Optional[float]) -> str:
+    if t is None:
+        return "-"
+    if t < 1e-3:
+        return f"{t * 1e6:.0f}us"
+    if t < 1:
+        return f"{t * 1e3:.1f}ms"
+    return f"{t:.2f}s"
