@@ -158,6 +158,8 @@ def summarize(records) -> dict:
         s["cpp_failed"] = {st: sum(r.get("cpp_status") == st for r in records)
                            for st in ("error", "crash", "timeout")}
         s["cpp_agree"] = sum(not r["cpp_agree"].startswith("differ") for r in both)
+        s["cpp_agree_kinds"] = {k: sum(r["cpp_agree"] == k for r in both)
+                                for k in ("exact", "close", "near")}
         s["cpp_differ"] = [r["program"] for r in both if r["cpp_agree"].startswith("differ")]
         s["both_ours_run_s"] = sum(r["ours"]["run"] for r in both)
         s["both_cpp_run_s"] = sum(r["cpp"]["run"] for r in both)
@@ -173,6 +175,8 @@ def summarize(records) -> dict:
     if any("xla_status" in r for r in records):
         s["xla_compared"] = len(xb)
         s["xla_agree"] = sum(not r["xla_agree"].startswith("differ") for r in xb)
+        s["xla_agree_kinds"] = {k: sum(r["xla_agree"] == k for r in xb)
+                                for k in ("exact", "close", "near")}
         s["xla_differ"] = [r["program"] for r in xb if r["xla_agree"].startswith("differ")]
         s["xla_failed"] = sum(r.get("xla_status") not in (None, "ok") for r in records)
         s["xla_compile_s"] = sum(r["xla"]["compile"] for r in xb)
@@ -194,7 +198,7 @@ def print_summary(s: dict) -> None:
     print(f"ours: run {f(s['ours_run_s'])}  parse {f(s['ours_parse_s'])}")
     if "cpp_compared" in s:
         print(f"C++ interpreter: compared {s['cpp_compared']}  agree {s['cpp_agree']}  "
-              f"differ {len(s['cpp_differ'])}  failed {s['cpp_failed']}")
+              f"{s['cpp_agree_kinds']}  differ {len(s['cpp_differ'])}  failed {s['cpp_failed']}")
         if "cpp_over_ours_run" in s:
             print(f"  total run: ours {f(s['both_ours_run_s'])}  C++ {f(s['both_cpp_run_s'])}  "
                   f"=> C++/ours = {s['cpp_over_ours_run']:.2f}x  (target >= 10x)")
@@ -205,7 +209,7 @@ def print_summary(s: dict) -> None:
             print(f"  differs from C++: {p}")
     if "xla_compared" in s:
         print(f"XLA CPU: compared {s['xla_compared']}  agree {s['xla_agree']}  "
-              f"differ {len(s['xla_differ'])}  failed to compile/run {s['xla_failed']}")
+              f"{s['xla_agree_kinds']}  differ {len(s['xla_differ'])}  failed to compile/run {s['xla_failed']}")
         if "ours_over_xla_run" in s:
             print(f"  compile {f(s['xla_compile_s'])}  run {f(s['xla_run_s'])}  vs ours run "
                   f"{f(s['xla_ours_run_s'])}  => ours/XLA-run = {s['ours_over_xla_run']:.1f}x, "

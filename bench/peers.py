@@ -315,8 +315,9 @@ def _is_ml_float(dtype) -> bool:
 
 
 def compare(a, b, ulps: float = 8.0, rtol: Optional[float] = None, atol: float = 0.0):
-    """'exact', 'close' (floats within `ulps` of the dtype's epsilon, or rtol/atol when
-    given; NaN matches NaN) or 'differ: ...'."""
+    """'exact'; 'close' (floats within `ulps` of the dtype's epsilon, or rtol/atol when
+    given, relative to each element; NaN matches NaN); 'near' (the same bound relative to
+    the array's largest finite magnitude); or 'differ: ...'."""
     a = np.asarray(a)
     b = np.asarray(b)
     if a.shape != b.shape:
@@ -340,6 +341,14 @@ def compare(a, b, ulps: float = 8.0, rtol: Optional[float] = None, atol: float =
         ok = both_nan | (af == bf) | (np.abs(af - bf) <= atol + rtol * np.maximum(np.abs(af), np.abs(bf)))
     if ok.all():
         return "close"
+    # normwise: every error within `ulps` epsilons of the array's largest magnitude (the
+    # differences left near zero or after cancellation are of that size)
+    with np.errstate(all="ignore"):
+        finite = np.isfinite(af) & np.isfinite(bf)
+        scale = float(np.max(np.abs(np.where(finite, af, 0)), initial=0.0))
+        near = ok | (finite & (np.abs(af - bf) <= atol + rtol * scale))
+    if near.all():
+        return "near"
     bad = int((~ok).sum())
     with np.errstate(all="ignore"):
         diff = np.abs(af - bf)[~ok]
@@ -354,7 +363,10 @@ def compare_lists(xs, ys, **kw) -> str:
     bad = [f"#{i}: {v}" for i, v in enumerate(verdicts) if v.startswith("differ")]
     if bad:
         return "differ: " + "; ".join(bad)
-    return "close" if "close" in verdicts else "exact"
+    for v in ("near", "close"):
+        if v in verdicts:
+            return v
+    return "exact"
 
 
 def fmt_s(t: Optional[float]) -> str:
