@@ -188,7 +188,7 @@ _CALL_IN_REGION = ("printer writes `call` for func.call inside a nested region, 
 
 CASES = [
     Case("mlp", _mlp, rtol=1e-4, atol=1e-5),
-    Case("cnn_conv", _cnn, run_xfail="stablehlo.convolution not implemented"),
+    Case("cnn_conv", _cnn),
     Case("attention_softmax", _attention, rtol=1e-4, atol=1e-4),
     Case("scan_rnn", _scan, jaxlib_xfail=_CALL_IN_REGION),
     Case("fori_loop", _fori, jaxlib_xfail=_CALL_IN_REGION),
@@ -206,7 +206,7 @@ CASES = [
     Case("integers", _integers),
     # bf16 dot: XLA accumulates in f32 and rounds once; a result one bf16 ulp apart is fine
     Case("bf16_matmul", _bf16_matmul, rtol=2 ** -7, atol=2 ** -7),
-    Case("rfft", _fft, run_xfail="stablehlo.fft not implemented"),
+    Case("rfft", _fft),
     Case("random_normal_threefry", _random, jaxlib_xfail=_CALL_IN_REGION),
     Case("cholesky_lapack", _cholesky,
          run_xfail="custom_call @lapack_spotrf_ffi is XLA CPU's, not StableHLO",

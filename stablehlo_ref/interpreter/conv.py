@@ -1,1 +1,159 @@
-"""stablehlo.convolution kernel (see below)."""
+"""stablehlo.convolution: dimension numbers, strides, padding, lhs/rhs dilation, window
+reversal, feature and batch groups, for integer, float and complex element types.
+
+Vectorized as im2col: the padded, dilated input is viewed as sliding windows
+(`sliding_window_view`, no copy), strided, and contracted with the kernel by one matmul
+per group."""
+from __future__ import annotations
+
+import numpy as np
+
+from ..errors import InterpreterError, NotImplementedOpError
+from .numerics import elem, from_compute
+from .registry import kernel
+
+
+def _compute_dtype(et):
+    if et.is_complex:
+        return np.complex128
+    if et.is_float:
+        return np.float64
+    if et.is_bool:
+        return np.int64
+    return np.int64 if (et.is_signed or et.bits < 64) else np.uint64
+
+
+def _dilate(x, axes, factors):
+    """Insert factor-1 zeros between elements along each axis."""
+    for ax, f in zip(axes, factors):
+        if f == 1 or x.shape[ax] == 0:
+            continue
+        shape = list(x.shape)
+        shape[ax] = (x.shape[ax] - 1) * f + 1
+        out = np.zeros(shape, dtype=x.dtype)
+        idx = [slice(None)] * x.ndim
+        idx[ax] = slice(None, None, f)
+        out[tuple(idx)] = x
+        x = out
+    return x
+
+
+def _pad(x, axes, pads):
+    """Edge padding (lo, hi) per axis; negative amounts crop."""
+    widths = [(0, 0)] * x.ndim
+    crop = [slice(None)] * x.ndim
+    for ax, (lo, hi) in zip(axes, pads):
+        widths[ax] = (max(lo, 0), max(hi, 0))
+        n = x.shape[ax] + max(lo, 0) + max(hi, 0)
+        crop[ax] = slice(max(-lo, 0), n - max(-hi, 0))
+    x = np.pad(x, widths)
+    return x[tuple(crop)]
+
+
+def convolve(lhs, rhs, *, strides, padding, lhs_dilation, rhs_dilation, reversal,
+             dims, feature_group_count, batch_group_count, et):
+    """lhs, rhs as numpy arrays; dims is the dict of conv dimension numbers; returns the
+    result in the result element type `et`."""
+    ib, if_, isp = dims["input_batch_dimension"], dims["input_feature_dimension"], list(dims["input_spatial_dimensions"])
+    ki, ko, ksp = dims["kernel_input_feature_dimension"], dims["kernel_output_feature_dimension"], list(dims["kernel_spatial_dimensions"])
+    ob, of, osp = dims["output_batch_dimension"], dims["output_feature_dimension"], list(dims["output_spatial_dimensions"])
+    ns = len(isp)
+    cd = _compute_dtype(et)
+    x = np.transpose(lhs, [ib, if_] + isp).astype(cd)      # N, C, S...
+    w = np.transpose(rhs, [ko, ki] + ksp).astype(cd)       # O, I, K...
+    sp_axes = list(range(2, 2 + ns))
+    if reversal is not None and any(reversal):
+        w = np.flip(w, axis=[2 + i for i, r in enumerate(reversal) if r])
+    x = _dilate(x, sp_axes, lhs_dilation)
+    x = _pad(x, sp_axes, padding)
+    w = _dilate(w, sp_axes, rhs_dilation)
+    N, C = x.shape[:2]
+    O, I = w.shape[:2]
+    ksize = w.shape[2:]
+    out_sp = []
+    for d in range(ns):
+        span = x.shape[2 + d] - ksize[d]
+        out_sp.append(0 if span < 0 else span // strides[d] + 1)
+    G, B = feature_group_count, batch_group_count
+    if C != I * G or O % G or O % B or N % B:
+        raise InterpreterError(f"stablehlo.convolution: inconsistent shapes (input features {C}, "
+                               f"kernel input features {I}, feature_group_count {G}, "
+                               f"batch_group_count {B}, output features {O}, batch {N})")
+    Nb = N // B
+    if all(s > 0 for s in out_sp) and all(k > 0 for k in ksize):
+        win = np.lib.stride_tricks.sliding_window_view(x, ksize, axis=sp_axes)
+        win = win[(slice(None), slice(None)) + tuple(slice(None, None, s) for s in strides)]
+        win = win[(slice(None), slice(None)) + tuple(slice(0, n) for n in out_sp)]
+        # win: N, C, out_sp..., K...
+        P = int(np.prod(out_sp))
+        Kp = int(np.prod(ksize))
+        win = np.moveaxis(win, 1, 1 + ns)                   # N, out_sp..., C, K...
+        win = win.reshape(N, P, C, Kp)
+        wk = w.reshape(O, I, Kp)
+        out = np.zeros((Nb, P, O), dtype=cd)
+        Og = O // G
+        Ob = O // B
+        with np.errstate(all="ignore"):
+            for b in range(B):
+                xb = win[b * Nb:(b + 1) * Nb]
+                for g in range(G):
+                    o_lo = g * Og if B == 1 else b * Ob
+                    o_hi = o_lo + (Og if B == 1 else Ob)
+                    if G > 1 and B > 1:
+                        raise NotImplementedOpError("stablehlo.convolution",
+                                                    "feature_group_count > 1 with batch_group_count > 1")
+                    xg = xb[:, :, g * I:(g + 1) * I, :].reshape(Nb, P, I * Kp)
+                    wg = wk[o_lo:o_hi].reshape(o_hi - o_lo, I * Kp)
+                    out[:, :, o_lo:o_hi] = np.matmul(xg, wg.T)
+                    if B > 1:
+                        break
+        res = out.reshape([Nb] + out_sp + [O])
+        res = np.moveaxis(res, -1, 1)                       # Nb, O, out_sp...
+    else:
+        res = np.zeros([Nb, O] + out_sp, dtype=cd)
+    perm = [0] * (2 + ns)
+    perm[ob] = 0
+    perm[of] = 1
+    for i, d in enumerate(osp):
+        perm[d] = 2 + i
+    res = np.transpose(res, perm)
+    if et.is_bool:
+        return res != 0
+    if et.is_complex:
+        return res.astype(et.dtype)
+    return from_compute(res, et)
+
+
+def _ints(attr, default, n):
+    if attr is None:
+        return [default] * n
+    vals = getattr(attr, "values", None)
+    if vals is None:
+        vals = np.asarray(getattr(attr, "array")).reshape(-1).tolist()
+    return [int(v) for v in vals]
+
+
+@kernel("stablehlo.convolution")
+def convolution(ctx, op, lhs, rhs):
+    a = op.attributes
+    if hasattr(op.operands[0].type, "element_type") and type(op.operands[0].type.element_type).__name__ == "QuantizedType":
+        raise NotImplementedOpError(op.name, "quantized operands")
+    dims = dict(a["dimension_numbers"].fields)
+    ns = len(dims["input_spatial_dimensions"])
+    pad_attr = a.get("padding")
+    if pad_attr is None:
+        padding = [(0, 0)] * ns
+    else:
+        pv = np.asarray(pad_attr.array).reshape(-1, 2)
+        padding = [(int(lo), int(hi)) for lo, hi in pv]
+    rev_attr = a.get("window_reversal")
+    reversal = [bool(v) for v in rev_attr.values] if rev_attr is not None else None
+    fgc = a.get("feature_group_count")
+    bgc = a.get("batch_group_count")
+    return convolve(lhs, rhs,
+                    strides=_ints(a.get("window_strides"), 1, ns), padding=padding,
+                    lhs_dilation=_ints(a.get("lhs_dilation"), 1, ns),
+                    rhs_dilation=_ints(a.get("rhs_dilation"), 1, ns), reversal=reversal,
+                    dims=dims, feature_group_count=int(fgc.value) if fgc is not None else 1,
+                    batch_group_count=int(bgc.value) if bgc is not None else 1,
+                    et=elem(op.results[0].type))

@@ -49,3 +49,114 @@ def dot(ctx, op, lhs, rhs):
     lc = (lhs.ndim - 1,)
     rc = (0,)
     return dot_general_arrays(lhs, rhs, (), (), lc, rc, et)
+
+
+# ------------------------------------------------------------------ fft, triangular_solve, cholesky
+
+def _flag(attr, default=False):
+    if attr is None:
+        return default
+    return bool(getattr(attr, "value", attr))
+
+
+def _enum(attr, default):
+    if attr is None:
+        return default
+    return str(getattr(attr, "value", attr))
+
+
+def _linalg_dtype(et):
+    return np.complex128 if et.is_complex else np.float64
+
+
+@kernel("stablehlo.fft")
+def fft(ctx, op, x):
+    from ..errors import InterpreterError
+    kind = _enum(op.attributes.get("fft_type"), "FFT")
+    lengths = [int(v) for v in op.attributes["fft_length"].values]
+    et = elem(op.results[0].type)
+    rshape = tuple(op.results[0].type.shape)
+    k = len(lengths)
+    axes = list(range(x.ndim - k, x.ndim))
+    with np.errstate(all="ignore"):
+        if kind == "FFT":
+            out = np.fft.fftn(x.astype(np.complex128), s=lengths, axes=axes)
+        elif kind == "IFFT":
+            out = np.fft.ifftn(x.astype(np.complex128), s=lengths, axes=axes)
+        elif kind == "RFFT":
+            if any(n == 0 for n in lengths):
+                out = np.zeros(rshape, dtype=np.complex128)
+            else:
+                out = np.fft.rfftn(x.astype(np.float64), s=lengths, axes=axes)
+        elif kind == "IRFFT":
+            if any(n == 0 for n in lengths):
+                out = np.zeros(rshape, dtype=np.float64)
+            else:
+                out = np.fft.irfftn(x.astype(np.complex128), s=lengths, axes=axes)
+        else:
+            raise InterpreterError(f"stablehlo.fft: unknown fft_type {kind}")
+    if tuple(out.shape) != rshape:
+        raise InterpreterError(f"stablehlo.fft: result shape {tuple(out.shape)} does not match "
+                               f"the declared {rshape}")
+    return out.astype(et.dtype) if et.is_complex else from_compute(out, et)
+
+
+@kernel("stablehlo.triangular_solve")
+def triangular_solve(ctx, op, a, b):
+    a_ = op.attributes
+    left = _flag(a_.get("left_side"))
+    lower = _flag(a_.get("lower"))
+    unit = _flag(a_.get("unit_diagonal"))
+    trans = _enum(a_.get("transpose_a"), "NO_TRANSPOSE")
+    et = elem(op.results[0].type)
+    cd = _linalg_dtype(et)
+    A = a.astype(cd)
+    B = b.astype(cd)
+    A = np.tril(A) if lower else np.triu(A)
+    if unit:
+        n = A.shape[-1]
+        eye = np.eye(n, dtype=bool)
+        A = np.where(eye, np.ones((), cd), A)
+    if trans == "TRANSPOSE":
+        A = np.swapaxes(A, -1, -2)
+    elif trans == "ADJOINT":
+        A = np.conj(np.swapaxes(A, -1, -2))
+    with np.errstate(all="ignore"):
+        try:
+            if left:
+                X = np.linalg.solve(A, B)
+            else:
+                # X A = B  <=>  A^T X^T = B^T
+                X = np.swapaxes(np.linalg.solve(np.swapaxes(A, -1, -2), np.swapaxes(B, -1, -2)), -1, -2)
+        except np.linalg.LinAlgError:
+            X = np.full(np.broadcast_shapes(B.shape), np.nan, dtype=cd)
+    return X.astype(et.dtype) if et.is_complex else from_compute(X, et)
+
+
+@kernel("stablehlo.cholesky")
+def cholesky(ctx, op, a):
+    lower = _flag(op.attributes.get("lower"))
+    et = elem(op.results[0].type)
+    cd = _linalg_dtype(et)
+    A = a.astype(cd)
+    # only the named triangle is read; build the Hermitian matrix from it
+    T = np.tril(A) if lower else np.triu(A)
+    diag = np.diagonal(A, axis1=-2, axis2=-1)
+    H = T + np.conj(np.swapaxes(T, -1, -2))
+    n = A.shape[-1]
+    idx = np.arange(n)
+    H[..., idx, idx] = np.real(diag) if et.is_complex else diag
+    flat = H.reshape((-1, n, n))
+    out = np.full(flat.shape, np.nan, dtype=cd)
+    with np.errstate(all="ignore"):
+        try:
+            out = np.linalg.cholesky(flat)
+        except np.linalg.LinAlgError:
+            for i in range(flat.shape[0]):          # a loop over matrices, not elements
+                try:
+                    out[i] = np.linalg.cholesky(flat[i])
+                except np.linalg.LinAlgError:
+                    pass
+    L = out.reshape(A.shape)
+    res = L if lower else np.conj(np.swapaxes(L, -1, -2))
+    return res.astype(et.dtype) if et.is_complex else from_compute(res, et)
