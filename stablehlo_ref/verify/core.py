@@ -196,7 +196,8 @@ def type_matches(t, cat: str) -> bool:
     if isinstance(et, QuantizedType):
         if not allow_q:
             return False
-        return True
+        # per-axis quantization only where the category says so
+        return et.quantized_dimension is None or "per_axis" in cat
     if classes is None:
         return True
     have = _elem_classes(et)

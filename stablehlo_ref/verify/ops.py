@@ -832,4 +832,156 @@ def func_func(op, check):
           "entry block arguments do not match the function type")
 
 
+@verifier("stablehlo.dynamic_broadcast_in_dim")
+def dynamic_broadcast_in_dim(op, check):
+    broadcast_in_dim(op, check)
+    od = op.operands[1].type
+    r = op.results[0].type
+    if ranked(od) and ranked(r) and od.rank == 1 and od.shape[0] is not None:
+        check(od.shape[0] == r.rank, "C7", f"output_dimensions has {od.shape[0]} entries but the result has rank {r.rank}")
+    a = op.operands[0].type
+    exp = ints(op.attributes.get("known_expanding_dimensions"))
+    non = ints(op.attributes.get("known_nonexpanding_dimensions"))
+    check(len(set(exp + non)) == len(exp + non), "C8", "a dimension is listed twice as expanding or non-expanding")
+    if ranked(a):
+        check(all(0 <= d < a.rank for d in exp), "C9", f"known_expanding_dimensions {list(exp)} out of range")
+        check(all(0 <= d < a.rank for d in non), "C10", f"known_nonexpanding_dimensions {list(non)} out of range")
+
+
+@verifier("stablehlo.dynamic_reshape")
+def dynamic_reshape(op, check):
+    a, r = op.operands[0].type, op.results[0].type
+    os_ = op.operands[1].type
+    check(elems_equal(a, r, True), "C1", f"operand and result must have compatible element types (got {a}, {r})")
+    if ranked(a) and ranked(r) and a.is_static and r.is_static:
+        check(a.num_elements == r.num_elements, "C2", f"operand ({a}) and result ({r}) must have the same number of elements")
+    if ranked(os_) and ranked(r) and os_.rank == 1 and os_.shape[0] is not None:
+        check(os_.shape[0] == r.rank, "C4", f"result rank {r.rank} must equal the number of elements in output_shape ({os_.shape[0]})")
+
+
+@verifier("stablehlo.set_dimension_size", "stablehlo.get_dimension_size")
+def dimension_size(op, check):
+    a = op.operands[0].type
+    d = int_value(op.attributes.get("dimension"), 0)
+    check(d >= 0, "C1", f"dimension {d} must be non-negative")
+    if ranked(a):
+        check(d < a.rank, "C1", f"dimension {d} is out of range for {a}")
+    if len(op.operands) > 1:
+        s = op.operands[1].type
+        check(not ranked(s) or s.rank == 0, "C2", f"size operand should be of rank 0, got {s}")
+
+
+def _batch_norm(op, check):
+    a = op.operands[0].type
+    fi = int_value(op.attributes.get("feature_index"), 0)
+    check(fi >= 0, "C1", f"feature_index {fi} must be non-negative")
+    if not ranked(a):
+        return
+    check(fi < a.rank, "C1", f"feature_index {fi} must be smaller than the operand rank {a.rank}")
+    n = a.shape[fi]
+    vals = list(op.operands[1:]) + list(op.results)
+    for v in vals:
+        t = v.type
+        check(elems_equal(t, a, True), "C2", f"{t} must have the operand's element type {elem(a)}")
+        if ranked(t) and t.rank == 1:
+            check(dim_ok(t.shape[0], n), "C3", f"1-d operands must have {n} entries (the feature count), got {t}")
+        elif ranked(t):
+            check(shapes_compatible(t, a), "C7", f"{t} must have the operand's shape {a}")
+
+
+for _n in ("stablehlo.batch_norm_inference", "stablehlo.batch_norm_training", "stablehlo.batch_norm_grad"):
+    VERIFIERS[_n] = _batch_norm
+
+
+@verifier("stablehlo.cholesky")
+def cholesky(op, check):
+    a, r = op.operands[0].type, op.results[0].type
+    check(types_compatible(a, r, True), "C1", f"a and result must have the same type (got {a}, {r})")
+    if ranked(a):
+        check(a.rank >= 2, "C2", f"a must have rank 2 or more, got {a}")
+        check(dim_ok(a.shape[-1], a.shape[-2]), "C3", f"the last two dimensions of a must be equal, got {a}")
+
+
+@verifier("stablehlo.triangular_solve")
+def triangular_solve(op, check):
+    a, b, r = op.operands[0].type, op.operands[1].type, op.results[0].type
+    if not (ranked(a) and ranked(b)):
+        return
+    check(a.rank >= 2, "C1", f"operand 'a' must have rank >= 2, but got {a}")
+    check(a.rank == b.rank, "C2", f"operands 'a' and 'b' must have the same rank, got {a}, {b}")
+    check(dim_ok(a.shape[-1], a.shape[-2]), "C3", f"the last two dimensions of 'a' must be equal, got {a}")
+    left = getattr(op.attributes.get("left_side"), "value", False)
+    shared = b.shape[-2] if left else b.shape[-1]
+    check(dim_ok(a.shape[-1], shared), "C4", f"shared dimension of operands 'a' and 'b' must be compatible, got {a} and {b}")
+    check(all(dim_ok(x, y) for x, y in zip(a.shape[:-2], b.shape[:-2])), "C5",
+          f"batch dimensions of the operands must be compatible, got {a} and {b}")
+    check(types_compatible(b, r, True), "C6", f"result type {r} must be the type of 'b' ({b})")
+
+
+@verifier("stablehlo.dynamic_pad")
+def dynamic_pad(op, check):
+    a, pv, r = op.operands[0].type, op.operands[1].type, op.results[0].type
+    check(elems_equal(a, pv, True) and elems_equal(a, r, True), "C1", "operand, padding_value and result must have the same element type")
+    if ranked(a):
+        for v in op.operands[2:]:
+            t = v.type
+            if ranked(t) and t.rank == 1 and t.shape[0] is not None:
+                check(t.shape[0] == a.rank, "C2", f"padding operands size ({t.shape[0]}) must match operand rank ({a.rank})")
+
+
+@verifier("stablehlo.fft")
+def fft(op, check):
+    a, r = op.operands[0].type, op.results[0].type
+    kind = getattr(op.attributes.get("fft_type"), "value", "FFT")
+    n = ints(op.attributes.get("fft_length"))
+    check(1 <= len(n) <= 3, "C3", f"fft_length must have 1 to 3 entries, has {len(n)}")
+    if ranked(a):
+        check(len(n) <= a.rank, "C1", f"operand rank must not be less than fft rank of {len(n)} for operand of type {a}")
+    ea, er = elem(a), elem(r)
+    if kind == "RFFT":
+        check(isinstance(ea, ElementType) and ea.name in ("f32", "f64"), "C2", f"RFFT requires f32 or f64 input, got {ea}")
+        check(isinstance(er, ElementType) and er.is_complex and er.bits == 2 * ea.bits, "C2", f"RFFT result must be complex of {ea}")
+        if ranked(a):
+            check(all(dim_ok(x, y) for x, y in zip(a.shape[-len(n):], n)), "C4",
+                  f"RFFT requires innermost dimensions {list(a.shape[-len(n):])} to equal fft_length {list(n)}")
+            if ranked(r):
+                expect = list(a.shape[:-1]) + [n[-1] // 2 + 1]
+                check(shape_matches(r, expect), "C5", f"result {r} does not match the inferred shape {expect}")
+    elif kind == "IRFFT":
+        check(isinstance(ea, ElementType) and ea.is_complex, "C2", f"IRFFT takes a complex tensor, given {a}")
+        check(isinstance(er, ElementType) and er.is_float, "C2", f"IRFFT gives a float tensor, got {r}")
+    else:
+        check(isinstance(ea, ElementType) and ea.is_complex, "C2", f"FFT/IFFT take a complex tensor as input, but is given {a}")
+        check(types_compatible(a, r), "C5", f"result {r} must have the operand type {a}")
+
+
+@verifier("stablehlo.dynamic_gather")
+def dynamic_gather(op, check):
+    # Same structure as gather, with slice_sizes an operand (checked only when constant-folded upstream).
+    a, idx = op.operands[0].type, op.operands[1].type
+    dn = op.attributes.get("dimension_numbers")
+    if not isinstance(dn, StructAttr):
+        return
+    g = lambda k: tuple(dn.get(k, ()) or ())
+    off, col, obd, sim = g("offset_dims"), g("collapsed_slice_dims"), g("operand_batching_dims"), g("start_index_map")
+    r = op.results[0].type
+    if ranked(a):
+        check(a.rank == len(off) + len(col) + len(obd), "C1",
+              f"offset_dims size ({len(off)}) plus collapsed_slice_dims size ({len(col)}) plus operand_batching_dims size ({len(obd)}) is not equal to operand rank ({a.rank})")
+    check(_sorted_distinct(off), "C4", f"offset_dims {list(off)} must be sorted and distinct")
+    if ranked(r):
+        check(all(0 <= d < r.rank for d in off), "C5", f"offset_dims {list(off)} out of range for {r}")
+    check(list(col) == sorted(set(col)), "C6", f"collapsed_slice_dims {list(col)} must be sorted and distinct")
+    check(len(set(sim + obd)) == len(sim + obd), "C9", "start_index_map and operand_batching_dims must be distinct")
+    if ranked(a):
+        check(all(0 <= d < a.rank for d in col), "C7", f"collapsed_slice_dims {list(col)} out of range for {a}")
+        check(all(0 <= d < a.rank for d in sim), "C10", f"start_index_map {list(sim)} out of range for {a}")
+    ss = op.operands[2].type
+    if ranked(ss) and ranked(a) and ss.rank == 1 and ss.shape[0] is not None:
+        check(ss.shape[0] == a.rank, "C11", f"slice_sizes size ({ss.shape[0]}) not equal to operand rank ({a.rank})")
+    check(elems_equal(a, r, True), "C14", f"operand and result must have the same element type")
+
+
+from . import collective  # noqa: E402,F401  (registers the collective verifiers)
+
 _register_trait_checks()

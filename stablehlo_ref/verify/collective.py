@@ -1,0 +1,195 @@
+"""Verifiers of the collective ops (all_reduce, reduce_scatter, all_gather, all_to_all,
+collective_permute, collective_broadcast, collective_reduce): replica-group structure and the
+reduction bodies."""
+from __future__ import annotations
+
+from ..ir.attributes import StructAttr
+from ..ir.types import TensorType, TupleType
+from .core import verifier
+from .shapes import dim_ok, elem, elems_equal, int_value, is_tensor, promotable, ranked, shapes_compatible
+
+
+def _groups(op, check, cid_dup, cid_range, allow_padding=False, require_all=True):
+    """The replica groups as lists of ids (padding -1 dropped); checks rank, negatives, duplicates
+    and that the ids cover 0..n-1."""
+    a = op.attributes.get("replica_groups")
+    arr = getattr(a, "array", None)
+    if arr is None:
+        return None
+    check(arr.ndim == 2, cid_range, f"replica groups should be a rank 2 tensor, got rank {arr.ndim}")
+    groups = [[int(x) for x in row] for row in arr.tolist()]
+    seen = set()
+    for g in groups:
+        for x in g:
+            if x == -1 and allow_padding:
+                continue
+            check(x >= 0, cid_range, f"invalid replica id {x}")
+            check(x not in seen, cid_dup, f"replica id #{x} seen more than once")
+            seen.add(x)
+    if seen and not allow_padding:
+        for i in range(max(seen) + 1):
+            check(i in seen, cid_range, f"replica id #{i} not seen in replica groups")
+    elif seen and require_all:
+        for i in range(max(seen) + 1):
+            check(i in seen, cid_range, f"replica id #{i} not seen in replica groups")
+    return [[x for x in g if x != -1] for g in groups]
+
+
+def _channel_check(op, check, cid):
+    if op.attributes.get("use_global_device_ids") is None:
+        return
+    ch = op.attributes.get("channel_handle")
+    h = ch.get("handle") if isinstance(ch, StructAttr) else None
+    check(h is not None and int(h) > 0, cid,
+          f"channel_id must be positive when use_global_device_ids is set but got: {h}")
+
+
+def _reduction_body(op, check, operand_types, cid, result_types=None):
+    region = op.regions[0]
+    n = len(operand_types)
+    args = [a.type for a in region.blocks[0].arguments] if region.blocks else []
+    check(len(args) == 2 * n, cid, f"reduction region must take {2 * n} parameters, but takes {len(args)}")
+    term = region.blocks[-1].operations[-1] if region.blocks and region.blocks[-1].operations else None
+    rets = [v.type for v in term.operands] if term is not None else []
+    check(len(rets) > 0, cid, "the reduction region is expected to return some value(s)")
+    check(all(not isinstance(t, TupleType) and is_tensor(t) for t in rets), cid,
+          f"reduction region must produce tensor-typed results, but produces {', '.join(map(str, rets))}")
+    check(len(rets) == n, cid, f"reduction region must produce {n} tensors, but produces {len(rets)}")
+    for i, t in enumerate(operand_types):
+        r = rets[i]
+        check(ranked(r) and r.rank == 0, cid, f"the shape of reduction-region's result type at index {i} ({r}) must be 0-d")
+        for a in (args[i], args[i + n]):
+            check(a == r or (ranked(a) and ranked(r) and shapes_compatible(a, r) and elems_equal(a, r)), cid,
+                  f"the type of reduction-region's parameter ({a}) differs from the result type ({r})")
+        check(promotable(elem(t), elem(r)), cid,
+              f"the reduction region's element type {elem(r)} is not promotable from {elem(t)}")
+    if result_types is not None:
+        for res, r in zip(result_types, rets):
+            check(elems_equal(res, r), cid, f"result element type must be {elem(r)}, got {res}")
+
+
+@verifier("stablehlo.all_reduce")
+def all_reduce(op, check):
+    _groups(op, check, "C1", "C3", allow_padding=True)
+    _channel_check(op, check, "C4")
+    _reduction_body(op, check, [op.operands[0].type] if op.operands else [], "C5")
+    for v, r in zip(op.operands, op.results):
+        check(shapes_compatible(v.type, r.type), "C6", f"result {r.type} must have the shape of operand {v.type}")
+
+
+@verifier("stablehlo.reduce_scatter")
+def reduce_scatter(op, check):
+    a, r = op.operands[0].type, op.results[0].type
+    d = int_value(op.attributes.get("scatter_dimension"), 0)
+    check(d >= 0, "C2", f"scatter_dimension {d} must be non-negative")
+    if ranked(a):
+        check(d < a.rank, "C2", f"scatter_dimension {d} is out of range for {a}")
+    groups = _groups(op, check, "C3", "C5")
+    _channel_check(op, check, "C6")
+    _reduction_body(op, check, [a], "C7", [r])
+    if ranked(a) and ranked(r):
+        check(a.rank == r.rank, "C8", f"operand and result must have the same rank ({a}, {r})")
+        sa, sr = a.shape[d], r.shape[d]
+        check(sa != 0, "C1", "operand dimension size at scatter_dimension cannot be zero")
+        if sa is not None and sr is not None:
+            check(sr != 0 and sa % sr == 0, "C8",
+                  f"operand scatter dimension has size {sa}, expected to be a multiple of result scatter dimension size {sr}")
+        check(all(dim_ok(x, y) for i, (x, y) in enumerate(zip(a.shape, r.shape)) if i != d), "C8",
+              f"result {r} must have the operand shape outside scatter_dimension")
+
+
+@verifier("stablehlo.all_gather")
+def all_gather(op, check):
+    d = int_value(op.attributes.get("all_gather_dim"), 0)
+    check(d >= 0, "C1", f"all_gather_dim {d} must be non-negative")
+    _groups(op, check, "C2", "C4")
+    _channel_check(op, check, "C5")
+    for v, r in zip(op.operands, op.results):
+        a, t = v.type, r.type
+        if not (ranked(a) and ranked(t)):
+            continue
+        check(d < a.rank, "C1", f"all_gather_dim {d} is out of range for {a}")
+        check(a.rank == t.rank, "C6", f"operand and result must have the same rank ({a}, {t})")
+        check(a.shape[d] != 0, "C6", "dimension size of operand at 'all_gather_dim' cannot be zero")
+        if a.shape[d] is not None and t.shape[d] is not None:
+            check(t.shape[d] % a.shape[d] == 0, "C6",
+                  f"result gather dimension has size {t.shape[d]}, expected to be a multiple of operand gather dimension size {a.shape[d]}")
+        check(elems_equal(a, t, True), "C6", f"result {t} must have the operand's element type")
+
+
+@verifier("stablehlo.all_to_all")
+def all_to_all(op, check):
+    sd = int_value(op.attributes.get("split_dimension"), 0)
+    cd = int_value(op.attributes.get("concat_dimension"), 0)
+    sc = int_value(op.attributes.get("split_count"), 1)
+    check(sd >= 0, "C1", f"split_dimension {sd} must be non-negative")
+    check(cd >= 0, "C3", f"concat_dimension {cd} must be non-negative")
+    check(sc > 0, "C4", f"split_count {sc} must be positive")
+    check(len(op.operands) == len(op.results), "C9", "requires the same number of operands and results")
+    groups = _groups(op, check, "C5", "C7")
+    if groups:
+        check(all(len(g) == sc for g in groups), "C8", f"group size of replica_groups must be {sc}")
+    for v, r in zip(op.operands, op.results):
+        a, t = v.type, r.type
+        if not ranked(a):
+            continue
+        check(sd < a.rank, "C1", f"split_dimension {sd} is out of bounds for input rank {a.rank}")
+        check(cd < a.rank, "C3", f"concat_dimension {cd} is out of bounds for input rank {a.rank}")
+        if a.shape[sd] is not None:
+            check(a.shape[sd] % sc == 0, "C2",
+                  f"split dimension has size {a.shape[sd]}, expected to be a multiple of split_count {sc}")
+        if ranked(t):
+            expect = list(a.shape)
+            if expect[sd] is not None:
+                expect[sd] //= sc
+            if expect[cd] is not None:
+                expect[cd] *= sc
+            check(t.rank == a.rank and all(dim_ok(x, y) for x, y in zip(t.shape, expect)), "C9",
+                  f"result {t} does not match the inferred shape {expect}")
+
+
+@verifier("stablehlo.collective_permute")
+def collective_permute(op, check):
+    p = op.attributes.get("source_target_pairs")
+    arr = getattr(p, "array", None)
+    if arr is not None:
+        check(arr.ndim == 2, "C1", f"expect source_target_pairs attribute to be of rank 2, but got rank {arr.ndim}")
+        check(arr.shape[1] == 2, "C1", f"expect source_target_pairs attribute of shape (N, 2), but got {tuple(arr.shape)}")
+        src = [int(x) for x in arr[:, 0]]
+        dst = [int(x) for x in arr[:, 1]]
+        check(all(x >= 0 for x in src + dst), "C4", "replica ids in source_target_pairs must be >= 0")
+        check(len(set(src)) == len(src), "C2", "duplicate sources not allowed")
+        check(len(set(dst)) == len(dst), "C3", "duplicate targets not allowed")
+    for v, r in zip(op.operands, op.results):
+        check(shapes_compatible(v.type, r.type) and elems_equal(v.type, r.type, True), "C5",
+              f"result {r.type} must have the operand type {v.type}")
+
+
+def _dynamic_root(op, check, cid, what):
+    if op.attributes.get("has_dynamic_root") is None:
+        return len(op.operands)
+    check(len(op.operands) >= 2, cid, f"{what} with has_dynamic_root=true needs a root operand")
+    root = op.operands[-1].type
+    check(ranked(root) and root.rank == 1 and str(elem(root)) in ("i32", "si32"), cid,
+          f"last operand of {what} with has_dynamic_root=true must be a rank-1 i32 tensor")
+    n = len(op.operands) - 1
+    if root.shape[0] is not None:
+        check(root.shape[0] == n, cid,
+              f"last operand of {what} with has_dynamic_root=true must have the same number of elements as data operands ({n}), but got {root.shape[0]}")
+    return n
+
+
+@verifier("stablehlo.collective_broadcast")
+def collective_broadcast(op, check):
+    check(len(op.operands) >= 1, "C3", "collective_broadcast requires at least one data operand")
+    _groups(op, check, "C1", "C2", allow_padding=True, require_all=False)
+    n = _dynamic_root(op, check, "C4", "collective_broadcast")
+    check(len(op.results) == n, "C5", f"expects {n} results, got {len(op.results)}")
+
+
+@verifier("stablehlo.collective_reduce")
+def collective_reduce(op, check):
+    _channel_check(op, check, "C4")
+    n = _dynamic_root(op, check, "C5", "collective_reduce")
+    if op.regions:
+        _reduction_body(op, check, [op.operands[0].type], "C5")
