@@ -265,6 +265,13 @@ def generic_checks(op: Operation, check: Check, spec_op) -> None:
             check(a.optional or a.default is not None, "", f"requires attribute '{a.name}'")
             continue
         check(_attr_kind_ok(a.kind, val), "", f"attribute '{a.name}' must be {a.kind.replace('_', ' ')}, got {val}")
+    ra = op.attributes.get("result_accuracy")
+    if isinstance(ra, StructAttr):
+        mode = ra.get("mode")
+        mode = mode.get("value") if isinstance(mode, StructAttr) else getattr(mode, "value", mode)
+        if mode == "HIGHEST":
+            check(all(float(ra.get(k, 0) or 0) == 0 for k in ("atol", "rtol", "ulps")), "",
+                  "result_accuracy with mode HIGHEST must have all tolerances zero")
     # Operand and result type categories, when the members map one to one onto the values.
     for members, values, what in ((spec_op.operands, op.operands, "operand"),
                                   (spec_op.results, op.results, "result")):

@@ -982,6 +982,33 @@ def dynamic_gather(op, check):
     check(elems_equal(a, r, True), "C14", f"operand and result must have the same element type")
 
 
+@verifier("stablehlo.composite")
+def composite(op, check):
+    name = getattr(op.attributes.get("name"), "value", "")
+    import re
+    check(re.fullmatch(r"[A-Za-z_][\w$]*(\.[\w$]+)+", name) is not None, "C1",
+          f"name '{name}' must be a valid namespaced op name")
+    callee = op.attributes.get("decomposition")
+    if isinstance(callee, SymbolRefAttr) and check.module is not None:
+        fns = check.module.functions
+        check(callee.root in fns, "C2", f"decomposition @{callee.root} does not reference a function")
+        ft = getattr(fns[callee.root].attributes.get("function_type"), "type", None)
+        if isinstance(ft, FunctionType):
+            check(len(ft.inputs) == len(op.operands) and all(types_compatible(v.type, t) for v, t in zip(op.operands, ft.inputs)),
+                  "C3", f"operand types must match the decomposition's input types ({', '.join(map(str, ft.inputs))})")
+            check(len(ft.results) == len(op.results) and all(types_compatible(v.type, t) for v, t in zip(op.results, ft.results)),
+                  "C4", f"result types must match the decomposition's result types ({', '.join(map(str, ft.results))})")
+
+
+@verifier("stablehlo.infeed", "stablehlo.recv")
+def infeed(op, check):
+    rs = [r.type for r in op.results]
+    check(len(rs) >= 1, "C1", "result is expected to be at least of size 1, but got 0")
+    check(isinstance(rs[-1], TokenType), "C1", f"last element of result types is expected to be of token type, but got {rs[-1]}")
+    check(all(not isinstance(t, TokenType) for t in rs[:-1]), "C1",
+          "all result types except the last are expected to be tensors")
+
+
 from . import collective  # noqa: E402,F401  (registers the collective verifiers)
 
 _register_trait_checks()
