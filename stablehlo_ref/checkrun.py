@@ -34,7 +34,8 @@ def split_chunks(text: str) -> List[str]:
     for m in _SPLIT.finditer(text):
         part = text[pos:m.start()]
         chunks.append("\n" * line + part)
-        line += part.count("\n") + 1
+        # the separator line's own newline starts the next chunk's text
+        line += part.count("\n")
         pos = m.end()
     chunks.append("\n" * line + text[pos:])
     return chunks

@@ -110,3 +110,10 @@ def test_cli_print_roundtrip(capsys):
     gtext = capsys.readouterr().out
     assert '"stablehlo.add"' in gtext
     assert stablehlo_ref.parse(gtext) == stablehlo_ref.load(EX / "mlp.mlir")
+
+
+def test_split_chunks_keeps_file_line_numbers():
+    from stablehlo_ref.checkrun import split_chunks
+    text = "a\n// -----\nb\nc\n// -----\nd\n"
+    lines = [[i + 1 for i, l in enumerate(c.split("\n")) if l.strip()] for c in split_chunks(text)]
+    assert lines == [[1], [3, 4], [6]]
