@@ -11,7 +11,15 @@ from __future__ import annotations
 
 from .errors import (CheckFailure, InterpreterError, NotImplementedOpError, ParseError,
                      SerializationError, StableHLOError, UsageError, VerificationError)
-from .ir import Module
+
+
+def __getattr__(name):
+    # `Module` (and with it ml_dtypes, ~0.5 s to import) loads on first use, so that
+    # commands such as `stablehlo-ref spec` start fast.
+    if name == "Module":
+        from .ir import Module
+        return Module
+    raise AttributeError(f"module 'stablehlo_ref' has no attribute {name!r}")
 
 __version__ = "0.1.0"
 

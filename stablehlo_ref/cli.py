@@ -16,8 +16,6 @@ import os
 import sys
 import tempfile
 
-import numpy as np
-
 from .errors import StableHLOError, UsageError
 
 
@@ -45,6 +43,7 @@ def write_atomically(path: str, data: bytes) -> None:
 
 
 def _load_inputs(args, module, entry):
+    import numpy as np
     arrays = []
     for p in args.input or []:
         try:
@@ -66,6 +65,7 @@ def _load_inputs(args, module, entry):
 
 
 def _format_result(i, a) -> str:
+    import numpy as np
     if isinstance(a, np.ndarray):
         body = np.array2string(np.asarray(a), threshold=200, edgeitems=4, max_line_width=100)
         return f"result #{i}: shape={tuple(a.shape)} dtype={a.dtype}\n{body}"
@@ -73,6 +73,7 @@ def _format_result(i, a) -> str:
 
 
 def cmd_run(args) -> int:
+    import numpy as np
     from . import load
     if args.check:
         return cmd_check(args)
