@@ -133,7 +133,19 @@ def _cc_close(ctx, op, lhs, rhs, *rest):
     expect_close(lhs, rhs, elem(op.operands[0].type), *CUSTOM_CALL_CLOSE_ULPS, what="check.expect_close")
 
 
+def _cc_check_eq(ctx, op, actual, expected, *rest):
+    """`@check.eq(actual, expected)` of the testdata generator: exact when `expected` holds
+    integers, else within 1e-4; its `tensor<i1>` result is true when the check holds."""
+    et = elem(op.operands[1].type)
+    if et.is_float or et.is_complex:
+        expect_almost_eq(actual, expected, et, ALMOST_EQ_TOLERANCE, "check.eq")
+    else:
+        expect_eq(actual, expected, et, "check.eq")
+    return [np.ones(tuple(r.type.shape), dtype=np.bool_) for r in op.results]
+
+
 CUSTOM_CALL_CHECKS = {
+    "check.eq": _cc_check_eq,
     "check.expect_eq": _cc_eq,
     "check.expect_almost_eq": _cc_almost_eq,
     "check.expect_close": _cc_close,

@@ -44,8 +44,8 @@ def custom_call(ctx, op, *args):
     from .check import CUSTOM_CALL_CHECKS
     fn = CUSTOM_CALL_CHECKS.get(target)
     if fn is not None:
-        fn(ctx, op, *args)
-        return []
+        out = fn(ctx, op, *args)
+        return out if out is not None else []
     if ctx.custom_call_handler is not None:
         return ctx.custom_call_handler(target, op, args)
     raise NotImplementedOpError("stablehlo.custom_call", f"target @{target}")

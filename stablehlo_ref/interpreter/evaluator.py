@@ -26,6 +26,9 @@ class Token:
 TOKEN = Token()
 
 
+_UNPLANNED = object()
+
+
 class _Return(Exception):
     pass
 
@@ -50,6 +53,7 @@ class _Scope(dict):
 def _import_kernels():
     from . import elementwise, movement, reduction, control, linalg, check, chlo, conv  # noqa: F401
     from . import indexing, sorting, windows  # noqa: F401
+    from . import quantized  # noqa: F401
 
 
 class Interpreter:
@@ -63,6 +67,7 @@ class Interpreter:
         self.custom_call_handler = custom_call_handler
         self.collect_check_failures = False
         self._scope = None           # the scope of the block whose op is running now
+        self._quant_plans = {}       # op -> how to run it on quantized values (None: as is)
 
     # ------------------------------------------------------------ public
     def call(self, name: str, args: Sequence) -> list:
@@ -117,7 +122,11 @@ class Interpreter:
                 raise InterpreterError(f"{name}: operand used before it is defined",
                                        op.where()) from None
             try:
-                out = fn(self, op, *args)
+                plan = self._quant_plans.get(op, _UNPLANNED)
+                if plan is _UNPLANNED:
+                    from .quantized import plan_for
+                    plan = self._quant_plans[op] = plan_for(op)
+                out = fn(self, op, *args) if plan is None else plan(self, fn, args)
             except StableHLOError as e:
                 if e.location is None:
                     e.location = op.where()
