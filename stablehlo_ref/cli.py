@@ -166,8 +166,10 @@ def cmd_spec(args) -> int:
     from . import spec
     if args.op:
         name = args.op if "." in args.op else f"stablehlo.{args.op}"
-        if not spec.has_op(name):
-            raise UsageError(f"unknown op '{args.op}'")
+        try:
+            spec.op(name)
+        except spec.UnknownOpError as e:
+            raise UsageError(str(e)) from None
         print(spec.format_op(name))
     else:
         print(spec.format_op_table())
