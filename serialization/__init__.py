@@ -1,0 +1,176 @@
+"""StableHLO portable artifacts: read and write MLIR bytecode of the VHLO dialect.
+
+    serialize(module, target="1.0.0", strip_debuginfo=False) -> bytes
+    deserialize(data) -> Module
+    artifact_version(data) -> str
+
+Writing converts StableHLO to the current VHLO, downgrades it to `target` (refusing, with a
+SerializationError naming the op or attribute, what the target cannot express) and writes the
+bytecode version that target uses, laid out exactly as upstream lays it out. Reading accepts
+any bytecode version 0..6 and any VHLO version from 0.9.0 to the current one, upgrades to the
+current VHLO and converts to StableHLO (dropping attributes equal to their defaults, as
+upstream does).
+"""
+from __future__ import annotations
+
+import re
+from typing import Optional
+
+from .. import spec as S
+from ..errors import SerializationError
+from ..ir import attributes as A
+from ..ir.core import Module, Operation
+from . import bytecode as B
+from . import vhlo as V
+
+__all__ = ["serialize", "deserialize", "artifact_version", "read_vhlo", "write_vhlo"]
+
+_CODECS = [B.BuiltinCodec(), V.VhloCodec()]
+_CODEC_MAP = {c.name: c for c in _CODECS}
+
+
+def _check_target(target: str):
+    try:
+        v = S.parse_version(target)
+    except S.SpecError:
+        raise SerializationError(f"bad target version {target!r}: expected MAJOR.MINOR.PATCH such as 1.0.0") from None
+    lo, hi = S.parse_version(S.minimum_version()), S.parse_version(S.current_version())
+    if v < lo:
+        raise SerializationError(f"target {target} is older than the minimum supported version {S.minimum_version()}")
+    if v > hi:
+        raise SerializationError(f"target {target} is newer than the current version {S.current_version()}")
+    return f"{v[0]}.{v[1]}.0"
+
+
+def _props_writer(op: Operation, w: B.DialectWriter) -> bool:
+    if op.name == "builtin.module":
+        w.optional_attr(op.attributes.get("sym_name"))
+        w.optional_attr(op.attributes.get("sym_visibility"))
+        return True
+    names = V.inherent_names(op.name)
+    if not names:
+        return False
+    for n in names:
+        a = op.attributes.get(n)
+        if a is None:
+            raise SerializationError(f"{op.name}: attribute {n} is missing")
+        w.attr(a)
+    return True
+
+
+def _make_dict_of(version: int):
+    cache = {}
+
+    def dict_of(op: Operation):
+        r = cache.get(id(op), 0)
+        if r != 0:
+            return r
+        if version >= 5:
+            inherent = set(V.inherent_names(op.name) or ())
+            items = [(k, v) for k, v in op.attributes.items() if k not in inherent]
+        else:
+            items = list(op.attributes.items())
+        d = A.DictAttr(tuple(sorted(items, key=lambda kv: kv[0].encode()))) if items else None
+        cache[id(op)] = d
+        return d
+    return dict_of
+
+
+def _strip_locations(op: Operation):
+    op.location = A.UNKNOWN_LOC
+    for r in op.regions:
+        for b in r.blocks:
+            b.arg_locations = [None] * len(b.arguments)
+            for o in b.operations:
+                _strip_locations(o)
+
+
+def to_vhlo(module: Module, target: str) -> Operation:
+    """StableHLO module -> VHLO module op at `target` (a checked, patch-0 version)."""
+    root = V.op_to_vhlo(module.op, {})
+    V.downgrade_op(root, target)
+    return root
+
+
+def write_vhlo(root: Operation, target: str, producer_version: str) -> bytes:
+    version = S.bytecode_version(target)
+    return B.write_file(root, version=version, producer="StableHLO_v" + producer_version, codecs=_CODECS,
+                        dict_of=_make_dict_of(version), props_writer=_props_writer)
+
+
+def serialize(module: Module, target: str = "1.0.0", strip_debuginfo: bool = False) -> bytes:
+    """Write `module` as a portable artifact for StableHLO version `target`."""
+    if not isinstance(module, Module):
+        raise SerializationError("serialize() expects a Module")
+    conv = _check_target(target)
+    root = to_vhlo(module, conv)
+    if strip_debuginfo:
+        _strip_locations(root)
+    return write_vhlo(root, conv, target)
+
+
+def read_vhlo(data):
+    """Portable artifact -> (VHLO module op as stored, bytecode version, producer)."""
+    if not isinstance(data, (bytes, bytearray, memoryview)):
+        raise SerializationError("deserialize() expects bytes")
+    if isinstance(data, bytearray):
+        data = bytes(data)
+    root, f = B.read_file(data, _CODEC_MAP)
+    if root.name != "builtin.module":
+        raise SerializationError(f"the top-level operation is {root.name}, expected builtin.module", "byte 0")
+    _apply_properties(root, f)
+    return root, f.version, f.producer
+
+
+def _apply_properties(op: Operation, f):
+    props = f.op_props.get(id(op))
+    if props is not None:
+        r = B.properties_reader(f, props)
+        if op.name == "builtin.module":
+            for n in ("sym_name", "sym_visibility"):
+                a = r.optional_attr()
+                if a is not None:
+                    op.attributes[n] = a
+        else:
+            names = V.inherent_names(op.name)
+            if names is None:
+                raise SerializationError(f"unknown VHLO op {op.name} (this reader knows StableHLO up to "
+                                         f"{S.current_version()})", f"byte {props[0]}")
+            for n in names:
+                op.attributes[n] = r.attr()
+        if not r.cur.at_end():
+            r.cur.fail(f"trailing bytes in the properties of {op.name}")
+    for reg in op.regions:
+        for b in reg.blocks:
+            for o in b.operations:
+                _apply_properties(o, f)
+
+
+def deserialize(data) -> Module:
+    """Read a portable artifact (any version 0.9.0 .. current) into a StableHLO Module."""
+    root, _version, producer = read_vhlo(data)
+    try:
+        V.upgrade_op(root)
+        new = V.op_from_vhlo(root, {}, None)
+    except SerializationError as e:
+        if producer and producer not in e.message:
+            e.message += f" (artifact produced by {producer})"
+        raise
+    except (KeyError, IndexError, ValueError, TypeError, AttributeError) as e:
+        raise SerializationError(f"malformed VHLO program ({type(e).__name__}: {e}); artifact produced by {producer}") from None
+    return Module(new)
+
+
+_VERSION_RE = re.compile(rb"StableHLO_v(\d+)\.(\d+)\.(\d+)")
+
+
+def artifact_version(data) -> str:
+    """The StableHLO version named in an artifact's producer string (`StableHLO_vX.Y.Z`)."""
+    b = bytes(data[:4096]) if not isinstance(data, bytes) else data[:4096]
+    if len(b) < 4 or b[:4] != B.MAGIC:
+        raise SerializationError("not a portable artifact: missing the MLIR bytecode magic", "byte 0")
+    head = b.split(b"\x00", 1)[0]
+    m = _VERSION_RE.search(head)
+    if not m:
+        raise SerializationError("the producer string names no StableHLO version (expected StableHLO_vX.Y.Z)", "byte 5")
+    return ".".join(x.decode() for x in m.groups())

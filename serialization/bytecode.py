@@ -1,0 +1,1552 @@
+"""MLIR bytecode: the container format of StableHLO portable artifacts.
+
+Owns the primitive encodings (prefix varints, zigzag, sections), the string, dialect,
+attribute/type, IR, properties and resource sections, the builtin dialect's attribute and type
+codecs, and the deterministic numbering upstream's writer uses (so that written files are byte
+for byte what upstream writes). Dialect-specific attribute/type codecs (VHLO) plug in through
+`DialectCodec`. The IR read and written here is the generic `stablehlo_ref.ir` structure with
+op names as stored (`vhlo.add_v1`); converting VHLO to StableHLO is `vhlo.py`'s job.
+
+Every read is bounds checked: a malformed file raises SerializationError naming the byte
+offset and what was expected, and no size field is trusted before it is checked against the
+bytes that remain.
+"""
+from __future__ import annotations
+
+import struct
+from typing import Callable, Dict, List, Optional, Tuple
+
+import numpy as np
+
+from ..errors import SerializationError
+from ..ir import attributes as A
+from ..ir import types as T
+from ..ir.core import Block, Module, Operation, Region, Value
+
+MAGIC = b"ML\xefR"
+MAX_VERSION = 6
+INT64_MIN = -(1 << 63)
+
+# section ids
+S_STRING, S_DIALECT, S_ATTRTYPE, S_ATTRTYPE_OFFSET, S_IR, S_RESOURCE, S_RESOURCE_OFFSET, \
+    S_DIALECT_VERSIONS, S_PROPERTIES = range(9)
+_SECTION_NAMES = ["String", "Dialect", "AttrType", "AttrTypeOffset", "IR", "Resource",
+                  "ResourceOffset", "DialectVersions", "Properties"]
+
+# op encoding mask bits
+M_ATTRS, M_RESULTS, M_OPERANDS, M_SUCCESSORS, M_REGIONS, M_USELIST, M_PROPERTIES = \
+    0x01, 0x02, 0x04, 0x08, 0x10, 0x20, 0x40
+
+MAX_NESTING = 2000
+
+
+# ============================================================ primitive reading
+
+class Cursor:
+    """A bounds-checked reader over data[pos:end]; offsets in messages are absolute."""
+
+    __slots__ = ("data", "pos", "end")
+
+    def __init__(self, data, pos: int = 0, end: Optional[int] = None):
+        self.data = data
+        self.pos = pos
+        self.end = len(data) if end is None else end
+
+    def fail(self, what: str, at: Optional[int] = None):
+        raise SerializationError(what, f"byte {self.pos if at is None else at}")
+
+    @property
+    def remaining(self) -> int:
+        return self.end - self.pos
+
+    def at_end(self) -> bool:
+        return self.pos >= self.end
+
+    def byte(self, what: str = "a byte") -> int:
+        if self.pos >= self.end:
+            self.fail(f"unexpected end of data, expected {what}")
+        b = self.data[self.pos]
+        self.pos += 1
+        return b
+
+    def take(self, n: int, what: str = "bytes"):
+        if n < 0 or n > self.end - self.pos:
+            self.fail(f"{what}: size {n} runs past the end of its section ({self.end - self.pos} bytes left)")
+        start = self.pos
+        self.pos += n
+        return self.data[start:self.pos]
+
+    def varint(self, what: str = "a varint") -> int:
+        first = self.byte(what)
+        if first & 1:
+            return first >> 1
+        if first == 0:
+            raw = self.take(8, what)
+            return int.from_bytes(raw, "little")
+        n = (first & -first).bit_length()     # number of bytes in total
+        start = self.pos - 1
+        if n - 1 > self.end - self.pos:
+            self.fail(f"unexpected end of data inside {what}", start)
+        raw = bytes(self.data[start:start + n])
+        self.pos = start + n
+        return int.from_bytes(raw, "little") >> n
+
+    def svarint(self, what: str = "a signed varint") -> int:
+        u = self.varint(what)
+        v = (u >> 1) ^ -(u & 1)
+        return v
+
+    def varint_flag(self, what: str = "a varint") -> Tuple[int, bool]:
+        v = self.varint(what)
+        return v >> 1, bool(v & 1)
+
+    def cstring(self, what: str = "a string") -> str:
+        data = self.data
+        i = self.pos
+        while i < self.end and data[i] != 0:
+            i += 1
+        if i >= self.end:
+            self.fail(f"unterminated {what}")
+        s = bytes(data[self.pos:i])
+        self.pos = i + 1
+        try:
+            return s.decode("utf-8")
+        except UnicodeDecodeError:
+            self.fail(f"{what} is not UTF-8")
+
+    def count(self, what: str, min_bytes_each: int = 1) -> int:
+        """A varint count of items that take at least `min_bytes_each` bytes each."""
+        at = self.pos
+        n = self.varint(what)
+        if min_bytes_each and n * min_bytes_each > self.end - self.pos:
+            self.fail(f"{what} {n} is larger than the {self.end - self.pos} bytes left", at)
+        return n
+
+
+# ============================================================ primitive writing
+
+def varint_bytes(v: int) -> bytes:
+    if v < 0:
+        raise SerializationError(f"internal error: negative varint {v}")
+    if v < 0x80:
+        return bytes(((v << 1) | 1,))
+    for n in range(2, 9):
+        if v < (1 << (7 * n)):
+            return (((v << 1) | 1) << (n - 1)).to_bytes(n, "little")
+    return b"\x00" + v.to_bytes(8, "little")
+
+
+def zigzag(v: int) -> int:
+    v &= 0xFFFFFFFFFFFFFFFF
+    s = v - (1 << 64) if v >> 63 else v
+    return ((s << 1) ^ (s >> 63)) & 0xFFFFFFFFFFFFFFFF
+
+
+class Emitter:
+    __slots__ = ("buf",)
+
+    def __init__(self):
+        self.buf = bytearray()
+
+    def byte(self, b: int):
+        self.buf.append(b)
+
+    def varint(self, v: int):
+        self.buf += varint_bytes(v)
+
+    def svarint(self, v: int):
+        self.buf += varint_bytes(zigzag(v))
+
+    def varint_flag(self, v: int, flag: bool):
+        self.varint((v << 1) | (1 if flag else 0))
+
+    def raw(self, b):
+        self.buf += b
+
+    def section(self, sid: int, body: bytes):
+        self.buf.append(sid)
+        self.varint(len(body))
+        self.buf += body
+
+
+# ============================================================ dialect codec interface
+
+class DialectCodec:
+    """Reads and writes the attributes and types of one dialect (custom encodings)."""
+
+    name = ""
+
+    def owns_attr(self, a) -> bool:
+        return False
+
+    def owns_type(self, t) -> bool:
+        return False
+
+    def read_attr(self, r: "DialectReader"):
+        r.fail(f"no bytecode reader for attributes of dialect {self.name!r}")
+
+    def read_type(self, r: "DialectReader"):
+        r.fail(f"no bytecode reader for types of dialect {self.name!r}")
+
+    def write_attr(self, a, w: "DialectWriter"):
+        raise NotImplementedError
+
+    def write_type(self, t, w: "DialectWriter"):
+        raise NotImplementedError
+
+
+class DialectReader:
+    """What a dialect codec reads an entry with: primitives plus references."""
+
+    def __init__(self, file: "_FileReader", cur: Cursor):
+        self.f = file
+        self.cur = cur
+
+    def fail(self, what: str):
+        self.cur.fail(what)
+
+    def varint(self, what="a varint"):
+        return self.cur.varint(what)
+
+    def svarint(self, what="a signed varint"):
+        return self.cur.svarint(what)
+
+    def byte(self, what="a byte"):
+        return self.cur.byte(what)
+
+    def attr(self):
+        at = self.cur.pos
+        return self.f.attr(self.cur.varint("an attribute reference"), at)
+
+    def type(self):
+        at = self.cur.pos
+        return self.f.type(self.cur.varint("a type reference"), at)
+
+    def optional_attr(self):
+        at = self.cur.pos
+        idx, present = self.cur.varint_flag("an optional attribute reference")
+        return self.f.attr(idx, at) if present else None
+
+    def string(self) -> str:
+        at = self.cur.pos
+        return self.f.string(self.cur.varint("a string reference"), at)
+
+    def blob(self, what="a blob"):
+        n = self.cur.varint(what + " size")
+        return self.cur.take(n, what)
+
+    def list(self, fn: Callable, what="a list"):
+        n = self.cur.count(what + " length")
+        return [fn() for _ in range(n)]
+
+    # apint: defined below
+
+
+def _dr_apint(self, width: int) -> int:
+    if width <= 8:
+        return self.cur.byte("an 8-bit integer") & ((1 << width) - 1)
+    if width <= 64:
+        v = self.cur.svarint("an integer") & 0xFFFFFFFFFFFFFFFF
+        return v & ((1 << width) - 1)
+    n = self.cur.count("an integer's word count")
+    v = 0
+    for i in range(n):
+        v |= (self.cur.svarint("an integer word") & 0xFFFFFFFFFFFFFFFF) << (64 * i)
+    return v & ((1 << width) - 1)
+
+
+DialectReader.apint = _dr_apint
+
+
+class DialectWriter:
+    """What a dialect codec writes an entry with. In counting mode (numbering), references are
+    recorded and nothing is emitted."""
+
+    def __init__(self, numbering: "_Numbering", emitter: Optional[Emitter], strings: Optional["_Strings"]):
+        self.n = numbering
+        self.e = emitter
+        self.s = strings
+
+    @property
+    def counting(self) -> bool:
+        return self.e is None
+
+    def varint(self, v):
+        if self.e is not None:
+            self.e.varint(v)
+
+    def svarint(self, v):
+        if self.e is not None:
+            self.e.svarint(v)
+
+    def byte(self, b):
+        if self.e is not None:
+            self.e.byte(b)
+
+    def attr(self, a):
+        if self.e is None:
+            self.n.number_attr(a)
+        else:
+            self.e.varint(self.n.attr_index[_key(a)])
+
+    def type(self, t):
+        if self.e is None:
+            self.n.number_type(t)
+        else:
+            self.e.varint(self.n.type_index[_key(t)])
+
+    def optional_attr(self, a):
+        if a is None:
+            self.varint(0)
+        elif self.e is None:
+            self.n.number_attr(a)
+        else:
+            self.e.varint_flag(self.n.attr_index[_key(a)], True)
+
+    def string(self, s: str):
+        if self.e is not None:
+            self.e.varint(self.s.insert(s))
+
+    def blob(self, b):
+        if self.e is not None:
+            self.e.varint(len(b))
+            self.e.raw(b)
+
+    def list(self, items, fn):
+        self.varint(len(items))
+        for x in items:
+            fn(x)
+
+    def apint(self, v: int, width: int):
+        if self.e is None:
+            return
+        v &= (1 << width) - 1
+        if width <= 8:
+            self.e.byte(v)
+        elif width <= 64:
+            self.e.varint(zigzag(v))
+        else:
+            words = [(v >> (64 * i)) & 0xFFFFFFFFFFFFFFFF for i in range((width + 63) // 64)]
+            self.e.varint(len(words))
+            for w in words:
+                self.e.varint(zigzag(w))
+
+
+def _key(x):
+    """Identity for numbering: value equality plus the Python class (1 == True must not merge)."""
+    return (type(x), x)
+
+
+# ============================================================ builtin dialect
+
+_FLOAT_BITS = {"bf16": 16, "f16": 16, "f32": 32, "f64": 64, "tf32": 19}
+_FLOAT_TYPE_CODES = {"bf16": 3, "f16": 4, "f32": 5, "f64": 6, "tf32": 21, "f8E5M2": 22, "f8E4M3": 23,
+                     "f8E4M3FN": 24, "f8E5M2FNUZ": 25, "f8E4M3FNUZ": 26, "f8E4M3B11FNUZ": 27,
+                     "f8E3M4": 28, "f4E2M1FN": 29, "f6E2M3FN": 30, "f6E3M2FN": 31, "f8E8M0FNU": 32}
+_FLOAT_BY_CODE = {v: k for k, v in _FLOAT_TYPE_CODES.items()}
+
+
+def float_bits_of(et) -> int:
+    return et.bits
+
+
+def float_to_raw(value: float, et) -> int:
+    """The bit pattern of `value` in element type `et` (a float type)."""
+    arr = np.array([value], dtype=np.float64).astype(et.dtype)
+    if et.name == "tf32":
+        return int(arr.view(np.uint32)[0]) >> 13
+    nbytes = arr.dtype.itemsize
+    raw = int.from_bytes(arr.tobytes(), "little")
+    return raw & ((1 << max(et.bits, 1)) - 1) if nbytes * 8 != et.bits else raw
+
+
+def raw_to_float(raw: int, et) -> float:
+    if et.name == "tf32":
+        return float(np.array([raw << 13], dtype=np.uint32).view(np.float32)[0])
+    nbytes = et.dtype.itemsize
+    arr = np.frombuffer(int(raw).to_bytes(nbytes, "little"), dtype=et.dtype)
+    return float(arr[0])
+
+
+class BuiltinCodec(DialectCodec):
+    name = "builtin"
+
+    _ATTR_CLASSES = (A.ArrayAttr, A.DictAttr, A.StringAttr, A.SymbolRefAttr, A.TypeAttr, A.UnitAttr,
+                     A.IntegerAttr, A.FloatAttr, A.BoolAttr, A.CallSiteLoc, A.FileLineColLoc,
+                     A.FusedLoc, A.NameLoc, A.UnknownLoc, A.DenseArrayAttr, A.DenseElementsAttr,
+                     A.DenseResourceAttr)
+
+    def owns_attr(self, a):
+        return isinstance(a, self._ATTR_CLASSES)
+
+    def owns_type(self, t):
+        return isinstance(t, (T.ElementType, T.TensorType, T.FunctionType, T.TupleType, T.NoneType,
+                              T.UnrankedTensorType))
+
+    # ---- reading
+    def read_attr(self, r: DialectReader):
+        code = r.varint("a builtin attribute code")
+        if code == 0:
+            return A.ArrayAttr(tuple(r.list(r.attr, "array")))
+        if code == 1:
+            def entry():
+                k = r.attr()
+                if not isinstance(k, A.StringAttr):
+                    r.fail("dictionary key is not a string")
+                return (k.value, r.attr())
+            return A.DictAttr(tuple(r.list(entry, "dictionary")))
+        if code == 2:
+            return A.StringAttr(r.string())
+        if code == 3:
+            s = r.string()
+            return A.StringAttr(s, r.type())
+        if code == 4:
+            root = r.attr()
+            return A.SymbolRefAttr(_str_of(r, root))
+        if code == 5:
+            root = r.attr()
+            nested = r.list(r.attr, "symbol reference")
+            return A.SymbolRefAttr(_str_of(r, root), tuple(n.root if isinstance(n, A.SymbolRefAttr) else _str_of(r, n) for n in nested))
+        if code == 6:
+            return A.TypeAttr(r.type())
+        if code == 7:
+            return A.UnitAttr()
+        if code == 8:
+            t = r.type()
+            width = 64 if (isinstance(t, T.ElementType) and t.kind == "index") else getattr(t, "bits", None)
+            if not isinstance(t, T.ElementType) or not t.is_integer:
+                r.fail("integer attribute of a non-integer type")
+            raw = r.apint(width)
+            if t.kind == "bool":
+                return A.BoolAttr(bool(raw))
+            if t.kind in ("signed", "index") and raw >> (width - 1):
+                raw -= 1 << width
+            return A.IntegerAttr(raw, t)
+        if code == 9:
+            t = r.type()
+            if not isinstance(t, T.ElementType) or not t.is_float:
+                r.fail("float attribute of a non-float type")
+            return A.FloatAttr(raw_to_float(r.apint(t.bits), t), t)
+        if code == 10:
+            callee = r.attr()
+            return A.CallSiteLoc(callee, r.attr())
+        if code == 11:
+            fn = r.attr()
+            line = r.varint("a line")
+            col = r.varint("a column")
+            return A.FileLineColLoc(_str_of(r, fn), line, col)
+        if code in (12, 13):
+            locs = tuple(r.list(r.attr, "fused locations"))
+            meta = r.attr() if code == 13 else None
+            return A.FusedLoc(locs, meta)
+        if code == 14:
+            name = r.attr()
+            child = r.attr()
+            return A.NameLoc(_str_of(r, name), None if isinstance(child, A.UnknownLoc) else child)
+        if code == 15:
+            return A.UNKNOWN_LOC
+        if code == 17:
+            et = r.type()
+            n = r.varint("array length")
+            blob = r.blob("dense array data")
+            return _dense_array(r, et, n, blob)
+        if code == 18:
+            t = r.type()
+            blob = r.blob("dense elements data")
+            if not isinstance(t, T.TensorType):
+                r.fail("dense elements attribute of a non-tensor type")
+            return A.DenseElementsAttr(t, decode_elements(blob, t, r.fail))
+        if code == 22:
+            fn = r.attr()
+            vals = r.list(lambda: r.varint("a location number"), "location range")
+            if len(vals) > 4:
+                r.fail("file location range with more than 4 numbers")
+            name = _str_of(r, fn)
+            if len(vals) == 0:
+                return A.FileLineColLoc(name, 0, 0)
+            if len(vals) == 1:
+                return A.FileLineColLoc(name, vals[0], 0)
+            if len(vals) == 2:
+                return A.FileLineColLoc(name, vals[0], vals[1])
+            if len(vals) == 3:
+                return A.FileLineColLoc(name, vals[0], vals[1], vals[0], vals[2])
+            return A.FileLineColLoc(name, vals[0], vals[1], vals[2], vals[3])
+        r.fail(f"unsupported builtin attribute code {code}")
+
+    def read_type(self, r: DialectReader):
+        code = r.varint("a builtin type code")
+        if code == 0:
+            v = r.varint("integer type")
+            width, sign = v >> 2, v & 3
+            if width == 1 and sign == 0:
+                return T.ELEMENT_TYPES["i1"]
+            name = ("i" if sign in (0, 1) else "ui") + str(width)
+            if name not in T.ELEMENT_TYPES:
+                r.fail(f"unsupported integer type width {width}")
+            return T.ELEMENT_TYPES[name]
+        if code == 1:
+            return T.ELEMENT_TYPES["index"]
+        if code == 2:
+            ins = r.list(r.type, "function inputs")
+            outs = r.list(r.type, "function results")
+            return T.FunctionType(tuple(ins), tuple(outs))
+        if code in _FLOAT_BY_CODE:
+            return T.ELEMENT_TYPES[_FLOAT_BY_CODE[code]]
+        if code == 9:
+            et = r.type()
+            name = f"complex<{getattr(et, 'name', '?')}>"
+            if name not in T.ELEMENT_TYPES:
+                r.fail(f"unsupported complex type {name}")
+            return T.ELEMENT_TYPES[name]
+        if code == 12:
+            return T.NoneType()
+        if code in (13, 14):
+            enc = r.attr() if code == 14 else None
+            shape = r.list(lambda: r.svarint("a dimension"), "tensor shape")
+            et = r.type()
+            return T.TensorType(tuple(None if d == INT64_MIN else d for d in shape), et, enc)
+        if code == 15:
+            return T.TupleType(tuple(r.list(r.type, "tuple")))
+        if code == 18:
+            return T.UnrankedTensorType(r.type())
+        r.fail(f"unsupported builtin type code {code}")
+
+    # ---- writing
+    def write_attr(self, a, w: DialectWriter):
+        if isinstance(a, A.ArrayAttr):
+            w.varint(0)
+            w.list(a.elements, w.attr)
+        elif isinstance(a, A.DictAttr):
+            w.varint(1)
+            w.varint(len(a.entries))
+            for k, v in sorted(a.entries, key=lambda kv: kv[0].encode()):
+                w.attr(A.StringAttr(k))
+                w.attr(v)
+        elif isinstance(a, A.StringAttr):
+            if a.type is None:
+                w.varint(2)
+                w.string(a.value)
+            else:
+                w.varint(3)
+                w.string(a.value)
+                w.type(a.type)
+        elif isinstance(a, A.SymbolRefAttr):
+            if not a.nested:
+                w.varint(4)
+                w.attr(A.StringAttr(a.root))
+            else:
+                w.varint(5)
+                w.attr(A.StringAttr(a.root))
+                w.list([A.SymbolRefAttr(n) for n in a.nested], w.attr)
+        elif isinstance(a, A.TypeAttr):
+            w.varint(6)
+            w.type(a.type)
+        elif isinstance(a, A.UnitAttr):
+            w.varint(7)
+        elif isinstance(a, A.BoolAttr):
+            w.varint(8)
+            w.type(T.ELEMENT_TYPES["i1"])
+            w.apint(1 if a.value else 0, 1)
+        elif isinstance(a, A.IntegerAttr):
+            t = a.type if a.type is not None else T.ELEMENT_TYPES["i64"]
+            w.varint(8)
+            w.type(t)
+            w.apint(a.value, 64 if t.kind == "index" else t.bits)
+        elif isinstance(a, A.FloatAttr):
+            w.varint(9)
+            w.type(a.type)
+            w.apint(float_to_raw(a.value, a.type), a.type.bits)
+        elif isinstance(a, A.CallSiteLoc):
+            w.varint(10)
+            w.attr(a.callee)
+            w.attr(a.caller)
+        elif isinstance(a, A.FileLineColLoc):
+            if a.end_line is None and a.end_column is None:
+                w.varint(11)
+                w.attr(A.StringAttr(a.filename))
+                w.varint(a.line)
+                w.varint(a.column)
+            else:
+                w.varint(22)
+                w.attr(A.StringAttr(a.filename))
+                el = a.line if a.end_line is None else a.end_line
+                ec = a.column if a.end_column is None else a.end_column
+                if el == a.line:
+                    vals = [a.line] if (a.column == 0 and ec == 0) else [a.line, a.column, ec]
+                else:
+                    vals = [a.line, a.column, el, ec]
+                w.list(vals, w.varint)
+        elif isinstance(a, A.FusedLoc):
+            w.varint(12 if a.metadata is None else 13)
+            w.list(a.locations, w.attr)
+            if a.metadata is not None:
+                w.attr(a.metadata)
+        elif isinstance(a, A.NameLoc):
+            w.varint(14)
+            w.attr(A.StringAttr(a.name))
+            w.attr(a.child if a.child is not None else A.UNKNOWN_LOC)
+        elif isinstance(a, A.UnknownLoc):
+            w.varint(15)
+        elif isinstance(a, A.DenseArrayAttr):
+            w.varint(17)
+            w.type(a.element_type)
+            w.varint(len(a.values))
+            if not w.counting:
+                arr = np.array(a.values, dtype=a.element_type.dtype)
+                w.blob(arr.tobytes())
+        elif isinstance(a, A.DenseElementsAttr):
+            w.varint(18)
+            w.type(a.type)
+            if not w.counting:
+                w.blob(encode_elements(a.array, a.type))
+        else:
+            raise SerializationError(f"cannot write builtin attribute {a!r} in bytecode")
+
+    def write_type(self, t, w: DialectWriter):
+        if isinstance(t, T.ElementType):
+            if t.kind in ("bool", "signed", "unsigned"):
+                w.varint(0)
+                sign = 2 if t.kind == "unsigned" else 0
+                w.varint((t.bits << 2) | sign)
+            elif t.kind == "index":
+                w.varint(1)
+            elif t.kind == "complex":
+                w.varint(9)
+                w.type(T.ELEMENT_TYPES[t.name[8:-1]])
+            else:
+                w.varint(_FLOAT_TYPE_CODES[t.name])
+        elif isinstance(t, T.FunctionType):
+            w.varint(2)
+            w.list(t.inputs, w.type)
+            w.list(t.results, w.type)
+        elif isinstance(t, T.NoneType):
+            w.varint(12)
+        elif isinstance(t, T.TensorType):
+            if t.encoding is not None:
+                w.varint(14)
+                w.attr(t.encoding)
+            else:
+                w.varint(13)
+            w.list([INT64_MIN if d is None else d for d in t.shape], w.svarint)
+            w.type(t.element_type)
+        elif isinstance(t, T.TupleType):
+            w.varint(15)
+            w.list(t.types, w.type)
+        elif isinstance(t, T.UnrankedTensorType):
+            w.varint(18)
+            w.type(t.element_type)
+        else:
+            raise SerializationError(f"cannot write builtin type {t} in bytecode")
+
+
+def _str_of(r, a) -> str:
+    if not isinstance(a, A.StringAttr):
+        r.fail(f"expected a string attribute, found {type(a).__name__}")
+    return a.value
+
+
+def _dense_array(r, et, n, blob):
+    if not isinstance(et, T.ElementType):
+        r.fail("dense array of a non-scalar element type")
+    if et.kind == "bool":
+        if len(blob) != n:
+            r.fail(f"dense bool array: {len(blob)} bytes for {n} elements")
+        return A.DenseArrayAttr(et, tuple(bool(b) for b in bytes(blob)))
+    size = et.dtype.itemsize
+    if len(blob) != n * size:
+        r.fail(f"dense array: {len(blob)} bytes for {n} elements of {et.name}")
+    arr = np.frombuffer(blob, dtype=et.dtype)
+    return A.DenseArrayAttr(et, tuple(x.item() if hasattr(x, "item") else x for x in arr.tolist()) if et.is_integer else tuple(float(x) for x in arr))
+
+
+# ============================================================ dense element data (shared with VHLO)
+
+def _storage_dtype(et):
+    return et.dtype
+
+
+def decode_elements(blob, t: T.TensorType, fail) -> np.ndarray:
+    """Raw MLIR dense-elements data -> a read-only numpy array of the tensor's storage dtype
+    (a view of the file's bytes when the layout allows)."""
+    et = t.element_type
+    if not t.is_static:
+        fail("dense elements of a dynamically shaped tensor")
+    n = t.num_elements
+    dt = et.dtype
+    if getattr(et, "kind", None) == "bool":
+        nb = len(blob)
+        if n > 1 and nb == 1 and blob[0] in (0x00, 0xFF):
+            return np.full(t.shape, blob[0] == 0xFF, dtype=np.bool_)
+        if nb == (n + 7) // 8 and nb != n or n == 1 and nb == 1:
+            bits = np.unpackbits(np.frombuffer(blob, dtype=np.uint8), bitorder="little")[:n]
+            return bits.astype(np.bool_).reshape(t.shape)
+        if nb == n:
+            return (np.frombuffer(blob, dtype=np.uint8) != 0).reshape(t.shape)
+        fail(f"dense i1 data of {nb} bytes for {n} elements")
+    size = dt.itemsize
+    nbits = getattr(et, "bits", 8)
+    if isinstance(et, T.QuantizedType):
+        nbits = et.storage_type.bits
+    if len(blob) == size * n:
+        arr = np.frombuffer(blob, dtype=dt)
+    elif len(blob) == size and n != 1:
+        arr = np.broadcast_to(np.frombuffer(blob, dtype=dt), (n,))
+    else:
+        fail(f"dense data of {len(blob)} bytes for {n} elements of {et} ({size} bytes each)")
+    if nbits < 8 and getattr(et, "kind", "") in ("signed",) or (isinstance(et, T.QuantizedType) and nbits < 8 and et.storage_type.kind == "signed"):
+        # sub-byte signed values are stored with zeroed upper bits: sign-extend
+        u = arr.view(np.uint8).astype(np.int16) & ((1 << nbits) - 1)
+        u = np.where(u >= (1 << (nbits - 1)), u - (1 << nbits), u)
+        arr = u.astype(dt)
+    return arr.reshape(t.shape)
+
+
+def encode_elements(array: np.ndarray, t: T.TensorType) -> bytes:
+    et = t.element_type
+    a = np.ascontiguousarray(array).reshape(-1)
+    if getattr(et, "kind", None) == "bool":
+        a = a.astype(np.bool_)
+        if a.size > 1 and (a.all() or not a.any()):
+            return b"\xff" if a.all() else b"\x00"
+        return np.packbits(a, bitorder="little").tobytes()
+    raw = a.view(np.uint8).reshape(a.size, -1) if a.size else a.view(np.uint8).reshape(0, a.dtype.itemsize)
+    nbits = et.storage_type.bits if isinstance(et, T.QuantizedType) else et.bits
+    if nbits < 8:
+        raw = raw & np.uint8((1 << nbits) - 1)
+    if a.size > 1 and bool(np.all(raw == raw[:1])):
+        return raw[:1].tobytes()
+    return raw.tobytes()
+
+
+# ============================================================ reading
+
+class _FileReader:
+    def __init__(self, data, codecs: Dict[str, DialectCodec]):
+        self.data = data if isinstance(data, (bytes, memoryview)) else bytes(data)
+        self.codecs = codecs
+        self.depth = 0
+        cur = Cursor(self.data)
+        if len(self.data) < 4 or bytes(self.data[:4]) != MAGIC:
+            raise SerializationError("not MLIR bytecode: the file does not start with the magic ML\\xefR", "byte 0")
+        cur.pos = 4
+        at = cur.pos
+        self.version = cur.varint("the bytecode version")
+        if self.version > MAX_VERSION:
+            cur.fail(f"bytecode version {self.version} is newer than the newest supported version {MAX_VERSION}", at)
+        self.producer = cur.cstring("producer string")
+        self.sections: Dict[int, Tuple[int, int]] = {}
+        while not cur.at_end():
+            at = cur.pos
+            sid_raw = cur.byte("a section id")
+            sid = sid_raw & 0x7F
+            length = cur.varint("a section length")
+            if sid_raw & 0x80:
+                align = cur.varint("a section alignment")
+                if align == 0 or align & (align - 1) or align > 4096:
+                    cur.fail(f"section alignment {align} is not a power of two", at)
+                while cur.pos % align:
+                    if cur.byte("alignment padding") != 0xCB:
+                        cur.fail("bad alignment padding byte (expected 0xCB)", cur.pos - 1)
+            if sid >= 9 or sid == S_DIALECT_VERSIONS:
+                cur.fail(f"unknown section id {sid}", at)
+            if sid in self.sections:
+                cur.fail(f"duplicate top-level section {_SECTION_NAMES[sid]} ({sid})", at)
+            start = cur.pos
+            cur.take(length, f"section {_SECTION_NAMES[sid]}")
+            self.sections[sid] = (start, cur.pos)
+        required = [S_STRING, S_DIALECT, S_ATTRTYPE, S_ATTRTYPE_OFFSET, S_IR]
+        if self.version >= 5:
+            required.append(S_PROPERTIES)
+        for sid in required:
+            if sid not in self.sections:
+                raise SerializationError(f"missing data for top-level section: {_SECTION_NAMES[sid]} ({sid})",
+                                         f"byte {len(self.data)}")
+        if (S_RESOURCE in self.sections) != (S_RESOURCE_OFFSET in self.sections):
+            raise SerializationError("resource and resource-offset sections must come together", f"byte {len(self.data)}")
+        self._read_strings()
+        self._read_properties()
+        self._read_dialects()
+        self._read_attr_type_offsets()
+        self.resources = self._read_resources()
+        self.op_props: Dict[int, Tuple[int, int]] = {}
+
+    def section(self, sid) -> Cursor:
+        s, e = self.sections[sid]
+        return Cursor(self.data, s, e)
+
+    # ---- strings
+    def _read_strings(self):
+        cur = self.section(S_STRING)
+        n = cur.count("string count", 2)
+        sizes = [cur.varint("a string size") for _ in range(n)]
+        sizes.reverse()
+        self.strings: List[str] = []
+        for sz in sizes:
+            if sz < 1:
+                cur.fail("string size 0 (must include the NUL)")
+            raw = cur.take(sz, "string data")
+            if raw[-1] != 0:
+                cur.fail("string is not NUL-terminated", cur.pos - 1)
+            try:
+                self.strings.append(bytes(raw[:-1]).decode("utf-8"))
+            except UnicodeDecodeError:
+                cur.fail("string is not UTF-8", cur.pos - sz)
+        if not cur.at_end():
+            cur.fail("trailing data in the string section")
+
+    def string(self, idx: int, at: int) -> str:
+        if idx >= len(self.strings):
+            raise SerializationError(f"string reference {idx} out of range (table has {len(self.strings)})", f"byte {at}")
+        return self.strings[idx]
+
+    # ---- properties
+    def _read_properties(self):
+        self.properties: List[Tuple[int, int]] = []
+        if S_PROPERTIES not in self.sections:
+            return
+        cur = self.section(S_PROPERTIES)
+        n = cur.count("properties count")
+        for _ in range(n):
+            sz = cur.varint("a properties entry size")
+            s = cur.pos
+            cur.take(sz, "properties entry")
+            self.properties.append((s, cur.pos))
+        if not cur.at_end():
+            cur.fail("trailing data in the properties section")
+
+    # ---- dialects
+    def _read_dialects(self):
+        cur = self.section(S_DIALECT)
+        n = cur.count("dialect count")
+        self.dialects: List[str] = []
+        for _ in range(n):
+            at = cur.pos
+            if self.version >= 1:
+                idx, has_version = cur.varint_flag("a dialect name")
+                if has_version:
+                    sid = cur.byte("dialect version section id")
+                    if sid & 0x7F != S_DIALECT_VERSIONS:
+                        cur.fail(f"expected a dialect version section, found section id {sid}")
+                    ln = cur.varint("dialect version length")
+                    cur.take(ln, "dialect version")
+            else:
+                idx = cur.varint("a dialect name")
+            self.dialects.append(self.string(idx, at))
+        if self.version >= 4:
+            cur.varint("op name count")
+        self.op_names: List[str] = []
+        while not cur.at_end():
+            at = cur.pos
+            d = cur.varint("a dialect index")
+            if d >= len(self.dialects):
+                cur.fail(f"dialect index {d} out of range", at)
+            k = cur.count("op name count")
+            for _ in range(k):
+                at = cur.pos
+                if self.version >= 5:
+                    idx, _registered = cur.varint_flag("an op name")
+                else:
+                    idx = cur.varint("an op name")
+                self.op_names.append(self.dialects[d] + "." + self.string(idx, at))
+
+    # ---- attributes and types
+    def _read_attr_type_offsets(self):
+        cur = self.section(S_ATTRTYPE_OFFSET)
+        data_start, data_end = self.sections[S_ATTRTYPE]
+        n_attr = cur.count("attribute count")
+        n_type = cur.count("type count")
+        if n_attr + n_type > cur.remaining:
+            cur.fail(f"{n_attr} attributes and {n_type} types do not fit the offset section")
+        entries: List[Tuple[str, int, int, bool]] = []
+        offset = data_start
+        for total in (n_attr, n_attr + n_type):
+            while len(entries) < total:
+                at = cur.pos
+                d = cur.varint("a dialect index")
+                if d >= len(self.dialects):
+                    cur.fail(f"dialect index {d} out of range", at)
+                k = cur.count("entry count")
+                if len(entries) + k > total:
+                    cur.fail("attribute/type group runs past the declared count", at)
+                for _ in range(k):
+                    at = cur.pos
+                    size, custom = cur.varint_flag("an entry size")
+                    if offset + size > data_end:
+                        cur.fail("attribute/type entry runs past the end of the data section", at)
+                    entries.append((self.dialects[d], offset, offset + size, custom))
+                    offset += size
+        if not cur.at_end():
+            cur.fail("trailing data in the attribute/type offset section")
+        self.attr_entries = entries[:n_attr]
+        self.type_entries = entries[n_attr:]
+        self.attr_cache: List[object] = [None] * n_attr
+        self.type_cache: List[object] = [None] * n_type
+        self._busy = set()
+
+    def _decode(self, kind, idx, at):
+        entries = self.attr_entries if kind == "attr" else self.type_entries
+        cache = self.attr_cache if kind == "attr" else self.type_cache
+        if idx >= len(entries):
+            raise SerializationError(f"{kind} reference {idx} out of range (table has {len(entries)})", f"byte {at}")
+        v = cache[idx]
+        if v is not None:
+            return v
+        key = (kind, idx)
+        dialect, s, e, custom = entries[idx]
+        if key in self._busy or self.depth > MAX_NESTING:
+            raise SerializationError(f"{kind} #{idx} refers to itself or nests too deeply", f"byte {s}")
+        self._busy.add(key)
+        self.depth += 1
+        try:
+            cur = Cursor(self.data, s, e)
+            if not custom:
+                text = cur.cstring(f"{kind} assembly text")
+                raise SerializationError(f"{kind} #{idx} of dialect {dialect!r} is stored as text ({text!r}); "
+                                         "textual attribute/type entries are not supported", f"byte {s}")
+            codec = self.codecs.get(dialect)
+            if codec is None:
+                raise SerializationError(f"{kind} #{idx} belongs to dialect {dialect!r}, which this reader does not know",
+                                         f"byte {s}")
+            r = DialectReader(self, cur)
+            v = codec.read_attr(r) if kind == "attr" else codec.read_type(r)
+            if not cur.at_end():
+                cur.fail(f"trailing bytes in {dialect} {kind} #{idx}")
+        finally:
+            self.depth -= 1
+            self._busy.discard(key)
+        cache[idx] = v
+        return v
+
+    def attr(self, idx, at=0):
+        return self._decode("attr", idx, at)
+
+    def type(self, idx, at=0):
+        return self._decode("type", idx, at)
+
+    # ---- resources (parsed and validated; blobs are kept by key)
+    def _read_resources(self) -> dict:
+        out = {}
+        if S_RESOURCE_OFFSET not in self.sections:
+            return out
+        off = self.section(S_RESOURCE_OFFSET)
+        data = self.section(S_RESOURCE)
+
+        def group():
+            n = off.count("resource entry count")
+            for _ in range(n):
+                at = off.pos
+                key = self.string(off.varint("a resource key"), at)
+                size = off.varint("a resource entry size")
+                kind = off.byte("a resource kind")
+                body = Cursor(self.data, data.pos, data.pos + size)
+                data.take(size, "resource entry")
+                if kind == 0:
+                    align = body.varint("blob alignment")
+                    n2 = body.varint("blob size")
+                    while body.pos % max(align, 1) and body.remaining > n2:
+                        body.byte()
+                    out[key] = body.take(n2, "resource blob")
+        n_ext = off.count("external resource group count")
+        for _ in range(n_ext):
+            off.varint("a resource provider name")
+            group()
+        while not off.at_end():
+            at = off.pos
+            d = off.varint("a dialect index")
+            if d >= len(self.dialects):
+                off.fail(f"dialect index {d} out of range", at)
+            group()
+        return out
+
+    # ---- IR
+    def read_ir(self) -> Operation:
+        cur = self.section(S_IR)
+        n, has_args = cur.varint_flag("top-level block")
+        if n != 1 or has_args:
+            cur.fail("the IR section must hold exactly one top-level operation")
+        scopes = [_ValueScope()]
+        op = self._read_op(cur, scopes, None)
+        if not cur.at_end():
+            cur.fail("trailing data in the IR section")
+        return op
+
+    def _read_op(self, cur: Cursor, scopes, blocks) -> Operation:
+        self.depth += 1
+        if self.depth > MAX_NESTING:
+            cur.fail("operations nest too deeply")
+        at = cur.pos
+        ni = cur.varint("an op name")
+        if ni >= len(self.op_names):
+            cur.fail(f"op name index {ni} out of range", at)
+        name = self.op_names[ni]
+        mask = cur.byte("op encoding mask")
+        if mask & 0x80:
+            cur.fail(f"bad op encoding mask {mask:#x}", cur.pos - 1)
+        at = cur.pos
+        loc = self.attr(cur.varint("op location"), at)
+        attrs: Dict[str, object] = {}
+        if mask & M_ATTRS:
+            at = cur.pos
+            d = self.attr(cur.varint("op attribute dictionary"), at)
+            if not isinstance(d, A.DictAttr):
+                cur.fail("op attributes are not a dictionary", at)
+            attrs.update(d.entries)
+        props = None
+        if mask & M_PROPERTIES:
+            if self.version < 5:
+                cur.fail("properties in a file older than bytecode version 5")
+            at = cur.pos
+            pi = cur.varint("op properties")
+            if pi >= len(self.properties):
+                cur.fail(f"properties index {pi} out of range", at)
+            props = self.properties[pi]
+        result_types = []
+        if mask & M_RESULTS:
+            k = cur.count("result count")
+            for _ in range(k):
+                at = cur.pos
+                result_types.append(self.type(cur.varint("a result type"), at))
+        operand_ids = []
+        if mask & M_OPERANDS:
+            k = cur.count("operand count")
+            operand_ids = [(cur.pos, cur.varint("an operand")) for _ in range(k)]
+        if mask & M_SUCCESSORS:
+            k = cur.count("successor count")
+            for _ in range(k):
+                at = cur.pos
+                b = cur.varint("a successor")
+                if blocks is None or b >= len(blocks):
+                    cur.fail(f"successor block {b} out of range", at)
+        op = Operation(name, [], result_types, attrs, location=loc)
+        if props is not None:
+            self.op_props[id(op)] = props
+        scope = scopes[-1]
+        for pos, vid in operand_ids:
+            op.operands.append(scope.use(vid, op, len(op.operands), cur, pos))
+        for r in op.results:
+            scope.define(r, cur)
+        if mask & M_USELIST:
+            if self.version < 3:
+                cur.fail("use-list orders in a file older than bytecode version 3")
+            self._skip_uselists(cur, len(op.results))
+        if mask & M_REGIONS:
+            nreg, isolated = cur.varint_flag("region count")
+            if nreg > cur.remaining:
+                cur.fail(f"region count {nreg} larger than the data left")
+            if isolated:
+                scopes.append(_ValueScope())
+            if isolated and self.version >= 2:
+                at = cur.pos
+                sid = cur.byte("nested IR section id")
+                if sid & 0x7F != S_IR:
+                    cur.fail(f"expected a nested IR section, found section id {sid & 0x7F}", at)
+                ln = cur.varint("nested IR section length")
+                if sid & 0x80:
+                    align = cur.varint("section alignment")
+                    while align > 1 and cur.pos % align:
+                        cur.byte()
+                sub = Cursor(self.data, cur.pos, cur.pos)
+                cur.take(ln, "nested IR section")
+                sub.end = cur.pos
+                for _ in range(nreg):
+                    op.regions.append(self._read_region(sub, scopes))
+                if not sub.at_end():
+                    sub.fail("trailing data in a nested IR section")
+            else:
+                for _ in range(nreg):
+                    op.regions.append(self._read_region(cur, scopes))
+            if isolated:
+                scopes.pop().check_resolved(cur)
+        self.depth -= 1
+        return op
+
+    def _skip_uselists(self, cur, n_values):
+        count = cur.count("use-list count") if n_values > 1 else 1
+        for _ in range(count):
+            if n_values > 1:
+                at = cur.pos
+                if cur.varint("use-list value index") >= n_values:
+                    cur.fail("use-list value index out of range", at)
+            k, _pair = cur.varint_flag("use-list length")
+            k = k if k <= cur.remaining else cur.fail("use-list length larger than the data left")
+            for _ in range(k):
+                cur.varint("use-list entry")
+
+    def _read_region(self, cur, scopes) -> Region:
+        nblocks = cur.count("block count")
+        region = Region()
+        if nblocks == 0:
+            return region
+        at = cur.pos
+        nvalues = cur.varint("region value count")
+        if nvalues > 8 * len(self.data) + 64:
+            cur.fail(f"region value count {nvalues} is impossible for a file this size", at)
+        scope = scopes[-1]
+        scope.push(nvalues)
+        blocks = [Block() for _ in range(nblocks)]
+        region.blocks = blocks
+        for b in blocks:
+            b.parent = region
+            nops, has_args = cur.varint_flag("block header")
+            if has_args:
+                nargs = cur.count("block argument count")
+                for _ in range(nargs):
+                    at = cur.pos
+                    if self.version >= 4:
+                        ti, has_loc = cur.varint_flag("a block argument")
+                        t = self.type(ti, at)
+                        loc = None
+                        if has_loc:
+                            at = cur.pos
+                            loc = self.attr(cur.varint("a block argument location"), at)
+                    else:
+                        t = self.type(cur.varint("a block argument type"), at)
+                        at = cur.pos
+                        loc = self.attr(cur.varint("a block argument location"), at)
+                    if isinstance(loc, A.UnknownLoc):
+                        loc = None
+                    v = b.add_argument(t, None, loc)
+                    scope.define(v, cur)
+                if self.version >= 3:
+                    flag = cur.byte("block use-list flag")
+                    if flag & M_USELIST:
+                        self._skip_uselists(cur, nargs)
+                    elif flag:
+                        cur.fail(f"bad block use-list flag {flag:#x}", cur.pos - 1)
+            if nops > cur.remaining:
+                cur.fail(f"block op count {nops} larger than the data left")
+            for _ in range(nops):
+                b.operations.append(self._read_op(cur, scopes, blocks))
+        scope.pop(nvalues)
+        return region
+
+
+class _ValueScope:
+    """Value slots of one isolated scope (MLIR's reader layout: nested regions append)."""
+
+    def __init__(self):
+        self.values: List[Optional[Value]] = []
+        self.next_ids: List[int] = []
+        self.forward: Dict[int, list] = {}
+
+    def push(self, n):
+        self.next_ids.append(len(self.values))
+        self.values.extend([None] * n)
+
+    def pop(self, n):
+        del self.values[len(self.values) - n:]
+        self.next_ids.pop()
+
+    def define(self, v: Value, cur):
+        if not self.next_ids:
+            return  # the root op's results are not addressable
+        i = self.next_ids[-1]
+        if i >= len(self.values):
+            cur.fail("more values defined than the region declared")
+        self.next_ids[-1] = i + 1
+        self.values[i] = v
+        for op, k in self.forward.pop(i, ()):
+            if op.operands[k].type is not None and op.operands[k].type != v.type:
+                cur.fail("forward reference used with a different type")
+            op.operands[k] = v
+
+    def use(self, vid, op, k, cur, at) -> Value:
+        if vid >= len(self.values):
+            cur.fail(f"operand refers to value {vid}, but only {len(self.values)} are in scope", at)
+        v = self.values[vid]
+        if v is None:
+            self.forward.setdefault(vid, []).append((op, k))
+            return Value(None)
+        return v
+
+    def check_resolved(self, cur):
+        if self.forward:
+            cur.fail(f"operand refers to value {min(self.forward)}, which is never defined")
+
+
+def read_file(data, codecs: Dict[str, DialectCodec]):
+    """Parse MLIR bytecode -> (root Operation, reader). Op attributes hold the discardable
+    (v >= 5) or all (v < 5) attributes; op._props holds the (start, end) of its properties."""
+    f = _FileReader(data, codecs)
+    root = f.read_ir()
+    return root, f
+
+
+def properties_reader(f: _FileReader, span) -> DialectReader:
+    return DialectReader(f, Cursor(f.data, span[0], span[1]))
+
+
+# ============================================================ writing
+
+class _Strings:
+    def __init__(self):
+        self.index: Dict[str, int] = {}
+        self.order: List[str] = []
+
+    def insert(self, s: str) -> int:
+        i = self.index.get(s)
+        if i is None:
+            i = self.index[s] = len(self.order)
+            self.order.append(s)
+        return i
+
+
+class _Record:
+    __slots__ = ("obj", "count", "dialect", "number")
+
+    def __init__(self, obj, dialect):
+        self.obj = obj
+        self.count = 1
+        self.dialect = dialect
+        self.number = 0
+
+
+class _Numbering:
+    def __init__(self, codecs: List[DialectCodec], version: int, props_writer):
+        self.codecs = codecs
+        self.version = version
+        self.props_writer = props_writer  # (op, DialectWriter) -> bool (False: no properties)
+        self.dialects: Dict[str, int] = {}
+        self.attrs: Dict[object, _Record] = {}
+        self.types: Dict[object, _Record] = {}
+        self.opnames: Dict[str, _Record] = {}
+        self.attr_list: List[_Record] = []
+        self.type_list: List[_Record] = []
+        self.op_list: List[_Record] = []
+        self.counter = DialectWriter(self, None, None)
+
+    def dialect_of(self, obj, is_attr) -> Tuple[str, DialectCodec]:
+        for c in self.codecs:
+            if (c.owns_attr(obj) if is_attr else c.owns_type(obj)):
+                return c.name, c
+        raise SerializationError(f"no bytecode encoding for {'attribute' if is_attr else 'type'} {obj!r}")
+
+    def _dialect_number(self, name):
+        if name not in self.dialects:
+            self.dialects[name] = len(self.dialects)
+        return self.dialects[name]
+
+    def number_attr(self, a):
+        k = _key(a)
+        rec = self.attrs.get(k)
+        if rec is not None:
+            rec.count += 1
+            return
+        name, codec = self.dialect_of(a, True)
+        rec = self.attrs[k] = _Record(a, self._dialect_number(name))
+        self.attr_list.append(rec)
+        codec.write_attr(a, self.counter)
+
+    def number_type(self, t):
+        k = _key(t)
+        rec = self.types.get(k)
+        if rec is not None:
+            rec.count += 1
+            return
+        name, codec = self.dialect_of(t, False)
+        rec = self.types[k] = _Record(t, self._dialect_number(name))
+        self.type_list.append(rec)
+        codec.write_type(t, self.counter)
+
+    def number_opname(self, name):
+        rec = self.opnames.get(name)
+        if rec is not None:
+            rec.count += 1
+            return
+        rec = self.opnames[name] = _Record(name, self._dialect_number(name.split(".", 1)[0]))
+        self.op_list.append(rec)
+
+    def number_op(self, op: Operation, dict_attr):
+        self.number_opname(op.name)
+        for r in op.results:
+            self.number_type(r.type)
+        if dict_attr is not None:
+            self.number_attr(dict_attr)
+        if self.version >= 5:
+            self.props_writer(op, self.counter)
+        self.number_attr(op.location if op.location is not None else A.UNKNOWN_LOC)
+
+    def number_block(self, block: Block, dict_of):
+        for v, loc in zip(block.arguments, block.arg_locations):
+            self.number_attr(loc if loc is not None else A.UNKNOWN_LOC)
+            self.number_type(v.type)
+        for op in block.operations:
+            self.number_op(op, dict_of(op))
+
+    def finalize(self):
+        for lst, attr in ((self.attr_list, "attr"), (self.type_list, "type"), (self.op_list, "op")):
+            lst.sort(key=lambda r: -r.count)   # stable
+            _group_by_dialect_per_byte(lst)
+            for i, r in enumerate(lst):
+                r.number = i
+        self.attr_index = {_key(r.obj): r.number for r in self.attr_list}
+        self.type_index = {_key(r.obj): r.number for r in self.type_list}
+        self.op_index = {r.obj: r.number for r in self.op_list}
+
+
+def _group_by_dialect_per_byte(lst: List[_Record]):
+    if not lst:
+        return
+    first = 0
+    in_group = 0
+    start = 0
+    for i in range(1, 9):
+        in_group = (1 << (7 * i)) - in_group
+        end = min(start + in_group, len(lst))
+        sub = lst[start:end]
+        sub.sort(key=lambda r, f=first: (0, 0) if r.dialect == f else (1, r.dialect))
+        lst[start:end] = sub
+        first = sub[-1].dialect
+        start = end
+        if start >= len(lst):
+            break
+
+
+def _uses_outside(op: Operation) -> bool:
+    """True if some op nested in `op`'s regions uses a value defined outside `op`."""
+    inside = set()
+    used = []
+
+    def walk(o):
+        for r in o.regions:
+            for b in r.blocks:
+                for a in b.arguments:
+                    inside.add(id(a))
+                for n in b.operations:
+                    for res in n.results:
+                        inside.add(id(res))
+                    used.extend(n.operands)
+                    walk(n)
+    walk(op)
+    return any(id(v) not in inside for v in used)
+
+
+def write_file(root: Operation, *, version: int, producer: str, codecs: List[DialectCodec],
+               dict_of: Callable[[Operation], Optional[A.DictAttr]],
+               props_writer: Callable[[Operation, DialectWriter], bool],
+               isolated_of: Optional[Callable[[Operation], bool]] = None) -> bytes:
+    """Write `root` as MLIR bytecode.
+
+    `dict_of(op)` gives the attribute dictionary to store in the op (None: none),
+    `props_writer(op, w)` writes the op's properties and returns whether it has any
+    (only called for version >= 5)."""
+    isolated_cache: Dict[int, bool] = {}
+
+    def isolated(op):
+        r = isolated_cache.get(id(op))
+        if r is None:
+            r = isolated_cache[id(op)] = (op is root) or (isolated_of(op) if isolated_of else False) or not _uses_outside(op)
+        return r
+
+    num = _Numbering(codecs, version, props_writer)
+    # ---- numbering walk (values are numbered while writing, with the reader's layout)
+    num.number_op(root, dict_of(root))
+    stack = [r for r in root.regions]
+    while stack:
+        region = stack.pop()
+        for b in region.blocks:
+            num.number_block(b, dict_of)
+        for b in region.blocks:
+            for op in b.operations:
+                stack.extend(op.regions)
+    num.finalize()
+    strings = _Strings()
+    codec_by_name = {c.name: c for c in codecs}
+
+    # ---- dialect section
+    dialect_names = sorted(num.dialects, key=num.dialects.get)
+    de = Emitter()
+    de.varint(len(dialect_names))
+    for d in dialect_names:
+        sid = strings.insert(d)
+        if version < 1:
+            de.varint(sid)
+        else:
+            de.varint_flag(sid, False)
+    if version >= 4:
+        de.varint(len(num.op_list))
+    _write_groups(de, num.op_list, lambda r: (de.varint(strings.insert(r.obj.split(".", 1)[1])) if version < 5
+                                              else de.varint_flag(strings.insert(r.obj.split(".", 1)[1]), True)))
+
+    # ---- attribute/type sections
+    data = Emitter()
+    sizes: List[int] = []
+    for recs, is_attr in ((num.attr_list, True), (num.type_list, False)):
+        for r in recs:
+            e = Emitter()
+            w = DialectWriter(num, e, strings)
+            codec = codec_by_name[dialect_names[r.dialect]]
+            if is_attr:
+                codec.write_attr(r.obj, w)
+            else:
+                codec.write_type(r.obj, w)
+            sizes.append(len(e.buf))
+            data.raw(e.buf)
+    off = Emitter()
+    off.varint(len(num.attr_list))
+    off.varint(len(num.type_list))
+    it = iter(sizes)
+    for recs in (num.attr_list, num.type_list):
+        _write_groups(off, recs, lambda r: off.varint_flag(next(it), True))
+
+    # ---- IR section
+    props_entries: List[bytes] = []
+    props_index: Dict[bytes, int] = {}
+
+    def op_props(op) -> Optional[int]:
+        e = Emitter()
+        w = DialectWriter(num, e, strings)
+        if not props_writer(op, w):
+            return None
+        entry = varint_bytes(len(e.buf)) + bytes(e.buf)
+        i = props_index.get(entry)
+        if i is None:
+            i = props_index[entry] = len(props_entries)
+            props_entries.append(entry)
+        return i
+
+    def write_op(e: Emitter, op: Operation, scope: "_WriteScope"):
+        e.varint(num.op_index[op.name])
+        mask_at = len(e.buf)
+        e.byte(0)
+        mask = 0
+        e.varint(num.attr_index[_key(op.location if op.location is not None else A.UNKNOWN_LOC)])
+        d = dict_of(op)
+        if d is not None:
+            mask |= M_ATTRS
+            e.varint(num.attr_index[_key(d)])
+        if version >= 5:
+            pi = op_props(op)
+            if pi is not None:
+                mask |= M_PROPERTIES
+                e.varint(pi)
+        if op.results:
+            mask |= M_RESULTS
+            e.varint(len(op.results))
+            for r in op.results:
+                e.varint(num.type_index[_key(r.type)])
+        if op.operands:
+            mask |= M_OPERANDS
+            e.varint(len(op.operands))
+            for v in op.operands:
+                vid = scope.ids.get(id(v))
+                if vid is None:
+                    raise SerializationError(f"{op.name} uses a value that is not defined before it")
+                e.varint(vid)
+        for r in op.results:
+            scope.define(r)
+        if op.regions:
+            mask |= M_REGIONS
+        e.buf[mask_at] = mask
+        if op.regions:
+            iso = isolated(op)
+            e.varint_flag(len(op.regions), iso)
+            if iso:
+                inner = _WriteScope()
+                if version >= 2:
+                    sub = Emitter()
+                    for r in op.regions:
+                        write_region(sub, r, inner)
+                    e.section(S_IR, bytes(sub.buf))
+                else:
+                    for r in op.regions:
+                        write_region(e, r, inner)
+            else:
+                for r in op.regions:
+                    write_region(e, r, scope)
+
+    def write_region(e: Emitter, region: Region, scope: "_WriteScope"):
+        if not region.blocks:
+            e.varint(0)
+            return
+        nvalues = sum(len(b.arguments) + sum(len(o.results) for o in b.operations) for b in region.blocks)
+        e.varint(len(region.blocks))
+        e.varint(nvalues)
+        scope.push(nvalues)
+        for b in region.blocks:
+            e.varint_flag(len(b.operations), bool(b.arguments))
+            if b.arguments:
+                e.varint(len(b.arguments))
+                for v, loc in zip(b.arguments, b.arg_locations):
+                    loc = loc if loc is not None else A.UNKNOWN_LOC
+                    if version >= 4:
+                        unknown = isinstance(loc, A.UnknownLoc)
+                        e.varint_flag(num.type_index[_key(v.type)], not unknown)
+                        if not unknown:
+                            e.varint(num.attr_index[_key(loc)])
+                    else:
+                        e.varint(num.type_index[_key(v.type)])
+                        e.varint(num.attr_index[_key(loc)])
+                    scope.define(v)
+                if version >= 3:
+                    e.byte(0)
+            for op in b.operations:
+                write_op(e, op, scope)
+        scope.pop(nvalues)
+
+    ir = Emitter()
+    ir.varint_flag(1, False)
+    write_op(ir, root, _WriteScope())
+
+    # ---- strings
+    se = Emitter()
+    se.varint(len(strings.order))
+    encoded = [s.encode("utf-8") for s in strings.order]
+    for b in reversed(encoded):
+        se.varint(len(b) + 1)
+    for b in encoded:
+        se.raw(b)
+        se.byte(0)
+
+    out = Emitter()
+    out.raw(MAGIC)
+    out.varint(version)
+    out.raw(producer.encode("utf-8") + b"\x00")
+    out.section(S_DIALECT, bytes(de.buf))
+    out.section(S_ATTRTYPE_OFFSET, bytes(off.buf))
+    out.section(S_ATTRTYPE, bytes(data.buf))
+    out.section(S_IR, bytes(ir.buf))
+    out.section(S_RESOURCE_OFFSET, b"\x01")
+    out.section(S_RESOURCE, b"")
+    out.section(S_STRING, bytes(se.buf))
+    if version >= 5:
+        pe = Emitter()
+        pe.varint(len(props_entries))
+        for p in props_entries:
+            pe.raw(p)
+        out.section(S_PROPERTIES, bytes(pe.buf))
+    return bytes(out.buf)
+
+
+def _write_groups(e: Emitter, recs: List[_Record], emit_one):
+    i = 0
+    while i < len(recs):
+        j = i
+        while j < len(recs) and recs[j].dialect == recs[i].dialect:
+            j += 1
+        e.varint(recs[i].dialect)
+        e.varint(j - i)
+        for r in recs[i:j]:
+            emit_one(r)
+        i = j
+
+
+class _WriteScope:
+    def __init__(self):
+        self.ids: Dict[int, int] = {}
+        self.size = 0
+        self.next_ids: List[int] = []
+
+    def push(self, n):
+        self.next_ids.append(self.size)
+        self.size += n
+
+    def pop(self, n):
+        self.size -= n
+        self.next_ids.pop()
+
+    def define(self, v):
+        if not self.next_ids:
+            return
+        self.ids[id(v)] = self.next_ids[-1]
+        self.next_ids[-1] += 1

@@ -1,0 +1,1137 @@
+"""The VHLO dialect: its attribute and type codecs, and the mapping between StableHLO IR and
+VHLO IR, with upgrades (on read) and downgrades (on write) between versions.
+
+VHLO ops are `stablehlo_ref.ir` Operations named `vhlo.<op>_vN`; their attributes and types are
+`VAttr` / `VType` values (a mnemonic plus its fields). Which VHLO op encodes which StableHLO op,
+its members and version window, and what changed between encodings come from the spec; this
+module holds only what the spec does not: the binary codes of VHLO attributes/types, enum
+numbering, and default values of attributes (upstream's legalization adds them when absent and
+removes them again on the way back).
+"""
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Dict, List, Optional, Tuple
+
+import numpy as np
+
+from .. import spec as S
+from ..errors import SerializationError
+from ..ir import attributes as A
+from ..ir import types as T
+from ..ir.core import Block, Module, Operation, Region, Value
+from . import bytecode as B
+
+
+# ============================================================ values
+
+@dataclass(frozen=True)
+class VType:
+    kind: str          # mnemonic without the dialect, e.g. "tensor_v1"
+    args: tuple = ()
+
+    def __str__(self):
+        return f"!vhlo.{self.kind}" + (f"<{', '.join(map(str, self.args))}>" if self.args else "")
+
+
+@dataclass(frozen=True)
+class VAttr:
+    kind: str
+    args: tuple = ()
+
+    def __str__(self):
+        return f"#vhlo.{self.kind}<{', '.join(map(str, self.args))}>"
+
+
+class Blob:
+    """Raw tensor data (bytes or a memoryview of the file); equality by content."""
+
+    __slots__ = ("data", "_h")
+
+    def __init__(self, data):
+        self.data = data
+        self._h = None
+
+    def __eq__(self, other):
+        return isinstance(other, Blob) and bytes(self.data) == bytes(other.data)
+
+    def __hash__(self):
+        if self._h is None:
+            self._h = hash(bytes(self.data))
+        return self._h
+
+    def __len__(self):
+        return len(self.data)
+
+    def __repr__(self):
+        return f"Blob({len(self.data)} bytes)"
+
+
+# ============================================================ codes
+
+_ATTR_CODES = ["", "array_v1", "bool_v1", "comparison_direction_v1", "comparison_type_v1", "api_version_v1",
+               "dict_v1", "fft_type_v1", "float_v1", "integer_v1", "output_operand_alias_v1", "precision_v1",
+               "rng_algorithm_v1", "rng_distribution_v1", "string_v1", "tensor_v1", "transpose_v1", "type_v1",
+               "type_extensions_v1", "result_accuracy_mode_v1", "result_accuracy_v1", "sub_axis_info_v1",
+               "axis_ref_v1", "replica_group_mesh_axes_v1", "mesh_axis_v1", "mesh_v1"]
+_ATTR_CODE = {k: i for i, k in enumerate(_ATTR_CODES) if k}
+
+_TYPE_CODES = ["bool_v1", "complex_v1", "bf16_v1", "f16_v1", "f32_v1", "f64_v1", "f8E4M3FN_v1", "f8E5M2_v1",
+               "func_v1", "index_v1", "i4_v1", "i8_v1", "i16_v1", "i32_v1", "i64_v1", "ui4_v1", "ui8_v1",
+               "ui16_v1", "ui32_v1", "ui64_v1", "tensor_v1", "tensor_v1+enc", "token_v1", "tuple_v1", "quant_v1",
+               "unranked_tensor_v1", "witness_v1", "f8E4M3FNUZ_v1", "f8E5M2FNUZ_v1", "f8E4M3B11FNUZ_v1",
+               "quant_per_axis_v1", "i2_v1", "ui2_v1", "none_v1", "tf31_v1", "f8E4M3_v1", "f8E3M4_v1",
+               "f4E2M1FN_v1", "f6E2M3FN_v1", "f6E3M2FN_v1", "f8E8M0FNU_v1", "buffer_v1", "future_v1"]
+_TYPE_CODE = {k: i for i, k in enumerate(_TYPE_CODES)}
+
+ENUMS = {
+    "comparison_direction_v1": ["EQ", "NE", "GE", "GT", "LE", "LT"],
+    "comparison_type_v1": ["NOTYPE", "FLOAT", "TOTALORDER", "SIGNED", "UNSIGNED"],
+    "api_version_v1": ["API_VERSION_UNSPECIFIED", "API_VERSION_ORIGINAL", "API_VERSION_STATUS_RETURNING",
+                       "API_VERSION_STATUS_RETURNING_UNIFIED", "API_VERSION_TYPED_FFI"],
+    "fft_type_v1": ["FFT", "IFFT", "RFFT", "IRFFT"],
+    "precision_v1": ["DEFAULT", "HIGH", "HIGHEST"],
+    "rng_algorithm_v1": ["DEFAULT", "THREE_FRY", "PHILOX"],
+    "rng_distribution_v1": [None, "UNIFORM", "NORMAL"],
+    "transpose_v1": ["TRANSPOSE_INVALID", "NO_TRANSPOSE", "TRANSPOSE", "ADJOINT"],
+    "result_accuracy_mode_v1": ["DEFAULT", "HIGHEST", "TOLERANCE"],
+}
+# StableHLO enum kind (as the text parser names it) -> VHLO enum attribute
+_ENUM_OF_KIND = {"comparison_direction": "comparison_direction_v1", "comparison_type": "comparison_type_v1",
+                 "precision": "precision_v1", "fft_type": "fft_type_v1", "rng_algorithm": "rng_algorithm_v1",
+                 "rng_distribution": "rng_distribution_v1", "transpose": "transpose_v1",
+                 "result_accuracy_mode": "result_accuracy_mode_v1"}
+_KIND_OF_ENUM = {v: k for k, v in _ENUM_OF_KIND.items()}
+
+_SCALAR_TYPES = {"bool_v1", "bf16_v1", "f16_v1", "f32_v1", "f64_v1", "f8E4M3FN_v1", "f8E5M2_v1", "index_v1",
+                 "i4_v1", "i8_v1", "i16_v1", "i32_v1", "i64_v1", "ui4_v1", "ui8_v1", "ui16_v1", "ui32_v1",
+                 "ui64_v1", "token_v1", "witness_v1", "f8E4M3FNUZ_v1", "f8E5M2FNUZ_v1", "f8E4M3B11FNUZ_v1",
+                 "i2_v1", "ui2_v1", "none_v1", "tf31_v1", "f8E4M3_v1", "f8E3M4_v1", "f4E2M1FN_v1",
+                 "f6E2M3FN_v1", "f6E3M2FN_v1", "f8E8M0FNU_v1"}
+
+
+def _elem_vhlo_name(et: T.ElementType) -> str:
+    if et.name == "i1":
+        return "bool_v1"
+    if et.name == "tf32":
+        return "tf31_v1"
+    return et.name + "_v1"
+
+
+def _vhlo_elem_builtin(kind: str) -> Optional[T.ElementType]:
+    if kind == "bool_v1":
+        return T.ELEMENT_TYPES["i1"]
+    if kind == "tf31_v1":
+        return T.ELEMENT_TYPES["tf32"]
+    name = kind[:-3]
+    return T.ELEMENT_TYPES.get(name)
+
+
+def _int_width(t: VType) -> Tuple[int, bool]:
+    """(bit width, signed) of a VHLO integer type (index: 64, signed)."""
+    if t.kind == "index_v1":
+        return 64, True
+    et = _vhlo_elem_builtin(t.kind)
+    if et is None or not et.is_integer or et.kind == "bool":
+        raise SerializationError(f"integer attribute of non-integer VHLO type {t.kind}")
+    return et.bits, et.kind == "signed"
+
+
+def _float_et(t: VType) -> T.ElementType:
+    et = _vhlo_elem_builtin(t.kind)
+    if et is None or not et.is_float:
+        raise SerializationError(f"float attribute of non-float VHLO type {t.kind}")
+    return et
+
+
+# ============================================================ codec
+
+class VhloCodec(B.DialectCodec):
+    name = "vhlo"
+
+    def owns_attr(self, a):
+        return isinstance(a, VAttr)
+
+    def owns_type(self, t):
+        return isinstance(t, VType)
+
+    def read_attr(self, r: B.DialectReader):
+        at = r.cur.pos
+        code = r.varint("a VHLO attribute code")
+        if code == 0 or code >= len(_ATTR_CODES):
+            r.cur.fail(f"unknown vhlo attribute code: {code}", at)
+        kind = _ATTR_CODES[code]
+        if kind in ENUMS:
+            at = r.cur.pos
+            v = r.varint("an enum value")
+            vals = ENUMS[kind]
+            if v >= len(vals) or vals[v] is None:
+                r.cur.fail(f"invalid {kind} enum value {v}", at)
+            return VAttr(kind, (vals[v],))
+        if kind == "array_v1":
+            return VAttr(kind, (tuple(r.list(r.attr, "array")),))
+        if kind == "bool_v1":
+            at = r.cur.pos
+            v = r.varint("a boolean")
+            if v > 1:
+                r.cur.fail(f"boolean value {v} is neither 0 nor 1", at)
+            return VAttr(kind, (bool(v),))
+        if kind == "dict_v1":
+            return VAttr(kind, (tuple(r.list(lambda: (r.attr(), r.attr()), "dictionary")),))
+        if kind == "float_v1":
+            t = r.type()
+            et = _float_et(t)
+            return VAttr(kind, (t, r.apint(et.bits)))
+        if kind == "integer_v1":
+            t = r.type()
+            width, signed = _int_width(t)
+            raw = r.apint(width)
+            if signed and raw >> (width - 1):
+                raw -= 1 << width
+            return VAttr(kind, (t, raw))
+        if kind == "output_operand_alias_v1":
+            outs = tuple(r.list(r.svarint, "output tuple indices"))
+            idx = r.svarint()
+            ins = tuple(r.list(r.svarint, "operand tuple indices"))
+            return VAttr(kind, (outs, idx, ins))
+        if kind == "string_v1":
+            return VAttr(kind, (r.string(),))
+        if kind == "tensor_v1":
+            t = r.type()
+            return VAttr(kind, (t, Blob(r.blob("tensor data"))))
+        if kind == "type_v1":
+            return VAttr(kind, (r.type(),))
+        if kind == "type_extensions_v1":
+            return VAttr(kind, (tuple(r.list(r.svarint, "bounds")),))
+        if kind == "result_accuracy_v1":
+            atol = r.apint(64)
+            rtol = r.apint(64)
+            ulps = r.svarint()
+            return VAttr(kind, (atol, rtol, ulps, r.attr()))
+        if kind == "sub_axis_info_v1":
+            return VAttr(kind, (r.svarint(), r.svarint()))
+        if kind == "axis_ref_v1":
+            name = r.attr()
+            has = r.varint("a flag")
+            return VAttr(kind, (name, r.attr() if has else None))
+        if kind == "replica_group_mesh_axes_v1":
+            return VAttr(kind, (r.attr(), r.attr()))
+        if kind == "mesh_axis_v1":
+            return VAttr(kind, (r.attr(), r.svarint()))
+        if kind == "mesh_v1":
+            return VAttr(kind, (r.attr(), r.optional_attr()))
+        r.cur.fail(f"unknown vhlo attribute code: {code}", at)
+
+    def read_type(self, r: B.DialectReader):
+        at = r.cur.pos
+        code = r.varint("a VHLO type code")
+        if code >= len(_TYPE_CODES):
+            r.cur.fail(f"unknown vhlo type code: {code}", at)
+        kind = _TYPE_CODES[code]
+        if kind in _SCALAR_TYPES:
+            return VType(kind)
+        if kind == "complex_v1":
+            return VType(kind, (r.type(),))
+        if kind == "func_v1":
+            ins = tuple(r.list(r.type, "function inputs"))
+            return VType(kind, (ins, tuple(r.list(r.type, "function outputs"))))
+        if kind == "tensor_v1":
+            shape = tuple(r.list(r.svarint, "tensor shape"))
+            return VType(kind, (shape, r.type(), None))
+        if kind == "tensor_v1+enc":
+            enc = r.attr()
+            shape = tuple(r.list(r.svarint, "tensor shape"))
+            return VType("tensor_v1", (shape, r.type(), enc))
+        if kind in ("tuple_v1", "future_v1"):
+            return VType(kind, (tuple(r.list(r.type, "types")),))
+        if kind == "quant_v1":
+            flags = r.varint()
+            st = r.type()
+            ex = r.type()
+            scale = r.apint(64)
+            zp = r.svarint()
+            return VType(kind, (flags, st, ex, scale, zp, r.svarint(), r.svarint()))
+        if kind == "quant_per_axis_v1":
+            flags = r.varint()
+            st = r.type()
+            ex = r.type()
+            qd = r.varint()
+            mn = r.svarint()
+            mx = r.svarint()
+            scales = tuple(r.list(lambda: r.apint(64), "scales"))
+            zps = tuple(r.list(r.svarint, "zero points"))
+            return VType(kind, (flags, st, ex, qd, mn, mx, scales, zps))
+        if kind == "unranked_tensor_v1":
+            return VType(kind, (r.type(),))
+        if kind == "buffer_v1":
+            shape = tuple(r.list(r.svarint, "buffer shape"))
+            return VType(kind, (shape, r.type()))
+        r.cur.fail(f"unknown vhlo type code: {code}", at)
+
+    def write_attr(self, a: VAttr, w: B.DialectWriter):
+        kind, args = a.kind, a.args
+        if kind not in _ATTR_CODE:
+            raise SerializationError(f"cannot write unknown VHLO attribute {kind}")
+        w.varint(_ATTR_CODE[kind])
+        if kind in ENUMS:
+            w.varint(ENUMS[kind].index(args[0]))
+        elif kind == "array_v1":
+            w.list(args[0], w.attr)
+        elif kind == "bool_v1":
+            w.varint(1 if args[0] else 0)
+        elif kind == "dict_v1":
+            w.varint(len(args[0]))
+            for k, v in args[0]:
+                w.attr(k)
+                w.attr(v)
+        elif kind == "float_v1":
+            w.type(args[0])
+            w.apint(args[1], _float_et(args[0]).bits)
+        elif kind == "integer_v1":
+            w.type(args[0])
+            w.apint(args[1], _int_width(args[0])[0])
+        elif kind == "output_operand_alias_v1":
+            w.list(args[0], w.svarint)
+            w.svarint(args[1])
+            w.list(args[2], w.svarint)
+        elif kind == "string_v1":
+            w.string(args[0])
+        elif kind == "tensor_v1":
+            w.type(args[0])
+            w.blob(args[1].data)
+        elif kind == "type_v1":
+            w.type(args[0])
+        elif kind == "type_extensions_v1":
+            w.list(args[0], w.svarint)
+        elif kind == "result_accuracy_v1":
+            w.apint(args[0], 64)
+            w.apint(args[1], 64)
+            w.svarint(args[2])
+            w.attr(args[3])
+        elif kind == "sub_axis_info_v1":
+            w.svarint(args[0])
+            w.svarint(args[1])
+        elif kind == "axis_ref_v1":
+            w.attr(args[0])
+            w.varint(1 if args[1] is not None else 0)
+            if args[1] is not None:
+                w.attr(args[1])
+        elif kind == "replica_group_mesh_axes_v1":
+            w.attr(args[0])
+            w.attr(args[1])
+        elif kind == "mesh_axis_v1":
+            w.attr(args[0])
+            w.svarint(args[1])
+        elif kind == "mesh_v1":
+            w.attr(args[0])
+            w.optional_attr(args[1])
+
+    def write_type(self, t: VType, w: B.DialectWriter):
+        kind, args = t.kind, t.args
+        if kind == "tensor_v1":
+            if args[2] is not None:
+                w.varint(_TYPE_CODE["tensor_v1+enc"])
+                w.attr(args[2])
+            else:
+                w.varint(_TYPE_CODE["tensor_v1"])
+            w.list(args[0], w.svarint)
+            w.type(args[1])
+            return
+        if kind not in _TYPE_CODE:
+            raise SerializationError(f"cannot write unknown VHLO type {kind}")
+        w.varint(_TYPE_CODE[kind])
+        if kind in _SCALAR_TYPES:
+            return
+        if kind in ("complex_v1", "unranked_tensor_v1"):
+            w.type(args[0])
+        elif kind == "func_v1":
+            w.list(args[0], w.type)
+            w.list(args[1], w.type)
+        elif kind in ("tuple_v1", "future_v1"):
+            w.list(args[0], w.type)
+        elif kind == "quant_v1":
+            flags, st, ex, scale, zp, mn, mx = args
+            w.varint(flags)
+            w.type(st)
+            w.type(ex)
+            w.apint(scale, 64)
+            w.svarint(zp)
+            w.svarint(mn)
+            w.svarint(mx)
+        elif kind == "quant_per_axis_v1":
+            flags, st, ex, qd, mn, mx, scales, zps = args
+            w.varint(flags)
+            w.type(st)
+            w.type(ex)
+            w.varint(qd)
+            w.svarint(mn)
+            w.svarint(mx)
+            w.list(scales, lambda s: w.apint(s, 64))
+            w.list(zps, w.svarint)
+        elif kind == "buffer_v1":
+            w.list(args[0], w.svarint)
+            w.type(args[1])
+
+
+# ============================================================ types: StableHLO <-> VHLO
+
+def _f64_raw(x: float) -> int:
+    return int(np.array([x], dtype=np.float64).view(np.uint64)[0])
+
+
+def _raw_f64(r: int) -> float:
+    return float(np.array([r], dtype=np.uint64).view(np.float64)[0])
+
+
+def _storage_range(et: T.ElementType, signed: bool) -> Tuple[int, int]:
+    if signed:
+        return -(1 << (et.bits - 1)), (1 << (et.bits - 1)) - 1
+    return 0, (1 << et.bits) - 1
+
+
+def type_to_vhlo(t) -> VType:
+    if isinstance(t, VType):
+        return t
+    if isinstance(t, T.ElementType):
+        if t.kind == "complex":
+            return VType("complex_v1", (type_to_vhlo(T.ELEMENT_TYPES[t.name[8:-1]]),))
+        return VType(_elem_vhlo_name(t))
+    if isinstance(t, T.TensorType):
+        enc = None
+        if t.encoding is not None:
+            e = t.encoding
+            if isinstance(e, A.StructAttr) and e.name == "bounds":
+                enc = VAttr("type_extensions_v1", (tuple(B.INT64_MIN if d is None else d for d in e.get("bounds")),))
+            else:
+                raise SerializationError(f"tensor encoding {e} cannot be written in a portable artifact")
+        shape = tuple(B.INT64_MIN if d is None else d for d in t.shape)
+        return VType("tensor_v1", (shape, type_to_vhlo(t.element_type), enc))
+    if isinstance(t, T.QuantizedType):
+        signed = t.storage_type.kind == "signed"
+        lo, hi = _storage_range(t.storage_type, signed)
+        mn = lo if t.storage_min is None else t.storage_min
+        mx = hi if t.storage_max is None else t.storage_max
+        st, ex = type_to_vhlo(t.storage_type), type_to_vhlo(t.expressed_type)
+        flags = 1 if signed else 0
+        if t.quantized_dimension is None:
+            return VType("quant_v1", (flags, st, ex, _f64_raw(t.scales[0]), t.zero_points[0], mn, mx))
+        return VType("quant_per_axis_v1", (flags, st, ex, t.quantized_dimension, mn, mx,
+                                           tuple(_f64_raw(s) for s in t.scales), tuple(t.zero_points)))
+    if isinstance(t, T.TokenType):
+        return VType("token_v1")
+    if isinstance(t, T.TupleType):
+        return VType("tuple_v1", (tuple(type_to_vhlo(x) for x in t.types),))
+    if isinstance(t, T.FunctionType):
+        return VType("func_v1", (tuple(type_to_vhlo(x) for x in t.inputs), tuple(type_to_vhlo(x) for x in t.results)))
+    if isinstance(t, T.UnrankedTensorType):
+        return VType("unranked_tensor_v1", (type_to_vhlo(t.element_type),))
+    if isinstance(t, T.NoneType):
+        return VType("none_v1")
+    raise SerializationError(f"type {t} cannot be written in a portable artifact")
+
+
+def type_from_vhlo(t: VType):
+    k = t.kind
+    if k == "tensor_v1":
+        shape, et, enc = t.args
+        e = None
+        if enc is not None:
+            if not (isinstance(enc, VAttr) and enc.kind == "type_extensions_v1"):
+                raise SerializationError(f"unsupported tensor encoding {enc}")
+            e = A.StructAttr("stablehlo", "bounds", (("bounds", tuple(None if d == B.INT64_MIN else d for d in enc.args[0])),))
+        return T.TensorType(tuple(None if d == B.INT64_MIN else d for d in shape), type_from_vhlo(et), e)
+    if k == "complex_v1":
+        return T.ELEMENT_TYPES[f"complex<{type_from_vhlo(t.args[0]).name}>"]
+    if k == "token_v1":
+        return T.TokenType()
+    if k == "tuple_v1":
+        return T.TupleType(tuple(type_from_vhlo(x) for x in t.args[0]))
+    if k == "func_v1":
+        return T.FunctionType(tuple(type_from_vhlo(x) for x in t.args[0]), tuple(type_from_vhlo(x) for x in t.args[1]))
+    if k == "unranked_tensor_v1":
+        return T.UnrankedTensorType(type_from_vhlo(t.args[0]))
+    if k == "none_v1":
+        return T.NoneType()
+    if k in ("quant_v1", "quant_per_axis_v1"):
+        st = type_from_vhlo(t.args[1])
+        ex = type_from_vhlo(t.args[2])
+        signed = bool(t.args[0] & 1)
+        lo, hi = _storage_range(st, signed)
+        if k == "quant_v1":
+            _, _, _, scale, zp, mn, mx = t.args
+            scales, zps, qd = (_raw_f64(scale),), (zp,), None
+        else:
+            _, _, _, qd, mn, mx, sc, zps = t.args
+            scales, zps = tuple(_raw_f64(s) for s in sc), tuple(zps)
+        return T.QuantizedType(st, ex, scales, zps, qd, None if mn == lo else mn, None if mx == hi else mx, signed)
+    et = _vhlo_elem_builtin(k)
+    if et is not None and k in _SCALAR_TYPES:
+        return et
+    raise SerializationError(f"VHLO type {k} has no StableHLO equivalent in this implementation")
+
+
+# ============================================================ attributes: StableHLO <-> VHLO
+
+I64 = VType("i64_v1")
+I1 = VType("bool_v1")
+
+
+def _i64(v: int) -> VAttr:
+    return VAttr("integer_v1", (I64, int(v)))
+
+
+def _i64_tensor(values, shape=None) -> VAttr:
+    arr = np.asarray(values, dtype=np.int64).reshape(-1)
+    shape = (arr.size,) if shape is None else tuple(shape)
+    return _tensor(VType("tensor_v1", (shape, I64, None)), arr, T.TensorType(shape, T.ELEMENT_TYPES["i64"]))
+
+
+def _tensor(vt: VType, arr: np.ndarray, bt: T.TensorType) -> VAttr:
+    return VAttr("tensor_v1", (vt, Blob(B.encode_elements(arr, bt))))
+
+
+def _bool_tensor(values) -> VAttr:
+    arr = np.asarray(values, dtype=np.bool_).reshape(-1)
+    bt = T.TensorType((arr.size,), T.ELEMENT_TYPES["i1"])
+    return _tensor(VType("tensor_v1", ((arr.size,), I1, None)), arr, bt)
+
+
+def _string(s: str) -> VAttr:
+    return VAttr("string_v1", (s,))
+
+
+def _bool(b: bool) -> VAttr:
+    return VAttr("bool_v1", (bool(b),))
+
+
+NONE_TYPE_ATTR = VAttr("type_v1", (VType("none_v1"),))
+DEFAULT_ACCURACY = VAttr("result_accuracy_v1", (0, 0, 0, VAttr("result_accuracy_mode_v1", ("DEFAULT",))))
+
+
+def attr_to_vhlo(a, where: str = "") -> VAttr:
+    if isinstance(a, VAttr):
+        return a
+    if isinstance(a, A.BoolAttr):
+        return _bool(a.value)
+    if isinstance(a, A.IntegerAttr):
+        t = a.type if a.type is not None else T.ELEMENT_TYPES["i64"]
+        if t.kind == "bool":
+            return _bool(bool(a.value))
+        return VAttr("integer_v1", (type_to_vhlo(t), int(a.value)))
+    if isinstance(a, A.FloatAttr):
+        return VAttr("float_v1", (type_to_vhlo(a.type), B.float_to_raw(a.value, a.type)))
+    if isinstance(a, A.StringAttr):
+        if a.type is not None:
+            raise SerializationError(f"{where}: typed string attributes cannot be written in a portable artifact")
+        return _string(a.value)
+    if isinstance(a, A.SymbolRefAttr):
+        if a.nested:
+            raise SerializationError(f"{where}: nested symbol references cannot be written in a portable artifact")
+        return _string(a.root)
+    if isinstance(a, A.TypeAttr):
+        return VAttr("type_v1", (type_to_vhlo(a.type),))
+    if isinstance(a, A.ArrayAttr):
+        return VAttr("array_v1", (tuple(attr_to_vhlo(x, where) for x in a.elements),))
+    if isinstance(a, A.DictAttr):
+        return VAttr("dict_v1", (tuple((_string(k), attr_to_vhlo(v, where))
+                                       for k, v in sorted(a.entries, key=lambda kv: kv[0].encode())),))
+    if isinstance(a, A.DenseElementsAttr):
+        if isinstance(a.type.element_type, T.QuantizedType):
+            raise SerializationError(f"{where}: quantized dense constants cannot be written")
+        return _tensor(type_to_vhlo(a.type), a.array, a.type)
+    if isinstance(a, A.DenseArrayAttr):
+        n = len(a.values)
+        bt = T.TensorType((n,), a.element_type)
+        return _tensor(type_to_vhlo(bt), np.array(a.values, dtype=a.element_type.dtype), bt)
+    if isinstance(a, A.EnumAttr):
+        kind = _ENUM_OF_KIND.get(a.kind)
+        if kind is None or a.value not in ENUMS[kind]:
+            raise SerializationError(f"{where}: enum {a.kind} {a.value} has no VHLO encoding")
+        return VAttr(kind, (a.value,))
+    if isinstance(a, A.StructAttr):
+        if a.name == "output_operand_alias":
+            f = dict(a.fields)
+            return VAttr("output_operand_alias_v1", (tuple(f.get("output_tuple_indices", ())),
+                                                     int(f.get("operand_index", 0)),
+                                                     tuple(f.get("operand_tuple_indices", ()))))
+        if a.name == "result_accuracy":
+            f = dict(a.fields)
+            mode = f.get("mode", "DEFAULT")
+            if isinstance(mode, A.StructAttr):
+                mode = mode.get("value")
+            elif isinstance(mode, A.EnumAttr):
+                mode = mode.value
+            return VAttr("result_accuracy_v1", (_f64_raw(float(f.get("atol", 0.0))), _f64_raw(float(f.get("rtol", 0.0))),
+                                                int(f.get("ulps", 0)), VAttr("result_accuracy_mode_v1", (mode,))))
+        if a.name == "result_accuracy_mode":
+            return VAttr("result_accuracy_mode_v1", (a.get("value"),))
+    if isinstance(a, A.UnitAttr):
+        raise SerializationError(f"{where}: unit attributes cannot be written in a portable artifact")
+    raise SerializationError(f"{where}: attribute {a!r} has no VHLO encoding")
+
+
+def _tensor_array(a: VAttr) -> Tuple[np.ndarray, T.TensorType]:
+    bt = type_from_vhlo(a.args[0])
+    if not isinstance(bt, T.TensorType):
+        raise SerializationError(f"tensor_v1 attribute of non-tensor type {a.args[0]}")
+    arr = B.decode_elements(a.args[1].data, bt, lambda m: (_ for _ in ()).throw(SerializationError(m)))
+    return arr, bt
+
+
+def attr_from_vhlo(a, kind: Optional[str] = None):
+    """VHLO attribute -> StableHLO/builtin attribute; `kind` is the spec's attribute kind."""
+    if not isinstance(a, VAttr):
+        return a
+    k = a.kind
+    if k == "bool_v1":
+        if kind == "unit":
+            return A.UnitAttr()
+        return A.BoolAttr(a.args[0])
+    if k == "integer_v1":
+        return A.IntegerAttr(a.args[1], type_from_vhlo(a.args[0]))
+    if k == "float_v1":
+        et = _float_et(a.args[0])
+        return A.FloatAttr(B.raw_to_float(a.args[1], et), et)
+    if k == "string_v1":
+        if kind == "symbol_ref":
+            return A.SymbolRefAttr(a.args[0])
+        return A.StringAttr(a.args[0])
+    if k == "type_v1":
+        return A.TypeAttr(type_from_vhlo(a.args[0]))
+    if k == "array_v1":
+        sub = "symbol_ref" if kind == "symbol_array" else None
+        return A.ArrayAttr(tuple(attr_from_vhlo(x, sub) for x in a.args[0]))
+    if k == "dict_v1":
+        entries = []
+        for kk, v in a.args[0]:
+            if not (isinstance(kk, VAttr) and kk.kind == "string_v1"):
+                raise SerializationError("dict_v1 key is not a string")
+            entries.append((kk.args[0], attr_from_vhlo(v)))
+        return A.DictAttr(tuple(entries))
+    if k == "tensor_v1":
+        arr, bt = _tensor_array(a)
+        if kind in ("dense_i64_array", "dense_bool_array"):
+            return A.DenseArrayAttr(bt.element_type, tuple(bool(x) for x in arr.reshape(-1)) if bt.element_type.kind == "bool"
+                                    else tuple(int(x) for x in arr.reshape(-1)))
+        return A.DenseElementsAttr(bt, arr)
+    if k in ENUMS:
+        if k == "api_version_v1":
+            return A.IntegerAttr(ENUMS[k].index(a.args[0]), T.ELEMENT_TYPES["i32"])
+        if k == "result_accuracy_mode_v1":
+            return A.StructAttr("stablehlo", "result_accuracy_mode", (("value", a.args[0]),))
+        return A.EnumAttr("stablehlo", _KIND_OF_ENUM[k], a.args[0])
+    if k == "output_operand_alias_v1":
+        return A.StructAttr("stablehlo", "output_operand_alias", (("output_tuple_indices", a.args[0]),
+                                                                  ("operand_index", a.args[1]),
+                                                                  ("operand_tuple_indices", a.args[2])))
+    if k == "result_accuracy_v1":
+        return A.StructAttr("stablehlo", "result_accuracy", (
+            ("atol", _raw_f64(a.args[0])), ("rtol", _raw_f64(a.args[1])), ("ulps", a.args[2]),
+            ("mode", attr_from_vhlo(a.args[3]))))
+    raise SerializationError(f"VHLO attribute {k} has no StableHLO equivalent in this implementation")
+
+
+# ============================================================ the spec's VHLO tables
+
+_STRUCT_KINDS = {"conv_dimension_numbers", "dot_dimension_numbers", "gather_dimension_numbers",
+                 "scatter_dimension_numbers", "dot_algorithm", "channel_handle"}
+_DOT_ALGORITHM_FIELDS = ("lhs_precision_type", "rhs_precision_type", "accumulation_type", "lhs_component_count",
+                         "rhs_component_count", "num_primitive_operations", "allow_imprecise_accumulation")
+_CHANNEL_FIELDS = {"channel_id": "handle", "channel_type": "type"}
+
+
+class _Tables:
+    def __init__(self):
+        self.by_vhlo: Dict[str, Tuple[S.OpSpec, S.VhloSpec]] = {}
+        self.encodings: Dict[str, List[S.VhloSpec]] = {}
+        for o in S.ops():
+            if not o.vhlo:
+                continue
+            self.encodings[o.name] = list(o.vhlo)
+            for v in o.vhlo:
+                if v.name not in self.by_vhlo or o.name.startswith("stablehlo."):
+                    self.by_vhlo[v.name] = (o, v)
+        s = S.load()
+        self.type_since = {n.split(".", 1)[1]: f for n, f, _ in s.vhlo_types}
+        self.attr_since = {n.split(".", 1)[1]: f for n, f, _ in s.vhlo_attributes}
+
+    def latest(self, op_name: str) -> S.VhloSpec:
+        return self.encodings[op_name][-1]
+
+
+_TABLES: Optional[_Tables] = None
+
+
+def tables() -> _Tables:
+    global _TABLES
+    if _TABLES is None:
+        _TABLES = _Tables()
+    return _TABLES
+
+
+def _sorted_names(names) -> List[str]:
+    return sorted((n.rstrip(".") for n in names), key=lambda n: n.encode())
+
+
+def inherent_names(op_name: str) -> Optional[List[str]]:
+    """The VHLO op's declared attributes in properties order (by name), or None if unknown."""
+    if op_name == "builtin.module":
+        return ["sym_name", "sym_visibility"]
+    t = tables().by_vhlo.get(op_name)
+    if t is None:
+        return None
+    return _sorted_names(t[1].attributes)
+
+
+# ============================================================ defaults
+
+def _n_spatial(attrs) -> int:
+    a = attrs.get("input_spatial_dimensions")
+    if a is None:
+        return 0
+    return int(np.prod(a.args[0].args[0])) if a.args[0].args[0] else 0
+
+
+def _window_rank(attrs) -> int:
+    a = attrs.get("window_dimensions")
+    return int(a.args[0].args[0][0]) if a is not None and a.args[0].args[0] else 0
+
+
+_DEFAULT_OPS = {
+    "sym_visibility": {"func"}, "arg_attrs": {"func"}, "res_attrs": {"func"},
+    "lower": {"cholesky"}, "is_stable": {"sort"}, "dimension": {"sort"},
+    "version": {"composite"}, "composite_attributes": {"composite"},
+    "has_side_effect": {"custom_call"}, "backend_config": {"custom_call"}, "api_version": {"custom_call"},
+    "called_computations": {"custom_call"}, "operand_layouts": {"custom_call"}, "result_layouts": {"custom_call"},
+    "output_operand_aliases": {"custom_call"}, "result_tilings": {"custom_call"},
+    "indices_are_sorted": {"gather", "dynamic_gather", "scatter"}, "unique_indices": {"scatter"},
+    "infeed_config": {"infeed"}, "layout": {"infeed"}, "outfeed_config": {"outfeed"},
+    "is_host_transfer": {"send", "recv"}, "source_target_pairs": {"send", "recv"},
+    "compare_type": {"compare"},
+    "use_global_device_ids": {"all_gather", "all_reduce", "reduce_scatter", "collective_reduce"},
+    "has_dynamic_root": {"collective_broadcast", "collective_reduce"},
+    "known_expanding_dimensions": {"dynamic_broadcast_in_dim"}, "known_nonexpanding_dimensions": {"dynamic_broadcast_in_dim"},
+}
+
+
+def default_value(op_short: str, name: str, attrs: Dict[str, VAttr]) -> Optional[VAttr]:
+    """The VHLO value upstream fills in for attribute `name` of `op_short` when absent."""
+    ops = _DEFAULT_OPS.get(name)
+    if ops is not None and op_short not in ops:
+        return None
+    if name == "sym_visibility":
+        return _string("")
+    if name in ("arg_attrs", "res_attrs", "called_computations", "operand_layouts", "result_layouts",
+                "output_operand_aliases", "result_tilings", "layout"):
+        return VAttr("array_v1", ((),))
+    if name in ("channel_id", "channel_type"):
+        return _i64(0)
+    if name in ("use_global_device_ids", "has_dynamic_root", "lower", "indices_are_sorted", "unique_indices",
+                "is_host_transfer", "has_side_effect"):
+        return _bool(False)
+    if name == "is_stable":
+        return _bool(False)
+    if name == "compare_type":
+        return VAttr("comparison_type_v1", ("NOTYPE",))
+    if name == "version":
+        return _i64(0)
+    if name == "composite_attributes":
+        return VAttr("dict_v1", ((),))
+    if name in ("backend_config", "infeed_config", "outfeed_config"):
+        return _string("")
+    if name == "api_version":
+        return VAttr("api_version_v1", ("API_VERSION_ORIGINAL",))
+    if name == "precision_config":
+        return VAttr("array_v1", ((VAttr("precision_v1", ("DEFAULT",)),) * 2,))
+    if name in _DOT_ALGORITHM_FIELDS:
+        return NONE_TYPE_ATTR
+    if name == "result_accuracy":
+        return DEFAULT_ACCURACY
+    if name in ("known_expanding_dimensions", "known_nonexpanding_dimensions", "source_target_pairs",
+                "operand_batching_dims", "start_indices_batching_dims", "input_batching_dims",
+                "scatter_indices_batching_dims"):
+        return _i64_tensor([])
+    if name == "dimension" and op_short == "sort":
+        return _i64(-1)
+    if op_short in ("convolution", "dynamic_conv"):
+        n = _n_spatial(attrs)
+        if name in ("window_strides", "lhs_dilation", "rhs_dilation"):
+            return _i64_tensor([1] * n)
+        if name == "padding":
+            return _i64_tensor([0] * (2 * n), (n, 2))
+        if name == "window_reversal":
+            return _bool_tensor([False] * n)
+    if op_short in ("reduce_window", "select_and_scatter"):
+        n = _window_rank(attrs)
+        if name in ("window_strides", "base_dilations", "window_dilations"):
+            return _i64_tensor([1] * n)
+        if name == "padding":
+            return _i64_tensor([0] * (2 * n), (n, 2))
+    return None
+
+
+def _is_default(op_short: str, name: str, v: VAttr, attrs) -> bool:
+    """Whether upstream's VHLO -> StableHLO step drops this attribute."""
+    if name == "precision_config":
+        return v.kind == "array_v1" and all(x == VAttr("precision_v1", ("DEFAULT",)) for x in v.args[0])
+    if name == "backend_config" and op_short == "custom_call":
+        return v in (_string(""), VAttr("dict_v1", ((),)))
+    if name in ("operand_layouts", "result_layouts") and op_short == "custom_call":
+        empty = VAttr("array_v1", ((),))
+        return attrs.get("operand_layouts") == empty and attrs.get("result_layouts") == empty
+    if name in ("window_strides", "lhs_dilation", "rhs_dilation", "base_dilations", "window_dilations",
+                "padding", "window_reversal") and op_short in ("convolution", "dynamic_conv", "reduce_window",
+                                                               "select_and_scatter"):
+        if v.kind != "tensor_v1":
+            return False
+        arr, _ = _tensor_array(v)
+        want = 0 if name in ("padding", "window_reversal") else 1
+        return bool(np.all(arr == want))
+    d = default_value(op_short, name, attrs)
+    return d is not None and d == v
+
+
+# ============================================================ StableHLO -> VHLO (current)
+
+def _struct_fields_to_vhlo(value) -> VAttr:
+    if isinstance(value, bool):
+        return _bool(value)
+    if isinstance(value, int):
+        return _i64(value)
+    if isinstance(value, tuple):
+        return _i64_tensor(list(value))
+    if isinstance(value, T.Type):
+        return VAttr("type_v1", (type_to_vhlo(value),))
+    if isinstance(value, A.Attribute):
+        return attr_to_vhlo(value)
+    raise SerializationError(f"struct field value {value!r} has no VHLO encoding")
+
+
+def op_to_vhlo(op: Operation, vmap: Dict[int, Value]) -> Operation:
+    """Convert one op (recursively) to the current VHLO encoding."""
+    where = f"{op.name}" + (f" at {op.where()}" if op.location is not None else "")
+    if op.name == "builtin.module":
+        new = Operation(op.name, [], [], dict(op.attributes), location=op.location)
+    else:
+        if not S.has_op(op.name) or op.name not in tables().encodings:
+            raise SerializationError(f"op {op.name} cannot be written in a portable artifact (no VHLO encoding)")
+        ospec = S.op(op.name)
+        venc = tables().latest(op.name)
+        kinds = {a.name: a.kind for a in ospec.attributes}
+        vnames = [n.rstrip(".") for n in venc.attributes]
+        attrs: Dict[str, VAttr] = {}
+        fields: Dict[str, object] = {}
+        discardable: Dict[str, VAttr] = {}
+        for name, a in op.attributes.items():
+            kind = kinds.get(name)
+            if kind is None:
+                discardable[name] = attr_to_vhlo(a, f"{where}: attribute {name}")
+                continue
+            if kind in _STRUCT_KINDS and isinstance(a, A.StructAttr):
+                if kind == "channel_handle":
+                    fields["channel_id"] = a.get("handle", 0)
+                    fields["channel_type"] = a.get("type", 0)
+                else:
+                    fields.update(a.fields)
+                continue
+            if name not in vnames:
+                raise SerializationError(f"{where}: attribute {name} cannot be expressed in VHLO")
+            if kind == "unit" or isinstance(a, A.UnitAttr):
+                if not isinstance(a, A.UnitAttr):
+                    raise SerializationError(f"{where}: attribute {name} must be a unit attribute")
+                attrs[name] = _bool(True)
+                continue
+            if kind == "custom_call_api_version" and isinstance(a, A.IntegerAttr):
+                vals = ENUMS["api_version_v1"]
+                if not 0 <= a.value < len(vals):
+                    raise SerializationError(f"{where}: api_version {a.value} is not a known custom call API version")
+                attrs[name] = VAttr("api_version_v1", (vals[a.value],))
+                continue
+            if name in ("version",) and op.name == "stablehlo.composite" and isinstance(a, A.IntegerAttr):
+                attrs[name] = VAttr("integer_v1", (type_to_vhlo(a.type or T.ELEMENT_TYPES["i64"]), a.value))
+                continue
+            attrs[name] = attr_to_vhlo(a, f"{where}: attribute {name}")
+        for n in vnames:
+            if n in attrs:
+                continue
+            if n in fields:
+                attrs[n] = _struct_fields_to_vhlo(fields[n])
+                continue
+        short = op.name.split(".", 1)[1]
+        for n in vnames:
+            if n not in attrs:
+                d = default_value(short, n, attrs)
+                if d is None:
+                    if short == "select_and_scatter" and n == "window_dimensions":
+                        raise SerializationError(f"{where}: select_and_scatter needs window_dimensions to be serialized")
+                    raise SerializationError(f"{where}: required attribute {n} is missing")
+                attrs[n] = d
+        attrs.update(discardable)
+        new = Operation(venc.name, [], [type_to_vhlo(r.type) for r in op.results], attrs, location=op.location)
+    for v, nv in zip(op.results, new.results):
+        vmap[id(v)] = nv
+    for o in op.operands:
+        if id(o) not in vmap:
+            raise SerializationError(f"{where}: operand is used before it is defined")
+        new.operands.append(vmap[id(o)])
+    for r in op.regions:
+        nr = Region()
+        for b in r.blocks:
+            nb = Block([type_to_vhlo(a.type) for a in b.arguments], arg_locations=b.arg_locations)
+            for a, na in zip(b.arguments, nb.arguments):
+                vmap[id(a)] = na
+            for o in b.operations:
+                nb.operations.append(op_to_vhlo(o, vmap))
+            nr.blocks.append(nb)
+        new.regions.append(nr)
+    return new
+
+
+# ============================================================ version checks and conversions
+
+def _ver(v: str):
+    return S.parse_version(v)
+
+
+def _check_type_at(t, target, where):
+    if isinstance(t, VType):
+        since = tables().type_since.get(t.kind)
+        if since is not None and _ver(since) > target:
+            raise SerializationError(f"{where}: type !vhlo.{t.kind} needs StableHLO {since} or newer")
+        for x in t.args:
+            _check_any_at(x, target, where)
+
+
+def _check_any_at(x, target, where):
+    if isinstance(x, VType):
+        _check_type_at(x, target, where)
+    elif isinstance(x, VAttr):
+        since = tables().attr_since.get(x.kind)
+        if since is not None and _ver(since) > target:
+            raise SerializationError(f"{where}: attribute #vhlo.{x.kind} needs StableHLO {since} or newer")
+        for y in x.args:
+            _check_any_at(y, target, where)
+    elif isinstance(x, tuple):
+        for y in x:
+            _check_any_at(y, target, where)
+
+
+def _elem(t):
+    if isinstance(t, VType) and t.kind == "tensor_v1":
+        return t.args[1]
+    return t
+
+
+def downgrade_op(op: Operation, target_str: str):
+    """Rewrite a current-VHLO op in place to the encoding valid at target (recursively)."""
+    target = _ver(target_str)
+    for r in op.regions:
+        for b in r.blocks:
+            for o in b.operations:
+                downgrade_op(o, target_str)
+            for a in b.arguments:
+                _check_type_at(a.type, target, f"block argument of {op.name}")
+    if op.name == "builtin.module":
+        return
+    ospec, cur = tables().by_vhlo[op.name]
+    encs = tables().encodings[ospec.name]
+    want = ospec.vhlo_at(target_str)
+    where = f"{ospec.name}"
+    if want is None:
+        raise SerializationError(f"{where}: op {ospec.name} is not available in StableHLO {target_str} "
+                                 f"(its VHLO encodings cover {encs[0].from_} .. {encs[-1].to})")
+    i = [e.name for e in encs].index(op.name)
+    j = [e.name for e in encs].index(want.name)
+    short = ospec.name.split(".", 1)[1]
+    while i > j:
+        newer, older = encs[i], encs[i - 1]
+        for ch in newer.changes:
+            m = ch.member
+            if ch.member_kind == "attribute" and ch.change == "added":
+                v = op.attributes.get(m)
+                d = default_value(short, m, op.attributes)
+                if v is not None and v != d:
+                    raise SerializationError(f"{where}: attribute {m} = {_describe(v)} cannot be expressed in "
+                                             f"StableHLO {target_str} ({older.name} has no {m}; needs {newer.from_})")
+                op.attributes.pop(m, None)
+            elif ch.member_kind == "attribute" and ch.change == "removed":
+                if m == "padding":
+                    lhs = op.operands[0].type
+                    n = max(len(lhs.args[0]) - 2, 0) if isinstance(lhs, VType) and lhs.kind == "tensor_v1" else 0
+                    op.attributes[m] = _i64_tensor([0] * (2 * n), (n, 2))
+            elif ch.member_kind in ("operand", "result") and ch.variadic:
+                count = len(op.operands) if ch.member_kind == "operand" else len(op.results)
+                if count != 1:
+                    raise SerializationError(f"{where}: {count} {ch.member_kind}s cannot be expressed in StableHLO "
+                                             f"{target_str} ({older.name} takes exactly one; variadic needs {newer.from_})")
+            elif ch.member_kind == "region" and ch.change == "added":
+                if op.regions:
+                    raise SerializationError(f"{where}: regions cannot be expressed in StableHLO {target_str} "
+                                             f"({older.name} has none; needs {newer.from_})")
+        op.name = older.name
+        i -= 1
+    # constraints (spec: downgrade_requires)
+    for req in want.downgrade_requires:
+        if target >= _ver(req.below):
+            continue
+        if "element types" in req.text:
+            for a, r in zip(op.operands, op.results):
+                if _elem(a.type) != _elem(r.type):
+                    raise SerializationError(f"{where}: a reduction accumulating in a wider type needs StableHLO "
+                                             f"{req.below} or newer (target {target_str})")
+        elif "future" in req.text:
+            if any(isinstance(o.type, VType) and o.type.kind == "future_v1" for o in op.operands):
+                raise SerializationError(f"{where}: future-typed inputs need StableHLO {req.below} or newer")
+        elif "backend_config" in req.text:
+            bc = op.attributes.get("backend_config")
+            if (bc is not None and bc.kind == "dict_v1") or op.attributes.get("api_version") == VAttr("api_version_v1", ("API_VERSION_TYPED_FFI",)):
+                raise SerializationError(f"{where}: a dictionary backend_config or API_VERSION_TYPED_FFI needs "
+                                         f"StableHLO {req.below} or newer (target {target_str})")
+    for name, a in op.attributes.items():
+        _check_any_at(a, target, f"{where}: attribute {name}")
+    for r in op.results:
+        _check_type_at(r.type, target, f"{where}: result")
+
+
+def _describe(v) -> str:
+    if isinstance(v, VAttr) and v.kind == "tensor_v1":
+        return f"tensor of {len(v.args[1])} bytes"
+    return str(v)
+
+
+def upgrade_op(op: Operation):
+    """Rewrite a VHLO op of any version in place to the current encoding (recursively)."""
+    for r in op.regions:
+        for b in r.blocks:
+            for o in b.operations:
+                upgrade_op(o)
+    if op.name == "builtin.module":
+        return
+    t = tables().by_vhlo.get(op.name)
+    if t is None:
+        raise SerializationError(f"unknown VHLO op {op.name} (this reader knows StableHLO up to {S.current_version()})")
+    ospec, _ = t
+    encs = tables().encodings[ospec.name]
+    names = [e.name for e in encs]
+    i = names.index(op.name)
+    short = ospec.name.split(".", 1)[1]
+    while i < len(encs) - 1:
+        newer = encs[i + 1]
+        for ch in newer.changes:
+            if ch.member_kind == "attribute" and ch.change == "added":
+                if ch.member not in op.attributes:
+                    op.attributes[ch.member] = default_value(short, ch.member, op.attributes)
+            elif ch.member_kind == "attribute" and ch.change == "removed":
+                op.attributes.pop(ch.member, None)
+        i += 1
+        op.name = newer.name
+
+
+def _strip_discardable_vhlo(a):
+    return attr_from_vhlo(a)
+
+
+def op_from_vhlo(op: Operation, vmap: Dict[int, Value], parent: Optional[str]) -> Operation:
+    """Current-VHLO op -> StableHLO op (recursively)."""
+    if op.name == "builtin.module":
+        new = Operation(op.name, [], [], {k: attr_from_vhlo(v) for k, v in op.attributes.items()},
+                        location=op.location)
+        child_parent = "builtin.module"
+    else:
+        ospec, venc = tables().by_vhlo[op.name]
+        if op.name == "vhlo.return_v1" and parent == "func.func":
+            ospec = S.op("func.return")
+        kinds = {a.name: a.kind for a in ospec.attributes}
+        vnames = set(n.rstrip(".") for n in venc.attributes)
+        short = ospec.short_name
+        attrs = {}
+        struct_vals: Dict[str, Dict[str, object]] = {}
+        for name, v in op.attributes.items():
+            if name not in vnames:
+                attrs[name] = attr_from_vhlo(v)      # discardable
+                continue
+            if name in kinds:
+                kind = kinds[name]
+                if _is_default(short, name, v, op.attributes):
+                    continue
+                if kind == "unit":
+                    if v == _bool(True):
+                        attrs[name] = A.UnitAttr()
+                    continue
+                if kind == "custom_call_api_version":
+                    attrs[name] = attr_from_vhlo(v)
+                    continue
+                if kind == "array" and short in ("custom_call",) and name == "called_computations":
+                    attrs[name] = attr_from_vhlo(v, "symbol_array")
+                    continue
+                attrs[name] = attr_from_vhlo(v, kind)
+            else:
+                struct_vals[name] = v
+        # rebuild struct attributes
+        for a in ospec.attributes:
+            if a.kind not in _STRUCT_KINDS:
+                continue
+            if a.kind == "channel_handle":
+                cid = struct_vals.get("channel_id")
+                ctype = struct_vals.get("channel_type")
+                h = cid.args[1] if cid is not None else 0
+                ty = ctype.args[1] if ctype is not None else 0
+                if cid is None or h == 0 and ty == 0 and ctype is None:
+                    if cid is not None and h != 0:
+                        pass
+                    else:
+                        continue
+                attrs[a.name] = A.StructAttr("stablehlo", "channel_handle", (("handle", h), ("type", ty)))
+            elif a.kind == "dot_algorithm":
+                vals = [struct_vals.get(n) for n in _DOT_ALGORITHM_FIELDS]
+                if all(v is None or v == NONE_TYPE_ATTR for v in vals):
+                    continue
+                fl = []
+                for n, v in zip(_DOT_ALGORITHM_FIELDS, vals):
+                    if v.kind == "type_v1":
+                        fl.append((n, type_from_vhlo(v.args[0])))
+                    elif v.kind == "bool_v1":
+                        fl.append((n, v.args[0]))
+                    else:
+                        fl.append((n, v.args[1]))
+                attrs[a.name] = A.StructAttr("stablehlo", "dot_algorithm", tuple(fl))
+            else:
+                from ..text.parser import STRUCT_FIELDS
+                sname = {"conv_dimension_numbers": "conv", "dot_dimension_numbers": "dot",
+                         "gather_dimension_numbers": "gather", "scatter_dimension_numbers": "scatter"}[a.kind]
+                fl = []
+                for fname, d in STRUCT_FIELDS[sname]:
+                    v = struct_vals.get(fname)
+                    if v is None:
+                        fl.append((fname, d))
+                    elif v.kind == "integer_v1":
+                        fl.append((fname, v.args[1]))
+                    else:
+                        arr, _ = _tensor_array(v)
+                        fl.append((fname, tuple(int(x) for x in arr.reshape(-1))))
+                attrs[a.name] = A.StructAttr("stablehlo", sname, tuple(fl))
+        new = Operation(ospec.name, [], [type_from_vhlo(r.type) for r in op.results], attrs, location=op.location)
+        child_parent = ospec.name
+    for v, nv in zip(op.results, new.results):
+        vmap[id(v)] = nv
+    for o in op.operands:
+        new.operands.append(vmap[id(o)])
+    for r in op.regions:
+        nr = Region()
+        for b in r.blocks:
+            nb = Block([type_from_vhlo(a.type) for a in b.arguments], arg_locations=b.arg_locations)
+            nb.parent = nr
+            for a, na in zip(b.arguments, nb.arguments):
+                vmap[id(a)] = na
+            for o in b.operations:
+                nb.operations.append(op_from_vhlo(o, vmap, child_parent))
+            nr.blocks.append(nb)
+        new.regions.append(nr)
+    return new
+
+
+def _optional(ospec: S.OpSpec, name: str) -> bool:
+    for a in ospec.attributes:
+        if a.name == name:
+            return a.optional or a.default is not None
+    return False
