@@ -31,7 +31,7 @@ def parse(text: str, filename: str = "<string>") -> Module:
 
 
 def load(path) -> Module:
-    """Read a `.mlir` text file into a Module."""
+    """Read a `.mlir` text file or a portable artifact (MLIR bytecode) into a Module."""
     import os
     p = os.fspath(path)
     try:
@@ -40,7 +40,11 @@ def load(path) -> Module:
     except OSError as e:
         raise UsageError(f"cannot read {p}: {e.strerror}") from None
     if data[:4] == b"ML\xefR":
-        raise SerializationError("portable artifacts (MLIR bytecode) are not supported yet", p)
+        from .serialization import deserialize as _deserialize
+        try:
+            return _deserialize(data)
+        except SerializationError as e:
+            raise SerializationError(e.message, f"{p}: {e.location}" if e.location else p) from None
     try:
         text = data.decode("utf-8")
     except UnicodeDecodeError as e:
@@ -52,6 +56,24 @@ def run(module: Module, *arrays, entry: str = "main") -> tuple:
     """Interpret function `entry` of `module` on numpy arrays; returns a tuple of arrays."""
     from .interpreter import run as _run
     return _run(module, *arrays, entry=entry)
+
+
+def serialize(module: Module, target: str = "1.0.0", strip_debuginfo: bool = False) -> bytes:
+    """Write `module` as a StableHLO portable artifact for version `target`."""
+    from .serialization import serialize as _serialize
+    return _serialize(module, target, strip_debuginfo)
+
+
+def deserialize(data: bytes) -> Module:
+    """Read a StableHLO portable artifact (any version from 0.9.0 to current)."""
+    from .serialization import deserialize as _deserialize
+    return _deserialize(data)
+
+
+def artifact_version(data: bytes) -> str:
+    """The StableHLO version a portable artifact names in its producer string."""
+    from .serialization import artifact_version as _artifact_version
+    return _artifact_version(data)
 
 
 def verify(module: Module) -> None:
@@ -66,6 +88,6 @@ def print_module(module: Module, *, generic: bool = False, strip_debuginfo: bool
     return _print(module, generic=generic, strip_debuginfo=strip_debuginfo)
 
 
-__all__ = ["parse", "load", "run", "verify", "print_module", "Module", "StableHLOError", "ParseError",
+__all__ = ["parse", "load", "run", "serialize", "deserialize", "artifact_version", "verify", "print_module", "Module", "StableHLOError", "ParseError",
            "VerificationError", "InterpreterError", "NotImplementedOpError", "CheckFailure",
            "SerializationError", "UsageError"]
