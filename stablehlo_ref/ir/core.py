@@ -27,7 +27,8 @@ class Value:
 
 
 class Operation:
-    __slots__ = ("name", "operands", "results", "attributes", "regions", "location", "successors", "source")
+    __slots__ = ("name", "operands", "results", "attributes", "regions", "location", "successors", "source",
+                 "_cache")
 
     def __init__(self, name: str, operands=None, result_types=None, attributes=None,
                  regions=None, location: Location = UNKNOWN_LOC, result_names=None):
@@ -41,6 +42,9 @@ class Operation:
         self.location = location
         self.successors: list = []
         self.source: Optional[str] = None   # "file:line:col" where the parser found the op
+        # data the interpreter derives from the op once (decoded attributes, dispatch); code
+        # that changes an op after running it resets this to None
+        self._cache: Optional[dict] = None
 
     @property
     def dialect(self) -> str:
@@ -72,7 +76,7 @@ class Operation:
 
 
 class Block:
-    __slots__ = ("arguments", "arg_locations", "operations", "label", "parent")
+    __slots__ = ("arguments", "arg_locations", "operations", "label", "parent", "_cache")
 
     def __init__(self, arg_types=(), arg_names=None, arg_locations=None, label: Optional[str] = None):
         self.arguments: List[Value] = [Value(t, arg_names[i] if arg_names else None, self, i)
@@ -81,6 +85,7 @@ class Block:
         self.operations: List[Operation] = []
         self.label = label
         self.parent = None
+        self._cache = None       # the interpreter's plan of the block (see Operation._cache)
 
     def add_argument(self, type: Type, name=None, location=None) -> Value:
         v = Value(type, name, self, len(self.arguments))
