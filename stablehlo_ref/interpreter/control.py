@@ -49,3 +49,13 @@ def custom_call(ctx, op, *args):
     if ctx.custom_call_handler is not None:
         return ctx.custom_call_handler(target, op, args)
     raise NotImplementedOpError("stablehlo.custom_call", f"target @{target}")
+
+
+@kernel("stablehlo.composite")
+def composite(ctx, op, *args):
+    # the composite's semantics are those of its decomposition function
+    dec = op.attributes.get("decomposition")
+    if dec is None:
+        raise InterpreterError("stablehlo.composite has no `decomposition` function")
+    name = dec.root if hasattr(dec, "root") else str(dec.value).lstrip("@")
+    return ctx.call(name, list(args))
