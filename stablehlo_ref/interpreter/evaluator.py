@@ -26,9 +26,6 @@ class Token:
 TOKEN = Token()
 
 
-_UNPLANNED = object()
-
-
 class _Return(Exception):
     pass
 
@@ -50,10 +47,16 @@ class _Scope(dict):
         return self.parent[key]
 
 
+_KERNELS_IMPORTED = []
+
+
 def _import_kernels():
+    if _KERNELS_IMPORTED:
+        return
     from . import elementwise, movement, reduction, control, linalg, check, chlo, conv  # noqa: F401
     from . import indexing, sorting, windows  # noqa: F401
     from . import quantized, collective, dynamic  # noqa: F401
+    _KERNELS_IMPORTED.append(True)
 
 
 def _harness_op(name):
@@ -73,7 +76,6 @@ class Interpreter:
         self.custom_call_handler = custom_call_handler
         self.collect_check_failures = False
         self._scope = None           # the scope of the block whose op is running now
-        self._quant_plans = {}       # op -> how to run it on quantized values (None: as is)
 
     # ------------------------------------------------------------ public
     def call(self, name: str, args: Sequence) -> list:
@@ -85,6 +87,16 @@ class Interpreter:
         ft = func.attributes["function_type"].type
         if len(args) != len(ft.inputs):
             raise InterpreterError(f"@{name} takes {len(ft.inputs)} arguments, got {len(args)}")
+        if self.depth == 0:
+            # kernels compute with numpy's floating-point warnings off (overflow to inf, NaN
+            # from invalid operations are results, not errors); set once per top-level call
+            saved = np.seterr(all="ignore")
+            self.depth = 1
+            try:
+                return self.run_region(func.regions[0], list(args), parent=None)
+            finally:
+                self.depth = 0
+                np.seterr(**saved)
         self.depth += 1
         if self.depth > 2000:
             raise InterpreterError(f"call depth exceeded 2000 in @{name} (unbounded recursion?)")
@@ -114,45 +126,46 @@ class Interpreter:
             self._scope = prev
 
     def _run_ops(self, block, env: dict) -> list:
+        try:
+            plan = block._cache
+        except AttributeError:
+            plan = None
+        if plan is None or plan[0] != len(block.operations):
+            plan = _plan_block(block)
+        _, steps, terminator = plan
         trace = self.trace
-        for op in block.operations:
-            name = op.name
-            if name in ("stablehlo.return", "func.return", "chlo.return", "stablehlo.yield"):
-                return [env[v] for v in op.operands]
-            fn = KERNELS.get(name) or _harness_op(name)
-            if fn is None:
-                raise NotImplementedOpError(name, location=op.where())
+        for op, fn, qplan, operands, results, mode in steps:
             try:
-                args = [env[v] for v in op.operands]
+                args = [env[v] for v in operands]
             except KeyError:
-                raise InterpreterError(f"{name}: operand used before it is defined",
+                raise InterpreterError(f"{op.name}: operand used before it is defined",
                                        op.where()) from None
             try:
-                plan = self._quant_plans.get(op, _UNPLANNED)
-                if plan is _UNPLANNED:
-                    from .quantized import plan_for
-                    plan = self._quant_plans[op] = plan_for(op)
-                out = fn(self, op, *args) if plan is None else plan(self, fn, args)
+                out = fn(self, op, *args) if qplan is None else qplan(self, fn, args)
             except StableHLOError as e:
                 if e.location is None:
                     e.location = op.where()
                 raise
             except (ValueError, IndexError, TypeError, OverflowError, ZeroDivisionError, MemoryError) as e:
-                raise InterpreterError(f"{name}: {e}", op.where()) from None
-            results = op.results
-            if len(results) == 1:
+                raise InterpreterError(f"{op.name}: {e}", op.where()) from None
+            if mode == 1:
                 # a kernel returns one value or a list of results; a Python tuple is a
                 # tuple value only when the result has tuple type
-                if isinstance(out, list) or (isinstance(out, tuple)
-                                             and not isinstance(results[0].type, TupleType)):
+                if out.__class__ is list or out.__class__ is tuple:
                     out = out[0]
                 env[results[0]] = out
-            elif results:
+            elif mode == 2:
+                if out.__class__ is list:
+                    out = out[0]
+                env[results[0]] = out
+            elif mode == 3:
                 for r, o in zip(results, out):
                     env[r] = o
             if trace is not None:
                 self._trace(op, [env[r] for r in results])
-        raise InterpreterError("block has no terminator")
+        if terminator is None:
+            raise InterpreterError("block has no terminator")
+        return [env[v] for v in terminator]
 
     def _trace(self, op, values):
         loc = describe_location(op.location) or "-"
@@ -163,6 +176,71 @@ class Interpreter:
             else:
                 parts.append(repr(v))
         print(f"{loc}: {op.name} -> {'; '.join(parts)}", file=self.trace)
+
+
+_TERMINATORS = frozenset(("stablehlo.return", "func.return", "chlo.return", "stablehlo.yield"))
+
+
+def op_cache(op) -> dict:
+    """A dict on `op` for what kernels derive from it once (decoded attributes, recognized
+    bodies), kept for the life of the op; ops made without `__init__` get a fresh one."""
+    try:
+        c = op._cache
+    except AttributeError:
+        return {}
+    if c is None:
+        c = op._cache = {}
+    return c
+
+
+def _not_implemented(name):
+    def raise_(ctx, op, *args):
+        raise NotImplementedOpError(name)
+    return raise_
+
+
+def _raiser(exc):
+    def raise_(ctx, fn, args):
+        raise exc
+    return raise_
+
+
+def _plan_block(block):
+    """The evaluator's plan of a block, cached on it: per op up to the first terminator, the
+    kernel, the quantization plan, the operands, the results and how to store them
+    (0: no result, 1: one non-tuple, 2: one tuple, 3: several); then the terminator's operands.
+    Errors found here (no kernel, unsupported quantized op) are raised when the op is reached."""
+    from .quantized import plan_for
+    steps = []
+    terminator = None
+    for op in block.operations:
+        name = op.name
+        if name in _TERMINATORS:
+            terminator = tuple(op.operands)
+            break
+        fn = KERNELS.get(name) or _harness_op(name)
+        qplan = None
+        if fn is None:
+            fn = _not_implemented(name)
+        else:
+            try:
+                qplan = plan_for(op)
+            except StableHLOError as e:
+                qplan = _raiser(e)
+        results = op.results
+        if not results:
+            mode = 0
+        elif len(results) == 1:
+            mode = 2 if isinstance(results[0].type, TupleType) else 1
+        else:
+            mode = 3
+        steps.append((op, fn, qplan, tuple(op.operands), tuple(results), mode))
+    plan = (len(block.operations), tuple(steps), terminator)
+    try:
+        block._cache = plan
+    except AttributeError:
+        pass
+    return plan
 
 
 def run(module: Module, *arrays, entry: str = "main", trace=None) -> tuple:
