@@ -7,6 +7,7 @@ import numpy as np
 from ..errors import InterpreterError, NotImplementedOpError
 from ..ir.attributes import DenseElementsAttr, DenseResourceAttr
 from ..ir.types import TensorType
+from .evaluator import op_cache
 from .numerics import elem, from_compute
 from .registry import kernel
 
@@ -17,6 +18,18 @@ def _shape(op, i=0):
 
 
 def _ints(op, name):
+    """An integer-array attribute as a tuple of ints, decoded once per op."""
+    cache = op_cache(op)
+    key = ("ints", name)
+    try:
+        return cache[key]
+    except KeyError:
+        pass
+    cache[key] = out = _decode_ints(op, name)
+    return out
+
+
+def _decode_ints(op, name):
     a = op.attributes[name]
     if hasattr(a, "values"):
         return tuple(int(v) for v in a.values)
@@ -57,6 +70,23 @@ def iota(ctx, op):
     return from_compute(arr, et)
 
 
+_SMALL = 1 << 14     # results up to this many elements are copied, larger ones are views
+
+
+def broadcast_array(x: np.ndarray, view, shape) -> np.ndarray:
+    """`x` reshaped to `view` and broadcast to `shape` (a copy when small: cheaper than a
+    broadcast view to make, and kernels may write into it)."""
+    x = x.reshape(view)
+    n = 1
+    for d in shape:
+        n *= d
+    if n <= _SMALL:
+        out = np.empty(shape, dtype=x.dtype)
+        out[...] = x
+        return out
+    return np.broadcast_to(x, shape)
+
+
 @kernel("stablehlo.broadcast_in_dim")
 def broadcast_in_dim(ctx, op, x):
     dims = _ints(op, "broadcast_dimensions")
@@ -64,7 +94,7 @@ def broadcast_in_dim(ctx, op, x):
     view = [1] * len(shape)
     for i, d in enumerate(dims):
         view[d] = x.shape[i]
-    return np.broadcast_to(x.reshape(view), shape)
+    return broadcast_array(x, view, shape)
 
 
 @kernel("stablehlo.broadcast")

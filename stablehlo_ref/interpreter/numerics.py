@@ -12,26 +12,38 @@ _NATIVE_FLOATS = ("f16", "f32", "f64")
 
 def elem(t) -> ElementType:
     """The element type of a tensor type (the storage type for quantized tensors)."""
-    et = t.element_type if isinstance(t, TensorType) else t
+    et = t.element_type if t.__class__ is TensorType or isinstance(t, TensorType) else t
+    if et.__class__ is ElementType:
+        return et
     if isinstance(et, QuantizedType):
         return et.storage_type
     return et
 
 
+_COMPUTE_DTYPES: dict = {}
+
+
 def compute_dtype(et: ElementType) -> np.dtype:
     """The numpy dtype arithmetic on `et` is done in before rounding back to `et`."""
+    try:
+        return _COMPUTE_DTYPES[et.name]
+    except KeyError:
+        pass
     if et.is_bool:
-        return np.dtype(np.bool_)
-    if et.is_integer:
+        dt = np.dtype(np.bool_)
+    elif et.is_integer:
         if et.bits < 8:
-            return np.dtype(np.int8 if et.is_signed else np.uint8)
-        return et.dtype
-    if et.is_complex:
-        return et.dtype
-    if et.name == "f64":
-        return np.dtype(np.float64)
-    # f32 and every narrower float compute in f64, then round once to the result type
-    return np.dtype(np.float64)
+            dt = np.dtype(np.int8 if et.is_signed else np.uint8)
+        else:
+            dt = et.dtype
+    elif et.is_complex:
+        dt = et.dtype
+    else:
+        # f64 natively; f32 and every narrower float compute in f64, then round once to the
+        # result type
+        dt = np.dtype(np.float64)
+    _COMPUTE_DTYPES[et.name] = dt
+    return dt
 
 
 def to_compute(x: np.ndarray, et: ElementType) -> np.ndarray:
@@ -43,30 +55,39 @@ def to_compute(x: np.ndarray, et: ElementType) -> np.ndarray:
 
 def wrap_int(x: np.ndarray, et: ElementType) -> np.ndarray:
     """Wrap integers computed in a wider type into et's width and store them as et's dtype."""
-    if et.is_bool:
+    kind = et.kind
+    if kind == "bool":
         return x.astype(np.bool_)
     bits = et.bits
     if bits >= 8:
-        return x.astype(et.dtype, copy=False) if x.dtype != et.dtype else x
+        dt = et.dtype
+        return x.astype(dt, copy=False) if x.dtype != dt else x
     xi = x.astype(np.int64)
     mask = (1 << bits) - 1
     xi = xi & mask
-    if et.is_signed:
+    if kind != "unsigned":
         xi = np.where(xi >= (1 << (bits - 1)), xi - (1 << bits), xi)
-    return xi.astype(np.int8 if et.is_signed else np.uint8).astype(et.dtype)
+    return xi.astype(np.int8 if kind != "unsigned" else np.uint8).astype(et.dtype)
+
+
+_INTEGER_KINDS = frozenset(("bool", "signed", "unsigned", "index"))
 
 
 def from_compute(x, et: ElementType) -> np.ndarray:
     """Round (floats) or wrap (integers) a computed array to element type et."""
-    x = np.asarray(x)
-    if et.is_integer:
+    if x.__class__ is not np.ndarray:
+        x = np.asarray(x)
+    if et.kind in _INTEGER_KINDS:
         if x.dtype.kind in "iub":
             return wrap_int(x, et)
         return wrap_int(x.astype(np.int64), et)
-    if x.dtype == et.dtype:
+    dt = et.dtype
+    if x.dtype == dt:
         return x
+    if x.dtype.itemsize < dt.itemsize and x.dtype.kind != "c":
+        return x.astype(dt)       # widening: no overflow to warn about
     with np.errstate(all="ignore"):
-        return x.astype(et.dtype)
+        return x.astype(dt)
 
 
 def ulp_difference(a: np.ndarray, b: np.ndarray, et: ElementType) -> np.ndarray:
