@@ -23,7 +23,7 @@ from ..ir.core import Module, Operation
 from . import bytecode as B
 from . import vhlo as V
 
-__all__ = ["serialize", "deserialize", "artifact_version", "read_vhlo", "write_vhlo"]
+__all__ = ["serialize", "serialize_as", "deserialize", "artifact_version", "read_vhlo", "write_vhlo"]
 
 _CODECS = [B.BuiltinCodec(), V.VhloCodec()]
 _CODEC_MAP = {c.name: c for c in _CODECS}
@@ -85,28 +85,41 @@ def _strip_locations(op: Operation):
                 _strip_locations(o)
 
 
-def to_vhlo(module: Module, target: str) -> Operation:
+def to_vhlo(module: Module, target: str, steps=None, writer_version=None) -> Operation:
     """StableHLO module -> VHLO module op at `target` (a checked, patch-0 version)."""
     root = V.op_to_vhlo(module.op, {})
-    V.downgrade_op(root, target)
+    V.downgrade_op(root, target, steps, writer_version)
     return root
 
 
-def write_vhlo(root: Operation, target: str, producer_version: str) -> bytes:
+def write_vhlo(root: Operation, target: str, producer_version: str, steps=None) -> bytes:
+    """Write a VHLO module op; `steps` (op id -> rewrite count) replays upstream's use-list
+    order changes so that the bytes match upstream's."""
     version = S.bytecode_version(target)
     return B.write_file(root, version=version, producer="StableHLO_v" + producer_version, codecs=_CODECS,
-                        dict_of=_make_dict_of(version), props_writer=_props_writer)
+                        dict_of=_make_dict_of(version), props_writer=_props_writer, rewrites=steps)
 
 
 def serialize(module: Module, target: str = "1.0.0", strip_debuginfo: bool = False) -> bytes:
     """Write `module` as a portable artifact for StableHLO version `target`."""
+    return serialize_as(module, target, strip_debuginfo)
+
+
+def serialize_as(module: Module, target: str = "1.0.0", strip_debuginfo: bool = False,
+                 writer_version: Optional[str] = None) -> bytes:
+    """serialize(), laid out byte for byte as the serializer of StableHLO `writer_version`
+    (default: ours) lays it out. Only the use-list orders depend on it: an older serializer
+    creates ops directly in encodings that ours reaches by rewriting newer ones."""
     if not isinstance(module, Module):
         raise SerializationError("serialize() expects a Module")
     conv = _check_target(target)
-    root = to_vhlo(module, conv)
+    if writer_version is not None:
+        _check_target(writer_version)
+    steps = {}
+    root = to_vhlo(module, conv, steps, writer_version)
     if strip_debuginfo:
         _strip_locations(root)
-    return write_vhlo(root, conv, target)
+    return write_vhlo(root, conv, target, steps)
 
 
 def read_vhlo(data):

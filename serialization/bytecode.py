@@ -1324,7 +1324,8 @@ def _uses_outside(op: Operation) -> bool:
 def write_file(root: Operation, *, version: int, producer: str, codecs: List[DialectCodec],
                dict_of: Callable[[Operation], Optional[A.DictAttr]],
                props_writer: Callable[[Operation, DialectWriter], bool],
-               isolated_of: Optional[Callable[[Operation], bool]] = None) -> bytes:
+               isolated_of: Optional[Callable[[Operation], bool]] = None,
+               rewrites: Optional[Dict[int, int]] = None) -> bytes:
     """Write `root` as MLIR bytecode.
 
     `dict_of(op)` gives the attribute dictionary to store in the op (None: none),
@@ -1350,6 +1351,7 @@ def write_file(root: Operation, *, version: int, producer: str, codecs: List[Dia
             for op in b.operations:
                 stack.extend(op.regions)
     num.finalize()
+    uses = _use_lists(root, rewrites or {}) if version >= 3 else None
     strings = _Strings()
     codec_by_name = {c.name: c for c in codecs}
 
@@ -1435,6 +1437,9 @@ def write_file(root: Operation, *, version: int, producer: str, codecs: List[Dia
                 e.varint(vid)
         for r in op.results:
             scope.define(r)
+        if uses is not None and op.results:
+            if _write_use_orders(e, op.results, uses):
+                mask |= M_USELIST
         if op.regions:
             mask |= M_REGIONS
         e.buf[mask_at] = mask
@@ -1479,7 +1484,10 @@ def write_file(root: Operation, *, version: int, producer: str, codecs: List[Dia
                         e.varint(num.attr_index[_key(loc)])
                     scope.define(v)
                 if version >= 3:
+                    at = len(e.buf)
                     e.byte(0)
+                    if _write_use_orders(e, b.arguments, uses):
+                        e.buf[at] = M_USELIST
             for op in b.operations:
                 write_op(e, op, scope)
         scope.pop(nvalues)
@@ -1516,6 +1524,72 @@ def write_file(root: Operation, *, version: int, producer: str, codecs: List[Dia
             pe.raw(p)
         out.section(S_PROPERTIES, bytes(pe.buf))
     return bytes(out.buf)
+
+
+def _use_lists(root: Operation, rewrites: Dict[int, int]):
+    """Per value, its uses [(op id, operand number)] in MLIR's use-list order after parsing and
+    upstream's version rewrites: parsing pushes each new use to the front (so uses are in
+    descending id order); recreating an op makes its operand uses the newest ones and reverses
+    the use lists of its results (replaceAllUsesWith moves uses one by one)."""
+    opid: Dict[int, int] = {}
+    order: List[Operation] = []
+    uses: Dict[int, list] = {}
+    for op in root.walk():
+        opid[id(op)] = len(order)
+        order.append(op)
+    for op in order:
+        k = opid[id(op)]
+        for i, v in enumerate(op.operands):
+            uses.setdefault(id(v), []).append((k, i))
+    for lst in uses.values():
+        lst.reverse()
+    for op in order:
+        n = rewrites.get(id(op), 0)
+        k = opid[id(op)]
+        for _ in range(n):
+            for i, v in enumerate(op.operands):
+                lst = uses[id(v)]
+                lst.remove((k, i))
+                lst.insert(0, (k, i))
+            for r in op.results:
+                lst = uses.get(id(r))
+                if lst:
+                    lst.reverse()
+    return uses
+
+
+def _write_use_orders(e: Emitter, values, uses) -> bool:
+    orders = {}
+    for idx, v in enumerate(values):
+        lst = uses.get(id(v))
+        if not lst or len(lst) < 2:
+            continue
+        ids = [(k << 32) | i for k, i in lst]
+        if all(ids[j] > ids[j + 1] for j in range(len(ids) - 1)):
+            continue
+        pairs = sorted(enumerate(ids), key=lambda p: -p[1])
+        orders[idx] = [p[0] for p in pairs]
+    if not orders:
+        return False
+    if len(values) != 1:
+        e.varint(len(orders))
+    # upstream iterates a hash map keyed by the value index (bucket = index * 37 mod 64)
+    for idx in sorted(orders, key=lambda k: ((k * 37) & 63, k)):
+        order = orders[idx]
+        if len(values) != 1:
+            e.varint(idx)
+        shuffled = sum(1 for j, x in enumerate(order) if j != x)
+        if shuffled < len(order) // 2:
+            e.varint_flag(shuffled * 2, True)
+            for j, x in enumerate(order):
+                if j != x:
+                    e.varint(x)
+                    e.varint(j)
+        else:
+            e.varint_flag(len(order), False)
+            for x in order:
+                e.varint(x)
+    return True
 
 
 def _write_groups(e: Emitter, recs: List[_Record], emit_one):

@@ -400,7 +400,7 @@ def type_to_vhlo(t) -> VType:
         enc = None
         if t.encoding is not None:
             e = t.encoding
-            if isinstance(e, A.StructAttr) and e.name == "bounds":
+            if isinstance(e, A.StructAttr) and e.name in ("bounds", "type_extensions"):
                 enc = VAttr("type_extensions_v1", (tuple(B.INT64_MIN if d is None else d for d in e.get("bounds")),))
             else:
                 raise SerializationError(f"tensor encoding {e} cannot be written in a portable artifact")
@@ -438,7 +438,7 @@ def type_from_vhlo(t: VType):
         if enc is not None:
             if not (isinstance(enc, VAttr) and enc.kind == "type_extensions_v1"):
                 raise SerializationError(f"unsupported tensor encoding {enc}")
-            e = A.StructAttr("stablehlo", "bounds", (("bounds", tuple(None if d == B.INT64_MIN else d for d in enc.args[0])),))
+            e = A.StructAttr("stablehlo", "type_extensions", (("bounds", tuple(None if d == B.INT64_MIN else d for d in enc.args[0])),))
         return T.TensorType(tuple(None if d == B.INT64_MIN else d for d in shape), type_from_vhlo(et), e)
     if k == "complex_v1":
         return T.ELEMENT_TYPES[f"complex<{type_from_vhlo(t.args[0]).name}>"]
@@ -922,13 +922,18 @@ def _elem(t):
     return t
 
 
-def downgrade_op(op: Operation, target_str: str):
-    """Rewrite a current-VHLO op in place to the encoding valid at target (recursively)."""
+def downgrade_op(op: Operation, target_str: str, steps: Optional[Dict[int, int]] = None,
+                 writer_version: Optional[str] = None):
+    """Rewrite a current-VHLO op in place to the encoding valid at target (recursively).
+    `steps[id(op)]` counts the rewrites of each op (upstream recreates the op for each); with
+    `writer_version`, only rewrites that a serializer of that version would do are counted
+    (encodings newer than it did not exist there, so the op was created old)."""
+    writer = _ver(writer_version) if writer_version else None
     target = _ver(target_str)
     for r in op.regions:
         for b in r.blocks:
             for o in b.operations:
-                downgrade_op(o, target_str)
+                downgrade_op(o, target_str, steps, writer_version)
             for a in b.arguments:
                 _check_type_at(a.type, target, f"block argument of {op.name}")
     if op.name == "builtin.module":
@@ -969,6 +974,8 @@ def downgrade_op(op: Operation, target_str: str):
                     raise SerializationError(f"{where}: regions cannot be expressed in StableHLO {target_str} "
                                              f"({older.name} has none; needs {newer.from_})")
         op.name = older.name
+        if steps is not None and (writer is None or target < _ver(newer.from_) <= writer):
+            steps[id(op)] = steps.get(id(op), 0) + 1
         i -= 1
     # constraints (spec: downgrade_requires)
     for req in want.downgrade_requires:
