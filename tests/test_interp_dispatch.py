@@ -1,0 +1,81 @@
+"""The evaluator's cached dispatch: block plans, per-op caches, numpy error state."""
+import numpy as np
+import pytest
+
+from stablehlo_ref.errors import NotImplementedOpError
+from stablehlo_ref.interpreter import Interpreter, run
+from stablehlo_ref.interpreter.evaluator import op_cache
+from stablehlo_ref.interpreter.movement import broadcast_array
+from stablehlo_ref.text import parse
+
+PROGRAM = """
+func.func @main(%a: tensor<2xf32>, %b: tensor<2xf32>) -> tensor<2x3xf32> {
+  %0 = stablehlo.add %a, %b : tensor<2xf32>
+  %1 = stablehlo.broadcast_in_dim %0, dims = [0] : (tensor<2xf32>) -> tensor<2x3xf32>
+  return %1 : tensor<2x3xf32>
+}
+"""
+
+
+def test_repeated_runs_reuse_the_block_plan():
+    m = parse(PROGRAM)
+    a = np.array([1, 2], np.float32)
+    b = np.array([3, 4], np.float32)
+    first = run(m, a, b)[0]
+    block = m.function("main").regions[0].blocks[0]
+    plan = block._cache
+    assert plan is not None
+    second = run(m, a, b)[0]
+    assert block._cache is plan
+    np.testing.assert_array_equal(first, second)
+    np.testing.assert_array_equal(second, np.broadcast_to(np.array([[4], [6]], np.float32), (2, 3)))
+
+
+def test_plan_is_rebuilt_when_the_block_changes():
+    m = parse(PROGRAM)
+    block = m.function("main").regions[0].blocks[0]
+    run(m, np.zeros(2, np.float32), np.zeros(2, np.float32))
+    old = block._cache
+    ret = block.operations.pop()
+    bcast = block.operations.pop()
+    block.operations.append(ret)
+    ret.operands = [block.operations[0].results[0]]
+    # the function type no longer matches, but the evaluator does not check it
+    out = Interpreter(m).call("main", [np.ones(2, np.float32), np.ones(2, np.float32)])
+    assert block._cache is not old
+    np.testing.assert_array_equal(out[0], [2, 2])
+    del bcast
+
+
+def test_numpy_error_state_is_restored_after_a_run():
+    before = np.geterr()
+    m = parse(PROGRAM)
+    big = np.array([3e38, 1], np.float32)
+    out = run(m, big, big)[0]
+    assert np.isinf(out[0, 0])
+    assert np.geterr() == before
+
+
+def test_unknown_op_raises_when_reached():
+    m = parse(PROGRAM)
+    op = m.function("main").regions[0].blocks[0].operations[0]
+    op.name = "stablehlo.no_such_op"
+    with pytest.raises(NotImplementedOpError):
+        run(m, np.zeros(2, np.float32), np.zeros(2, np.float32))
+
+
+def test_op_cache_is_per_op_and_survives():
+    m = parse(PROGRAM)
+    op = m.function("main").regions[0].blocks[0].operations[1]
+    c = op_cache(op)
+    c["x"] = 1
+    assert op_cache(op)["x"] == 1
+    shadow = type(op).__new__(type(op))    # made without __init__: a fresh dict every time
+    assert op_cache(shadow) == {}
+
+
+@pytest.mark.parametrize("shape", [(2, 3), (200, 300)])
+def test_broadcast_array_small_copies_and_large_views(shape):
+    x = np.arange(shape[0], dtype=np.int32)
+    out = broadcast_array(x, [shape[0], 1], shape)
+    np.testing.assert_array_equal(out, np.broadcast_to(x[:, None], shape))
