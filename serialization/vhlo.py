@@ -427,6 +427,8 @@ def type_to_vhlo(t) -> VType:
         return VType("unranked_tensor_v1", (type_to_vhlo(t.element_type),))
     if isinstance(t, T.NoneType):
         return VType("none_v1")
+    if isinstance(t, T.OpaqueType):
+        return _opaque_type_to_vhlo(t)
     raise SerializationError(f"type {t} cannot be written in a portable artifact")
 
 
@@ -464,10 +466,42 @@ def type_from_vhlo(t: VType):
             _, _, _, qd, mn, mx, sc, zps = t.args
             scales, zps = tuple(_raw_f64(s) for s in sc), tuple(zps)
         return T.QuantizedType(st, ex, scales, zps, qd, None if mn == lo else mn, None if mx == hi else mx, signed)
+    if k == "future_v1":
+        return T.OpaqueType("!stablehlo.future<" + ", ".join(str(type_from_vhlo(x)) for x in t.args[0]) + ">")
+    if k == "buffer_v1":
+        shape, et = t.args
+        dims = "".join(("?" if d == B.INT64_MIN else str(d)) + "x" for d in shape)
+        return T.OpaqueType(f"memref<{dims}{type_from_vhlo(et)}>")
     et = _vhlo_elem_builtin(k)
     if et is not None and k in _SCALAR_TYPES:
         return et
     raise SerializationError(f"VHLO type {k} has no StableHLO equivalent in this implementation")
+
+
+def _parse_types(text: str):
+    from ..text.parser import Parser
+    p = Parser(text)
+    out = [p.parse_type()]
+    while p.sc.accept(","):
+        out.append(p.parse_type())
+    return out
+
+
+def _opaque_type_to_vhlo(t) -> VType:
+    text = t.text.strip()
+    try:
+        if text.startswith("memref<") and text.endswith(">"):
+            tt = _parse_types("tensor<" + text[7:])[0]
+            vt = type_to_vhlo(tt)
+            return VType("buffer_v1", (vt.args[0], vt.args[1]))
+        if text.startswith("!stablehlo.future<") and text.endswith(">"):
+            inner = text[len("!stablehlo.future<"):-1]
+            return VType("future_v1", (tuple(type_to_vhlo(x) for x in _parse_types(inner)),))
+    except SerializationError:
+        raise
+    except Exception:
+        pass
+    raise SerializationError(f"type {text} cannot be written in a portable artifact")
 
 
 # ============================================================ attributes: StableHLO <-> VHLO
@@ -565,6 +599,8 @@ def attr_to_vhlo(a, where: str = "") -> VAttr:
                                                 int(f.get("ulps", 0)), VAttr("result_accuracy_mode_v1", (mode,))))
         if a.name == "result_accuracy_mode":
             return VAttr("result_accuracy_mode_v1", (a.get("value"),))
+        if a.name in ("replica_group_mesh_axes", "axis_ref", "mesh_axis", "mesh"):
+            return _mesh_struct_to_vhlo(a, where)
     if isinstance(a, A.UnitAttr):
         raise SerializationError(f"{where}: unit attributes cannot be written in a portable artifact")
     raise SerializationError(f"{where}: attribute {a!r} has no VHLO encoding")
@@ -628,7 +664,65 @@ def attr_from_vhlo(a, kind: Optional[str] = None):
         return A.StructAttr("stablehlo", "result_accuracy", (
             ("atol", _raw_f64(a.args[0])), ("rtol", _raw_f64(a.args[1])), ("ulps", a.args[2]),
             ("mode", attr_from_vhlo(a.args[3]))))
+    if k == "replica_group_mesh_axes_v1":
+        mesh, axes = a.args
+        return A.StructAttr("stablehlo", "replica_group_mesh_axes", (
+            ("mesh", A.SymbolRefAttr(_vstr(mesh))), ("axes", tuple(attr_from_vhlo(x) for x in _varr(axes)))))
+    if k == "axis_ref_v1":
+        name, sub = a.args
+        fields = [("name", A.StringAttr(_vstr(name)))]
+        if sub is not None:
+            if not (isinstance(sub, VAttr) and sub.kind == "sub_axis_info_v1"):
+                raise SerializationError("axis_ref_v1 sub-axis info is not a sub_axis_info_v1")
+            fields.append(("sub_axis_info", attr_from_vhlo(sub)))
+        return A.StructAttr("stablehlo", "axis_ref", tuple(fields))
+    if k == "mesh_axis_v1":
+        return A.StructAttr("stablehlo", "mesh_axis", (("name", A.StringAttr(_vstr(a.args[0]))), ("size", a.args[1])))
+    if k == "mesh_v1":
+        fields = [("axes", tuple(attr_from_vhlo(x) for x in _varr(a.args[0])))]
+        if a.args[1] is not None:
+            fields.append(("device_ids", attr_from_vhlo(a.args[1])))
+        return A.StructAttr("stablehlo", "mesh", tuple(fields))
+    if k == "sub_axis_info_v1":
+        return A.StructAttr("stablehlo", "sub_axis_info", (("pre_size", a.args[0]), ("size", a.args[1])))
     raise SerializationError(f"VHLO attribute {k} has no StableHLO equivalent in this implementation")
+
+
+def _vstr(a) -> str:
+    if not (isinstance(a, VAttr) and a.kind == "string_v1"):
+        raise SerializationError(f"expected a string_v1 attribute, found {a}")
+    return a.args[0]
+
+
+def _varr(a) -> tuple:
+    if not (isinstance(a, VAttr) and a.kind == "array_v1"):
+        raise SerializationError(f"expected an array_v1 attribute, found {a}")
+    return a.args[0]
+
+
+def _plain_str(x) -> str:
+    return x.value if isinstance(x, A.StringAttr) else str(x)
+
+
+def _mesh_struct_to_vhlo(a: A.StructAttr, where: str) -> VAttr:
+    f = dict(a.fields)
+    if a.name == "replica_group_mesh_axes":
+        mesh = f.get("mesh")
+        mesh = mesh.root if isinstance(mesh, A.SymbolRefAttr) else str(mesh)
+        return VAttr("replica_group_mesh_axes_v1", (_string(mesh), VAttr("array_v1", (tuple(
+            _mesh_struct_to_vhlo(x, where) for x in f.get("axes", ())),))))
+    if a.name == "axis_ref":
+        sub = f.get("sub_axis_info")
+        if isinstance(sub, A.StructAttr):
+            sub = (int(sub.get("pre_size")), int(sub.get("size")))
+        return VAttr("axis_ref_v1", (_string(_plain_str(f["name"])), None if sub is None else VAttr("sub_axis_info_v1", tuple(sub))))
+    if a.name == "mesh_axis":
+        return VAttr("mesh_axis_v1", (_string(_plain_str(f["name"])), int(f["size"])))
+    if a.name == "mesh":
+        ids = f.get("device_ids")
+        return VAttr("mesh_v1", (VAttr("array_v1", (tuple(_mesh_struct_to_vhlo(x, where) for x in f.get("axes", ())),)),
+                                 None if ids is None else attr_to_vhlo(ids, where)))
+    raise SerializationError(f"{where}: attribute #{a.dialect}.{a.name} has no VHLO encoding")
 
 
 # ============================================================ the spec's VHLO tables
