@@ -667,46 +667,54 @@ def _storage_dtype(et):
 
 def decode_elements(blob, t: T.TensorType, fail) -> np.ndarray:
     """Raw MLIR dense-elements data -> a read-only numpy array of the tensor's storage dtype
-    (a view of the file's bytes when the layout allows)."""
+    (a view of the file's bytes when the layout allows; a splat is a broadcast view, so a huge
+    splat costs no memory)."""
     et = t.element_type
     if not t.is_static:
         fail("dense elements of a dynamically shaped tensor")
+    if any(d < 0 for d in t.shape):
+        fail(f"dense elements of a tensor with a negative dimension {t}")
     n = t.num_elements
     dt = et.dtype
+    nb = len(blob)
     if getattr(et, "kind", None) == "bool":
-        nb = len(blob)
         if n > 1 and nb == 1 and blob[0] in (0x00, 0xFF):
-            return np.full(t.shape, blob[0] == 0xFF, dtype=np.bool_)
-        if nb == (n + 7) // 8 and nb != n or n == 1 and nb == 1:
+            return np.broadcast_to(np.array(blob[0] == 0xFF, dtype=np.bool_), t.shape)
+        if (nb == (n + 7) // 8 and nb != n) or (n == 1 and nb == 1):
             bits = np.unpackbits(np.frombuffer(blob, dtype=np.uint8), bitorder="little")[:n]
             return bits.astype(np.bool_).reshape(t.shape)
         if nb == n:
             return (np.frombuffer(blob, dtype=np.uint8) != 0).reshape(t.shape)
         fail(f"dense i1 data of {nb} bytes for {n} elements")
     size = dt.itemsize
-    nbits = getattr(et, "bits", 8)
-    if isinstance(et, T.QuantizedType):
-        nbits = et.storage_type.bits
-    if len(blob) == size * n:
+    if nb == size * n:
         arr = np.frombuffer(blob, dtype=dt)
-    elif len(blob) == size and n != 1:
-        arr = np.broadcast_to(np.frombuffer(blob, dtype=dt), (n,))
+        splat = False
+    elif nb == size and n != 1:
+        arr = np.frombuffer(blob, dtype=dt)
+        splat = True
     else:
-        fail(f"dense data of {len(blob)} bytes for {n} elements of {et} ({size} bytes each)")
-    if nbits < 8 and getattr(et, "kind", "") in ("signed",) or (isinstance(et, T.QuantizedType) and nbits < 8 and et.storage_type.kind == "signed"):
+        fail(f"dense data of {nb} bytes for {n} elements of {et} ({size} bytes each)")
+    storage = et.storage_type if isinstance(et, T.QuantizedType) else et
+    nbits = storage.bits
+    if nbits < 8 and storage.kind == "signed":
         # sub-byte signed values are stored with zeroed upper bits: sign-extend
         u = arr.view(np.uint8).astype(np.int16) & ((1 << nbits) - 1)
         u = np.where(u >= (1 << (nbits - 1)), u - (1 << nbits), u)
         arr = u.astype(dt)
+    if splat:
+        return np.broadcast_to(arr, (n,)).reshape(t.shape) if n else arr[:0].reshape(t.shape)
     return arr.reshape(t.shape)
 
 
 def encode_elements(array: np.ndarray, t: T.TensorType) -> bytes:
     et = t.element_type
+    if array.size > 1 and all(st == 0 for st in array.strides):
+        array = np.array([array[(0,) * array.ndim]], dtype=array.dtype)   # a broadcast splat: one element
     a = np.ascontiguousarray(array).reshape(-1)
     if getattr(et, "kind", None) == "bool":
         a = a.astype(np.bool_)
-        if a.size > 1 and (a.all() or not a.any()):
+        if (a.size > 1 or array.size != t.num_elements) and (a.all() or not a.any()):
             return b"\xff" if a.all() else b"\x00"
         return np.packbits(a, bitorder="little").tobytes()
     raw = a.view(np.uint8).reshape(a.size, -1) if a.size else a.view(np.uint8).reshape(0, a.dtype.itemsize)

@@ -441,6 +441,8 @@ def type_from_vhlo(t: VType):
             if not (isinstance(enc, VAttr) and enc.kind == "type_extensions_v1"):
                 raise SerializationError(f"unsupported tensor encoding {enc}")
             e = A.StructAttr("stablehlo", "type_extensions", (("bounds", tuple(None if d == B.INT64_MIN else d for d in enc.args[0])),))
+        if any(d < 0 and d != B.INT64_MIN for d in shape):
+            raise SerializationError(f"tensor type with negative dimension {shape}")
         return T.TensorType(tuple(None if d == B.INT64_MIN else d for d in shape), type_from_vhlo(et), e)
     if k == "complex_v1":
         return T.ELEMENT_TYPES[f"complex<{type_from_vhlo(t.args[0]).name}>"]

@@ -299,6 +299,27 @@ func.func @main() -> tensor<{n}xf32> {{
     assert not got.flags.owndata and got.base is not None
 
 
+def test_huge_splat_costs_no_memory():
+    from stablehlo_ref.ir.attributes import DenseElementsAttr, TypeAttr
+    from stablehlo_ref.ir.types import ELEMENT_TYPES, FunctionType, TensorType
+    m = shr.parse(_ADD)
+    func = m.body.operations[0]
+    op = func.regions[0].blocks[0].operations[0]
+    for et, v in (("i4", -3), ("i1", True), ("f32", 2.5)):
+        t = TensorType((100000, 100000), ELEMENT_TYPES[et])
+        m2 = shr.parse("func.func @main() -> tensor<i1> {\n  %0 = stablehlo.constant dense<true> : tensor<i1>\n"
+                       "  func.return %0 : tensor<i1>\n}")
+        f2 = m2.body.operations[0]
+        c = f2.regions[0].blocks[0].operations[0]
+        c.attributes["value"] = DenseElementsAttr(t, np.broadcast_to(np.array(v, dtype=t.element_type.dtype), t.shape))
+        c.results[0].type = t
+        f2.attributes["function_type"] = TypeAttr(FunctionType((), (t,)))
+        data = serialize(m2, "1.0.0")
+        assert len(data) < 400
+        back = deserialize(data).body.operations[0].regions[0].blocks[0].operations[0].attributes["value"].array
+        assert back.shape == t.shape and back[7, 9] == v
+
+
 # ------------------------------------------------------------------ hypothesis
 
 _ETYPES = ["f32", "f16", "bf16", "f64", "i8", "i16", "i32", "i64", "ui8", "ui32"]
