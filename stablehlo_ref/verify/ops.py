@@ -1000,15 +1000,72 @@ def composite(op, check):
                   "C4", f"result types must match the decomposition's result types ({', '.join(map(str, ft.results))})")
 
 
-@verifier("stablehlo.infeed", "stablehlo.recv")
+@verifier("stablehlo.infeed")
 def infeed(op, check):
     rs = [r.type for r in op.results]
     check(len(rs) >= 1, "C1", "result is expected to be at least of size 1, but got 0")
-    check(isinstance(rs[-1], TokenType), "C1", f"last element of result types is expected to be of token type, but got {rs[-1]}")
-    check(all(not isinstance(t, TokenType) for t in rs[:-1]), "C1",
+    check(all(not isinstance(t, TokenType) for t in rs[:-1]), "C2",
           "all result types except the last are expected to be tensors")
+    check(isinstance(rs[-1], TokenType), "C3", f"last element of result types is expected to be of token type, but got {rs[-1]}")
+    layout = op.attributes.get("layout")
+    if op.name == "stablehlo.infeed" and layout is not None and hasattr(layout, "elements"):
+        n = len(rs) - 1
+        check(len(layout.elements) == n, "",
+              f"layout-attribute size must be {n} (which is the number of op-results - 1 (for token result)), "
+              f"but got {len(layout.elements)}")
+        for item in layout.elements:
+            check(hasattr(item, "elements"), "", f"layout-attribute elements are expected to be arrays, but got {item}")
+            for leaf in item.elements:
+                check(isinstance(leaf, IntegerAttr), "",
+                      f"layout-attribute's leaf elements are expected to be of type integer, but got {leaf}")
 
 
-from . import collective  # noqa: E402,F401  (registers the collective verifiers)
+@verifier("stablehlo.recv")
+def recv(op, check):
+    rs = [r.type for r in op.results]
+    check(len(rs) >= 1 and isinstance(rs[-1], TokenType), "",
+          "the last result is expected to be of token type")
+    check(all(not isinstance(t, TokenType) for t in rs[:-1]), "", "all results except the last are expected to be tensors")
+    _source_target_pairs(op, check)
+    _host_transfer_channel(op, check, "HOST_TO_DEVICE")
+
+
+@verifier("stablehlo.send")
+def send(op, check):
+    check(len(op.operands) >= 1 and isinstance(op.operands[-1].type, TokenType), "",
+          "the last operand is expected to be a token")
+    _source_target_pairs(op, check)
+    _host_transfer_channel(op, check, "DEVICE_TO_HOST")
+
+
+def _source_target_pairs(op, check):
+    arr = getattr(op.attributes.get("source_target_pairs"), "array", None)
+    if arr is None or arr.size == 0:
+        return
+    check(arr.ndim == 2 and arr.shape[1] == 2, "C1", f"source_target_pairs must have shape (N, 2), got {tuple(arr.shape)}")
+    src, dst = [int(x) for x in arr[:, 0]], [int(x) for x in arr[:, 1]]
+    check(len(set(src)) == len(src), "C2", "duplicate sources not allowed")
+    check(len(set(dst)) == len(dst), "C3", "duplicate targets not allowed")
+    check(all(x >= 0 for x in src + dst), "C4", "process ids in source_target_pairs must be non-negative")
+
+
+def _host_transfer_channel(op, check, host_kind):
+    """send/recv: the channel type matches is_host_transfer (1 = DEVICE_TO_DEVICE, 2 = DEVICE_TO_HOST,
+    3 = HOST_TO_DEVICE)."""
+    ch = op.attributes.get("channel_handle")
+    t = ch.get("type") if isinstance(ch, StructAttr) else None
+    if t is None:
+        return
+    t = int(t)
+    host = getattr(op.attributes.get("is_host_transfer"), "value", False)
+    names = {1: "DEVICE_TO_DEVICE", 2: "DEVICE_TO_HOST", 3: "HOST_TO_DEVICE"}
+    cid = "C5"
+    if host:
+        check(names.get(t) == host_kind, cid, f"channel_type should be {host_kind} when is_host_transfer is true")
+    else:
+        check(t in (0, 1), cid, "channel_type should be DEVICE_TO_DEVICE when is_host_transfer is false")
+
+
+from . import chlo, collective, conv  # noqa: E402,F401  (register the CHLO, collective and convolution verifiers)
 
 _register_trait_checks()

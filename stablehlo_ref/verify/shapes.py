@@ -119,3 +119,14 @@ def promotable(from_et, to_et) -> bool:
     if from_et.kind != to_et.kind:
         return False
     return from_et.bits <= to_et.bits
+
+
+def const_ints(value):
+    """The integers of `value` when a `stablehlo.constant` defines it, else None."""
+    owner = getattr(value, "owner", None)
+    if getattr(owner, "name", None) != "stablehlo.constant":
+        return None
+    try:
+        return ints(owner.attributes.get("value"))
+    except (TypeError, ValueError, AttributeError):
+        return None
