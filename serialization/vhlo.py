@@ -833,6 +833,8 @@ def default_value(op_short: str, name: str, attrs: Dict[str, VAttr]) -> Optional
         return _i64(0)
     if name == "composite_attributes":
         return VAttr("dict_v1", ((),))
+    if name == "backend_config" and attrs.get("api_version") == VAttr("api_version_v1", ("API_VERSION_TYPED_FFI",)):
+        return VAttr("dict_v1", ((),))       # upstream's getBackendConfigOrDefault()
     if name in ("backend_config", "infeed_config", "outfeed_config"):
         return _string("")
     if name == "api_version":
