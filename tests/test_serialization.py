@@ -256,6 +256,28 @@ func.func @main(%a: tensor<2xi2>) -> tensor<2xi2> {
         serialize(shr.parse(text2), "1.1.0")
 
 
+def test_dot_algorithm_downgrade_refused():
+    text = """
+func.func @main(%a: tensor<2x2xf32>, %b: tensor<2x2xf32>) -> tensor<2x2xf32> {
+  %0 = stablehlo.dot_general %a, %b, contracting_dims = [1] x [0], algorithm = <lhs_precision_type = tf32, rhs_precision_type = tf32, accumulation_type = f32, lhs_component_count = 1, rhs_component_count = 1, num_primitive_operations = 1, allow_imprecise_accumulation = false> : (tensor<2x2xf32>, tensor<2x2xf32>) -> tensor<2x2xf32>
+  func.return %0 : tensor<2x2xf32>
+}
+"""
+    m = shr.parse(text)
+    with pytest.raises(SerializationError, match="dot_general.*(lhs_precision_type|tf31)"):
+        serialize(m, "1.5.0")
+    assert_modules_equal(deserialize(serialize(m, "1.6.0")), m)
+
+
+def test_load_reports_path_of_corrupt_artifact(tmp_path):
+    p = tmp_path / "bad.mlirbc"
+    p.write_bytes(serialize(shr.parse(_ADD), "1.0.0")[:40])
+    with pytest.raises(SerializationError, match="bad.mlirbc"):
+        shr.load(p)
+    with pytest.raises(SerializationError):
+        artifact_version(b"ML\xefR\x0dhello\x00")
+
+
 def test_future_artifact_is_refused():
     p = VHLO / "invalid_vhlo_future.mlir.bc"
     if not p.exists():
