@@ -127,8 +127,9 @@ def all_to_all(op, check):
     check(sc > 0, "C4", f"split_count {sc} must be positive")
     check(len(op.operands) == len(op.results), "C9", "requires the same number of operands and results")
     groups = _groups(op, check, "C5", "C7")
-    if groups:
-        check(all(len(g) == sc for g in groups), "C8", f"group size of replica_groups must be {sc}")
+    arr = getattr(op.attributes.get("replica_groups"), "array", None)
+    if groups is not None and arr is not None and arr.ndim == 2:
+        check(arr.shape[1] == sc and all(len(g) == sc for g in groups), "C8", f"group size of replica_groups must be {sc}")
     for v, r in zip(op.operands, op.results):
         a, t = v.type, r.type
         if not ranked(a):

@@ -290,12 +290,23 @@ def generic_checks(op: Operation, check: Check, spec_op) -> None:
 
 # ------------------------------------------------------------------ the walk
 
+def _quantized_types(op: Operation, check: Check) -> None:
+    """Every quantized tensor type an op uses must be well formed on its own."""
+    from .quantized import tensor_type_problem
+    for what, values in (("operand", op.operands), ("result", op.results)):
+        for i, v in enumerate(values):
+            t = v.type
+            if isinstance(t, TensorType) and isinstance(t.element_type, QuantizedType):
+                msg = tensor_type_problem(t)
+                check(msg is None, "", f"{what} #{i}: {msg}")
+
 def _verify_op(op: Operation, module: Optional[Module], func=None) -> Optional[VerificationError]:
     from .. import spec
     check = Check(op, module, func)
     try:
         if spec.has_op(op.name):
             generic_checks(op, check, spec.op(op.name))
+            _quantized_types(op, check)
         fn = VERIFIERS.get(op.name)
         if fn is not None:
             fn(op, check)

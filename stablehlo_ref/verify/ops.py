@@ -6,8 +6,9 @@ from __future__ import annotations
 from .. import spec
 from ..ir.attributes import EnumAttr, StructAttr, SymbolRefAttr, StringAttr, FloatAttr, IntegerAttr
 from ..ir.types import ElementType, FunctionType, QuantizedType, TensorType, TokenType, TupleType
+from . import quantized
 from .core import Check, VERIFIERS, verifier
-from .shapes import (base_elem, dim_ok, elem, elems_equal, int_value, ints, is_pred, is_quantized,
+from .shapes import (base_elem, const_ints, dim_ok, elem, elems_equal, int_value, ints, is_pred, is_quantized,
                      is_scalar_tensor, is_tensor, promotable, ranked, shape_matches, shapes_compatible,
                      types_compatible)
 
@@ -68,6 +69,7 @@ def binary_arith(op, check):
               f"operands and result must share a storage type ({types})")
         check(el.expressed_type == er.expressed_type == eo.expressed_type, "C4",
               f"operands and result must share an expressed type ({types})")
+        quantized.check_binary(check, lhs, rhs, res)
 
 
 _BOOL_INT = ("stablehlo.and", "stablehlo.or", "stablehlo.xor", "stablehlo.not", "stablehlo.popcnt",
@@ -222,6 +224,7 @@ def broadcast_in_dim(op, check):
     a, r = op.operands[0].type, op.results[0].type
     dims = ints(op.attributes.get("broadcast_dimensions"))
     check(elems_equal(a, r, ignore_quant=True), "C1", f"result element type must be the operand's (got {a}, {r})")
+    quantized.check_movement(check, "C1", a, r, allow_scale_change=True)
     if not ranked(a):
         return
     check(len(dims) == a.rank, "C2",
@@ -234,6 +237,7 @@ def broadcast_in_dim(op, check):
         sa, sr = a.shape[i], r.shape[d]
         check(sa is None or sr is None or sa == 1 or sa == sr, "C5",
               f"operand dimension {i} of size {sa} cannot broadcast to result dimension {d} of size {sr}")
+    quantized.check_broadcast_dims(check, "C6", a, r, dims)
 
 
 @verifier("stablehlo.broadcast")
@@ -251,9 +255,11 @@ def broadcast(op, check):
 def reshape(op, check):
     a, r = op.operands[0].type, op.results[0].type
     check(elems_equal(a, r, True), "C1", f"result element type must be the operand's (got {a}, {r})")
+    quantized.check_movement(check, "C1", a, r)
     if ranked(a) and ranked(r) and a.is_static and r.is_static:
         check(a.num_elements == r.num_elements, "C2",
               f"operand ({a}) and result ({r}) must have the same number of elements")
+    quantized.check_reshape(check, a, r)
 
 
 @verifier("stablehlo.transpose")
@@ -261,6 +267,7 @@ def transpose(op, check):
     a, r = op.operands[0].type, op.results[0].type
     perm = ints(op.attributes.get("permutation"))
     check(elems_equal(a, r, True), "C1", f"result element type must be the operand's (got {a}, {r})")
+    quantized.check_movement(check, "C1", a, r)
     if not ranked(a):
         return
     check(sorted(perm) == list(range(a.rank)), "C2",
@@ -268,6 +275,7 @@ def transpose(op, check):
     if ranked(r):
         check(shape_matches(r, [a.shape[p] for p in perm]), "C3",
               f"result type {r} does not match the permuted operand type {a}")
+    quantized.check_transpose(check, a, r, perm)
 
 
 @verifier("stablehlo.concatenate")
@@ -441,6 +449,42 @@ def dot_general(op, check):
     g = lambda k: tuple(dn.get(k, ()) or ())
     _dot_check(check, lhs, rhs, res, g("lhs_batching_dimensions"), g("rhs_batching_dimensions"),
                g("lhs_contracting_dimensions"), g("rhs_contracting_dimensions"))
+    quantized.check_dot_general(check, lhs, rhs, res, g("rhs_contracting_dimensions"))
+    alg = op.attributes.get("algorithm")
+    if isinstance(alg, StructAttr):
+        pc = op.attributes.get("precision_config")
+        check(all(getattr(e, "value", "DEFAULT") == "DEFAULT" for e in getattr(pc, "elements", ()) or ()), "C21",
+              "precision_config must be DEFAULT when an algorithm is specified")
+        f = dict(alg.fields)
+        lc, rc, n = (int(f.get(k, 0)) for k in ("lhs_component_count", "rhs_component_count", "num_primitive_operations"))
+        check(lc > 0, "C22", "lhs component count must be positive")
+        check(rc > 0, "C23", "rhs component count must be positive")
+        check(n > 0, "C24", "num primitive operations must be positive")
+        lt, rt, at = (getattr(f.get(k), "name", str(f.get(k))) for k in
+                      ("lhs_precision_type", "rhs_precision_type", "accumulation_type"))
+        imprecise = bool(getattr(f.get("allow_imprecise_accumulation"), "value", f.get("allow_imprecise_accumulation")))
+        check(_known_dot_algorithm(lt, rt, at, lc, rc, n, imprecise), "",
+              f"dot algorithm not known to be supported on any hardware: {{lhs:'{lt}', rhs:'{rt}', accum:'{at}', "
+              f"lhs_components:{lc}, rhs_components:{rc}, primitive_ops:{n}, imprecise:{int(imprecise)}}}")
+
+
+# The (lhs, rhs, accumulation, primitive operations) combinations of dot algorithms known to be
+# supported by some hardware (single component each); any pair of f8 types accumulating in f32
+# with one primitive operation is also known, with or without imprecise accumulation.
+_KNOWN_DOT_ALGORITHMS = {
+    ("f16", "f16", "f16", 1), ("f16", "f16", "f32", 1), ("bf16", "bf16", "bf16", 1), ("bf16", "bf16", "f32", 1),
+    ("bf16", "bf16", "f32", 3), ("bf16", "bf16", "f32", 6), ("bf16", "bf16", "f32", 9), ("tf32", "tf32", "f32", 1),
+    ("tf32", "tf32", "f32", 3), ("f32", "f32", "f32", 1), ("f64", "f64", "f64", 1),
+}
+_ANY_F8 = {"f8E3M4", "f8E4M3", "f8E4M3FN", "f8E5M2", "f8E4M3FNUZ", "f8E4M3B11FNUZ", "f8E5M2FNUZ"}
+
+
+def _known_dot_algorithm(lt, rt, at, lc, rc, n, imprecise):
+    if lc != 1 or rc != 1:
+        return False
+    if lt in _ANY_F8 and rt in _ANY_F8 and at == "f32" and n == 1:
+        return True
+    return not imprecise and (lt, rt, at, n) in _KNOWN_DOT_ALGORITHMS
     pc = op.attributes.get("precision_config")
     if pc is not None and hasattr(pc, "elements"):
         check(len(pc.elements) <= 2, "C11", f"precision_config must have 0 or 2 entries, got {len(pc.elements)}")
@@ -825,6 +869,10 @@ def func_call(op, check):
 @verifier("func.func")
 def func_func(op, check):
     ft = getattr(op.attributes.get("function_type"), "type", None)
+    if isinstance(ft, FunctionType):
+        for t in list(ft.inputs) + list(ft.results):
+            msg = quantized.element_type_problem(elem(t)) if is_tensor(t) else None
+            check(msg is None, "", f"function type {t}: {msg}")
     if not isinstance(ft, FunctionType) or not op.regions or not op.regions[0].blocks:
         return
     args = _region_args(op.regions[0])
@@ -837,8 +885,10 @@ def dynamic_broadcast_in_dim(op, check):
     broadcast_in_dim(op, check)
     od = op.operands[1].type
     r = op.results[0].type
+    check(not ranked(od) or od.is_static, "", f"operand #1 must be statically shaped, got {od}")
     if ranked(od) and ranked(r) and od.rank == 1 and od.shape[0] is not None:
         check(od.shape[0] == r.rank, "C7", f"output_dimensions has {od.shape[0]} entries but the result has rank {r.rank}")
+    _constant_output_shape(op, check, op.operands[1], r, "C7")
     a = op.operands[0].type
     exp = ints(op.attributes.get("known_expanding_dimensions"))
     non = ints(op.attributes.get("known_nonexpanding_dimensions"))
@@ -855,8 +905,28 @@ def dynamic_reshape(op, check):
     check(elems_equal(a, r, True), "C1", f"operand and result must have compatible element types (got {a}, {r})")
     if ranked(a) and ranked(r) and a.is_static and r.is_static:
         check(a.num_elements == r.num_elements, "C2", f"operand ({a}) and result ({r}) must have the same number of elements")
+    check(not ranked(os_) or os_.is_static, "", f"operand #1 must be statically shaped, got {os_}")
+    quantized.check_movement(check, "C1", a, r)
+    quantized.check_reshape(check, a, r)
     if ranked(os_) and ranked(r) and os_.rank == 1 and os_.shape[0] is not None:
         check(os_.shape[0] == r.rank, "C4", f"result rank {r.rank} must equal the number of elements in output_shape ({os_.shape[0]})")
+    _constant_output_shape(op, check, op.operands[1], r, "C4")
+    shape = const_ints(op.operands[1])
+    if shape is not None and ranked(a) and a.is_static and all(x >= 0 for x in shape):
+        n = 1
+        for x in shape:
+            n *= x
+        check(n == a.num_elements, "C2", f"output shape {list(shape)} holds {n} elements, the operand {a.num_elements}")
+
+
+def _constant_output_shape(op, check, value, r, cid):
+    """A constant shape operand must describe the result type."""
+    shape = const_ints(value)
+    if shape is None or not ranked(r):
+        return
+    fmt = "[" + ", ".join(map(str, shape)) + "]"
+    check(all(x >= 0 for x in shape) and len(shape) == r.rank and all(dim_ok(x, y) for x, y in zip(shape, r.shape)),
+          cid, f"output shape {fmt} is incompatible with return type of operation '{r}'")
 
 
 @verifier("stablehlo.set_dimension_size", "stablehlo.get_dimension_size")
@@ -927,6 +997,15 @@ def dynamic_pad(op, check):
             t = v.type
             if ranked(t) and t.rank == 1 and t.shape[0] is not None:
                 check(t.shape[0] == a.rank, "C2", f"padding operands size ({t.shape[0]}) must match operand rank ({a.rank})")
+    lo, hi, it = (const_ints(v) for v in op.operands[2:5])
+    if it is not None:
+        check(all(x >= 0 for x in it), "C3", f"interior_padding must be non-negative, but got {min(it)}")
+    if ranked(a) and ranked(r) and None not in (lo, hi, it) and len(lo) == len(hi) == len(it) == a.rank == r.rank:
+        for i, (s_, l, h, n) in enumerate(zip(a.shape, lo, hi, it)):
+            if s_ is None or r.shape[i] is None:
+                continue
+            want = l + s_ + n * max(s_ - 1, 0) + h
+            check(r.shape[i] == want, "C4", f"expected output dimension at index {i} to equal {want}, but got {r.shape[i]}")
 
 
 @verifier("stablehlo.fft")
@@ -980,6 +1059,15 @@ def dynamic_gather(op, check):
     if ranked(ss) and ranked(a) and ss.rank == 1 and ss.shape[0] is not None:
         check(ss.shape[0] == a.rank, "C11", f"slice_sizes size ({ss.shape[0]}) not equal to operand rank ({a.rank})")
     check(elems_equal(a, r, True), "C14", f"operand and result must have the same element type")
+    sizes = const_ints(op.operands[2])
+    if sizes is not None and ranked(a) and len(sizes) == a.rank:
+        check(all(0 <= d < len(sizes) and sizes[d] <= 1 for d in col), "C8",
+              "slice_sizes of collapsed_slice_dims must be at most 1")
+        check(all(0 <= d < len(sizes) and sizes[d] <= 1 for d in obd), "C12",
+              f"Expects that for each dim in operand_batching_dims, slice_sizes[dim] should be <= 1")
+        for i, (s_, d) in enumerate(zip(sizes, a.shape)):
+            check(s_ >= 0 and (d is None or s_ <= d), "C13",
+                  f"slice size ({s_}) is out of bounds for operand dimension ({d}) at index {i}")
 
 
 @verifier("stablehlo.composite")
@@ -998,6 +1086,27 @@ def composite(op, check):
                   "C3", f"operand types must match the decomposition's input types ({', '.join(map(str, ft.inputs))})")
             check(len(ft.results) == len(op.results) and all(types_compatible(v.type, t) for v, t in zip(op.results, ft.results)),
                   "C4", f"result types must match the decomposition's result types ({', '.join(map(str, ft.results))})")
+
+
+@verifier("stablehlo.uniform_quantize")
+def uniform_quantize(op, check):
+    a, r = op.operands[0].type, op.results[0].type
+    check(shapes_compatible(a, r), "C1", f"operand and result must have the same shape (got {a}, {r})")
+    ea, er = elem(a), elem(r)
+    if isinstance(er, QuantizedType):
+        want = ea.expressed_type if isinstance(ea, QuantizedType) else ea
+        check(er.expressed_type == want, "C2",
+              f"Expressed type of result expected to be '{want}', but got '{er.expressed_type}'")
+
+
+@verifier("stablehlo.uniform_dequantize")
+def uniform_dequantize(op, check):
+    a, r = op.operands[0].type, op.results[0].type
+    check(shapes_compatible(a, r), "C1", f"operand and result must have the same shape (got {a}, {r})")
+    ea = elem(a)
+    if isinstance(ea, QuantizedType):
+        check(elem(r) == ea.expressed_type, "C2",
+              f"result element type must be the operand's expressed type {ea.expressed_type}, got {r}")
 
 
 @verifier("stablehlo.infeed")
@@ -1066,6 +1175,6 @@ def _host_transfer_channel(op, check, host_kind):
         check(t in (0, 1), cid, "channel_type should be DEVICE_TO_DEVICE when is_host_transfer is false")
 
 
-from . import chlo, collective, conv  # noqa: E402,F401  (register the CHLO, collective and convolution verifiers)
+from . import chlo, collective, conv, misc  # noqa: E402,F401  (register the other verifier families)
 
 _register_trait_checks()
