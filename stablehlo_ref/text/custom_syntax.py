@@ -1,12 +1,13 @@
 """Hand-written pretty syntax (parse side) for the ops whose syntax upstream writes by hand:
 `builtin.module`, `func.func`, `func.return`, `func.call`, `stablehlo.constant`,
-`stablehlo.while`, `stablehlo.reduce`. The print side lives in `printer.py`."""
+`stablehlo.while`, `stablehlo.reduce`, `chlo.scan`, the interpreter dialect (`probe`, `print`)
+and the few `arith`/`tensor` ops upstream test files use. The print side lives in `printer.py`."""
 from __future__ import annotations
 
 import re
 
 from ..ir.attributes import (ArrayAttr, DenseArrayAttr, DenseElementsAttr, DenseResourceAttr,
-                             DictAttr, StringAttr, TypeAttr, SymbolRefAttr)
+                             DictAttr, IntegerAttr, StringAttr, SymbolRefAttr, TypeAttr)
 from ..ir.core import Block, Operation, Region, Value
 from ..ir.types import ELEMENT_TYPES, FunctionType, TensorType
 
@@ -178,6 +179,10 @@ def parse_while(p, name):
     return Operation(name, operands, types, attrs, [cond, body])
 
 
+COMMUTATIVE_REDUCERS = frozenset(f"{d}.{n}" for d in ("stablehlo", "chlo") for n in
+                                 ("add", "and", "maximum", "minimum", "multiply", "or", "xor"))
+
+
 def parse_reduce(p, name):
     sc = p.sc
     dialect = name.split(".")[0]
@@ -199,6 +204,9 @@ def parse_reduce(p, name):
             compact = sc.bare_id("operation name")
         if "." not in compact:
             compact = f"{dialect}.{compact}"
+        if compact not in COMMUTATIVE_REDUCERS:
+            raise sc.error("expected the inner-op to be a commutative binary-op from the stablehlo "
+                           f"dialect, with zero region, producing single result (got '{compact}')")
     sc.expect_keyword("across")
     sc.expect_keyword("dimensions")
     sc.expect("=")
@@ -256,6 +264,108 @@ def parse_reduce(p, name):
     return Operation(name, operands, list(ft.results), attrs, [region])
 
 
+def parse_scan(p, name):
+    """`chlo.scan(%in...) inits(%init...) dimension=N [attributes {...}] {body} : functype`."""
+    sc = p.sc
+    sc.expect("(")
+    inputs = p.parse_value_list()
+    sc.expect(")")
+    sc.expect_keyword("inits")
+    sc.expect("(")
+    inits = p.parse_value_list()
+    sc.expect(")")
+    sc.expect_keyword("dimension")
+    sc.expect("=")
+    dim = sc.integer()
+    attrs = {}
+    if sc.accept_keyword("attributes"):
+        attrs.update(p.parse_attr_dict_body().entries)
+    body = p.parse_region()
+    sc.expect(":")
+    ft = p.parse_function_type()
+    if len(ft.inputs) != len(inputs) + len(inits):
+        raise sc.error("operand types must match the number of inputs and inits")
+    n_out = len(ft.results) - len(inits)
+    if n_out < 0:
+        raise sc.error("not enough result types to cover the required carries")
+    attrs["dimension"] = IntegerAttr(dim, ELEMENT_TYPES["i64"])
+    i32 = ELEMENT_TYPES["i32"]
+    attrs["operandSegmentSizes"] = DenseArrayAttr(i32, (len(inputs), len(inits)))
+    attrs["resultSegmentSizes"] = DenseArrayAttr(i32, (n_out, len(inits)))
+    return Operation(name, inputs + inits, list(ft.results), attrs, [body])
+
+
+def parse_probe(p, name):
+    """`interpreter.probe %x, probe_id = "id" : type`."""
+    sc = p.sc
+    operand = p.parse_value_use()
+    sc.expect(",")
+    sc.expect_keyword("probe_id")
+    sc.expect("=")
+    attrs = {"probe_id": StringAttr(sc.string())}
+    if sc.peek("{"):
+        attrs.update(p.parse_attr_dict_body().entries)
+    sc.expect(":")
+    t = p.parse_type()
+    return Operation(name, [operand], [t], attrs)
+
+
+def parse_print(p, name):
+    """`interpreter.print %x : type`."""
+    sc = p.sc
+    operand = p.parse_value_use()
+    attrs = {}
+    if sc.peek("{"):
+        attrs.update(p.parse_attr_dict_body().entries)
+    sc.expect(":")
+    p.parse_type()
+    return Operation(name, [operand], [], attrs)
+
+
+# Upstream test files also use a few ops of MLIR's core dialects (arith, tensor) next to
+# StableHLO; their pretty forms are small enough to keep here.
+ARITH_BINARY = ("addf", "subf", "mulf", "divf", "addi", "subi", "muli", "divsi", "divui",
+                "remsi", "remui", "andi", "ori", "xori", "maxsi", "minsi", "maximumf", "minimumf")
+
+
+def parse_arith_binary(p, name):
+    sc = p.sc
+    lhs = p.parse_value_use()
+    sc.expect(",")
+    rhs = p.parse_value_use()
+    attrs = {}
+    if sc.peek("{"):
+        attrs.update(p.parse_attr_dict_body().entries)
+    sc.expect(":")
+    t = p.parse_type()
+    return Operation(name, [lhs, rhs], [t], attrs)
+
+
+def parse_arith_constant(p, name):
+    sc = p.sc
+    attrs = {}
+    if sc.peek("{"):
+        attrs.update(p.parse_attr_dict_body().entries)
+    value = p.parse_attribute()
+    t = getattr(value, "type", None)
+    if t is None:
+        raise sc.error("arith.constant needs a typed value")
+    attrs["value"] = value
+    return Operation(name, [], [t], attrs)
+
+
+def parse_tensor_cast(p, name):
+    sc = p.sc
+    src = p.parse_value_use()
+    attrs = {}
+    if sc.peek("{"):
+        attrs.update(p.parse_attr_dict_body().entries)
+    sc.expect(":")
+    p.parse_type()
+    sc.expect_keyword("to")
+    return Operation(name, [src], [p.parse_type()], attrs)
+
+
 PARSERS = {
     "builtin.module": parse_module,
     "func.func": parse_func,
@@ -264,4 +374,10 @@ PARSERS = {
     "stablehlo.constant": parse_constant,
     "stablehlo.while": parse_while,
     "stablehlo.reduce": parse_reduce,
+    "chlo.scan": parse_scan,
+    "interpreter.probe": parse_probe,
+    "interpreter.print": parse_print,
+    "arith.constant": parse_arith_constant,
+    "tensor.cast": parse_tensor_cast,
 }
+PARSERS.update({f"arith.{n}": parse_arith_binary for n in ARITH_BINARY})

@@ -207,6 +207,8 @@ def parse_attr_value(p, op_name: str, aspec):
         return IntegerAttr(sc.integer(), ELEMENT_TYPES[_INT_KINDS[kind]])
     if kind in ("f32", "f64"):
         return FloatAttr(p._float_literal(), ELEMENT_TYPES[kind])
+    if kind == "string" and sc.peek('"'):    # untyped: a following `:` starts the op's type
+        return StringAttr(sc.string())
     if kind == "dense_i64_array" and sc.peek("["):
         sc.expect("[")
         vals = []
@@ -482,6 +484,9 @@ def _c_complex(p, st, args, op_name):
         _assign(st, keys[:2], t.inputs)
         st.types[keys[2]] = list(t.results)
     else:
+        et = getattr(t, "element_type", None)
+        if not isinstance(t, TensorType) or not getattr(et, "is_complex", False):
+            raise p.sc.error(f"custom op '{op_name}' expected tensor with complex element type")
         st.types[keys[2]] = [t]
 
 
@@ -495,7 +500,13 @@ def _c_tuple(p, st, args, op_name):
 
 def _c_pairwise(p, st, args, op_name):
     keys = [_type_key(a) for a in args]
+    pos = p.sc.pos
     types = p.parse_type_list()
+    k0 = keys[0]
+    n = len(st.all_operands or []) if k0 == "operands" else len(st.operands.get(k0[1:], []))
+    if n != len(types):
+        raise p.sc.error(f"custom op '{op_name}' number of operands and types do not match: "
+                         f"got {n} operands and {len(types)} types", pos)
     st.types[keys[0]] = types
     st.types[keys[1]] = list(types)
 
@@ -632,13 +643,20 @@ def _c_dot_dims(p, st, args, op_name):
         ("lhs_contracting_dimensions", lc), ("rhs_contracting_dimensions", rc)))
 
 
+PRECISIONS = ("DEFAULT", "HIGH", "HIGHEST")
+
+
 def _parse_precision_list(p):
     sc = p.sc
     sc.expect("[")
     vals = []
     if not sc.accept("]"):
         while True:
-            vals.append(EnumAttr("stablehlo", "precision", sc.bare_id("precision")))
+            pos = sc.pos
+            v = sc.bare_id("precision")
+            if v not in PRECISIONS:
+                raise sc.error(f"expected precision to be one of: {', '.join(PRECISIONS)}", pos)
+            vals.append(EnumAttr("stablehlo", "precision", v))
             if not sc.accept(","):
                 break
         sc.expect("]")

@@ -23,7 +23,7 @@ from .lexer import (BANG_ID, BARE_ID, BLOCK_ID, FLOAT, HASH_ID, INTEGER, NUMBER,
 
 _DIMS = re.compile(r"((?:(?:\d+|\?)x)*)")
 _ELEM_NAME = re.compile(r"(?:complex<\s*(?:f32|f64)\s*>|[a-zA-Z][a-zA-Z0-9]*)")
-_DIALECT_OP = re.compile(r'"([\w$.]+)"')
+_UNSIGNED_STORAGE = re.compile(r"u(\d+)(?![\w.])")
 
 # Dialect struct attributes whose fields have defaults (omitted when default in text).
 STRUCT_FIELDS = {
@@ -220,6 +220,9 @@ class Parser:
                 body = sc.balanced("<", ">")
                 return OpaqueType("!" + name + body)
             return OpaqueType("!" + name)
+        if s.startswith("memref<", p) or s.startswith("vector<", p):
+            sc.pos = s.index("<", p)     # builtin types we only carry, never interpret
+            return OpaqueType(s[p:sc.pos] + sc.balanced("<", ">"))
         if s.startswith("tuple<", p):
             sc.pos = p + 6
             types = []
@@ -277,7 +280,15 @@ class Parser:
     def _parse_quant(self) -> QuantizedType:
         sc = self.sc
         sc.expect("<")
-        storage = self.parse_element_type()
+        sc.ws()
+        um = _UNSIGNED_STORAGE.match(sc.s, sc.pos)
+        if um:       # quant spells unsigned storage `u8`; ours is the ui8 element type
+            sc.pos = um.end()
+            storage = ELEMENT_TYPES.get("ui" + um.group(1))
+            if storage is None:
+                raise sc.error(f"unsupported quantized storage type u{um.group(1)}", um.start())
+        else:
+            storage = self.parse_element_type()
         smin = smax = None
         if sc.accept("<"):
             smin = sc.integer()
@@ -304,7 +315,7 @@ class Parser:
             one()
         sc.expect(">")
         return QuantizedType(storage, expressed, tuple(scales), tuple(zps), axis, smin, smax,
-                             storage.is_signed if hasattr(storage, "is_signed") else True)
+                             not storage.is_unsigned)
 
     def _float_literal(self) -> float:
         sc = self.sc
@@ -515,18 +526,25 @@ class Parser:
         sc = self.sc
         start = sc.pos
         sc.pos += 6
+        open_pos = sc.pos - 1
         sc.ws()
         hexstr = None
-        if sc.peek('"'):
+        if sc.s.startswith('"0x', sc.pos):    # hex payload: slice it out, no per-char regex
+            end = sc.s.find('"', sc.pos + 1)
+            if end < 0:
+                raise sc.error("unterminated string")
+            hexstr = sc.s[sc.pos + 1:end]
+            sc.pos = end + 1
+            sc.expect(">")
+            literal = None
+        elif sc.peek('"'):
             body = sc.string()
             sc.expect(">")
             hexstr = body
             literal = None
         else:
-            body_start = sc.pos
-            sc.pos = body_start - 1
-            # find the closing '>' of dense<...>
-            raw = sc.balanced("<", ">")
+            sc.pos = open_pos
+            raw = sc.balanced("<", ">")   # up to the matching '>' of dense<...>
             literal = raw[1:-1]
         sc.expect(":", "after dense literal")
         t = self.parse_type()
@@ -568,7 +586,10 @@ class Parser:
             if dialect in ("stablehlo", "chlo", "mhlo") and sc.s.startswith("<", sc.pos):
                 return self._parse_struct(dialect, sub)
             if sc.s.startswith("<", sc.pos):
+                body_pos = sc.pos
                 body = sc.balanced("<", ">")
+                if dialect == "vhlo":
+                    _check_vhlo_attr(sc, sub, body, body_pos)
                 return OpaqueAttr("#" + name + body)
             return OpaqueAttr("#" + name)
         if name in self.attr_aliases:
@@ -598,7 +619,10 @@ class Parser:
             v = sc.bare_id()
             sc.expect(">")
             return StructAttr(dialect, name, (("value", v),))
+        start = sc.pos
         fields = self._struct_fields(name)
+        if name == "result_accuracy":
+            _check_result_accuracy(sc, dict(fields), start)
         return StructAttr(dialect, name, fields)
 
     def _struct_fields(self, name):
@@ -607,11 +631,14 @@ class Parser:
         order = []
         if not sc.accept(">"):
             while True:
+                key_pos = sc.pos
                 key = sc.bare_id("field name")
+                if key in got:
+                    raise sc.error(f"duplicated `{key}` entry in #{name}", key_pos)
                 sc.expect("=")
                 got[key] = self._struct_value()
                 order.append(key)
-                if not sc.accept(","):
+                if not sc.accept(",") or sc.peek(">"):
                     break
             sc.expect(">")
         known = STRUCT_FIELDS.get(name)
@@ -647,8 +674,13 @@ class Parser:
             if "." in t or ("e" in t.lower() and "0x" not in t):
                 return float(t)
             return int(t, 0) if "0x" in t else int(t)
-        if sc.peek("#") or sc.peek('"'):
+        if sc.peek("#") or sc.peek('"') or sc.peek("@"):
             return self.parse_attribute()
+        if sc.accept("("):
+            pre = sc.integer()
+            sc.expect(")")
+            size = sc.integer()
+            return StructAttr("stablehlo", "sub_axis_info", (("pre_size", pre), ("size", size)))
         return self.parse_type()
 
     def parse_location(self) -> Location:
@@ -724,6 +756,7 @@ class Parser:
         sc.ws()
         start = sc.pos
         result_names: List[tuple] = []   # (name, count)
+        explicit_counts = {}
         if sc.peek("%"):
             while True:
                 m = sc.match(re.compile(r"%([\w$.\-]+)"))
@@ -732,6 +765,7 @@ class Parser:
                 count = 1
                 if sc.accept(":"):
                     count = sc.integer()
+                    explicit_counts[m.group(1)] = True
                 result_names.append((m.group(1), count))
                 if not sc.accept(","):
                     break
@@ -739,8 +773,7 @@ class Parser:
         sc.ws()
         op_pos = sc.pos
         if sc.peek('"'):
-            m = sc.match(_DIALECT_OP)
-            op = self._parse_generic_op(m.group(1))
+            op = self._parse_generic_op(sc.string())
         else:
             name = sc.bare_id("operation name")
             if "." not in name:
@@ -758,7 +791,7 @@ class Parser:
             raise sc.error(f"operation '{op.name}' defines {len(op.results)} results but {total} names were given", start)
         i = 0
         for name, count in result_names:
-            if count == 1:
+            if count == 1 and not explicit_counts.get(name):
                 self.define(name, op.results[i])
                 op.results[i].name = name
             else:
@@ -867,6 +900,29 @@ class Parser:
         if fmt is None:
             raise self.sc.error(f"unknown operation '{name}' (or it has no pretty form; write it in generic form \"{name}\"(...))", pos)
         return formats.parse_with_format(self, name, fmt)
+
+
+def _check_result_accuracy(sc, f, pos):
+    """The attribute's own invariant, checked while parsing as upstream does."""
+    mode = f.get("mode")
+    mode_name = dict(mode.fields).get("value") if isinstance(mode, StructAttr) else None
+    if mode_name == "HIGHEST" and any(f.get(k, 0) not in (0, 0.0, None) for k in ("atol", "rtol", "ulps")):
+        raise sc.error("Invalid tolerances for ResultAccuracyAttr with mode HIGHEST, must be all zero.", pos)
+
+
+_VHLO_DICT_KEY = re.compile(r'[{,]\s*(#?[\w.]+|"[^"]*")\s*=')
+
+
+def _check_vhlo_attr(sc, sub, body, pos):
+    """VHLO attributes hold only VHLO attributes (checked as upstream does while parsing)."""
+    if sub == "dict_v1":
+        for key in _VHLO_DICT_KEY.findall(body):
+            if not key.startswith("#vhlo."):
+                raise sc.error("expected VHLO key attribute", pos)
+    elif sub == "result_accuracy_v1":
+        m = re.search(r"mode\s*=\s*(#[\w.]+)", body)
+        if m and not m.group(1).startswith("#vhlo."):
+            raise sc.error("expected VHLO result accuracy mode", pos)
 
 
 def parse_conv_dims(p: Parser):

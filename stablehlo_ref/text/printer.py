@@ -14,7 +14,9 @@ from ..ir.attributes import (AffineMapAttr, ArrayAttr, Attribute, BoolAttr, Call
                              NameLoc, OpaqueAttr, StringAttr, StructAttr, SymbolRefAttr, TypeAttr,
                              UnitAttr, UnknownLoc)
 from ..ir.core import Module, Operation
-from ..ir.types import ELEMENT_TYPES, ElementType, FunctionType, TensorType, Type
+from ..ir.types import (ELEMENT_TYPES, ElementType, FunctionType, QuantizedType, TensorType,
+                        TupleType, Type, UnrankedTensorType)
+from . import custom_syntax as _custom_syntax
 from . import dense
 
 _BARE_SYMBOL = re.compile(r"[A-Za-z_][\w$.\-]*$")
@@ -66,6 +68,45 @@ def format_float(v, et) -> str:
     return f"{mant}e{exp}"
 
 
+def _quant_text(q: QuantizedType) -> str:
+    st = q.storage_type.name
+    if q.storage_type.is_unsigned:
+        st = "u" + st[2:]
+    if q.storage_min is not None:
+        st += f"<{q.storage_min}:{q.storage_max}>"
+    head = f"{st}:{q.expressed_type.name}"
+    f64 = ELEMENT_TYPES["f64"]    # scales are doubles whatever the expressed type
+
+    def one(scale, zp):
+        return format_float(scale, f64) + (f":{zp}" if zp != 0 else "")
+    if q.quantized_dimension is None:
+        return f"!quant.uniform<{head}, {one(q.scales[0], q.zero_points[0])}>"
+    body = ",".join(one(sc, z) for sc, z in zip(q.scales, q.zero_points))
+    return f"!quant.uniform<{head}:{q.quantized_dimension}, {{{body}}}>"
+
+
+def type_text(t) -> str:
+    """A type in MLIR syntax (encodings and quantization parameters printed exactly)."""
+    if isinstance(t, ElementType):
+        return t.name
+    if isinstance(t, TensorType):
+        dims = "".join(("?" if d is None else str(d)) + "x" for d in t.shape)
+        enc = f", {_ATTR_PRINTER.attr(t.encoding)}" if t.encoding is not None else ""
+        return f"tensor<{dims}{type_text(t.element_type)}{enc}>"
+    if isinstance(t, QuantizedType):
+        return _quant_text(t)
+    if isinstance(t, UnrankedTensorType):
+        return f"tensor<*x{type_text(t.element_type)}>"
+    if isinstance(t, TupleType):
+        return "tuple<" + ", ".join(type_text(x) for x in t.types) + ">"
+    if isinstance(t, FunctionType):
+        ins = "(" + ", ".join(type_text(x) for x in t.inputs) + ")"
+        if len(t.results) == 1 and not isinstance(t.results[0], FunctionType):
+            return f"{ins} -> {type_text(t.results[0])}"
+        return f"{ins} -> (" + ", ".join(type_text(x) for x in t.results) + ")"
+    return str(t)
+
+
 def _needs_loc(loc) -> bool:
     return loc is not None and not isinstance(loc, UnknownLoc)
 
@@ -80,7 +121,7 @@ class Printer:
 
     # ------------------------------------------------------------ types/attrs
     def type(self, t: Type) -> str:
-        return str(t)
+        return type_text(t)
 
     def scalar(self, v, et) -> str:
         if isinstance(et, ElementType):
@@ -133,7 +174,7 @@ class Printer:
                 return "true" if a.value else "false"
             return f"{a.value} : {t}" if t is not None else str(a.value)
         if isinstance(a, FloatAttr):
-            return f"{format_float(a.value, a.type)} : {a.type}"
+            return f"{format_float(a.value, a.type)} : {type_text(a.type)}"
         if isinstance(a, BoolAttr):
             return "true" if a.value else "false"
         if isinstance(a, StringAttr):
@@ -144,18 +185,18 @@ class Printer:
             return "[" + ", ".join(self.attr(e) for e in a.elements) + "]"
         if isinstance(a, DenseArrayAttr):
             if not a.values:
-                return f"array<{a.element_type}>"
-            return f"array<{a.element_type}: " + ", ".join(self.scalar(v, a.element_type) for v in a.values) + ">"
+                return f"array<{type_text(a.element_type)}>"
+            return f"array<{type_text(a.element_type)}: " + ", ".join(self.scalar(v, a.element_type) for v in a.values) + ">"
         if isinstance(a, DictAttr):
             return self.attr_dict(a.entries)
         if isinstance(a, TypeAttr):
-            return str(a.type)
+            return type_text(a.type)
         if isinstance(a, SymbolRefAttr):
             return "::".join(self.symbol(s) for s in (a.root,) + a.nested)
         if isinstance(a, DenseElementsAttr):
-            return f"dense<{self.dense_body(a)}> : {a.type}"
+            return f"dense<{self.dense_body(a)}> : {type_text(a.type)}"
         if isinstance(a, DenseResourceAttr):
-            return f"dense_resource<{a.key}> : {a.type}"
+            return f"dense_resource<{a.key}> : {type_text(a.type)}"
         if isinstance(a, EnumAttr):
             return f"#{a.dialect}<{a.kind} {a.value}>"
         if isinstance(a, StructAttr):
@@ -209,6 +250,9 @@ class Printer:
             return "[" + ", ".join(self._sval(x) for x in v) + "]"
         if isinstance(v, float):
             return format_float(v, ELEMENT_TYPES["f64"])
+        if isinstance(v, StructAttr) and v.name == "sub_axis_info":
+            f = dict(v.fields)
+            return f"({f['pre_size']}){f['size']}"
         if isinstance(v, Attribute):
             return self.attr(v)
         if isinstance(v, Type):
@@ -336,8 +380,8 @@ class Printer:
             tail = ""
         if discard:
             tail += " " + self.attr_dict(discard)
-        ins = ", ".join(str(v.type) for v in op.operands)
-        outs = [str(r.type) for r in op.results]
+        ins = ", ".join(type_text(v.type) for v in op.operands)
+        outs = [type_text(r.type) for r in op.results]
         ft = f"({ins}) -> " + (outs[0] if len(outs) == 1 and not outs[0].startswith("(") else "(" + ", ".join(outs) + ")")
         lines[-1] += tail + " : " + ft + self.trailing_loc(op.location)
         return lines
@@ -353,7 +397,7 @@ class Printer:
             if show_header:
                 args = []
                 for v, loc in zip(block.arguments, block.arg_locations):
-                    a = f"{self.name_arg(v)}: {v.type}"
+                    a = f"{self.name_arg(v)}: {type_text(v.type)}"
                     if loc is not None and not self.strip and _needs_loc(loc):
                         a += " " + self.loc(loc)
                     args.append(a)
@@ -411,9 +455,9 @@ def _print_func(pr: Printer, op: Operation, indent: int):
     for i, t in enumerate(ft.inputs):
         if has_body:
             blk = op.regions[0].blocks[0]
-            s = f"{pr.name_arg(blk.arguments[i])}: {t}"
+            s = f"{pr.name_arg(blk.arguments[i])}: {type_text(t)}"
         else:
-            s = str(t)
+            s = type_text(t)
         if arg_attrs is not None and i < len(arg_attrs.elements) and arg_attrs.elements[i].entries:
             s += " " + pr.attr(arg_attrs.elements[i])
         if has_body:
@@ -426,7 +470,7 @@ def _print_func(pr: Printer, op: Operation, indent: int):
         outs = []
         any_attr = False
         for i, t in enumerate(ft.results):
-            s = str(t)
+            s = type_text(t)
             if res_attrs is not None and i < len(res_attrs.elements) and res_attrs.elements[i].entries:
                 s += " " + pr.attr(res_attrs.elements[i])
                 any_attr = True
@@ -445,7 +489,7 @@ def _print_func(pr: Printer, op: Operation, indent: int):
     lines = [head + " {"]
     for bi, block in enumerate(region.blocks):
         if bi > 0:
-            bargs = [f"{pr.name_arg(v)}: {v.type}" for v in block.arguments]
+            bargs = [f"{pr.name_arg(v)}: {type_text(v.type)}" for v in block.arguments]
             lines.append(f"{pad}^bb{bi}" + (f"({', '.join(bargs)})" if bargs else "") + ":")
         for sub in block.operations:
             lines.extend(pr.op(sub, indent + 1))
@@ -463,7 +507,7 @@ def _print_return(pr: Printer, op: Operation, indent: int):
     if op.attributes:
         s += " " + pr.attr_dict(list(op.attributes.items()))
     if op.operands:
-        s += " " + ", ".join(pr.value(v) for v in op.operands) + " : " + ", ".join(str(v.type) for v in op.operands)
+        s += " " + ", ".join(pr.value(v) for v in op.operands) + " : " + ", ".join(type_text(v.type) for v in op.operands)
     return [s + pr.trailing_loc(op.location)]
 
 
@@ -477,8 +521,8 @@ def _print_call(pr: Printer, op: Operation, indent: int):
     s = f"{pad}{head}call {pr.attr(callee)}(" + ", ".join(pr.value(v) for v in op.operands) + ")"
     if rest:
         s += " " + pr.attr_dict(rest)
-    ins = ", ".join(str(v.type) for v in op.operands)
-    outs = [str(r.type) for r in op.results]
+    ins = ", ".join(type_text(v.type) for v in op.operands)
+    outs = [type_text(r.type) for r in op.results]
     s += f" : ({ins}) -> " + (outs[0] if len(outs) == 1 else "(" + ", ".join(outs) + ")")
     return [s + pr.trailing_loc(op.location)]
 
@@ -504,6 +548,10 @@ def _print_while(pr: Printer, op: Operation, indent: int):
     cond, body = op.regions
     if len(cond.blocks) != 1 or len(body.blocks) != 1:
         return None
+    types = [v.type for v in op.operands]
+    if [r.type for r in op.results] != types or [v.type for v in body.blocks[0].arguments] != types \
+            or [v.type for v in cond.blocks[0].arguments] != types:
+        return None     # the pretty form has one type list for operands, results and arguments
     head = pr.name_results(op)
     # both regions' block arguments print under the same names
     names = []
@@ -513,7 +561,7 @@ def _print_while(pr: Printer, op: Operation, indent: int):
         pr.names[id(v)] = n[1:]
     s = f"{pad}{head}{op.name}(" + ", ".join(f"{n} = {pr.value(x)}" for n, x in zip(names, op.operands)) + ")"
     if op.operands:
-        s += " : " + ", ".join(str(v.type) for v in op.operands)
+        s += " : " + ", ".join(type_text(v.type) for v in op.operands)
     if op.attributes:
         s += " attributes " + pr.attr_dict(list(op.attributes.items()))
     lines = [s]
@@ -541,8 +589,8 @@ def _print_reduce(pr: Printer, op: Operation, indent: int):
         return None
     pairs = ", ".join(f"({pr.value(op.operands[i])} init: {pr.value(op.operands[i + n])})" for i in range(n))
     rest = [(k, v) for k, v in op.attributes.items() if k != "dimensions"]
-    ft_ins = ", ".join(str(v.type) for v in op.operands)
-    outs = [str(r.type) for r in op.results]
+    ft_ins = ", ".join(type_text(v.type) for v in op.operands)
+    outs = [type_text(r.type) for r in op.results]
     ft = f"({ft_ins}) -> " + (outs[0] if len(outs) == 1 else "(" + ", ".join(outs) + ")")
     dims_s = "[" + ", ".join(str(d) for d in dims.values) + "]"
     rest_s = (" " + pr.attr_dict(rest)) if rest else ""
@@ -556,7 +604,7 @@ def _print_reduce(pr: Printer, op: Operation, indent: int):
     for i in range(n):
         a = block.arguments[i]
         b = block.arguments[i + n]
-        args.append(f"({pr.name_arg(a)}: {a.type}, {pr.name_arg(b)}: {b.type})")
+        args.append(f"({pr.name_arg(a)}: {type_text(a.type)}, {pr.name_arg(b)}: {type_text(b.type)})")
     r = pr.region(op.regions[0], indent + 1, entry_args=False)
     lines.append(pad + "   reducer" + "".join(" " + x for x in args) + " " + r[0])
     lines.extend(r[1:])
@@ -588,6 +636,82 @@ def _reduce_compact(op, block):
     return inner
 
 
+def _print_scan(pr: Printer, op: Operation, indent: int):
+    seg = op.attributes.get("operandSegmentSizes")
+    dim = op.attributes.get("dimension")
+    if not isinstance(seg, DenseArrayAttr) or len(seg.values) != 2 or not isinstance(dim, IntegerAttr) \
+            or len(op.regions) != 1:
+        return None
+    n_in = seg.values[0]
+    pad = "  " * indent
+    head = pr.name_results(op)
+    vals = [pr.value(v) for v in op.operands]
+    s = f"{pad}{head}{op.name}(" + ", ".join(vals[:n_in]) + ") inits(" + ", ".join(vals[n_in:]) + f") dimension={dim.value}"
+    rest = [(k, v) for k, v in op.attributes.items()
+            if k not in ("dimension", "operandSegmentSizes", "resultSegmentSizes")]
+    if rest:
+        s += " attributes " + pr.attr_dict(rest)
+    rl = pr.region(op.regions[0], indent, entry_args=True)
+    ft = _ftype([v.type for v in op.operands], [r.type for r in op.results])
+    lines = [s + " " + rl[0]] + rl[1:]
+    lines[-1] += " : " + ft + pr.trailing_loc(op.location)
+    return lines
+
+
+def _print_probe(pr: Printer, op: Operation, indent: int):
+    pid = op.attributes.get("probe_id")
+    if not isinstance(pid, StringAttr) or len(op.operands) != 1 or len(op.results) != 1:
+        return None
+    rest = [(k, v) for k, v in op.attributes.items() if k != "probe_id"]
+    s = f"{'  ' * indent}{pr.name_results(op)}{op.name} {pr.value(op.operands[0])}, probe_id = {escape_string(pid.value)}"
+    if rest:
+        s += " " + pr.attr_dict(rest)
+    return [s + " : " + type_text(op.results[0].type) + pr.trailing_loc(op.location)]
+
+
+def _print_unary_typed(pr: Printer, op: Operation, indent: int):
+    """`name %x {attrs} : type` (interpreter.print)."""
+    if len(op.operands) != 1 or op.results:
+        return None
+    s = f"{'  ' * indent}{op.name} {pr.value(op.operands[0])}"
+    if op.attributes:
+        s += " " + pr.attr_dict(list(op.attributes.items()))
+    return [s + " : " + type_text(op.operands[0].type) + pr.trailing_loc(op.location)]
+
+
+def _print_arith_binary(pr: Printer, op: Operation, indent: int):
+    if len(op.operands) != 2 or len(op.results) != 1:
+        return None
+    t = op.results[0].type
+    if op.operands[0].type != t or op.operands[1].type != t:
+        return None
+    s = f"{'  ' * indent}{pr.name_results(op)}{op.name} {pr.value(op.operands[0])}, {pr.value(op.operands[1])}"
+    if op.attributes:
+        s += " " + pr.attr_dict(list(op.attributes.items()))
+    return [s + " : " + type_text(t) + pr.trailing_loc(op.location)]
+
+
+def _print_arith_constant(pr: Printer, op: Operation, indent: int):
+    v = op.attributes.get("value")
+    if v is None or len(op.results) != 1 or getattr(v, "type", None) != op.results[0].type:
+        return None
+    rest = [(k, x) for k, x in op.attributes.items() if k != "value"]
+    s = f"{'  ' * indent}{pr.name_results(op)}{op.name} "
+    if rest:
+        s += pr.attr_dict(rest) + " "
+    return [s + pr.attr(v) + pr.trailing_loc(op.location)]
+
+
+def _print_tensor_cast(pr: Printer, op: Operation, indent: int):
+    if len(op.operands) != 1 or len(op.results) != 1:
+        return None
+    s = f"{'  ' * indent}{pr.name_results(op)}{op.name} {pr.value(op.operands[0])}"
+    if op.attributes:
+        s += " " + pr.attr_dict(list(op.attributes.items()))
+    s += f" : {type_text(op.operands[0].type)} to {type_text(op.results[0].type)}"
+    return [s + pr.trailing_loc(op.location)]
+
+
 _CUSTOM_PRINTERS = {
     "builtin.module": _print_module,
     "func.func": _print_func,
@@ -596,7 +720,13 @@ _CUSTOM_PRINTERS = {
     "stablehlo.constant": _print_constant,
     "stablehlo.while": _print_while,
     "stablehlo.reduce": _print_reduce,
+    "chlo.scan": _print_scan,
+    "interpreter.probe": _print_probe,
+    "interpreter.print": _print_unary_typed,
+    "arith.constant": _print_arith_constant,
+    "tensor.cast": _print_tensor_cast,
 }
+_CUSTOM_PRINTERS.update({f"arith.{n}": _print_arith_binary for n in _custom_syntax.ARITH_BINARY})
 
 
 # ---------------------------------------------------------------- format-driven printing
@@ -673,7 +803,10 @@ def _print_with_format(pr: Printer, op: Operation, fmt, indent: int):
                 elif kind == "attr":
                     used_attrs.add(e.name)
                     if e.name in op.attributes:
-                        emit(F.print_attr_value(pr, op.name, s, op.attributes[e.name]))
+                        a = op.attributes[e.name]
+                        if s.kind == "string" and isinstance(a, StringAttr) and a.type is not None:
+                            raise _Fallback()    # a typed string has no pretty spelling here
+                        emit(F.print_attr_value(pr, op.name, s, a))
                 elif kind == "region":
                     idx = [r.name for r in ospec.regions].index(e.name)
                     if idx < len(op.regions):
@@ -692,7 +825,7 @@ def _print_with_format(pr: Printer, op: Operation, fmt, indent: int):
             elif isinstance(e, F.TypeDir):
                 ts = types_of(F._type_key(e.arg))
                 if ts:
-                    emit(", ".join(str(t) for t in ts))
+                    emit(", ".join(type_text(t) for t in ts))
             elif isinstance(e, F.FuncType):
                 ins = types_of(F._type_key(e.inputs))
                 outs = types_of(F._type_key(e.results))
@@ -775,10 +908,10 @@ class _Fallback(Exception):
 
 
 def _ftype(ins, outs) -> str:
-    s = "(" + ", ".join(str(t) for t in ins) + ") -> "
+    s = "(" + ", ".join(type_text(t) for t in ins) + ") -> "
     if len(outs) == 1 and not isinstance(outs[0], FunctionType):
-        return s + str(outs[0])
-    return s + "(" + ", ".join(str(t) for t in outs) + ")"
+        return s + type_text(outs[0])
+    return s + "(" + ", ".join(type_text(t) for t in outs) + ")"
 
 
 def _operand_groups(op, ospec):
@@ -817,7 +950,7 @@ def _pc_same_type(pr, op, ospec, groups, args, types_of, used):
     if len(res) != 1:
         return None
     if all(t == res[0] for t in ins):
-        return str(res[0])
+        return type_text(res[0])
     return _ftype(ins, res)
 
 
@@ -827,7 +960,7 @@ def _pc_variadic_same(pr, op, ospec, groups, args, types_of, used):
     ins = types_of(keys[0])
     res = types_of(keys[-1])
     if len(res) == 1 and all(t == res[0] for t in ins):
-        return str(res[0])
+        return type_text(res[0])
     return _ftype(ins, res)
 
 
@@ -836,7 +969,7 @@ def _pc_select(pr, op, ospec, groups, args, types_of, used):
     keys = [F._type_key(a) for a in args]
     pred, t, f, r = (types_of(k)[0] for k in keys)
     if t == r and f == r:
-        return f"{pred}, {r}"
+        return f"{type_text(pred)}, {type_text(r)}"
     return _ftype([pred, t, f], [r])
 
 
@@ -846,7 +979,7 @@ def _pc_complex(pr, op, ospec, groups, args, types_of, used):
     keys = [F._type_key(a) for a in args]
     l, r, res = (types_of(k)[0] for k in keys)
     if isinstance(res, TensorType) and l == _real_of(res) and r == _real_of(res):
-        return str(res)
+        return type_text(res)
     return _ftype([l, r], [res])
 
 
@@ -855,7 +988,7 @@ def _pc_tuple(pr, op, ospec, groups, args, types_of, used):
 
 
 def _pc_pairwise(pr, op, ospec, groups, args, types_of, used):
-    return ", ".join(str(v.type) for v in op.operands)
+    return ", ".join(type_text(v.type) for v in op.operands)
 
 
 def _pc_var_operand_attr(pr, op, ospec, groups, args, types_of, used):
@@ -866,7 +999,7 @@ def _pc_var_operand_attr(pr, op, ospec, groups, args, types_of, used):
 def _pc_target(pr, op, ospec, groups, args, types_of, used):
     used.add(args[0].name)
     a = op.attributes.get(args[0].name)
-    if not isinstance(a, StringAttr):
+    if not isinstance(a, StringAttr) or a.type is not None:
         return None
     return pr.symbol(a.value)
 
@@ -986,6 +1119,9 @@ CUSTOM_PRINT = {
     "PrecisionConfig": _pc_precision,
     "PrecisionConfigAndAlgorithm": _pc_precision_alg,
 }
+
+
+_ATTR_PRINTER = Printer()
 
 
 def print_module(module: Module, *, generic: bool = False, strip_debuginfo: bool = False) -> str:

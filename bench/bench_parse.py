@@ -1,0 +1,98 @@
+"""Parser speed: our text parser against MLIR's C++ parser (`jaxlib.mlir.ir.Module.parse`).
+
+Two generated modules: one with many small ops (a chain of elementwise/dot/reduce layers, 10k+
+ops) and one dominated by large hex `dense<"0x...">` constants (~100 MB of hex text by
+default). Prints seconds for each parser and the ratio ours / C++ (lower is better).
+
+    python bench/bench_parse.py [--ops 12000] [--const-mb 100] [--repeat 1]
+"""
+from __future__ import annotations
+
+import argparse
+import time
+
+
+def many_ops_module(n_ops: int) -> str:
+    lines = ["module {", "  func.func @main(%arg0: tensor<8x16xf32>, %w: tensor<16x16xf32>) -> tensor<8x16xf32> {"]
+    prev = "%arg0"
+    i = 0
+    while i < n_ops:
+        lines.append(f"    %d{i} = stablehlo.dot_general {prev}, %w, contracting_dims = [1] x [0] : "
+                     "(tensor<8x16xf32>, tensor<16x16xf32>) -> tensor<8x16xf32>")
+        lines.append(f"    %a{i} = stablehlo.add %d{i}, {prev} : tensor<8x16xf32>")
+        lines.append(f"    %t{i} = stablehlo.tanh %a{i} : tensor<8x16xf32>")
+        lines.append(f'    %c{i} = stablehlo.constant dense<1.500000e+00> : tensor<8x16xf32> loc("model.py":{i}:3)')
+        lines.append(f"    %m{i} = stablehlo.multiply %t{i}, %c{i} : tensor<8x16xf32>")
+        prev = f"%m{i}"
+        i += 5
+    lines.append(f"    return {prev} : tensor<8x16xf32>")
+    lines.append("  }")
+    lines.append("}")
+    return "\n".join(lines) + "\n"
+
+
+def big_constants_module(total_mb: float) -> str:
+    n = 1024 * 1024                         # f32 elements per constant: 4 MB -> 8 MB of hex
+    count = max(1, int(total_mb * 1024 * 1024 // (8 * n)))
+    payload = "0x" + (b"\x00\x00\x80\x3f" * n).hex().upper()
+    lines = ["module {", "  func.func @main() -> tensor<1048576xf32> {"]
+    for i in range(count):
+        lines.append(f'    %c{i} = stablehlo.constant dense<"{payload}"> : tensor<1048576xf32>')
+    acc = "%c0"
+    for i in range(1, count):
+        lines.append(f"    %s{i} = stablehlo.add {acc}, %c{i} : tensor<1048576xf32>")
+        acc = f"%s{i}"
+    lines.append(f"    return {acc} : tensor<1048576xf32>")
+    lines.append("  }")
+    lines.append("}")
+    return "\n".join(lines) + "\n"
+
+
+def time_ours(text: str, repeat: int) -> float:
+    from stablehlo_ref.text import parse
+    parse(many_ops_module(5))            # load the spec once, outside the timing
+    best = float("inf")
+    for _ in range(repeat):
+        t0 = time.perf_counter()
+        parse(text, "<bench>")
+        best = min(best, time.perf_counter() - t0)
+    return best
+
+
+def time_mlir(text: str, repeat: int):
+    try:
+        from jax._src.interpreters import mlir as jmlir
+        from jaxlib.mlir import ir
+    except Exception:                       # jax not installed: report ours only
+        return None
+    ctx = jmlir.make_ir_context()
+    best = float("inf")
+    for _ in range(repeat):
+        with ctx:
+            t0 = time.perf_counter()
+            ir.Module.parse(text)
+            best = min(best, time.perf_counter() - t0)
+    return best
+
+
+def main(argv=None) -> None:
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap.add_argument("--ops", type=int, default=12000)
+    ap.add_argument("--const-mb", type=float, default=100.0)
+    ap.add_argument("--repeat", type=int, default=1)
+    args = ap.parse_args(argv)
+    cases = [(f"{args.ops} ops", many_ops_module(args.ops)),
+             (f"~{args.const_mb:g} MB hex constants", big_constants_module(args.const_mb))]
+    print(f"{'module':<28} {'text MB':>8} {'ours s':>8} {'mlir s':>8} {'ratio':>7}")
+    for name, text in cases:
+        ours = time_ours(text, args.repeat)
+        theirs = time_mlir(text, args.repeat)
+        mb = len(text) / 1e6
+        if theirs is None:
+            print(f"{name:<28} {mb:8.1f} {ours:8.3f} {'n/a':>8} {'n/a':>7}")
+        else:
+            print(f"{name:<28} {mb:8.1f} {ours:8.3f} {theirs:8.3f} {ours / theirs:7.1f}x")
+
+
+if __name__ == "__main__":
+    main()
