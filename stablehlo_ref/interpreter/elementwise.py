@@ -69,9 +69,11 @@ def _int_div(x, y, et):
     zero = y == 0
     ys = np.where(zero, 1, y)
     if et.is_signed:
-        q = np.abs(x) // np.abs(ys)
-        q = np.where((x < 0) != (ys < 0), -q, q)
-        # INT_MIN / -1 wraps to INT_MIN
+        # INT_MIN / -1 wraps to INT_MIN (divide by 1 instead); floor division turned into
+        # truncation toward zero
+        ys = np.where((ys == -1) & (x == np.iinfo(np.int64).min), 1, ys)
+        q = x // ys
+        q = q + ((q < 0) & (q * ys != x))
         q = np.where(zero, -1, q)
     else:
         q = np.where(zero, np.iinfo(np.uint64).max, x // ys)
@@ -312,7 +314,12 @@ def round_even(ctx, op, x):
 
 @kernel("stablehlo.round_nearest_afz")
 def round_afz(ctx, op, x):
-    return _unary(op, x, lambda v: np.where(np.isfinite(v), np.sign(v) * np.floor(np.abs(v) + 0.5), v))
+    def afz(v):
+        # v - trunc(v) is exact, unlike |v| + 0.5 (which rounds up 0.49999999999999994)
+        t = np.trunc(v)
+        r = np.where(np.abs(v - t) >= 0.5, t + np.copysign(1.0, v), t)
+        return np.copysign(r, v)
+    return _unary(op, x, afz)
 
 
 @kernel("stablehlo.sign")
@@ -456,8 +463,14 @@ def complex_(ctx, op, a, b):
 
 # ------------------------------------------------------------------ compare / select / clamp
 
-def total_order_key(x: np.ndarray):
-    """Map floats to signed integers that sort in IEEE totalOrder."""
+def total_order_key(x: np.ndarray, et=None):
+    """Map floats to signed integers that sort in IEEE totalOrder (sub-byte floats use their
+    own width, whose sign bit is not the storage byte's top bit)."""
+    if et is not None and et.bits < 8:
+        u = storage_bits(x, et).astype(np.int64)
+        sign_bit = 1 << (et.bits - 1)
+        mag = u & (sign_bit - 1)
+        return np.where(u & sign_bit, -mag - 1, mag)
     dt = x.dtype
     udt = {1: np.uint8, 2: np.uint16, 4: np.uint32, 8: np.uint64}[dt.itemsize]
     sdt = {1: np.int8, 2: np.int16, 4: np.int32, 8: np.int64}[dt.itemsize]
@@ -477,7 +490,7 @@ def compare(ctx, op, a, b):
     ctype = ctype_attr.value if ctype_attr is not None else None
     et = _ot(op)
     if ctype == "TOTALORDER" and et.is_float:
-        x, y = total_order_key(a), total_order_key(b)
+        x, y = total_order_key(a, et), total_order_key(b, et)
     elif et.is_complex:
         x, y = a, b
         if direction not in ("EQ", "NE"):
@@ -534,6 +547,30 @@ def clamp(ctx, op, lo, x, hi):
 
 # ------------------------------------------------------------------ conversions
 
+def int_to_float(x: np.ndarray, src, nearest: bool = False) -> np.ndarray:
+    """Integers as float64 that round correctly once more to any narrower float: 64-bit
+    integers beyond 2^53 are rounded to odd (the inexact ones get an odd last mantissa bit),
+    so the second rounding sees the sticky bit. `nearest` keeps f64's own rounding."""
+    if src.bits < 64 or nearest:
+        return x.astype(np.float64)
+    f = x.astype(np.float64)
+    big = np.abs(f) > 2.0 ** 53
+    if not big.any():
+        return f
+    # the residual x - f, in wrap-around integer arithmetic (|residual| < 2^11 here)
+    fc = np.where(big, f, 0.0)
+    lim = 2.0 ** 64 if src.is_unsigned else 2.0 ** 63
+    top = fc >= lim
+    fi = np.where(top, 0.0, fc)
+    fint = fi.astype(np.uint64) if src.is_unsigned else fi.astype(np.int64)
+    resid = (x.astype(fint.dtype) - fint).view(np.int64)
+    resid = np.where(top, -1, resid)
+    odd = (f.view(np.uint64) & np.uint64(1)) == 1
+    step = big & (resid != 0) & ~odd
+    toward = np.where(resid > 0, np.inf, -np.inf)
+    return np.where(step, np.nextafter(f, toward), f)
+
+
 def convert_array(x: np.ndarray, src, dst) -> np.ndarray:
     """`stablehlo.convert` semantics between any two element types."""
     with np.errstate(all="ignore"):
@@ -569,17 +606,16 @@ def convert_array(x: np.ndarray, src, dst) -> np.ndarray:
         if dst.is_complex:
             if src.is_complex:
                 return x.astype(dst.dtype)
-            return x.astype(np.float64).astype(dst.dtype) if not src.is_integer else x.astype(np.float64).astype(dst.dtype)
+            if src.is_integer and not src.is_bool:
+                return int_to_float(x, src, dst.name == "complex<f64>").astype(dst.dtype)
+            return x.astype(np.float64).astype(dst.dtype)
         # dst float
         if src.is_complex:
             x = np.real(x)
         if src.is_bool:
             return x.astype(np.float32).astype(dst.dtype)
         if src.is_integer:
-            if src.bits == 64 and dst.name == "f64":
-                return x.astype(np.float64)
-            # exact for ints up to 2^53; larger ints round once via float64 (close to once-rounding)
-            return x.astype(np.float64).astype(dst.dtype)
+            return int_to_float(x, src, dst.name == "f64").astype(dst.dtype)
         if x.dtype == dst.dtype:
             return x.copy()
         if dst.name in ("f32", "f64", "f16"):
@@ -593,46 +629,107 @@ def convert(ctx, op, x):
     return convert_array(x, _ot(op), _rt(op))
 
 
+def storage_bits(x: np.ndarray, et) -> np.ndarray:
+    """The bit pattern of each element of `x` (element type `et`) as uint64, in et's width."""
+    x = np.require(x, requirements="C")
+    if et.is_bool:
+        return x.astype(np.uint64)
+    if et.is_complex:
+        raise NotImplementedOpError("stablehlo.bitcast_convert", f"element type {et}")
+    size = x.dtype.itemsize
+    u = x.view({1: np.uint8, 2: np.uint16, 4: np.uint32, 8: np.uint64}[size]).astype(np.uint64)
+    if et.bits < 8 * size:
+        u &= np.uint64((1 << et.bits) - 1)
+    return u
+
+
+def from_storage_bits(u: np.ndarray, et) -> np.ndarray:
+    """Elements of type `et` whose bit patterns are the low et.bits bits of uint64 `u`."""
+    if et.is_bool:
+        return (u & np.uint64(1)) != 0
+    if et.is_complex:
+        raise NotImplementedOpError("stablehlo.bitcast_convert", f"element type {et}")
+    bits = et.bits
+    if bits < 8:
+        u = u & np.uint64((1 << bits) - 1)
+        if et.is_integer:
+            v = u.astype(np.int16)
+            if et.is_signed:
+                v = np.where(v >= (1 << (bits - 1)), v - (1 << bits), v)
+            return v.astype(et.dtype)
+        return u.astype(np.uint8).view(et.dtype)
+    udt = {8: np.uint8, 16: np.uint16, 32: np.uint32, 64: np.uint64}[bits]
+    return u.astype(udt).view(et.dtype)
+
+
+def _whole_bytes(et) -> bool:
+    return not et.is_bool and et.dtype.itemsize * 8 == et.bits
+
+
 @kernel("stablehlo.bitcast_convert")
 def bitcast_convert(ctx, op, x):
+    """Bit patterns reinterpreted; a wider operand splits into a new minor dimension (lowest
+    bits first) and a narrower one is joined along its last dimension."""
     src, dst = _ot(op), _rt(op)
-    rt = op.results[0].type
-    xs = np.ascontiguousarray(x)
-    if src.is_bool or dst.is_bool or src.bits < 8 or dst.bits < 8:
-        if src.bits == dst.bits:
-            return xs.view(dst.dtype) if xs.dtype.itemsize == np.dtype(dst.dtype).itemsize else xs.astype(dst.dtype)
+    rshape = tuple(op.results[0].type.shape)
+    sb, db = src.bits, dst.bits
+    if _whole_bytes(src) and _whole_bytes(dst):
+        # little-endian memory already orders the pieces lowest bits first
+        return np.ascontiguousarray(x).reshape(-1).view(dst.dtype).reshape(rshape)
+    if src.is_complex or dst.is_complex:
         raise NotImplementedOpError(op.name, f"{src} -> {dst}")
-    out = xs.view(dst.dtype) if src.bits == dst.bits else np.frombuffer(xs.tobytes(), dtype=dst.dtype)
-    return out.reshape(tuple(rt.shape))
+    u = storage_bits(x, src)
+    if sb == db:
+        out = u
+    elif sb > db:
+        if sb % db:
+            raise NotImplementedOpError(op.name, f"{src} -> {dst}")
+        shifts = np.arange(0, sb, db, dtype=np.uint64)
+        out = (u[..., None] >> shifts) & np.uint64((1 << db) - 1)
+    else:
+        if db % sb or x.shape[-1:] != (db // sb,):
+            raise NotImplementedOpError(op.name, f"{src} -> {dst}")
+        shifts = np.arange(0, db, sb, dtype=np.uint64)
+        out = np.bitwise_or.reduce(u << shifts, axis=-1)
+    return from_storage_bits(out, dst).reshape(rshape)
+
+
+def _mantissa_bits(et) -> int:
+    import ml_dtypes
+    return int(ml_dtypes.finfo(et.dtype).nmant) if et.bits < 16 or et.name == "bf16" else \
+        {"f16": 10, "f32": 23, "f64": 52}[et.name]
 
 
 @kernel("stablehlo.reduce_precision")
 def reduce_precision(ctx, op, x):
+    """Rounds the mantissa (ties to even) and clamps the exponent on the operand type's own
+    bit pattern, the way the reference interpreter does; NaN stays NaN unless no mantissa
+    bits remain, where it becomes +inf."""
     et = _rt(op)
-    ebits = op.attributes["exponent_bits"].value
-    mbits = op.attributes["mantissa_bits"].value
-    f = x.astype(np.float64)
-    u = f.view(np.uint64)
-    src_m = 52
-    src_e = 11
-    with np.errstate(all="ignore"):
+    ebits = int(op.attributes["exponent_bits"].value)
+    mbits = int(op.attributes["mantissa_bits"].value)
+    width = et.bits
+    src_m = _mantissa_bits(et)
+    src_e = width - src_m - 1
+    u = storage_bits(x, et)
+    one = np.uint64(1)
+    with np.errstate(over="ignore"):
         if mbits < src_m:
-            shift = src_m - mbits
-            last = (u >> np.uint64(shift)) & np.uint64(1)
-            bias = (np.uint64(1) << np.uint64(shift - 1)) - np.uint64(1) + last
-            rounded = (u + bias) & ~np.uint64((1 << shift) - 1)
-            u = np.where(np.isnan(f), u, rounded)
+            shift = np.uint64(src_m - mbits)
+            last = one << shift
+            bias = (last >> one) - one + ((u & last) >> shift)
+            u = (u + bias) & ~(last - one)
         if ebits < src_e:
-            sign = u & np.uint64(1 << 63)
-            exp = ((u >> np.uint64(52)) & np.uint64(0x7FF)).astype(np.int64) - 1023
-            max_exp = (1 << (ebits - 1)) - 1
-            min_exp = 1 - max_exp
-            overflow = exp > max_exp
-            underflow = exp < min_exp
-            fin = np.isfinite(f)
-            inf_bits = sign | np.uint64(0x7FF0000000000000)
-            u = np.where(fin & overflow, inf_bits, u)
-            u = np.where(fin & underflow & ~overflow, sign, u)
-        r = u.view(np.float64)
-        r = np.where(np.isnan(f), f, r)
-    return r.astype(et.dtype)
+            sign = u & np.uint64(1 << (width - 1))
+            exp_mask = np.uint64(((1 << src_e) - 1) << src_m)
+            ebias = (1 << (src_e - 1)) - 1
+            rbias = (1 << (ebits - 1)) - 1
+            xexp = u & exp_mask
+            u = np.where(xexp > np.uint64((ebias + rbias) << src_m), sign | exp_mask, u)
+            u = np.where(xexp <= np.uint64((ebias - rbias) << src_m), sign, u)
+    out = from_storage_bits(u & np.uint64((1 << width) - 1 if width < 64 else (1 << 64) - 1), et)
+    nan = np.isnan(x.astype(np.float64) if x.dtype.itemsize < 4 else x)
+    if nan.any():
+        keep = x if mbits > 0 else np.full(x.shape, np.inf).astype(et.dtype)
+        out = np.where(nan, keep, out).astype(et.dtype)
+    return out
