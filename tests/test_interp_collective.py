@@ -82,3 +82,22 @@ func.func @main(%a: tensor<i32>) -> (tensor<i32>, tensor<i32>) {
 """
     with pytest.raises(StableHLOError):
         run(src, np.array(1, np.int32))
+
+
+def test_probe_records_iterations_and_writes_npy(tmp_path):
+    from stablehlo_ref.interpreter import Interpreter
+    src = """
+func.func @main() {
+  %a = stablehlo.constant dense<[1, 2]> : tensor<2xi32>
+  %b = "interpreter.probe"(%a) {probe_id = "p/0"} : (tensor<2xi32>) -> tensor<2xi32>
+  %c = stablehlo.add %b, %b : tensor<2xi32>
+  %d = "interpreter.probe"(%c) {probe_id = "p/0"} : (tensor<2xi32>) -> tensor<2xi32>
+  "check.expect_serialized_eq"(%c) {probe_id = "p/0", iteration = 1 : ui32} : (tensor<2xi32>) -> ()
+  func.return
+}
+"""
+    interp = Interpreter(stablehlo_ref.parse(src))
+    interp.probe_dir = str(tmp_path)
+    interp.call("main", [])
+    assert np.load(tmp_path / "p_0_2.npy").tolist() == [2, 4]
+    assert len((tmp_path / "index.csv").read_text().splitlines()) == 2

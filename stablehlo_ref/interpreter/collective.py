@@ -129,6 +129,8 @@ def run_parallel(ctx, op, *inputs):
     infeed = [s.root for s in infeed_attr.elements] if infeed_attr is not None else []
     nr, np_ = len(programs), len(programs[0])
     grid = ProcessGrid(nr, np_, infeed)
+    if getattr(ctx, "probe_store", None) is None:
+        ctx.probe_store = {}          # probes of every process land in the caller's store
     jobs = []
     pos = 0
     for r in range(nr):
@@ -150,7 +152,7 @@ def run_parallel(ctx, op, *inputs):
         child = Interpreter(ctx.module, trace=ctx.trace, custom_call_handler=ctx.custom_call_handler)
         child.process_grid = grid
         child.process_id = pid
-        for attr in ("probe_dir", "probe_counts"):
+        for attr in ("probe_dir", "probe_store"):
             if hasattr(ctx, attr):
                 setattr(child, attr, getattr(ctx, attr))
         try:
