@@ -200,3 +200,47 @@ def test_chlo_float_functions_round_once_and_keep_specials(xs, name):
     assert np.all(e[xf == np.inf] == 1.0) and np.all(e[xf == -np.inf] == -1.0)
     assert np.all(np.signbit(e[xf == 0]) == np.signbit(xf[xf == 0]))
     assert np.all(np.abs(e[np.isfinite(e)]) <= 1.0)
+
+
+def _ragged_program(dn, lt, rt, gt, ot):
+    import stablehlo_ref
+    return stablehlo_ref.parse(
+        f'func.func @main(%a: {lt}, %b: {rt}, %g: {gt}) -> {ot} {{\n'
+        f'  %r = "chlo.ragged_dot"(%a, %b, %g) {{ragged_dot_dimension_numbers = #chlo.ragged_dot<{dn}>}}'
+        f' : ({lt}, {rt}, {gt}) -> {ot}\n  return %r : {ot}\n}}')
+
+
+def test_ragged_dot_modes_against_loops():
+    import stablehlo_ref
+    rng = np.random.default_rng(0)
+    gs = np.array([2, 3, 1], np.int64)
+    runs = [(0, 2), (2, 5), (5, 6)]
+    # mode 1: ragged rows, one rhs per group
+    lhs = rng.standard_normal((6, 5))
+    rhs = rng.standard_normal((3, 5, 4))
+    m = _ragged_program("lhs_batching_dimensions = [], rhs_batching_dimensions = [], lhs_contracting_dimensions = [1], "
+                        "rhs_contracting_dimensions = [1], lhs_ragged_dimensions = [0], rhs_group_dimensions = [0]",
+                        "tensor<6x5xf64>", "tensor<3x5x4xf64>", "tensor<3xi64>", "tensor<6x4xf64>")
+    got = stablehlo_ref.run(m, lhs, rhs, gs)[0]
+    want = np.concatenate([lhs[s:e] @ rhs[j] for j, (s, e) in enumerate(runs)])
+    assert np.allclose(got, want)
+    # mode 2: ragged contracting dimension, one result per group
+    lhs = rng.standard_normal((2, 3, 6))
+    rhs = rng.standard_normal((2, 6, 4))
+    m = _ragged_program("lhs_batching_dimensions = [0], rhs_batching_dimensions = [0], lhs_contracting_dimensions = [2], "
+                        "rhs_contracting_dimensions = [1], lhs_ragged_dimensions = [2], rhs_group_dimensions = []",
+                        "tensor<2x3x6xf64>", "tensor<2x6x4xf64>", "tensor<3xi64>", "tensor<3x2x3x4xf64>")
+    got = stablehlo_ref.run(m, lhs, rhs, gs)[0]
+    want = np.stack([np.einsum("bmk,bkn->bmn", lhs[:, :, s:e], rhs[:, s:e]) for s, e in runs])
+    assert np.allclose(got, want)
+
+
+def test_dot_general_converts_operands_to_the_result_type_first():
+    import stablehlo_ref
+    m = stablehlo_ref.parse(
+        "func.func @main(%a: tensor<1x2xi64>, %b: tensor<2x1xi64>) -> tensor<1x1xf32> {\n"
+        "  %r = stablehlo.dot_general %a, %b, contracting_dims = [1] x [0] : "
+        "(tensor<1x2xi64>, tensor<2x1xi64>) -> tensor<1x1xf32>\n  return %r : tensor<1x1xf32>\n}")
+    a = np.array([[(1 << 62) + (1 << 38) + 1, 1]], np.int64)
+    b = np.array([[1], [0]], np.int64)
+    assert int(stablehlo_ref.run(m, a, b)[0].astype(np.float64)[0, 0]) == (1 << 62) + (1 << 39)

@@ -647,3 +647,88 @@ for _name, _fn in [
     ("polygamma", k_polygamma), ("zeta", k_zeta),
 ]:
     kernel(f"chlo.broadcast_{_name}")(_bcast_kernel(_fn))
+
+
+# ------------------------------------------------------------------ ragged_dot
+
+def _ragged_masks(group_sizes, nbatch, length):
+    """For each group j, a boolean mask of shape batch + (length,) selecting the positions of
+    the ragged dimension that belong to group j (groups are consecutive runs)."""
+    gs = np.asarray(group_sizes).astype(np.int64)
+    ends = np.cumsum(gs, axis=-1)
+    starts = ends - gs
+    idx = np.arange(length)
+    return [(idx >= starts[..., j, None]) & (idx < ends[..., j, None]) for j in range(gs.shape[-1])]
+
+
+def _place(mask, nbatch, axis, ndim):
+    """Reshape a batch + (length,) mask so it broadcasts along `axis` of an ndim array whose
+    leading nbatch axes are the batch dimensions."""
+    shape = [1] * ndim
+    for i in range(nbatch):
+        shape[i] = mask.shape[i]
+    shape[axis] = mask.shape[-1]
+    return mask.reshape(shape)
+
+
+@kernel("chlo.ragged_dot")
+def k_ragged_dot(ctx, op, lhs, rhs, group_sizes):
+    """Three modes, by where the lhs ragged dimension is: a non-contracting one (each run of
+    rows uses its own rhs group), a contracting one (one result per group, stacked first),
+    or a batch one (a plain batched product; positions past the groups are zero)."""
+    from ..errors import InterpreterError
+    from ..ir.types import ELEMENT_TYPES
+    from .linalg import dot_general_arrays
+    from .numerics import from_compute
+    d = dict(op.attributes["ragged_dot_dimension_numbers"].fields)
+    lb, rb = tuple(d["lhs_batching_dimensions"]), tuple(d["rhs_batching_dimensions"])
+    lc, rc = tuple(d["lhs_contracting_dimensions"]), tuple(d["rhs_contracting_dimensions"])
+    ragged = tuple(d["lhs_ragged_dimensions"])
+    rgroup = tuple(d["rhs_group_dimensions"])
+    et = _rt(op)
+    if len(ragged) != 1:
+        raise InterpreterError("chlo.ragged_dot: exactly one lhs ragged dimension is required")
+    r = ragged[0]
+    ce = ELEMENT_TYPES["complex<f64>" if et.is_complex else "f64" if et.is_float else
+                       "ui64" if et.is_unsigned else "i64"]
+    from .elementwise import convert_array
+    lhs = convert_array(lhs, elem(op.operands[0].type), ce)
+    rhs = convert_array(rhs, elem(op.operands[1].type), ce)
+    nb = len(lb)
+    rshape = tuple(op.results[0].type.shape)
+    if r in lc:                                  # mode 2: ragged contracting dimension
+        outs = []
+        bpos = sorted(lb)
+        for m in _ragged_masks(group_sizes, nb, lhs.shape[r]):
+            shape = [1] * lhs.ndim
+            for k, bd in enumerate(lb[:m.ndim - 1]):
+                shape[bd] = m.shape[k]
+            shape[r] = m.shape[-1]
+            masked = np.where(m.reshape(shape), lhs, np.zeros((), lhs.dtype))
+            outs.append(dot_general_arrays(masked, rhs, lb, rb, lc, rc, ce))
+        out = np.stack(outs, axis=0)
+    elif r in lb:                                # mode 3: ragged batch dimension
+        out = dot_general_arrays(lhs, rhs, lb, rb, lc, rc, ce)
+        total = int(np.sum(group_sizes))
+        pos = lb.index(r)
+        keep = np.arange(out.shape[pos]) < total
+        shape = [1] * out.ndim
+        shape[pos] = out.shape[pos]
+        out = np.where(keep.reshape(shape), out, np.zeros((), out.dtype))
+    else:                                        # mode 1: ragged non-contracting dimension
+        if len(rgroup) != 1:
+            raise InterpreterError("chlo.ragged_dot: a ragged lhs non-contracting dimension "
+                                   "needs one rhs group dimension")
+        g = rgroup[0]
+        drop = lambda dims: tuple(x - (x > g) for x in dims)
+        lfree = [x for x in range(lhs.ndim) if x not in lb and x not in lc]
+        axis = nb + lfree.index(r)
+        out = None
+        for j, m in enumerate(_ragged_masks(group_sizes, nb, lhs.shape[r])):
+            part = dot_general_arrays(lhs, np.take(rhs, j, axis=g), lb, drop(rb), lc, drop(rc), ce)
+            part = np.where(_place(m, m.ndim - 1, axis, part.ndim), part, np.zeros((), part.dtype))
+            out = part if out is None else out + part
+    if tuple(out.shape) != rshape:
+        raise InterpreterError(f"chlo.ragged_dot: result shape {tuple(out.shape)} does not match "
+                               f"the declared {rshape}")
+    return out.astype(et.dtype) if et.is_complex else from_compute(out, et)

@@ -35,10 +35,22 @@ def dot_general_arrays(lhs, rhs, lb, rb, lc, rc, et):
     return from_compute(out, et) if not et.is_complex else out.astype(et.dtype)
 
 
+def as_result_type(x, op, i, et):
+    """Operand i converted to the result element type first, as the spec's dot_general does
+    for operands of another element type (a no-op when the types agree)."""
+    src = elem(op.operands[i].type)
+    if src == et or getattr(op.operands[i].type, "element_type", None) is not src:
+        return x
+    from .elementwise import convert_array
+    return convert_array(x, src, et)
+
+
 @kernel("stablehlo.dot_general")
 def dot_general(ctx, op, lhs, rhs):
     d = dict(op.attributes["dot_dimension_numbers"].fields)
     et = elem(op.results[0].type)
+    lhs = as_result_type(lhs, op, 0, et)
+    rhs = as_result_type(rhs, op, 1, et)
     return dot_general_arrays(lhs, rhs, tuple(d["lhs_batching_dimensions"]), tuple(d["rhs_batching_dimensions"]),
                               tuple(d["lhs_contracting_dimensions"]), tuple(d["rhs_contracting_dimensions"]), et)
 
@@ -46,6 +58,8 @@ def dot_general(ctx, op, lhs, rhs):
 @kernel("stablehlo.dot")
 def dot(ctx, op, lhs, rhs):
     et = elem(op.results[0].type)
+    lhs = as_result_type(lhs, op, 0, et)
+    rhs = as_result_type(rhs, op, 1, et)
     lc = (lhs.ndim - 1,)
     rc = (0,)
     return dot_general_arrays(lhs, rhs, (), (), lc, rc, et)
