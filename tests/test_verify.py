@@ -227,6 +227,72 @@ def test_cli_run_verifies_unless_told_not_to(tmp_path, capsys):
     assert main(["run", "--no-verify", str(good)]) == 0
 
 
+
+def _errs(body: str):
+    return [str(e) for e in collect(_module(body))]
+
+
+_CONV = ("func.func @f(%a: tensor<1x8x8x3xf32>, %k: tensor<3x3x3x4xf32>) -> tensor<{out}xf32> {{\n"
+         "  %0 = stablehlo.convolution(%a, %k) dim_numbers = [b, 0, 1, f]x[0, 1, i, o]->[b, 0, 1, f], "
+         "window = {{stride = [{s}, {s}], pad = [[1, 1], [1, 1]]}} "
+         "{{batch_group_count = 1 : i64, feature_group_count = 1 : i64}} "
+         ": (tensor<1x8x8x3xf32>, tensor<3x3x3x4xf32>) -> tensor<{out}xf32>\n"
+         "  func.return %0 : tensor<{out}xf32>\n}}\n")
+
+
+def test_convolution_infers_result_shape():
+    assert _errs(_CONV.format(out="1x8x8x4", s=1)) == []
+    assert _errs(_CONV.format(out="1x4x4x4", s=2)) == []
+    errs = _errs(_CONV.format(out="1x8x8x4", s=2))
+    assert len(errs) == 1 and "C25" in errs[0] and "[1, 4, 4, 4]" in errs[0]
+
+
+def test_quantized_transpose_keeps_scale():
+    q1, q2 = "!quant.uniform<i8:f32, 0.1:-30>", "!quant.uniform<i8:f32, 0.2:-30>"
+    body = ("func.func @f(%a: tensor<2x3x{q1}>) -> tensor<3x2x{q2}> {{\n"
+            "  %0 = stablehlo.transpose %a, dims = [1, 0] : (tensor<2x3x{q1}>) -> tensor<3x2x{q2}>\n"
+            "  func.return %0 : tensor<3x2x{q2}>\n}}\n")
+    assert _errs(body.format(q1=q1, q2=q1)) == []
+    errs = _errs(body.format(q1=q1, q2=q2))
+    assert len(errs) == 1 and "scale" in errs[0]
+
+
+def test_quantized_scale_out_of_expressed_range():
+    q = "!quant.uniform<i8:f16, 1.0e+06>"
+    errs = _errs(f"func.func @f(%a: tensor<2x{q}>) -> tensor<2x{q}> {{\n  func.return %a : tensor<2x{q}>\n}}\n")
+    assert errs and "out of expressed type range" in errs[0]
+
+
+def test_dynamic_reshape_constant_shape_must_match_result():
+    body = ("func.func @f(%a: tensor<4xf32>) -> tensor<{r}xf32> {{\n"
+            "  %s = stablehlo.constant dense<[2, 2]> : tensor<2xi64>\n"
+            "  %0 = stablehlo.dynamic_reshape %a, %s : (tensor<4xf32>, tensor<2xi64>) -> tensor<{r}xf32>\n"
+            "  func.return %0 : tensor<{r}xf32>\n}}\n")
+    assert _errs(body.format(r="2x2")) == []
+    assert any("incompatible with return type" in e for e in _errs(body.format(r="1x4")))
+
+
+def test_chlo_broadcast_select_and_top_k():
+    ok = ("func.func @f(%p: tensor<2xi1>, %a: tensor<2x2xf32>, %b: tensor<2xf32>) -> tensor<2x2xf32> {\n"
+          "  %0 = \"chlo.broadcast_select\"(%p, %a, %b) : (tensor<2xi1>, tensor<2x2xf32>, tensor<2xf32>) -> tensor<2x2xf32>\n"
+          "  func.return %0 : tensor<2x2xf32>\n}\n")
+    assert _errs(ok) == []
+    bad = ok.replace("%b: tensor<2xf32>", "%b: tensor<2xi32>").replace("tensor<2xf32>) ->", "tensor<2xi32>) ->")
+    assert _errs(bad)
+    topk = ("func.func @f(%a: tensor<f32>) {\n"
+            "  %0:2 = chlo.top_k(%a, k=8) : tensor<f32> -> (tensor<8xf32>, tensor<8xi32>)\n  func.return\n}\n")
+    assert any("rank must be at least 1" in e for e in _errs(topk))
+
+
+def test_custom_call_layouts_must_come_in_pairs():
+    body = ("func.func @f(%x: tensor<2xf32>) -> tensor<2xf32> {\n"
+            "  %0 = \"stablehlo.custom_call\"(%x) {call_target_name = \"foo\", "
+            "operand_layouts = [dense<[0]> : tensor<1xindex>]{extra}} : (tensor<2xf32>) -> tensor<2xf32>\n"
+            "  func.return %0 : tensor<2xf32>\n}\n")
+    assert _errs(body.replace("{extra}", ", result_layouts = [dense<[0]> : tensor<1xindex>]")) == []
+    assert any("either both" in e for e in _errs(body.replace("{extra}", "")))
+
+
 if __name__ == "__main__":   # quick measurement: python tests/test_verify.py
     from collections import Counter
     total = Counter()

@@ -256,6 +256,9 @@ def reshape(op, check):
     a, r = op.operands[0].type, op.results[0].type
     check(elems_equal(a, r, True), "C1", f"result element type must be the operand's (got {a}, {r})")
     quantized.check_movement(check, "C1", a, r)
+    if ranked(r) and not r.is_static:
+        check(_bounds(r) is not None and sum(d is None for d in r.shape) == 1, "",
+              f"result #0 must be statically shaped or single bounded dimension tensor, got {r}")
     if ranked(a) and ranked(r) and a.is_static and r.is_static:
         check(a.num_elements == r.num_elements, "C2",
               f"operand ({a}) and result ({r}) must have the same number of elements")
@@ -305,6 +308,14 @@ def concatenate(op, check):
         check(shape_matches(r, expect), "C6", f"result type {r} does not match the concatenated shape")
 
 
+def _bounds(t):
+    """The `#stablehlo.bounds<...>` of a tensor type (None entries unbounded), or None."""
+    enc = getattr(t, "encoding", None)
+    if isinstance(enc, StructAttr) and enc.name == "bounds":
+        return tuple(enc.get("bounds", ()) or ())
+    return None
+
+
 @verifier("stablehlo.slice")
 def slice_(op, check):
     a, r = op.operands[0].type, op.results[0].type
@@ -314,10 +325,13 @@ def slice_(op, check):
         return
     check(len(st) == len(li) == len(sd) == a.rank, "C2",
           f"start_indices, limit_indices and strides must each have {a.rank} entries")
+    bounds = _bounds(a)
     for i in range(a.rank):
         size = a.shape[i]
         check(0 <= st[i] <= li[i] and (size is None or li[i] <= size), "C3",
               f"slice [{st[i]}, {li[i]}) is out of bounds for dimension {i} of size {size}")
+        if size is None and bounds and i < len(bounds) and bounds[i] is not None:
+            check(li[i] <= bounds[i], "C3", f"limit index {li[i]} is larger than dimension bound {bounds[i]} in dimension {i}")
     check(all(s > 0 for s in sd), "C4", f"strides {list(sd)} must be positive")
     if ranked(r):
         expect = [-(-(l - s) // k) for s, l, k in zip(st, li, sd)]
@@ -551,6 +565,11 @@ def reduce(op, check):
     if ranked(ins[0]):
         check(all(0 <= d < ins[0].rank for d in dims), "C4", f"dimensions {list(dims)} out of range for {ins[0]}")
     check(len(set(dims)) == len(dims), "C5", f"dimensions {list(dims)} has repeated entries")
+    if ranked(ins[0]):
+        kept = ins[0].rank - len(set(dims))
+        for j, a in enumerate(_region_args(op.regions[0])):
+            check(not ranked(a) or a.rank <= kept, "C6",
+                  f"The rank of reduction-region's argument at index {j} is expected to be <= {kept}, got {a.rank}")
     rets = _reducer_body(check, op, op.regions[0], inits, "C6")
     if ranked(ins[0]):
         expect = [s for i, s in enumerate(ins[0].shape) if i not in dims]
