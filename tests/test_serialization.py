@@ -97,14 +97,9 @@ def _cases():
     return out
 
 
-_PARSED = {}
-
-
 def _parse_file(path: Path, filename: str):
-    key = (str(path), filename)
-    if key not in _PARSED:
-        _PARSED[key] = shr.parse(path.read_text(), filename)
-    return _PARSED[key]
+    # parsed afresh each time: `_normalize` edits modules in place
+    return shr.parse(path.read_text(), filename)
 
 
 def run_case(case: str):

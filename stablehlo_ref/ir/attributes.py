@@ -23,8 +23,17 @@ class IntegerAttr(Attribute):
 
 @dataclass(frozen=True)
 class FloatAttr(Attribute):
+    """A float of type `type`; the value is held rounded to that type's precision, as MLIR's
+    APFloat holds it (so `1.0e-3 : f32` is the f32 nearest to 0.001)."""
+
     value: float
     type: Type
+
+    def __post_init__(self):
+        dt = getattr(self.type, "dtype", None)
+        if dt is not None and getattr(self.type, "kind", None) == "float" and dt != np.float64:
+            with np.errstate(all="ignore"):
+                object.__setattr__(self, "value", float(np.asarray(self.value, dtype=np.float64).astype(dt)))
 
     def __eq__(self, other):
         if not isinstance(other, FloatAttr) or other.type != self.type:
@@ -75,7 +84,15 @@ class DenseArrayAttr(Attribute):
 
 @dataclass(frozen=True)
 class DictAttr(Attribute):
+    """A dictionary attribute; entries are kept sorted by name, as MLIR keeps them."""
+
     entries: Tuple[Tuple[str, Attribute], ...]
+
+    def __post_init__(self):
+        ents = tuple(self.entries)
+        if any(ents[i][0] > ents[i + 1][0] for i in range(len(ents) - 1)):
+            ents = tuple(sorted(ents, key=lambda kv: kv[0]))
+        object.__setattr__(self, "entries", ents)
 
     def get(self, key, default=None):
         for k, v in self.entries:

@@ -31,7 +31,8 @@ def parse_func(p, name):
     sc = p.sc
     attrs = {}
     if sc.accept_keyword("public"):
-        pass
+        # MLIR keeps an explicit `public` as an attribute (and writes it into artifacts)
+        attrs["sym_visibility"] = StringAttr("public")
     elif sc.accept_keyword("private"):
         attrs["sym_visibility"] = StringAttr("private")
     elif sc.accept_keyword("nested"):
