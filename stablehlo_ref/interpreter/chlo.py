@@ -252,8 +252,9 @@ def _erf_series(x):
     return 2.0 / np.sqrt(_PI) * x * acc
 
 
-def _erfc_cf(x):
-    """erfc(x) for x >= 0.5 by the continued fraction, evaluated from the tail."""
+def _erfc_cf_tail(x):
+    """erfc(x) for x >= 0.5 by the continued fraction, evaluated from the tail (slow to
+    converge near 0.5: used for x >= 5 only, and for the table's centre values)."""
     if x.size == 0:
         return x.copy()
     xmin = max(float(np.min(x)), 0.5)
@@ -262,6 +263,52 @@ def _erfc_cf(x):
     for k in range(depth, 0, -1):
         t = x + (0.5 * k) / t
     return _exp_neg_sq(x) / (np.sqrt(_PI) * t)
+
+
+# erfc on [0.5, 5) by Taylor expansions around centres 1/8 apart: erfc^(n)(c) =
+# -(2/sqrt(pi)) (-1)^(n-1) H_(n-1)(c) exp(-c^2), with H the physicists' Hermite polynomials.
+_ERFC_LO, _ERFC_HI, _ERFC_STEP, _ERFC_TERMS = 0.5, 5.0, 0.125, 22
+_ERFC_TABLE = None
+
+
+def _erfc_table():
+    global _ERFC_TABLE
+    if _ERFC_TABLE is None:
+        n_centres = int(round((_ERFC_HI - _ERFC_LO) / _ERFC_STEP))
+        centres = _ERFC_LO + _ERFC_STEP * (np.arange(n_centres) + 0.5)
+        table = np.empty((n_centres, _ERFC_TERMS))
+        table[:, 0] = _erfc_cf_tail(centres)
+        e = np.exp(-centres * centres) * (2.0 / np.sqrt(_PI))
+        h_prev, h = np.zeros_like(centres), np.ones_like(centres)     # H_-1 (unused), H_0
+        fact = 1.0
+        for n in range(1, _ERFC_TERMS):
+            # coefficient of t^n: erfc^(n)(c) / n! with erfc^(n) = -(2/sqrt(pi)) (-1)^(n-1) H_(n-1) e^-c^2
+            fact *= n
+            table[:, n] = -((-1.0) ** (n - 1)) * h * e / fact
+            h_prev, h = h, 2 * centres * h - 2 * (n - 1) * h_prev
+        _ERFC_TABLE = (centres, table)
+    return _ERFC_TABLE
+
+
+def _erfc_cf(x):
+    """erfc(x) for x >= 0.5."""
+    if x.size == 0:
+        return x.copy()
+    out = np.empty_like(x)
+    near = x < _ERFC_HI
+    if np.any(~near):
+        out[~near] = _erfc_cf_tail(x[~near])
+    if np.any(near):
+        centres, table = _erfc_table()
+        xn = x[near]
+        idx = np.clip(((xn - _ERFC_LO) / _ERFC_STEP).astype(np.int64), 0, len(centres) - 1)
+        t = xn - centres[idx]
+        coef = table[idx]
+        acc = coef[:, -1].copy()
+        for n in range(_ERFC_TERMS - 2, -1, -1):
+            acc = acc * t + coef[:, n]
+        out[near] = acc
+    return out
 
 
 def erfc(x):

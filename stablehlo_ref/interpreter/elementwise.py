@@ -26,41 +26,52 @@ def _ot(op, i=0):
     return elem(op.operands[i].type)
 
 
+# Float types whose numpy arithmetic is IEEE-correctly rounded for + - * / min max (f16
+# computes through f32, which has more than 2p+2 bits, so the result is the same as rounding
+# once); the same ops on 8..64-bit numpy integers wrap around natively.
+_NATIVE_FLOATS = frozenset(("f16", "f32", "f64"))
+
+
 def _int_binary(fn, a, b, et):
-    ca, cb = to_compute(a, et), to_compute(b, et)
-    with np.errstate(all="ignore"):
-        return from_compute(fn(ca, cb), et)
+    return from_compute(fn(to_compute(a, et), to_compute(b, et)), et)
 
 
-def _binary(op, a, b, int_fn, float_fn, bool_fn=None, complex_fn=None, name=""):
+def _binary(op, a, b, int_fn, float_fn, bool_fn=None, complex_fn=None, name="", exact=False):
+    """`exact`: the op is one of + - * / max min, which numpy computes in the operands' own
+    type with one correct rounding (floats) or wrap-around (integers >= 8 bits)."""
     et = _rt(op)
-    if et.is_bool:
+    kind = et.kind
+    if exact and a.dtype == b.dtype == et.dtype:
+        if kind == "float" and et.name in _NATIVE_FLOATS:
+            return float_fn(a, b)
+        if (kind == "signed" or kind == "unsigned") and et.bits >= 8 and int_fn is not None \
+                and int_fn is not np.divide:
+            return int_fn(a, b)
+    if kind == "bool":
         if bool_fn is None:
             raise NotImplementedOpError(op.name, f"dtype {et}")
         return bool_fn(a, b)
     if et.is_integer:
         return _int_binary(int_fn, a, b, et)
-    if et.is_complex:
-        with np.errstate(all="ignore"):
-            return (complex_fn or float_fn)(a, b).astype(et.dtype)
+    if kind == "complex":
+        return (complex_fn or float_fn)(a, b).astype(et.dtype, copy=False)
     ca, cb = to_compute(a, et), to_compute(b, et)
-    with np.errstate(all="ignore"):
-        return from_compute(float_fn(ca, cb), et)
+    return from_compute(float_fn(ca, cb), et)
 
 
 @kernel("stablehlo.add")
 def add(ctx, op, a, b):
-    return _binary(op, a, b, np.add, np.add, np.logical_or)
+    return _binary(op, a, b, np.add, np.add, np.logical_or, exact=True)
 
 
 @kernel("stablehlo.subtract")
 def subtract(ctx, op, a, b):
-    return _binary(op, a, b, np.subtract, np.subtract)
+    return _binary(op, a, b, np.subtract, np.subtract, exact=True)
 
 
 @kernel("stablehlo.multiply")
 def multiply(ctx, op, a, b):
-    return _binary(op, a, b, np.multiply, np.multiply, np.logical_and)
+    return _binary(op, a, b, np.multiply, np.multiply, np.logical_and, exact=True)
 
 
 def _int_div(x, y, et):
@@ -98,7 +109,7 @@ def divide(ctx, op, a, b):
     if et.is_integer and not et.is_bool:
         with np.errstate(all="ignore"):
             return wrap_int(_int_div(a, b, et), et)
-    return _binary(op, a, b, None, np.divide)
+    return _binary(op, a, b, None, np.divide, exact=True)
 
 
 @kernel("stablehlo.remainder")
@@ -121,7 +132,7 @@ def maximum(ctx, op, a, b):
         nan = np.isnan(a) | np.isnan(b)
         out = np.where(take_a, a, b)
         return np.where(nan, np.where(np.isnan(a), a, b), out).astype(et.dtype)
-    return _binary(op, a, b, np.maximum, np.maximum, np.logical_or)
+    return _binary(op, a, b, np.maximum, np.maximum, np.logical_or, exact=True)
 
 
 @kernel("stablehlo.minimum")
@@ -132,7 +143,7 @@ def minimum(ctx, op, a, b):
         nan = np.isnan(a) | np.isnan(b)
         out = np.where(take_a, a, b)
         return np.where(nan, np.where(np.isnan(a), a, b), out).astype(et.dtype)
-    return _binary(op, a, b, np.minimum, np.minimum, np.logical_and)
+    return _binary(op, a, b, np.minimum, np.minimum, np.logical_and, exact=True)
 
 
 def _int_power(x, y, et):
@@ -176,20 +187,21 @@ def atan2(ctx, op, a, b):
 
 
 def _unary(op, x, float_fn, int_fn=None, complex_fn=None, bool_fn=None):
+    # (numpy floating-point warnings are switched off by the evaluator for the whole run)
     et = _rt(op)
-    with np.errstate(all="ignore"):
-        if et.is_bool:
-            if bool_fn is None:
-                raise NotImplementedOpError(op.name, f"dtype {et}")
-            return bool_fn(x)
-        if et.is_integer:
-            if int_fn is None:
-                raise NotImplementedOpError(op.name, f"dtype {et}")
-            return from_compute(int_fn(to_compute(x, et)), et)
-        if et.is_complex:
-            fn = complex_fn or float_fn
-            return np.asarray(fn(x)).astype(et.dtype)
+    kind = et.kind
+    if kind == "float":
         return from_compute(float_fn(to_compute(x, et)), et)
+    if kind == "bool":
+        if bool_fn is None:
+            raise NotImplementedOpError(op.name, f"dtype {et}")
+        return bool_fn(x)
+    if kind == "complex":
+        fn = complex_fn or float_fn
+        return np.asarray(fn(x)).astype(et.dtype, copy=False)
+    if int_fn is None:
+        raise NotImplementedOpError(op.name, f"dtype {et}")
+    return from_compute(int_fn(to_compute(x, et)), et)
 
 
 @kernel("stablehlo.negate")

@@ -25,8 +25,9 @@ def dot_general_arrays(lhs, rhs, lb, rb, lc, rc, et):
         cd = np.int64
     else:
         cd = np.int64 if (et.is_signed or et.bits < 64) else np.uint64
-    a = np.transpose(lhs, list(lb) + lfree + list(lc)).astype(cd).reshape(B, L, csize)
-    b = np.transpose(rhs, list(rb) + list(rc) + rfree).astype(cd).reshape(B, csize, R)
+    # C-contiguous operands: np.matmul on strided 3-D views falls back to a slow non-BLAS loop
+    a = np.transpose(lhs, list(lb) + lfree + list(lc)).astype(cd, order="C").reshape(B, L, csize)
+    b = np.transpose(rhs, list(rb) + list(rc) + rfree).astype(cd, order="C").reshape(B, csize, R)
     with np.errstate(all="ignore"):
         out = np.matmul(a, b)
     out = out.reshape(bshape + lfs + rfs)
