@@ -26,7 +26,7 @@ def _ot(op, i=0):
     return elem(op.operands[i].type)
 
 
-# Float types whose numpy arithmetic is IEEE-correctly rounded for + - * / min max (f16
+# Float types whose numpy arithmetic is IEEE-correctly rounded for + - * / (f16
 # computes through f32, which has more than 2p+2 bits, so the result is the same as rounding
 # once); the same ops on 8..64-bit numpy integers wrap around natively.
 _NATIVE_FLOATS = frozenset(("f16", "f32", "f64"))
@@ -37,7 +37,7 @@ def _int_binary(fn, a, b, et):
 
 
 def _binary(op, a, b, int_fn, float_fn, bool_fn=None, complex_fn=None, name="", exact=False):
-    """`exact`: the op is one of + - * / max min, which numpy computes in the operands' own
+    """`exact`: the op is one of + - * /, which numpy computes in the operands' own
     type with one correct rounding (floats) or wrap-around (integers >= 8 bits)."""
     et = _rt(op)
     kind = et.kind
@@ -132,7 +132,7 @@ def maximum(ctx, op, a, b):
         nan = np.isnan(a) | np.isnan(b)
         out = np.where(take_a, a, b)
         return np.where(nan, np.where(np.isnan(a), a, b), out).astype(et.dtype)
-    return _binary(op, a, b, np.maximum, np.maximum, np.logical_or, exact=True)
+    return _binary(op, a, b, np.maximum, np.maximum, np.logical_or)
 
 
 @kernel("stablehlo.minimum")
@@ -143,7 +143,7 @@ def minimum(ctx, op, a, b):
         nan = np.isnan(a) | np.isnan(b)
         out = np.where(take_a, a, b)
         return np.where(nan, np.where(np.isnan(a), a, b), out).astype(et.dtype)
-    return _binary(op, a, b, np.minimum, np.minimum, np.logical_and, exact=True)
+    return _binary(op, a, b, np.minimum, np.minimum, np.logical_and)
 
 
 def _int_power(x, y, et):
