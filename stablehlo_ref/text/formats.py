@@ -255,6 +255,8 @@ def print_attr_value(pr, op_name: str, aspec, attr) -> str:
 
 
 class _State:
+    __slots__ = ("spec", "operands", "attrs", "types", "regions", "all_operands")
+
     def __init__(self, op_spec):
         self.spec = op_spec
         self.operands = {}      # name -> list of Values
@@ -270,140 +272,234 @@ class _State:
         return [r.name for r in self.spec.results]
 
 
+_KINDS_CACHE: dict = {}
+
+
+def _kinds(op_spec) -> dict:
+    """name -> (kind, spec entry) for an op's operands, attributes, regions and results
+    (the first declaration of a name wins, as in the spec's lookup order)."""
+    d = _KINDS_CACHE.get(op_spec.name)
+    if d is None:
+        d = {}
+        for kind, entries in (("result", op_spec.results), ("region", op_spec.regions),
+                              ("attr", op_spec.attributes), ("operand", op_spec.operands)):
+            for e in entries:
+                d[e.name] = (kind, e)
+        _KINDS_CACHE[op_spec.name] = d
+    return d
+
+
 def _kind_of(op_spec, name):
-    for o in op_spec.operands:
-        if o.name == name:
-            return "operand", o
-    for a in op_spec.attributes:
-        if a.name == name:
-            return "attr", a
-    for r in op_spec.regions:
-        if r.name == name:
-            return "region", r
-    for r in op_spec.results:
-        if r.name == name:
-            return "result", r
-    raise KeyError(f"format of {op_spec.name} names unknown variable ${name}")
+    r = _kinds(op_spec).get(name)
+    if r is None:
+        raise KeyError(f"format of {op_spec.name} names unknown variable ${name}")
+    return r
+
+
+# Each op's format is compiled once into a "plan": a list of step functions `step(p, st)`
+# specialised to the op's spec (no per-op interpretation of the format at parse time).
+
+_PLANS: dict = {}
+
+
+def _plan(op_name: str, fmt):
+    plan = _PLANS.get(op_name)
+    if plan is None:
+        op_spec = _spec.op(op_name)
+        steps = _compile_steps(op_spec, fmt, op_name)
+        results = tuple((r.name, "$" + r.name, r.variadic) for r in op_spec.results)
+        operand_names = tuple(o.name for o in op_spec.operands)
+        region_names = tuple(r.name for r in op_spec.regions)
+        plan = _PLANS[op_name] = (op_spec, steps, results, operand_names, region_names)
+    return plan
 
 
 def parse_with_format(p, op_name: str, fmt) -> Operation:
-    op_spec = _spec.op(op_name)
+    op_spec, steps, result_specs, operand_names, region_names = _plan(op_name, fmt)
     st = _State(op_spec)
-    _parse_elems_into(p, st, fmt, op_name)
+    for step in steps:
+        step(p, st)
     # operands in spec order
-    operands = []
     if st.all_operands is not None:
         operands = st.all_operands
     else:
-        for o in op_spec.operands:
-            operands.extend(st.operands.get(o.name, []))
+        got = st.operands
+        if len(operand_names) == 1:
+            operands = got.get(operand_names[0], [])
+        else:
+            operands = []
+            for name in operand_names:
+                v = got.get(name)
+                if v:
+                    operands.extend(v)
     # result types
-    if "results" in st.types:
-        results = st.types["results"]
-    else:
+    types = st.types
+    results = types.get("results")
+    if results is None:
         results = []
-        for r in op_spec.results:
-            if "$" + r.name in st.types:
-                results.extend(st.types["$" + r.name])
-            elif not r.variadic:
-                raise p.sc.error(f"cannot infer the type of result '{r.name}' of {op_name}")
-    regions = [st.regions[r.name] for r in op_spec.regions if r.name in st.regions]
+        for name, key, variadic in result_specs:
+            t = types.get(key)
+            if t is not None:
+                results.extend(t)
+            elif not variadic:
+                raise p.sc.error(f"cannot infer the type of result '{name}' of {op_name}")
+    regions = [st.regions[r] for r in region_names if r in st.regions] if region_names else None
     return Operation(op_name, operands, results, st.attrs, regions)
 
 
-def _peek_start(p, st, elems) -> bool:
-    """Whether an optional group starts here."""
-    sc = p.sc
-    for e in elems:
-        if isinstance(e, Lit):
-            if e.text.strip() == "":
-                continue
-            if e.text[0].isalpha():
-                return sc.peek_keyword(e.text)
-            return sc.peek(e.text)
-        if isinstance(e, Var):
-            kind, s = _kind_of(st.spec, e.name)
-            if kind == "operand":
-                return sc.peek("%")
-            if kind == "region":
-                return sc.peek("(") or sc.peek("{")
-            if kind == "attr":
-                if s.kind in ENUM_KINDS:
-                    sc.ws()
-                    return bool(re.match(r"[A-Za-z_#]", sc.s[sc.pos:sc.pos + 1]))
-                return not (sc.peek(":") or sc.peek("{") or sc.peek(")"))
-        if isinstance(e, Kw) and e.name == "operands":
-            return sc.peek("%")
-        return False
-    return False
-
-
-def _parse_elems_into(p, st, elems, op_name):
-    sc = p.sc
+def _compile_peek(op_spec, elems):
+    """A function telling whether an optional group (starting with `elems`) starts here."""
     for e in elems:
         if isinstance(e, Lit):
             t = e.text
             if t.strip() == "":
                 continue
             if t[0].isalpha():
-                sc.expect_keyword(t)
-            else:
-                sc.expect(t)
-        elif isinstance(e, Var):
-            kind, s = _kind_of(st.spec, e.name)
+                return lambda sc: sc.peek_keyword(t)
+            return lambda sc: sc.peek(t)
+        if isinstance(e, Var):
+            kind, s = _kind_of(op_spec, e.name)
             if kind == "operand":
-                if s.variadic or s.optional:
-                    st.operands[e.name] = p.parse_value_list()
-                else:
-                    st.operands[e.name] = [p.parse_value_use()]
-            elif kind == "attr":
-                st.attrs[e.name] = parse_attr_value(p, op_name, s)
-            elif kind == "region":
-                if s.variadic:
+                return lambda sc: sc.peek("%")
+            if kind == "region":
+                return lambda sc: sc.peek("(") or sc.peek("{")
+            if kind == "attr":
+                if s.kind in ENUM_KINDS:
+                    def peek_enum(sc):
+                        sc.ws()
+                        return bool(_ENUM_START.match(sc.s, sc.pos))
+                    return peek_enum
+                return lambda sc: not (sc.peek(":") or sc.peek("{") or sc.peek(")"))
+        if isinstance(e, Kw) and e.name == "operands":
+            return lambda sc: sc.peek("%")
+        return lambda sc: False
+    return lambda sc: False
+
+
+_ENUM_START = re.compile(r"[A-Za-z_#]")
+
+
+def _compile_steps(op_spec, elems, op_name) -> list:
+    steps = []
+    for e in elems:
+        step = _compile_step(op_spec, e, op_name)
+        if step is not None:
+            steps.append(step)
+    return steps
+
+
+def _compile_step(op_spec, e, op_name):
+    if isinstance(e, Lit):
+        t = e.text
+        if t.strip() == "":
+            return None
+        if t[0].isalpha():
+            return lambda p, st: p.sc.expect_keyword(t)
+        return lambda p, st: p.sc.expect(t)
+    if isinstance(e, Var):
+        name = e.name
+        kind, s = _kind_of(op_spec, name)
+        if kind == "operand":
+            if s.variadic or s.optional:
+                def operand_list(p, st):
+                    st.operands[name] = p.parse_value_list()
+                return operand_list
+
+            def operand(p, st):
+                st.operands[name] = [p.parse_value_use()]
+            return operand
+        if kind == "attr":
+            def attr(p, st):
+                st.attrs[name] = parse_attr_value(p, op_name, s)
+            return attr
+        if kind == "region":
+            if s.variadic:
+                def regions(p, st):
                     regs = [p.parse_region()]
-                    while sc.accept(","):
+                    while p.sc.accept(","):
                         regs.append(p.parse_region())
-                    st.regions[e.name] = regs[0]
-                else:
-                    st.regions[e.name] = p.parse_region()
-            else:
-                raise sc.error(f"format of {op_name} uses result ${e.name} directly")
-        elif isinstance(e, Kw):
-            if e.name == "operands":
+                    st.regions[name] = regs[0]
+                return regions
+
+            def region(p, st):
+                st.regions[name] = p.parse_region()
+            return region
+
+        def bad(p, st):
+            raise p.sc.error(f"format of {op_name} uses result ${name} directly")
+        return bad
+    if isinstance(e, Kw):
+        if e.name == "operands":
+            def all_operands(p, st):
                 st.all_operands = p.parse_value_list()
-            elif e.name in ("attr-dict", "attr-dict-with-keyword"):
-                if e.name == "attr-dict-with-keyword":
-                    if sc.accept_keyword("attributes"):
-                        st.attrs.update(p.parse_attr_dict_body().entries)
-                elif sc.peek("{"):
+            return all_operands
+        if e.name == "attr-dict-with-keyword":
+            def attr_dict_kw(p, st):
+                if p.sc.accept_keyword("attributes"):
                     st.attrs.update(p.parse_attr_dict_body().entries)
-            elif e.name == "regions":
-                raise sc.error("'regions' directive not supported")
-        elif isinstance(e, TypeDir):
-            key = _type_key(e.arg)
-            if _is_variadic(st, key):
+            return attr_dict_kw
+        if e.name == "attr-dict":
+            def attr_dict(p, st):
+                if p.sc.peek("{"):
+                    st.attrs.update(p.parse_attr_dict_body().entries)
+            return attr_dict
+        if e.name == "regions":
+            def no_regions(p, st):
+                raise p.sc.error("'regions' directive not supported")
+            return no_regions
+        return None
+    if isinstance(e, TypeDir):
+        key = _type_key(e.arg)
+        if _is_variadic_key(op_spec, key):
+            def type_list(p, st):
+                sc = p.sc
                 if sc.peek(")") or sc.peek("}") or sc.at_end() or sc.peek("loc("):
                     st.types[key] = []
                 else:
                     st.types[key] = p.parse_type_list()
-            else:
-                st.types[key] = [p.parse_type()]
-        elif isinstance(e, FuncType):
+            return type_list
+
+        def one_type(p, st):
+            st.types[key] = [p.parse_type()]
+        return one_type
+    if isinstance(e, FuncType):
+        kin, kout = _type_key(e.inputs), _type_key(e.results)
+
+        def func_type(p, st):
             ft = p.parse_type()
             if not isinstance(ft, FunctionType):
-                raise sc.error("expected function type")
-            st.types[_type_key(e.inputs)] = list(ft.inputs)
-            st.types[_type_key(e.results)] = list(ft.results)
-        elif isinstance(e, Custom):
-            fn = CUSTOM_PARSE.get(e.name)
-            if fn is None:
-                raise sc.error(f"custom directive {e.name} not supported")
-            fn(p, st, e.args, op_name)
-        elif isinstance(e, Optional_):
-            if _peek_start(p, st, e.elems):
-                _parse_elems_into(p, st, e.elems, op_name)
-            else:
-                _parse_elems_into(p, st, e.else_elems, op_name)
+                raise p.sc.error("expected function type")
+            st.types[kin] = list(ft.inputs)
+            st.types[kout] = list(ft.results)
+        return func_type
+    if isinstance(e, Custom):
+        fn = CUSTOM_PARSE.get(e.name)
+        args = e.args
+        if fn is None:
+            def unsupported(p, st):
+                raise p.sc.error(f"custom directive {e.name} not supported")
+            return unsupported
+        return lambda p, st: fn(p, st, args, op_name)
+    if isinstance(e, Optional_):
+        peek = _compile_peek(op_spec, e.elems)
+        then_steps = _compile_steps(op_spec, e.elems, op_name)
+        else_steps = _compile_steps(op_spec, e.else_elems, op_name)
+
+        def optional(p, st):
+            for step in (then_steps if peek(p.sc) else else_steps):
+                step(p, st)
+        return optional
+    raise ValueError(f"unexpected format element {e!r}")
+
+
+def _is_variadic_key(op_spec, key):
+    if key in ("operands", "results"):
+        return True
+    r = _kinds(op_spec).get(key[1:])
+    if r is None:
+        return False
+    s = r[1]
+    return getattr(s, "variadic", False) or getattr(s, "optional", False)
 
 
 def _type_key(arg):
@@ -415,13 +511,7 @@ def _type_key(arg):
 
 
 def _is_variadic(st, key):
-    if key in ("operands", "results"):
-        return True
-    try:
-        kind, s = _kind_of(st.spec, key[1:])
-    except KeyError:
-        return False
-    return getattr(s, "variadic", False) or getattr(s, "optional", False)
+    return _is_variadic_key(st.spec, key)
 
 
 def _assign(st, keys, types):

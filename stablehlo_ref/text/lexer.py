@@ -7,6 +7,7 @@ import re
 from ..errors import ParseError
 
 _WS = re.compile(r"(?:\s+|//[^\n]*)+")
+_WS_START = frozenset(" \t\n\r\f\v/")   # ('' is not in it: end of text)
 BARE_ID = re.compile(r"[A-Za-z_][\w$.]*")
 VALUE_ID = re.compile(r"%([\w$.\-]+)(?:#(\d+))?")
 SYMBOL_ID = re.compile(r'@([\w$.\-]+)')
@@ -85,27 +86,48 @@ class Scanner:
 
     # ------------------------------------------------------------ scanning
     def ws(self) -> None:
-        m = _WS.match(self.s, self.pos)
-        if m:
-            self.pos = m.end()
+        s = self.s
+        p = self.pos
+        if p < len(s) and s[p] in _WS_START:
+            if s[p] == " " and s[p + 1:p + 2] not in _WS_START:   # the common single space
+                self.pos = p + 1
+            else:
+                self.pos = _WS.match(s, p).end() if s[p] != "/" else self._comment(p)
+
+    def _comment(self, p: int) -> int:
+        m = _WS.match(self.s, p)
+        return m.end() if m else p
 
     def at_end(self) -> bool:
         self.ws()
         return self.pos >= len(self.s)
 
     def peek(self, lit: str) -> bool:
-        self.ws()
-        return self.s.startswith(lit, self.pos)
+        s = self.s
+        p = self.pos
+        if s.startswith(lit, p):
+            return True
+        if p < len(s) and s[p] in _WS_START:
+            self.ws()
+            return s.startswith(lit, self.pos)
+        return False
 
     def peek_char(self) -> str:
         self.ws()
         return self.s[self.pos:self.pos + 1]
 
     def accept(self, lit: str) -> bool:
-        self.ws()
-        if self.s.startswith(lit, self.pos):
-            self.pos += len(lit)
+        s = self.s
+        p = self.pos
+        if s.startswith(lit, p):
+            self.pos = p + len(lit)
             return True
+        if p < len(s) and s[p] in _WS_START:
+            self.ws()
+            p = self.pos
+            if s.startswith(lit, p):
+                self.pos = p + len(lit)
+                return True
         return False
 
     def accept_keyword(self, kw: str) -> bool:
@@ -125,6 +147,11 @@ class Scanner:
         return ok
 
     def expect(self, lit: str, what: str | None = None) -> None:
+        s = self.s
+        p = self.pos
+        if s.startswith(lit, p):
+            self.pos = p + len(lit)
+            return
         if not self.accept(lit):
             raise self.error(f"expected '{lit}'" + (f" {what}" if what else ""))
 
@@ -133,8 +160,12 @@ class Scanner:
             raise self.error(f"expected '{kw}'")
 
     def match(self, regex):
-        self.ws()
-        m = regex.match(self.s, self.pos)
+        s = self.s
+        p = self.pos
+        if p < len(s) and s[p] in _WS_START:
+            self.ws()
+            p = self.pos
+        m = regex.match(s, p)
         if m:
             self.pos = m.end()
         return m

@@ -3,6 +3,7 @@ of every op whose format the spec holds (see `formats.py`), and hand-written syn
 `builtin.module`, `func.*`, `stablehlo.constant`, `stablehlo.while` and `stablehlo.reduce`."""
 from __future__ import annotations
 
+import gc
 import re
 from typing import Dict, List, Optional
 
@@ -23,6 +24,11 @@ from .lexer import (BANG_ID, BARE_ID, BLOCK_ID, FLOAT, HASH_ID, INTEGER, NUMBER,
 
 _DIMS = re.compile(r"((?:(?:\d+|\?)x)*)")
 _ELEM_NAME = re.compile(r"(?:complex<\s*(?:f32|f64)\s*>|[a-zA-Z][a-zA-Z0-9]*)")
+_RESULT_ID = re.compile(r"%([\w$.\-]+)")
+_BARE_OP_NAMES = {"module": "builtin.module", "return": "func.return", "call": "func.call",
+                  "func": "func.func", "call_indirect": "func.call_indirect",
+                  "constant": "func.constant"}
+_SIMPLE_TENSOR = re.compile(r"tensor<[0-9?x]*[a-z][a-z0-9]*>")
 _UNSIGNED_STORAGE = re.compile(r"u(\d+)(?![\w.])")
 
 # Dialect struct attributes whose fields have defaults (omitted when default in text).
@@ -60,6 +66,8 @@ class Parser:
         self.scopes: List[Dict[str, Value]] = []
         self.pending_locs: list = []    # (holder, key) pairs to resolve after parse
         self.resources: Dict[str, bytes] = {}
+        self.type_cache: Dict[str, Type] = {}
+        self.dense_cache: dict = {}     # (literal text, type) -> DenseElementsAttr (read-only)   # source text of a simple tensor type -> type
 
     # ================================================================ top level
     def parse_module(self) -> Module:
@@ -203,6 +211,18 @@ class Parser:
         p = sc.pos
         c = s[p:p + 1]
         if s.startswith("tensor<", p):
+            m = _SIMPLE_TENSOR.match(s, p)
+            if m:
+                key = m.group(0)
+                t = self.type_cache.get(key)
+                if t is None:
+                    sc.pos = p + 7
+                    t = self._parse_tensor_body()
+                    if sc.pos != m.end():     # not what the simple form covers: no caching
+                        return t
+                    self.type_cache[key] = t
+                sc.pos = m.end()
+                return t
             sc.pos = p + 7
             return self._parse_tensor_body()
         if c == "(":
@@ -548,6 +568,12 @@ class Parser:
             literal = raw[1:-1]
         sc.expect(":", "after dense literal")
         t = self.parse_type()
+        key = None
+        if literal is not None and len(literal) <= 64:    # small literals repeat: parse once
+            key = (literal, t)
+            hit = self.dense_cache.get(key)
+            if hit is not None:
+                return hit
         if not isinstance(t, TensorType):
             raise sc.error("dense attribute needs a tensor type", start)
         if not t.is_static:
@@ -561,8 +587,11 @@ class Parser:
                 arr = dense.array_from_literal(literal, t)
         except ValueError as e:
             raise sc.error(str(e), start)
-        arr.flags.writeable = False if arr.base is None or True else arr.flags.writeable
-        return DenseElementsAttr(t, arr)
+        arr.flags.writeable = False
+        attr = DenseElementsAttr(t, arr)
+        if key is not None:
+            self.dense_cache[key] = attr
+        return attr
 
     def _parse_hash_attr(self) -> Attribute:
         sc = self.sc
@@ -754,51 +783,59 @@ class Parser:
     def parse_operation(self) -> Operation:
         sc = self.sc
         sc.ws()
+        s = sc.s
         start = sc.pos
-        result_names: List[tuple] = []   # (name, count)
-        explicit_counts = {}
-        if sc.peek("%"):
+        result_names: List[tuple] = []   # (name, count, explicit count)
+        total = 0
+        if s.startswith("%", start):
             while True:
-                m = sc.match(re.compile(r"%([\w$.\-]+)"))
+                m = sc.match(_RESULT_ID)
                 if not m:
                     raise sc.error("expected result name")
-                count = 1
                 if sc.accept(":"):
                     count = sc.integer()
-                    explicit_counts[m.group(1)] = True
-                result_names.append((m.group(1), count))
+                    result_names.append((m.group(1), count, True))
+                else:
+                    count = 1
+                    result_names.append((m.group(1), 1, False))
+                total += count
                 if not sc.accept(","):
                     break
             sc.expect("=", "after op results")
-        sc.ws()
+            sc.ws()
         op_pos = sc.pos
-        if sc.peek('"'):
+        if s.startswith('"', op_pos):
             op = self._parse_generic_op(sc.string())
         else:
-            name = sc.bare_id("operation name")
+            m = BARE_ID.match(s, op_pos)
+            if not m:
+                raise sc.error("expected operation name")
+            sc.pos = m.end()
+            name = m.group(0)
             if "." not in name:
-                if name in ("module",):
-                    name = "builtin.module"
-                elif name in ("return", "call", "func"):
-                    name = "func." + name
-                else:
-                    name = "func." + name if name in ("call_indirect", "constant") else name
-            op = self._parse_pretty_op(name, op_pos, sum(c for _, c in result_names))
-        op.location = self.parse_trailing_location()
+                name = _BARE_OP_NAMES.get(name, name)
+            op = self._parse_pretty_op(name, op_pos, total)
+        if sc.peek("loc("):
+            op.location = self.parse_location()
         op.source = sc.location(op_pos)
-        total = sum(c for _, c in result_names)
-        if total != len(op.results):
-            raise sc.error(f"operation '{op.name}' defines {len(op.results)} results but {total} names were given", start)
+        results = op.results
+        if total != len(results):
+            raise sc.error(f"operation '{op.name}' defines {len(results)} results but {total} names were given", start)
+        if total == 1 and not result_names[0][2]:
+            name = result_names[0][0]
+            self.define(name, results[0])
+            results[0].name = name
+            return op
         i = 0
-        for name, count in result_names:
-            if count == 1 and not explicit_counts.get(name):
-                self.define(name, op.results[i])
-                op.results[i].name = name
+        for name, count, explicit in result_names:
+            if count == 1 and not explicit:
+                self.define(name, results[i])
+                results[i].name = name
             else:
-                self.define(name, op.results[i])
+                self.define(name, results[i])
                 for k in range(count):
-                    self.define(f"{name}#{k}", op.results[i + k])
-                    op.results[i + k].name = f"{name}#{k}"
+                    self.define(f"{name}#{k}", results[i + k])
+                    results[i + k].name = f"{name}#{k}"
             i += count
         return op
 
@@ -892,7 +929,7 @@ class Parser:
 
     # --------------------------------------------------------------- pretty ops
     def _parse_pretty_op(self, name: str, pos: int, nresults: int) -> Operation:
-        from . import custom_syntax, formats
+        custom_syntax, formats = _syntax_modules()
         handler = custom_syntax.PARSERS.get(name)
         if handler is not None:
             return handler(self, name)
@@ -972,5 +1009,24 @@ def parse_conv_dims(p: Parser):
             ("output_spatial_dimensions", o_sp))
 
 
+_SYNTAX_MODULES = None
+
+
+def _syntax_modules():
+    global _SYNTAX_MODULES
+    if _SYNTAX_MODULES is None:
+        from . import custom_syntax, formats
+        _SYNTAX_MODULES = (custom_syntax, formats)
+    return _SYNTAX_MODULES
+
+
 def parse(text: str, filename: str = "<string>") -> Module:
-    return Parser(text, filename).parse_module()
+    # the parser allocates many small objects and frees none: the cyclic garbage collector
+    # would only rescan them, so it pauses while parsing
+    enabled = gc.isenabled()
+    gc.disable()
+    try:
+        return Parser(text, filename).parse_module()
+    finally:
+        if enabled:
+            gc.enable()
