@@ -730,7 +730,7 @@ class Parser:
                 return self.attr_aliases[name]
             return _LocRef(name)
         if sc.accept_keyword("unknown"):
-            return UNKNOWN_LOC
+            return UnknownLoc()   # a fresh instance: written out (an op's implicit location is UNKNOWN_LOC itself)
         if sc.accept_keyword("callsite"):
             sc.expect("(")
             callee = self._parse_location_body()
