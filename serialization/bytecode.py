@@ -678,7 +678,7 @@ def decode_elements(blob, t: T.TensorType, fail) -> np.ndarray:
     dt = et.dtype
     nb = len(blob)
     if getattr(et, "kind", None) == "bool":
-        if n > 1 and nb == 1 and blob[0] in (0x00, 0xFF):
+        if n != 1 and nb == 1 and blob[0] in (0x00, 0xFF):
             return np.broadcast_to(np.array(blob[0] == 0xFF, dtype=np.bool_), t.shape)
         if (nb == (n + 7) // 8 and nb != n) or (n == 1 and nb == 1):
             bits = np.unpackbits(np.frombuffer(blob, dtype=np.uint8), bitorder="little")[:n]
@@ -703,7 +703,7 @@ def decode_elements(blob, t: T.TensorType, fail) -> np.ndarray:
         u = np.where(u >= (1 << (nbits - 1)), u - (1 << nbits), u)
         arr = u.astype(dt)
     if splat:
-        return np.broadcast_to(arr, (n,)).reshape(t.shape) if n else arr[:0].reshape(t.shape)
+        return np.broadcast_to(arr.reshape(()), t.shape)   # (an empty one keeps its value)
     return arr.reshape(t.shape)
 
 
@@ -711,6 +711,13 @@ def encode_elements(array: np.ndarray, t: T.TensorType) -> bytes:
     et = t.element_type
     if array.size > 1 and all(st == 0 for st in array.strides):
         array = np.array([array[(0,) * array.ndim]], dtype=array.dtype)   # a broadcast splat: one element
+    elif array.size == 0 and array.ndim and all(st == 0 for st in array.strides):
+        # an empty tensor written as a splat (`dense<2> : tensor<2x0x3xi4>`) keeps its value, as upstream
+        base = array.base
+        while base is not None and base.size != 1 and isinstance(base.base, np.ndarray):
+            base = base.base
+        if isinstance(base, np.ndarray) and base.size == 1 and base.dtype == array.dtype:
+            array = base.reshape(1)
     a = np.ascontiguousarray(array).reshape(-1)
     if getattr(et, "kind", None) == "bool":
         a = a.astype(np.bool_)

@@ -905,11 +905,43 @@ def _struct_fields_to_vhlo(value) -> VAttr:
     raise SerializationError(f"struct field value {value!r} has no VHLO encoding")
 
 
+def _source_loc(source) -> Optional[A.Location]:
+    """`file:line:col` (as the text parser records positions) -> FileLineColLoc."""
+    if not isinstance(source, str):
+        return None
+    parts = source.rsplit(":", 2)
+    if len(parts) != 3 or not parts[1].isdigit() or not parts[2].isdigit():
+        return None
+    return A.FileLineColLoc(parts[0], int(parts[1]), int(parts[2]))
+
+
+def op_location(op: Operation) -> A.Location:
+    """The location upstream gives `op`: an op parsed from text without `loc(...)` is located
+    at its name's position in the text (MLIR's parser always records it). The parser leaves
+    such ops at the shared UNKNOWN_LOC and records the position in `op.source`; an explicit
+    `loc(unknown)` is a distinct UnknownLoc instance and stays unknown."""
+    loc = op.location
+    if loc is None or loc is A.UNKNOWN_LOC:
+        return _source_loc(op.source) or A.UNKNOWN_LOC
+    return loc
+
+
+def block_arg_locations(block: Block) -> list:
+    """Block-argument locations: explicit ones as written; an argument parsed without
+    `loc(...)` is located at its `%name` (when the parser recorded that position in
+    `block.arg_sources`, one `file:line:col` string or None per argument)."""
+    sources = getattr(block, "arg_sources", None)
+    if not sources:
+        return list(block.arg_locations)
+    return [loc if loc is not None else _source_loc(src)
+            for loc, src in zip(block.arg_locations, list(sources) + [None] * len(block.arg_locations))]
+
+
 def op_to_vhlo(op: Operation, vmap: Dict[int, Value]) -> Operation:
     """Convert one op (recursively) to the current VHLO encoding."""
     where = f"{op.name}" + (f" at {op.where()}" if op.location is not None else "")
     if op.name == "builtin.module":
-        new = Operation(op.name, [], [], dict(op.attributes), location=op.location)
+        new = Operation(op.name, [], [], dict(op.attributes), location=op_location(op))
     else:
         if not S.has_op(op.name) or op.name not in tables().encodings:
             raise SerializationError(f"op {op.name} cannot be written in a portable artifact (no VHLO encoding)")
@@ -965,7 +997,7 @@ def op_to_vhlo(op: Operation, vmap: Dict[int, Value]) -> Operation:
                     raise SerializationError(f"{where}: required attribute {n} is missing")
                 attrs[n] = d
         attrs.update(discardable)
-        new = Operation(venc.name, [], [type_to_vhlo(r.type) for r in op.results], attrs, location=op.location)
+        new = Operation(venc.name, [], [type_to_vhlo(r.type) for r in op.results], attrs, location=op_location(op))
     for v, nv in zip(op.results, new.results):
         vmap[id(v)] = nv
     for o in op.operands:
@@ -975,7 +1007,7 @@ def op_to_vhlo(op: Operation, vmap: Dict[int, Value]) -> Operation:
     for r in op.regions:
         nr = Region()
         for b in r.blocks:
-            nb = Block([type_to_vhlo(a.type) for a in b.arguments], arg_locations=b.arg_locations)
+            nb = Block([type_to_vhlo(a.type) for a in b.arguments], arg_locations=block_arg_locations(b))
             for a, na in zip(b.arguments, nb.arguments):
                 vmap[id(a)] = na
             for o in b.operations:
