@@ -56,6 +56,7 @@ def _import_kernels():
     from . import elementwise, movement, reduction, control, linalg, check, chlo, conv  # noqa: F401
     from . import indexing, sorting, windows  # noqa: F401
     from . import quantized, collective, dynamic  # noqa: F401
+    from . import random  # noqa: F401
     from . import nn  # noqa: F401
     _KERNELS_IMPORTED.append(True)
 
