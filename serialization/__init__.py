@@ -88,6 +88,11 @@ def _strip_locations(op: Operation):
 def to_vhlo(module: Module, target: str, steps=None, writer_version=None) -> Operation:
     """StableHLO module -> VHLO module op at `target` (a checked, patch-0 version)."""
     root = V.op_to_vhlo(module.op, {})
+    if (module.op.location is A.UNKNOWN_LOC and module.op.source is None
+            and isinstance(module.source, str)):
+        # the module the text parser made around top-level functions: MLIR locates it at the
+        # buffer itself (line 0, column 0)
+        root.location = A.FileLineColLoc(module.source, 0, 0)
     V.downgrade_op(root, target, steps, writer_version)
     return root
 

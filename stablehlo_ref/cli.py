@@ -4,6 +4,7 @@
     stablehlo-ref run --check FILE... [--json OUT.json]
     stablehlo-ref validate FILE...
     stablehlo-ref print FILE [--generic] [--strip-debuginfo]
+    stablehlo-ref convert IN -o OUT [--target V] [--emit bytecode|text] [--strip-debuginfo]
     stablehlo-ref spec [OP]
 
 Every user error is one line on stderr; exit code 1 for an invalid program or a failed check,
@@ -162,6 +163,49 @@ def cmd_print(args) -> int:
     return 0
 
 
+def _read_program(path: str):
+    """A Module from a text file or a portable artifact; `-` reads stdin (located as `-`,
+    the buffer name upstream tools give stdin)."""
+    from . import load, parse
+    if path != "-":
+        return load(path)
+    from .errors import ParseError, SerializationError
+    data = sys.stdin.buffer.read()
+    if data[:4] == b"ML\xefR":
+        from .serialization import deserialize
+        try:
+            return deserialize(data)
+        except SerializationError as e:
+            raise SerializationError(e.message, f"<stdin>: {e.location}" if e.location else "<stdin>") from None
+    try:
+        text = data.decode("utf-8")
+    except UnicodeDecodeError as e:
+        raise ParseError(f"input is neither UTF-8 text nor MLIR bytecode (byte {e.start})", "<stdin>") from None
+    return parse(text, "-")
+
+
+def cmd_convert(args) -> int:
+    """Text or artifact in; a portable artifact at `--target` (or, with --emit text, the
+    StableHLO text that artifact holds) out. `--target` takes X.Y.Z, `current` or `minimum`."""
+    from . import print_module, spec
+    from .serialization import deserialize, serialize
+    target = {"current": spec.current_version(), "minimum": spec.minimum_version(),
+              None: "1.0.0"}.get(args.target, args.target)
+    module = _read_program(args.input)
+    if args.emit == "bytecode":
+        data = serialize(module, target, strip_debuginfo=args.strip_debuginfo)
+    else:
+        if args.target is not None:      # what an artifact at that target holds (refused if it cannot)
+            module = deserialize(serialize(module, target, strip_debuginfo=args.strip_debuginfo))
+        data = print_module(module, strip_debuginfo=args.strip_debuginfo).encode()
+    if args.output == "-":
+        sys.stdout.buffer.write(data)
+        sys.stdout.flush()
+    else:
+        write_atomically(args.output, data)
+    return 0
+
+
 def cmd_spec(args) -> int:
     from . import spec
     if args.op:
@@ -198,6 +242,14 @@ def build_parser() -> argparse.ArgumentParser:
     pr.add_argument("--generic", action="store_true")
     pr.add_argument("--strip-debuginfo", action="store_true")
     pr.set_defaults(fn=cmd_print)
+    c = sub.add_parser("convert", help="write a program (text or artifact) as a portable artifact at a target version, or as text")
+    c.add_argument("input", metavar="IN", help="a .mlir text file or a portable artifact (- for stdin)")
+    c.add_argument("-o", "--output", required=True, metavar="OUT", help="output path (- for stdout); written atomically")
+    c.add_argument("--target", default=None, metavar="V",
+                   help="StableHLO version X.Y.Z, 'current' or 'minimum' (default 1.0.0 for bytecode)")
+    c.add_argument("--emit", choices=("bytecode", "text"), default="bytecode")
+    c.add_argument("--strip-debuginfo", action="store_true")
+    c.set_defaults(fn=cmd_convert)
     s = sub.add_parser("spec", help="list ops, or show one op's spec entry")
     s.add_argument("op", nargs="?")
     s.set_defaults(fn=cmd_spec)
