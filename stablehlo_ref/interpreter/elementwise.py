@@ -107,8 +107,7 @@ def _int_rem(x, y, et):
 def divide(ctx, op, a, b):
     et = _rt(op)
     if et.is_integer and not et.is_bool:
-        with np.errstate(all="ignore"):
-            return wrap_int(_int_div(a, b, et), et)
+        return wrap_int(_int_div(a, b, et), et)
     return _binary(op, a, b, None, np.divide, exact=True)
 
 
@@ -116,8 +115,7 @@ def divide(ctx, op, a, b):
 def remainder(ctx, op, a, b):
     et = _rt(op)
     if et.is_integer and not et.is_bool:
-        with np.errstate(all="ignore"):
-            return wrap_int(_int_rem(a, b, et), et)
+        return wrap_int(_int_rem(a, b, et), et)
     if et.is_complex:
         raise NotImplementedOpError(op.name, f"dtype {et}")
     return _binary(op, a, b, None, np.fmod)
@@ -154,12 +152,11 @@ def _int_power(x, y, et):
     result = np.ones_like(x)
     base = x.copy()
     e = np.where(y < 0, 0, y) if et.is_signed else y.copy()
-    with np.errstate(all="ignore"):
-        while np.any(e > 0):
-            odd = (e & 1) == 1
-            result = np.where(odd, result * base, result)
-            base = base * base
-            e = e >> 1
+    while np.any(e > 0):
+        odd = (e & 1) == 1
+        result = np.where(odd, result * base, result)
+        base = base * base
+        e = e >> 1
     if et.is_signed:
         neg = y < 0
         neg_val = np.where(x == 1, 1, np.where(x == -1, np.where((y & 1) == 1, -1, 1), 0))
@@ -180,8 +177,7 @@ def atan2(ctx, op, a, b):
     et = _rt(op)
     if et.is_complex:
         # atan2 on complex: -i * log((b + i a) / sqrt(a^2 + b^2))
-        with np.errstate(all="ignore"):
-            r = -1j * np.log((b + 1j * a) / np.sqrt(a * a + b * b))
+        r = -1j * np.log((b + 1j * a) / np.sqrt(a * a + b * b))
         return r.astype(et.dtype)
     return _binary(op, a, b, None, np.arctan2)
 
@@ -356,13 +352,15 @@ def not_(ctx, op, x):
     et = _rt(op)
     if et.is_bool:
         return np.logical_not(x)
+    if et.bits >= 8 and x.dtype == et.dtype:
+        return np.invert(x)
     return wrap_int(np.invert(to_compute(x, et)), et)
 
 
 def _bitwise(op, a, b, fn):
     et = _rt(op)
-    if et.is_bool:
-        return fn(a, b)
+    if et.is_bool or (et.bits >= 8 and a.dtype == b.dtype == et.dtype):
+        return fn(a, b)                 # exact in the storage type itself
     return wrap_int(fn(to_compute(a, et), to_compute(b, et)), et)
 
 
@@ -387,10 +385,29 @@ def _unsigned_view(x, et):
     return xi.astype(np.uint64) & np.uint64((1 << bits) - 1 if bits < 64 else 0xFFFFFFFFFFFFFFFF)
 
 
+_UNSIGNED_OF_SIZE = {1: np.dtype(np.uint8), 2: np.dtype(np.uint16), 4: np.dtype(np.uint32),
+                     8: np.dtype(np.uint64)}
+
+
+def _native_logical_shift(a, b, et, left):
+    """Logical shifts on 8..64-bit integers in their own width: the operands' bits read as
+    unsigned (a negative shift amount becomes one >= the width), amounts >= the width give 0."""
+    udt = _UNSIGNED_OF_SIZE[et.dtype.itemsize]
+    ua = a.view(udt)
+    ub = b.view(udt)
+    big = ub >= et.bits
+    s = np.minimum(ub, udt.type(et.bits - 1))
+    r = np.left_shift(ua, s) if left else np.right_shift(ua, s)
+    r = np.where(big, udt.type(0), r)
+    return r.view(et.dtype)
+
+
 @kernel("stablehlo.shift_left")
 def shift_left(ctx, op, a, b):
     et = _rt(op)
     bits = et.bits
+    if bits >= 8 and not et.is_bool and a.dtype == b.dtype == et.dtype:
+        return _native_logical_shift(a, b, et, True)
     ua = _unsigned_view(a, et)
     sb = b.astype(np.int64) if et.is_signed else b.astype(np.uint64)
     big = (sb < 0) | (sb >= bits) if et.is_signed else (sb >= bits)
@@ -403,6 +420,8 @@ def shift_left(ctx, op, a, b):
 def shift_right_logical(ctx, op, a, b):
     et = _rt(op)
     bits = et.bits
+    if bits >= 8 and not et.is_bool and a.dtype == b.dtype == et.dtype:
+        return _native_logical_shift(a, b, et, False)
     ua = _unsigned_view(a, et)
     sb = b.astype(np.int64) if et.is_signed else b.astype(np.uint64)
     big = (sb < 0) | (sb >= bits) if et.is_signed else (sb >= bits)
@@ -508,7 +527,8 @@ def compare(ctx, op, a, b):
         if direction not in ("EQ", "NE"):
             raise NotImplementedOpError(op.name, f"{direction} on {et}")
     elif et.is_float:
-        x, y = to_compute(a, et), to_compute(b, et)
+        # comparing in the native type is exact; narrower floats widen first
+        x, y = (a, b) if et.name in _NATIVE_FLOATS and a.dtype == b.dtype else (to_compute(a, et), to_compute(b, et))
     else:
         x, y = a, b
         if et.is_bool or ctype == "UNSIGNED" and et.is_signed:
@@ -518,20 +538,14 @@ def compare(ctx, op, a, b):
             y = _signed_view(b, et)
         else:
             x, y = to_compute(a, et), to_compute(b, et)
-    with np.errstate(all="ignore"):
-        if direction == "EQ":
-            return x == y
-        if direction == "NE":
-            return x != y
-        if direction == "LT":
-            return x < y
-        if direction == "LE":
-            return x <= y
-        if direction == "GT":
-            return x > y
-        if direction == "GE":
-            return x >= y
-    raise NotImplementedOpError(op.name, f"direction {direction}")
+    fn = _COMPARISONS.get(direction)
+    if fn is None:
+        raise NotImplementedOpError(op.name, f"direction {direction}")
+    return fn(x, y)
+
+
+_COMPARISONS = {"EQ": np.equal, "NE": np.not_equal, "LT": np.less, "LE": np.less_equal,
+                "GT": np.greater, "GE": np.greater_equal}
 
 
 def _signed_view(x, et):
@@ -553,8 +567,7 @@ def clamp(ctx, op, lo, x, hi):
     if et.is_complex:
         raise NotImplementedOpError(op.name, f"dtype {et}")
     cx, clo, chi = to_compute(x, et), to_compute(lo, et), to_compute(hi, et)
-    with np.errstate(all="ignore"):
-        return from_compute(np.minimum(np.maximum(cx, clo), chi), et)
+    return from_compute(np.minimum(np.maximum(cx, clo), chi), et)
 
 
 # ------------------------------------------------------------------ conversions
@@ -586,59 +599,64 @@ def int_to_float(x: np.ndarray, src, nearest: bool = False) -> np.ndarray:
 def convert_array(x: np.ndarray, src, dst) -> np.ndarray:
     """`stablehlo.convert` semantics between any two element types."""
     with np.errstate(all="ignore"):
-        if dst.is_bool:
-            if src.is_complex:
-                return np.real(x) != 0
-            return x.astype(np.float64) != 0 if src.is_float else x.astype(np.int64) != 0 if not src.is_bool else x.copy()
-        if dst.is_integer:
-            if src.is_bool or src.is_integer:
-                xi = x.astype(np.int64) if not (src.is_unsigned and src.bits == 64) else x.astype(np.uint64)
-                if src.is_unsigned and src.bits == 64 and dst.bits == 64 and dst.is_signed:
-                    return xi.view(np.int64) if xi.dtype == np.uint64 else xi
-                return wrap_int(xi, dst)
-            f = np.real(x).astype(np.float64) if src.is_complex else x.astype(np.float64)
-            f = np.trunc(f)
-            # out-of-range and NaN follow the reference: saturate to the destination range, NaN -> 0
-            info_min = -(1 << (dst.bits - 1)) if dst.is_signed else 0
-            info_max = (1 << (dst.bits - 1)) - 1 if dst.is_signed else (1 << dst.bits) - 1
-            nan = np.isnan(f)
-            f = np.where(nan, 0, f)
-            if dst.bits == 64:
-                lo = np.float64(info_min)
-                hi = np.float64(info_max)
-                big = f >= hi
-                small = f <= lo
-                safe = np.clip(f, lo, np.nextafter(hi, 0))
-                out = safe.astype(np.int64 if dst.is_signed else np.uint64)
-                out = np.where(big, np.array(info_max).astype(out.dtype), out)
-                out = np.where(small, np.array(info_min).astype(out.dtype), out)
-                return out.astype(dst.dtype)
-            f = np.clip(f, info_min, info_max)
-            return wrap_int(f.astype(np.int64), dst)
-        if dst.is_complex:
-            if src.is_complex:
-                return x.astype(dst.dtype)
-            if src.is_integer and not src.is_bool:
-                return int_to_float(x, src, dst.name == "complex<f64>").astype(dst.dtype)
-            return x.astype(np.float64).astype(dst.dtype)
-        # dst float
+        return _convert(x, src, dst)
+
+
+def _convert(x: np.ndarray, src, dst) -> np.ndarray:
+    # (numpy floating-point warnings off: by the evaluator, or by convert_array)
+    if dst.is_bool:
         if src.is_complex:
-            x = np.real(x)
-        if src.is_bool:
-            return x.astype(np.float32).astype(dst.dtype)
-        if src.is_integer:
-            return int_to_float(x, src, dst.name == "f64").astype(dst.dtype)
-        if x.dtype == dst.dtype:
-            return x.copy()
-        if dst.name in ("f32", "f64", "f16"):
+            return np.real(x) != 0
+        return x.astype(np.float64) != 0 if src.is_float else x.astype(np.int64) != 0 if not src.is_bool else x.copy()
+    if dst.is_integer:
+        if src.is_bool or src.is_integer:
+            xi = x.astype(np.int64) if not (src.is_unsigned and src.bits == 64) else x.astype(np.uint64)
+            if src.is_unsigned and src.bits == 64 and dst.bits == 64 and dst.is_signed:
+                return xi.view(np.int64) if xi.dtype == np.uint64 else xi
+            return wrap_int(xi, dst)
+        f = np.real(x).astype(np.float64) if src.is_complex else x.astype(np.float64)
+        f = np.trunc(f)
+        # out-of-range and NaN follow the reference: saturate to the destination range, NaN -> 0
+        info_min = -(1 << (dst.bits - 1)) if dst.is_signed else 0
+        info_max = (1 << (dst.bits - 1)) - 1 if dst.is_signed else (1 << dst.bits) - 1
+        nan = np.isnan(f)
+        f = np.where(nan, 0, f)
+        if dst.bits == 64:
+            lo = np.float64(info_min)
+            hi = np.float64(info_max)
+            big = f >= hi
+            small = f <= lo
+            safe = np.clip(f, lo, np.nextafter(hi, 0))
+            out = safe.astype(np.int64 if dst.is_signed else np.uint64)
+            out = np.where(big, np.array(info_max).astype(out.dtype), out)
+            out = np.where(small, np.array(info_min).astype(out.dtype), out)
+            return out.astype(dst.dtype)
+        f = np.clip(f, info_min, info_max)
+        return wrap_int(f.astype(np.int64), dst)
+    if dst.is_complex:
+        if src.is_complex:
             return x.astype(dst.dtype)
-        # narrow float destinations: ml_dtypes rounds correctly from f32/f64
-        return x.astype(np.float64).astype(dst.dtype) if x.dtype.itemsize <= 4 else x.astype(dst.dtype)
+        if src.is_integer and not src.is_bool:
+            return int_to_float(x, src, dst.name == "complex<f64>").astype(dst.dtype)
+        return x.astype(np.float64).astype(dst.dtype)
+    # dst float
+    if src.is_complex:
+        x = np.real(x)
+    if src.is_bool:
+        return x.astype(np.float32).astype(dst.dtype)
+    if src.is_integer:
+        return int_to_float(x, src, dst.name == "f64").astype(dst.dtype)
+    if x.dtype == dst.dtype:
+        return x.copy()
+    if dst.name in ("f32", "f64", "f16"):
+        return x.astype(dst.dtype)
+    # narrow float destinations: ml_dtypes rounds correctly from f32/f64
+    return x.astype(np.float64).astype(dst.dtype) if x.dtype.itemsize <= 4 else x.astype(dst.dtype)
 
 
 @kernel("stablehlo.convert")
 def convert(ctx, op, x):
-    return convert_array(x, _ot(op), _rt(op))
+    return _convert(x, _ot(op), _rt(op))
 
 
 def storage_bits(x: np.ndarray, et) -> np.ndarray:

@@ -248,7 +248,9 @@ def _plan_block(block):
 def run(module: Module, *arrays, entry: str = "main", trace=None) -> tuple:
     """Run function `entry` of `module` on numpy arrays; returns a tuple of numpy arrays."""
     interp = Interpreter(module, trace=trace)
-    func = module.function(entry)
+    func = interp.functions.get(entry)
+    if func is None:
+        module.function(entry)          # raises, naming the functions there are
     ft = func.attributes["function_type"].type
     args = [coerce_argument(a, t, i) for i, (a, t) in enumerate(zip(arrays, ft.inputs))]
     if len(arrays) != len(ft.inputs):
