@@ -1,0 +1,102 @@
+"""Portable-artifact read/write throughput: ours vs jaxlib's serializer.
+
+    python bench/bench_serialization.py [--ops 10000] [--const-mb 100] [--repeat 3]
+
+Two programs: a chain of N elementwise ops (op-count bound) and a module holding
+`--const-mb` MB of f32 constants (data bound). For each, write (module in memory -> artifact
+bytes at 1.0.0) and read (bytes -> module in memory), best of `--repeat`, in MB/s of
+artifact bytes, and the ratio jaxlib/ours (how many times faster jaxlib is)."""
+from __future__ import annotations
+
+import argparse
+import gc
+import os
+import sys
+import time
+
+import numpy as np
+
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), ".."))
+os.environ.setdefault("JAX_PLATFORMS", "cpu")
+
+import stablehlo_ref as shr  # noqa: E402
+from stablehlo_ref.ir.attributes import DenseElementsAttr  # noqa: E402
+
+
+def chain_text(n: int) -> str:
+    lines = ["func.func @main(%a: tensor<4xf32>, %b: tensor<4xf32>) -> tensor<4xf32> {"]
+    prev = "%a"
+    ops = ["add", "multiply", "subtract", "maximum"]
+    for i in range(n):
+        lines.append(f"  %v{i} = stablehlo.{ops[i % 4]} {prev}, %b : tensor<4xf32>")
+        prev = f"%v{i}"
+    lines += [f"  func.return {prev} : tensor<4xf32>", "}"]
+    return "\n".join(lines) + "\n"
+
+
+def const_module(mb: int):
+    """`mb` MB of f32 constants in 8 tensors (built directly: no 100 MB text to parse)."""
+    n = 8
+    per = mb * (1 << 20) // 4 // n
+    text = ["func.func @main() -> (" + ", ".join([f"tensor<{per}xf32>"] * n) + ") {"]
+    for i in range(n):
+        text.append(f"  %c{i} = stablehlo.constant dense<0.0> : tensor<{per}xf32>")
+    text.append("  func.return " + ", ".join(f"%c{i}" for i in range(n)) + " : " + ", ".join([f"tensor<{per}xf32>"] * n))
+    text.append("}")
+    m = shr.parse("\n".join(text) + "\n")
+    rng = np.random.default_rng(0)
+    for i, op in enumerate(m.body.operations[0].regions[0].blocks[0].operations[:n]):
+        t = op.results[0].type
+        op.attributes["value"] = DenseElementsAttr(t, rng.standard_normal(per).astype(np.float32))
+    return m
+
+
+def best(fn, repeat):
+    times = []
+    for _ in range(repeat):
+        gc.collect()
+        gc.disable()
+        try:
+            t0 = time.perf_counter()
+            r = fn()
+            times.append(time.perf_counter() - t0)
+        finally:
+            gc.enable()
+    return min(times), r
+
+
+def main(argv=None):
+    ap = argparse.ArgumentParser()
+    ap.add_argument("--ops", type=int, default=10000)
+    ap.add_argument("--const-mb", type=int, default=100)
+    ap.add_argument("--repeat", type=int, default=3)
+    ap.add_argument("--target", default="1.0.0")
+    a = ap.parse_args(argv)
+    try:
+        from jax._src.interpreters import mlir as jmlir
+        from jaxlib.mlir.dialects import stablehlo
+        ctx = jmlir.make_ir_context()
+    except ImportError:
+        ctx = None
+        print("jaxlib not installed: ours only")
+    cases = [(f"{a.ops}-op chain", shr.parse(chain_text(a.ops))), (f"{a.const_mb} MB constants", const_module(a.const_mb))]
+    print(f"{'program':<20} {'artifact':>10} {'ours write':>12} {'jaxlib write':>13} {'ratio':>7} {'ours read':>12} {'jaxlib read':>12} {'ratio':>7}")
+    for name, m in cases:
+        tw, data = best(lambda: shr.serialize(m, a.target), a.repeat)
+        tr, _ = best(lambda: shr.deserialize(data), a.repeat)
+        mb = len(data) / 1e6
+        row = f"{name:<20} {mb:>8.1f}MB {mb / tw:>9.1f}MB/s"
+        if ctx is not None:
+            with ctx:
+                jm = stablehlo.deserialize_portable_artifact(ctx, data)
+                jw, _ = best(lambda: stablehlo.serialize_portable_artifact(jm, a.target), a.repeat)
+                jr, _ = best(lambda: stablehlo.deserialize_portable_artifact(ctx, data), a.repeat)
+            row += f" {mb / jw:>10.1f}MB/s {tw / jw:>6.1f}x {mb / tr:>9.1f}MB/s {mb / jr:>9.1f}MB/s {tr / jr:>6.1f}x"
+        else:
+            row += f" {'-':>13} {'-':>7} {mb / tr:>9.1f}MB/s"
+        print(row, flush=True)
+    print("ratio = our time / jaxlib's time (how many times faster jaxlib is)")
+
+
+if __name__ == "__main__":
+    main()
