@@ -183,16 +183,13 @@ def _shape_poly(rng):
     return f, [_f32(rng, 3, 4)], exported.mlir_module()
 
 
-_CALL_IN_REGION = ("printer writes `call` for func.call inside a nested region, where MLIR "
-                   "has no default dialect")
-
 CASES = [
     Case("mlp", _mlp, rtol=1e-4, atol=1e-5),
     Case("cnn_conv", _cnn),
     Case("attention_softmax", _attention, rtol=1e-4, atol=1e-4),
-    Case("scan_rnn", _scan, jaxlib_xfail=_CALL_IN_REGION),
-    Case("fori_loop", _fori, jaxlib_xfail=_CALL_IN_REGION),
-    Case("while_loop", _while, jaxlib_xfail=_CALL_IN_REGION),
+    Case("scan_rnn", _scan),
+    Case("fori_loop", _fori),
+    Case("while_loop", _while),
     Case("cond", _cond),
     Case("sort", _sort),
     Case("argsort", _argsort),
@@ -207,10 +204,9 @@ CASES = [
     # bf16 dot: XLA accumulates in f32 and rounds once; a result one bf16 ulp apart is fine
     Case("bf16_matmul", _bf16_matmul, rtol=2 ** -7, atol=2 ** -7),
     Case("rfft", _fft),
-    Case("random_normal_threefry", _random, jaxlib_xfail=_CALL_IN_REGION),
+    Case("random_normal_threefry", _random),
     Case("cholesky_lapack", _cholesky,
-         run_xfail="custom_call @lapack_spotrf_ffi is XLA CPU's, not StableHLO",
-         jaxlib_xfail="printer writes an empty dense<> as dense<[]>"),
+         run_xfail="custom_call @lapack_spotrf_ffi is XLA CPU's, not StableHLO"),
     Case("shape_poly_export", _shape_poly, export=True,
          run_xfail="custom_call @shape_assertion (jax.export) not run"),
 ]

@@ -144,7 +144,7 @@ def parse_constant(p, name):
         attrs.update(p.parse_attr_dict_body().entries)
     value = p.parse_attribute()
     if not isinstance(value, (DenseElementsAttr, DenseResourceAttr)):
-        raise sc.error("expected dense elements attribute for stablehlo.constant")
+        raise sc.error(f"expected dense elements attribute for {name}")
     attrs["value"] = value
     return Operation(name, [], [value.type], attrs)
 
@@ -373,6 +373,7 @@ PARSERS = {
     "func.return": parse_return,
     "func.call": parse_call,
     "stablehlo.constant": parse_constant,
+    "chlo.constant": parse_constant,
     "stablehlo.while": parse_while,
     "stablehlo.reduce": parse_reduce,
     "chlo.scan": parse_scan,

@@ -118,6 +118,9 @@ class Printer:
         self.strip = strip_debuginfo
         self.names: Dict[int, str] = {}
         self.counters = [[0, 0]]   # stack of [next value number, next arg number]
+        # MLIR's default dialect of the region being printed: ops of that dialect print without
+        # their prefix (`return` in a func body); inside other ops' regions there is none
+        self.default_dialect = ["builtin"]
 
     # ------------------------------------------------------------ types/attrs
     def type(self, t: Type) -> str:
@@ -140,7 +143,12 @@ class Printer:
         arr = a.array
         et = dense.storage_element(a.type)
         if arr.size == 0:
-            return "[]" if arr.ndim == 1 else "[" * max(arr.ndim, 1) + "]" * max(arr.ndim, 1) if False else self._nested_empty(arr.shape)
+            # MLIR writes an empty dense as `dense<>`, or as its splat value when it was one
+            # (kept here as a broadcast view of that value)
+            base = arr.base
+            if isinstance(base, np.ndarray) and base.size == 1 and arr.ndim and not any(arr.strides):
+                return self.scalar(base.reshape(-1)[0], et)
+            return ""
         flat = arr.reshape(-1)
         if arr.size > 1 and a.is_splat:
             return self.scalar(flat[0], et)
@@ -236,7 +244,7 @@ class Printer:
             return f"{head}<{a.fields[0][1]}>"
         parts = []
         for k, v in a.fields:
-            if v == () and a.name in ("gather", "scatter", "dot", "output_operand_alias"):
+            if v == () and a.name in ("gather", "scatter", "dot"):
                 continue
             parts.append(f"{k} = {self._sval(v)}")
         return f"{head}<" + ", ".join(parts) + ">"
@@ -290,6 +298,14 @@ class Printer:
         if self.strip or not _needs_loc(loc):
             return ""
         return " " + self.loc(loc)
+
+    def op_name(self, op: Operation) -> str:
+        """The op's name in pretty form: without the dialect prefix in a region whose default
+        dialect is the op's own."""
+        d = self.default_dialect[-1]
+        if d and op.name.startswith(d) and op.name[len(d):len(d) + 1] == ".":
+            return op.name[len(d) + 1:]
+        return op.name
 
     # ------------------------------------------------------------ values
     def value(self, v) -> str:
@@ -362,7 +378,7 @@ class Printer:
             s += " ("
             lines_regions = []
             for i, region in enumerate(op.regions):
-                rl = self.region(region, indent, entry_args=True)
+                rl = self.region(region, indent, entry_args=True, empty_block=True)
                 if i:
                     rl[0] = ", " + rl[0]
                 lines_regions.append(rl)
@@ -386,14 +402,17 @@ class Printer:
         lines[-1] += tail + " : " + ft + self.trailing_loc(op.location)
         return lines
 
-    def region(self, region, indent: int, entry_args: bool = True, isolated: bool = False) -> List[str]:
+    def region(self, region, indent: int, entry_args: bool = True, isolated: bool = False,
+               empty_block: bool = False) -> List[str]:
         """Lines of `{ ... }`; the first line is just "{" (to be appended to the op line)."""
         if isolated:
             self.counters.append([0, 0])
+        self.default_dialect.append("")
         pad = "  " * indent
         lines = ["{"]
         for bi, block in enumerate(region.blocks):
-            show_header = bi > 0 or (entry_args and block.arguments)
+            # an empty entry block keeps its label where the op needs the block (generic form)
+            show_header = bi > 0 or (entry_args and block.arguments) or (empty_block and not block.operations)
             if show_header:
                 args = []
                 for v, loc in zip(block.arguments, block.arg_locations):
@@ -406,6 +425,7 @@ class Printer:
             for op in block.operations:
                 lines.extend(self.op(op, indent + 1))
         lines.append(pad + "}")
+        self.default_dialect.pop()
         if isolated:
             self.counters.pop()
         return lines
@@ -435,8 +455,10 @@ def _print_module(pr: Printer, op: Operation, indent: int):
         head += " attributes " + pr.attr_dict(attrs)
     body = op.regions[0].blocks[0]
     lines = [head + " {"]
+    pr.default_dialect.append("builtin")
     for sub in body.operations:
         lines.extend(pr.op(sub, indent + 1))
+    pr.default_dialect.pop()
     lines.append(pad + "}" + pr.trailing_loc(op.location))
     return lines
 
@@ -487,12 +509,14 @@ def _print_func(pr: Printer, op: Operation, indent: int):
         return [head + pr.trailing_loc(op.location)]
     region = op.regions[0]
     lines = [head + " {"]
+    pr.default_dialect.append("func")
     for bi, block in enumerate(region.blocks):
         if bi > 0:
             bargs = [f"{pr.name_arg(v)}: {type_text(v.type)}" for v in block.arguments]
             lines.append(f"{pad}^bb{bi}" + (f"({', '.join(bargs)})" if bargs else "") + ":")
         for sub in block.operations:
             lines.extend(pr.op(sub, indent + 1))
+    pr.default_dialect.pop()
     lines.append(pad + "}" + pr.trailing_loc(op.location))
     pr.counters.pop()
     return lines
@@ -500,10 +524,9 @@ def _print_func(pr: Printer, op: Operation, indent: int):
 
 def _print_return(pr: Printer, op: Operation, indent: int):
     pad = "  " * indent
-    s = pad + op.short_name if op.name == "func.return" else pad + op.name
     if op.name != "func.return":
         return None
-    s = pad + "return"
+    s = pad + pr.op_name(op)
     if op.attributes:
         s += " " + pr.attr_dict(list(op.attributes.items()))
     if op.operands:
@@ -518,7 +541,7 @@ def _print_call(pr: Printer, op: Operation, indent: int):
     if not isinstance(callee, SymbolRefAttr):
         return None
     rest = [(k, v) for k, v in op.attributes.items() if k != "callee"]
-    s = f"{pad}{head}call {pr.attr(callee)}(" + ", ".join(pr.value(v) for v in op.operands) + ")"
+    s = f"{pad}{head}{pr.op_name(op)} {pr.attr(callee)}(" + ", ".join(pr.value(v) for v in op.operands) + ")"
     if rest:
         s += " " + pr.attr_dict(rest)
     ins = ", ".join(type_text(v.type) for v in op.operands)
@@ -718,6 +741,7 @@ _CUSTOM_PRINTERS = {
     "func.return": _print_return,
     "func.call": _print_call,
     "stablehlo.constant": _print_constant,
+    "chlo.constant": _print_constant,
     "stablehlo.while": _print_while,
     "stablehlo.reduce": _print_reduce,
     "chlo.scan": _print_scan,
@@ -739,10 +763,11 @@ def _print_with_format(pr: Printer, op: Operation, fmt, indent: int):
     groups = _operand_groups(op, ospec)
     if groups is None:
         return None
-    used_attrs = set()
+    used_attrs = set(_format_attr_names(ospec, fmt))
     pad = "  " * indent
     saved_counters = [list(c) for c in pr.counters]
     saved_names = dict(pr.names)
+    saved_dialects = list(pr.default_dialect)
     head = pr.name_results(op)
     out: List[str] = []      # tokens
     region_lines: List[List[str]] = []
@@ -802,11 +827,12 @@ def _print_with_format(pr: Printer, op: Operation, fmt, indent: int):
                         emit(", ".join(pr.value(v) for v in vals))
                 elif kind == "attr":
                     used_attrs.add(e.name)
-                    if e.name in op.attributes:
-                        a = op.attributes[e.name]
-                        if s.kind == "string" and isinstance(a, StringAttr) and a.type is not None:
-                            raise _Fallback()    # a typed string has no pretty spelling here
-                        emit(F.print_attr_value(pr, op.name, s, a))
+                    if e.name not in op.attributes:
+                        raise _Fallback()        # the pretty form cannot leave it out
+                    a = op.attributes[e.name]
+                    if s.kind == "string" and isinstance(a, StringAttr) and a.type is not None:
+                        raise _Fallback()        # a typed string has no pretty spelling here
+                    emit(F.print_attr_value(pr, op.name, s, a))
                 elif kind == "region":
                     idx = [r.name for r in ospec.regions].index(e.name)
                     if idx < len(op.regions):
@@ -854,6 +880,7 @@ def _print_with_format(pr: Printer, op: Operation, fmt, indent: int):
     except _Fallback:
         pr.counters[:] = saved_counters
         pr.names = saved_names
+        pr.default_dialect[:] = saved_dialects
         return None
     # join tokens
     s = f"{pad}{head}{op.name}"
@@ -901,6 +928,36 @@ def _print_with_format(pr: Printer, op: Operation, fmt, indent: int):
 
 def _elided(fmt):
     return set()
+
+
+_FORMAT_ATTRS: dict = {}
+
+
+def _format_attr_names(ospec, fmt):
+    """The attributes an op's format spells out itself (kept out of its attr-dict, wherever the
+    attr-dict stands in the format)."""
+    names = _FORMAT_ATTRS.get(ospec.name)
+    if names is None:
+        from . import formats as F
+        kinds = F._kinds(ospec)
+        names = set()
+
+        def visit(elems):
+            for e in elems:
+                if isinstance(e, F.Var) and kinds.get(e.name, ("",))[0] == "attr":
+                    names.add(e.name)
+                elif isinstance(e, F.Custom):
+                    for a in e.args:
+                        while isinstance(a, (F.TypeDir, F.RefDir)):
+                            a = a.arg
+                        if isinstance(a, F.Var) and kinds.get(a.name, ("",))[0] == "attr":
+                            names.add(a.name)
+                elif isinstance(e, F.Optional_):
+                    visit(e.elems)
+                    visit(e.else_elems)
+        visit(fmt)
+        names = _FORMAT_ATTRS[ospec.name] = frozenset(names)
+    return names
 
 
 class _Fallback(Exception):
@@ -1021,7 +1078,7 @@ def _pc_exp_mant(pr, op, ospec, groups, args, types_of, used):
     e = op.attributes.get(args[0].name)
     m = op.attributes.get(args[1].name)
     used.update({args[0].name, args[1].name})
-    if not isinstance(e, IntegerAttr) or not isinstance(m, IntegerAttr):
+    if not isinstance(e, IntegerAttr) or not isinstance(m, IntegerAttr) or e.value < 0 or m.value < 0:
         return None
     return f"e{e.value}m{m.value}"
 
