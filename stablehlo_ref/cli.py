@@ -49,7 +49,7 @@ def _load_inputs(args, module, entry):
     for p in args.input or []:
         try:
             arrays.append(np.load(p, allow_pickle=False))
-        except (OSError, ValueError) as e:
+        except (OSError, ValueError, EOFError) as e:
             raise UsageError(f"cannot read input {p}: {e}") from None
     if args.inputs:
         try:
@@ -60,7 +60,7 @@ def _load_inputs(args, module, entry):
                     return (0, int(tail)) if tail.isdigit() else (1, k)
                 for k in sorted(keys, key=order):
                     arrays.append(z[k])
-        except (OSError, ValueError) as e:
+        except (OSError, ValueError, EOFError) as e:
             raise UsageError(f"cannot read inputs {args.inputs}: {e}") from None
     return arrays
 

@@ -117,3 +117,11 @@ def test_split_chunks_keeps_file_line_numbers():
     text = "a\n// -----\nb\nc\n// -----\nd\n"
     lines = [[i + 1 for i, l in enumerate(c.split("\n")) if l.strip()] for c in split_chunks(text)]
     assert lines == [[1], [3, 4], [6]]
+
+
+def test_cli_empty_input_file_is_a_usage_error(tmp_path, capsys):
+    empty = tmp_path / "empty.npy"
+    empty.write_bytes(b"")
+    assert main(["run", str(EX / "mlp.mlir"), "--input", str(empty)]) == 2
+    err = capsys.readouterr().err
+    assert err.startswith("error: cannot read input") and "Traceback" not in err
