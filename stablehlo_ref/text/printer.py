@@ -53,8 +53,20 @@ def format_float(v, et) -> str:
             width = arr.dtype.itemsize * 2
             return "0x%0*X" % (width, bits)
         return "0x7FF8000000000000" if math.isnan(fv) else ("0x7FF0000000000000" if fv > 0 else "0xFFF0000000000000")
+    # MLIR's form: six digits after the point when that reads back to the same value, else
+    # the shortest form that does
+    s6 = "%.6e" % fv
+    if _reads_back(s6, fv, et):
+        return s6
+    mant_bits = _MANTISSA_BITS.get(et.name if isinstance(et, ElementType) else "f64")
+    if mant_bits is not None:
+        full = _natural_precision_text(fv, 2 + mant_bits * 59 // 196)
+        if "." in full and _reads_back(full, fv, et):
+            return full
+        if "." not in full and isinstance(et, ElementType) and et.is_float and et.name != "tf32":
+            arr = np.array([fv]).astype(et.dtype)     # MLIR then writes the bits in hex
+            return "0x%0*X" % (arr.dtype.itemsize * 2, int.from_bytes(arr.tobytes(), "little"))
     if isinstance(et, ElementType) and et.name in ("f32",):
-        s = repr(float(np.float32(fv)))
         s = np.format_float_scientific(np.float32(fv), unique=True, exp_digits=2)
     elif isinstance(et, ElementType) and et.name == "f16":
         s = np.format_float_scientific(np.float16(fv), unique=True, exp_digits=2)
@@ -66,6 +78,46 @@ def format_float(v, et) -> str:
     elif mant.endswith("."):
         mant += "0"
     return f"{mant}e{exp}"
+
+
+_MANTISSA_BITS = {"f64": 53, "f32": 24, "f16": 11, "bf16": 8}
+
+
+def _natural_precision_text(fv: float, precision: int) -> str:
+    """A float as MLIR writes one that six digits cannot hold: `precision` significant digits,
+    trailing zeros dropped, plain notation unless that needs more than 3 padding zeros."""
+    mant, _, e = ("%.*e" % (precision - 1, fv)).partition("e")
+    sign = "-" if mant.startswith("-") else ""
+    digits = mant.lstrip("-").replace(".", "").rstrip("0") or "0"
+    nd = len(digits)
+    exp = int(e) - (nd - 1)          # the power of ten of the last digit
+    if exp >= 0:
+        scientific = exp > 3 or nd + exp > precision
+    else:
+        msd = exp + nd - 1
+        scientific = msd < 0 and -msd > 3
+    if scientific:
+        exp += nd - 1
+        return f"{sign}{digits[0]}.{digits[1:] or '0'}E{'+' if exp >= 0 else '-'}{abs(exp)}"
+    if exp >= 0:
+        return sign + digits + "0" * exp
+    whole = exp + nd
+    if whole > 0:
+        return f"{sign}{digits[:whole]}.{digits[whole:]}"
+    return f"{sign}0.{'0' * -whole}{digits}"
+
+
+def _reads_back(text: str, fv: float, et) -> bool:
+    back = float(text)
+    if back == fv:
+        return True
+    if not isinstance(et, ElementType) or not et.is_float or et.name == "f64":
+        return False
+    try:
+        dt = et.dtype
+        return np.array(back).astype(dt).tobytes() == np.array(fv).astype(dt).tobytes()
+    except (TypeError, ValueError, AttributeError):
+        return False
 
 
 def _quant_text(q: QuantizedType) -> str:
@@ -135,7 +187,7 @@ class Printer:
             if et.is_complex:
                 sub = ELEMENT_TYPES["f32" if et.name == "complex<f32>" else "f64"]
                 c = complex(v)
-                return f"({format_float(c.real, sub)}, {format_float(c.imag, sub)})"
+                return f"({format_float(c.real, sub)},{format_float(c.imag, sub)})"
             return str(int(v))
         return str(v)
 
@@ -150,7 +202,7 @@ class Printer:
                 return self.scalar(base.reshape(-1)[0], et)
             return ""
         flat = arr.reshape(-1)
-        if arr.size > 1 and a.is_splat:
+        if a.is_splat:      # one element, or all equal (MLIR keeps such attributes as splats)
             return self.scalar(flat[0], et)
         if arr.size > _LARGE:
             return '"' + dense.array_to_hex(arr) + '"'
@@ -407,6 +459,9 @@ class Printer:
         """Lines of `{ ... }`; the first line is just "{" (to be appended to the op line)."""
         if isolated:
             self.counters.append([0, 0])
+        # values and arguments of a nested region number on from the parent's, and the numbers
+        # are free again after it (sibling regions and the ops that follow reuse them), as MLIR
+        saved = list(self.counters[-1])
         self.default_dialect.append("")
         pad = "  " * indent
         lines = ["{"]
@@ -426,6 +481,7 @@ class Printer:
                 lines.extend(self.op(op, indent + 1))
         lines.append(pad + "}")
         self.default_dialect.pop()
+        self.counters[-1][:] = saved
         if isolated:
             self.counters.pop()
         return lines
@@ -577,6 +633,7 @@ def _print_while(pr: Printer, op: Operation, indent: int):
         return None     # the pretty form has one type list for operands, results and arguments
     head = pr.name_results(op)
     # both regions' block arguments print under the same names
+    saved = list(pr.counters[-1])
     names = []
     for v in body.blocks[0].arguments:
         names.append(pr.name_arg(v))
@@ -592,6 +649,7 @@ def _print_while(pr: Printer, op: Operation, indent: int):
     lines.append(pad + "cond " + c[0])
     lines.extend(c[1:])
     b = pr.region(body, indent, entry_args=False)
+    pr.counters[-1][:] = saved
     lines[-1] += " do " + b[0]
     lines.extend(b[1:])
     lines[-1] += pr.trailing_loc(op.location)
@@ -623,13 +681,16 @@ def _print_reduce(pr: Printer, op: Operation, indent: int):
         loc = "" if pr.strip or not _needs_loc(inner.location) else " " + pr.loc(inner.location)
         return [f"{pad}{head}{op.name}{pairs} applies {inner.name} across dimensions = {dims_s}{rest_s} : {ft}{loc}"]
     lines = [f"{pad}{head}{op.name}{pairs} across dimensions = {dims_s}{rest_s} : {ft}"]
+    saved = list(pr.counters[-1])
+    names = [pr.name_arg(a) for a in block.arguments]     # numbered in block order, as MLIR
     args = []
     for i in range(n):
         a = block.arguments[i]
         b = block.arguments[i + n]
-        args.append(f"({pr.name_arg(a)}: {type_text(a.type)}, {pr.name_arg(b)}: {type_text(b.type)})")
+        args.append(f"({names[i]}: {type_text(a.type)}, {names[i + n]}: {type_text(b.type)})")
     r = pr.region(op.regions[0], indent + 1, entry_args=False)
-    lines.append(pad + "   reducer" + "".join(" " + x for x in args) + " " + r[0])
+    pr.counters[-1][:] = saved
+    lines.append(pad + " reducer" + " ".join(args) + "  " + r[0])
     lines.extend(r[1:])
     lines[-1] += pr.trailing_loc(op.location)
     return lines
@@ -669,11 +730,11 @@ def _print_scan(pr: Printer, op: Operation, indent: int):
     pad = "  " * indent
     head = pr.name_results(op)
     vals = [pr.value(v) for v in op.operands]
-    s = f"{pad}{head}{op.name}(" + ", ".join(vals[:n_in]) + ") inits(" + ", ".join(vals[n_in:]) + f") dimension={dim.value}"
+    s = f"{pad}{head}{op.name}(" + ", ".join(vals[:n_in]) + ") inits (" + ", ".join(vals[n_in:]) + f") dimension={dim.value}"
     rest = [(k, v) for k, v in op.attributes.items()
             if k not in ("dimension", "operandSegmentSizes", "resultSegmentSizes")]
     if rest:
-        s += " attributes " + pr.attr_dict(rest)
+        s += "  attributes " + pr.attr_dict(rest)     # (MLIR's spacing)
     rl = pr.region(op.regions[0], indent, entry_args=True)
     ft = _ftype([v.type for v in op.operands], [r.type for r in op.results])
     lines = [s + " " + rl[0]] + rl[1:]
@@ -772,8 +833,8 @@ def _print_with_format(pr: Printer, op: Operation, fmt, indent: int):
     out: List[str] = []      # tokens
     region_lines: List[List[str]] = []
 
-    def emit(tok, space=True):
-        out.append((tok, space))
+    def emit(tok, kind="elem"):
+        out.append((kind, tok))
 
     def types_of(key):
         if key == "operands":
@@ -812,19 +873,14 @@ def _print_with_format(pr: Printer, op: Operation, fmt, indent: int):
     def walk(elems):
         for e in elems:
             if isinstance(e, F.Lit):
-                if e.text == "":
-                    emit("", False)
-                    out.append(("\x00nospace", False))
-                elif e.text == " ":
-                    emit("", True)
+                if e.text in ("", " "):
+                    emit(e.text, "space")
                 else:
-                    emit(e.text)
+                    emit(e.text, "lit")
             elif isinstance(e, F.Var):
                 kind, s = F._kind_of(ospec, e.name)
                 if kind == "operand":
-                    vals = groups[e.name]
-                    if vals:
-                        emit(", ".join(pr.value(v) for v in vals))
+                    emit(", ".join(pr.value(v) for v in groups[e.name]))
                 elif kind == "attr":
                     used_attrs.add(e.name)
                     if e.name not in op.attributes:
@@ -840,18 +896,16 @@ def _print_with_format(pr: Printer, op: Operation, fmt, indent: int):
                         emit("\x00region%d" % (len(region_lines) - 1))
             elif isinstance(e, F.Kw):
                 if e.name == "operands":
-                    if op.operands:
-                        emit(", ".join(pr.value(v) for v in op.operands))
+                    emit(", ".join(pr.value(v) for v in op.operands))
                 elif e.name in ("attr-dict", "attr-dict-with-keyword"):
                     rest = [(k, v) for k, v in op.attributes.items() if k not in used_attrs and k not in _elided(elems_all)]
+                    text = ""
                     if rest:
-                        if e.name == "attr-dict-with-keyword":
-                            emit("attributes")
-                        emit(pr.attr_dict(rest))
+                        text = ("attributes " if e.name == "attr-dict-with-keyword" else "") + pr.attr_dict(rest)
+                    emit(text, "attrdict")
             elif isinstance(e, F.TypeDir):
                 ts = types_of(F._type_key(e.arg))
-                if ts:
-                    emit(", ".join(type_text(t) for t in ts))
+                emit(", ".join(type_text(t) for t in ts))
             elif isinstance(e, F.FuncType):
                 ins = types_of(F._type_key(e.inputs))
                 outs = types_of(F._type_key(e.results))
@@ -863,11 +917,7 @@ def _print_with_format(pr: Printer, op: Operation, fmt, indent: int):
                 s = fn(pr, op, ospec, groups, e.args, types_of, used_attrs)
                 if s is None:
                     raise _Fallback()
-                if s:
-                    if s.startswith(","):
-                        out.append((s, False))
-                    else:
-                        emit(s)
+                emit(s)
             elif isinstance(e, F.Optional_):
                 if anchor_present(e.elems):
                     walk(e.elems)
@@ -882,27 +932,31 @@ def _print_with_format(pr: Printer, op: Operation, fmt, indent: int):
         pr.names = saved_names
         pr.default_dialect[:] = saved_dialects
         return None
-    # join tokens
+    # join the pieces with MLIR's spacing rules for declarative formats
     s = f"{pad}{head}{op.name}"
-    nospace = False
-    prev = op.name
-    for tok, space in out:
-        if tok == "\x00nospace":
-            nospace = True
-            continue
-        if tok == "":
-            if space:
+    emit_space, last_punct = True, False
+    for kind, tok in out:
+        if kind == "lit":
+            if emit_space and _space_before(tok, last_punct):
                 s += " "
-                nospace = True
-            continue
-        if nospace or tok in (",", ")", "]") or tok.startswith(",") or prev in ("(", "[") or (tok in ("(", "[") and prev[-1:].isalnum() and False):
             s += tok
-        elif tok == "(" and prev in ("stablehlo.convolution", "chlo.top_k"):
-            s += tok
+            emit_space = len(tok) != 1 or tok not in "<({["
+            last_punct = tok[0] != "_" and not tok[0].isalpha()
+        elif kind == "space":
+            if tok:
+                s += " "
+            last_punct = not tok
+            emit_space = False
+        elif kind == "attrdict":
+            if tok:
+                s += " " + tok
+            last_punct = False
         else:
-            s += " " + tok
-        nospace = False
-        prev = tok
+            if emit_space:
+                s += " "
+                last_punct = False
+            emit_space = True
+            s += tok
     lines = [s]
     if region_lines:
         # substitute region placeholders
@@ -924,6 +978,15 @@ def _print_with_format(pr: Printer, op: Operation, fmt, indent: int):
         lines = final
     lines[-1] += pr.trailing_loc(op.location)
     return lines
+
+
+def _space_before(lit: str, last_punct: bool) -> bool:
+    """Whether MLIR puts a space before a format literal."""
+    if len(lit) != 1 and lit != "->":
+        return True
+    if last_punct:
+        return lit[0] not in ">)}],"
+    return lit[0] not in "<>(){}[],"
 
 
 def _elided(fmt):
