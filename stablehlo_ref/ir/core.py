@@ -76,21 +76,25 @@ class Operation:
 
 
 class Block:
-    __slots__ = ("arguments", "arg_locations", "operations", "label", "parent", "_cache")
+    __slots__ = ("arguments", "arg_locations", "arg_sources", "operations", "label", "parent", "_cache")
 
     def __init__(self, arg_types=(), arg_names=None, arg_locations=None, label: Optional[str] = None):
         self.arguments: List[Value] = [Value(t, arg_names[i] if arg_names else None, self, i)
                                        for i, t in enumerate(arg_types)]
         self.arg_locations = list(arg_locations) if arg_locations else [None] * len(self.arguments)
+        # where the text parser found each argument's `%name` ("file:line:col"), or None;
+        # upstream locates an argument written without `loc(...)` there
+        self.arg_sources: List[Optional[str]] = [None] * len(self.arguments)
         self.operations: List[Operation] = []
         self.label = label
         self.parent = None
         self._cache = None       # the interpreter's plan of the block (see Operation._cache)
 
-    def add_argument(self, type: Type, name=None, location=None) -> Value:
+    def add_argument(self, type: Type, name=None, location=None, source: Optional[str] = None) -> Value:
         v = Value(type, name, self, len(self.arguments))
         self.arguments.append(v)
         self.arg_locations.append(location)
+        self.arg_sources.append(source)
         return v
 
     @property

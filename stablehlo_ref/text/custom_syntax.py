@@ -45,8 +45,10 @@ def parse_func(p, name):
         while True:
             sc.ws()
             m = sc.match(_VALUE_DEF)
+            src = None
             if m:
                 has_body_names = True
+                src = sc.location(m.start())
                 sc.expect(":")
                 t = p.parse_type()
                 v = Value(t, m.group(1))
@@ -56,7 +58,7 @@ def parse_func(p, name):
             arg_types.append(t)
             arg_attrs.append(p.parse_attr_dict_body() if sc.peek("{") else DictAttr(()))
             loc = p.parse_trailing_location() if sc.peek("loc(") else None
-            args.append((v, loc))
+            args.append((v, loc, src))
             if not sc.accept(","):
                 break
         sc.expect(")")
@@ -91,8 +93,8 @@ def parse_func(p, name):
     if sc.peek("{"):
         if not has_body_names and args:
             raise sc.error("function with a body must name its arguments")
-        region = p.parse_region(entry_args=[v for v, _ in args])
-        region.blocks[0].arg_locations = [loc for _, loc in args]
+        region = p.parse_region(entry_args=[v for v, _, _ in args], entry_sources=[s for _, _, s in args])
+        region.blocks[0].arg_locations = [loc for _, loc, _ in args]
         regions = [region]
     return Operation("func.func", attributes=attrs, regions=regions)
 
@@ -152,7 +154,7 @@ def parse_constant(p, name):
 def parse_while(p, name):
     sc = p.sc
     sc.expect("(")
-    iter_names, operands = [], []
+    iter_names, iter_srcs, operands = [], [], []
     if not sc.accept(")"):
         while True:
             m = sc.match(_VALUE_DEF)
@@ -160,6 +162,7 @@ def parse_while(p, name):
                 raise sc.error("expected iteration argument")
             sc.expect("=")
             iter_names.append(m.group(1))
+            iter_srcs.append(sc.location(m.start()))
             operands.append(p.parse_value_use())
             if not sc.accept(","):
                 break
@@ -174,9 +177,9 @@ def parse_while(p, name):
     if sc.accept_keyword("attributes"):
         attrs.update(p.parse_attr_dict_body().entries)
     sc.expect_keyword("cond")
-    cond = p.parse_region(entry_args=[Value(t, n) for t, n in zip(types, iter_names)])
+    cond = p.parse_region(entry_args=[Value(t, n) for t, n in zip(types, iter_names)], entry_sources=iter_srcs)
     sc.expect_keyword("do")
-    body = p.parse_region(entry_args=[Value(t, n) for t, n in zip(types, iter_names)])
+    body = p.parse_region(entry_args=[Value(t, n) for t, n in zip(types, iter_names)], entry_sources=iter_srcs)
     return Operation(name, operands, types, attrs, [cond, body])
 
 
@@ -188,6 +191,10 @@ def parse_reduce(p, name):
     sc = p.sc
     dialect = name.split(".")[0]
     inputs, inits = [], []
+    # upstream's reduce parser locates the op (and, in the compact form, its reducer body) at
+    # the token after the op name
+    sc.ws()
+    start = sc.location()
     while sc.accept("("):
         inputs.append(p.parse_value_use())
         sc.expect_keyword("init")
@@ -240,10 +247,13 @@ def parse_reduce(p, name):
             inner.location = loc
             ret.location = loc
             block.arg_locations = [loc, loc]
+        inner.source = ret.source = start
+        block.arg_sources = [start, start]
         block.operations.extend([inner, ret])
         op = Operation(name, operands, list(ft.results), attrs, [Region([block])])
         if loc is not None:
             op.location = loc
+        op.source = start
         return op
     sc.expect_keyword("reducer")
     elems, accs = [], []
@@ -255,14 +265,16 @@ def parse_reduce(p, name):
             sc.expect(":")
             t = p.parse_type()
             loc = p.parse_trailing_location() if sc.peek("loc(") else None
-            lst.append((Value(t, m.group(1)), loc))
+            lst.append((Value(t, m.group(1)), loc, sc.location(m.start())))
             if lst is elems:
                 sc.expect(",")
         sc.expect(")")
     args = elems + accs
-    region = p.parse_region(entry_args=[v for v, _ in args])
-    region.blocks[0].arg_locations = [l for _, l in args]
-    return Operation(name, operands, list(ft.results), attrs, [region])
+    region = p.parse_region(entry_args=[v for v, _, _ in args], entry_sources=[s for _, _, s in args])
+    region.blocks[0].arg_locations = [l for _, l, _ in args]
+    op = Operation(name, operands, list(ft.results), attrs, [region])
+    op.source = start
+    return op
 
 
 def parse_scan(p, name):

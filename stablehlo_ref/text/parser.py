@@ -817,7 +817,8 @@ class Parser:
             op = self._parse_pretty_op(name, op_pos, total)
         if sc.peek("loc("):
             op.location = self.parse_location()
-        op.source = sc.location(op_pos)
+        if op.source is None:     # (a custom parser may have located the op itself)
+            op.source = sc.location(op_pos)
         results = op.results
         if total != len(results):
             raise sc.error(f"operation '{op.name}' defines {len(results)} results but {total} names were given", start)
@@ -874,9 +875,11 @@ class Parser:
         return op
 
     # --------------------------------------------------------------- regions
-    def parse_region(self, entry_args: Optional[List[Value]] = None) -> Region:
+    def parse_region(self, entry_args: Optional[List[Value]] = None,
+                     entry_sources: Optional[List[Optional[str]]] = None) -> Region:
         """`{ ops }` or `{ ^bb0(%a: t): ops ^bb1: ... }`. `entry_args` are pre-declared
-        values (func arguments, while iter args) that become the entry block's arguments."""
+        values (func arguments, while iter args) that become the entry block's arguments;
+        `entry_sources` the positions of their `%name`s."""
         sc = self.sc
         sc.expect("{")
         region = Region()
@@ -885,11 +888,12 @@ class Parser:
             block = None
             if entry_args is not None:
                 block = Block()
-                for v in entry_args:
+                for i, v in enumerate(entry_args):
                     v.owner = block
                     v.index = len(block.arguments)
                     block.arguments.append(v)
                     block.arg_locations.append(None)
+                    block.arg_sources.append(entry_sources[i] if entry_sources else None)
                     if v.name is not None:
                         self.define(v.name, v)
                 region.blocks.append(block)
@@ -908,7 +912,7 @@ class Parser:
                                 sc.expect(":")
                                 t = self.parse_type()
                                 loc = self.parse_trailing_location() if sc.peek("loc(") else None
-                                v = new_block.add_argument(t, vm.group(1), loc)
+                                v = new_block.add_argument(t, vm.group(1), loc, sc.location(vm.start()))
                                 self.define(vm.group(1), v)
                                 if not sc.accept(","):
                                     break
