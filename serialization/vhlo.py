@@ -605,6 +605,11 @@ def attr_to_vhlo(a, where: str = "") -> VAttr:
             return _mesh_struct_to_vhlo(a, where)
     if isinstance(a, A.UnitAttr):
         raise SerializationError(f"{where}: unit attributes cannot be written in a portable artifact")
+    if isinstance(a, A.DenseResourceAttr):
+        raise SerializationError(
+            f"{where}: dense_resource<{a.key}> has no VHLO encoding (upstream refuses it too); "
+            "inline it first: `stablehlo-ref convert --inline-resources`, or "
+            "stablehlo_ref.inline_resources(module)")
     raise SerializationError(f"{where}: attribute {a!r} has no VHLO encoding")
 
 

@@ -76,6 +76,13 @@ def artifact_version(data: bytes) -> str:
     return _artifact_version(data)
 
 
+def inline_resources(module: Module) -> int:
+    """Replace `dense_resource<...>` constants by the `dense<...>` values they name (in place),
+    so that the module can be written as a portable artifact; returns how many were replaced."""
+    from .ir.resources import inline_resources as _inline
+    return _inline(module)
+
+
 def verify(module: Module) -> None:
     """Check every op of `module` against its spec constraints; raise the first VerificationError."""
     from .verify import verify as _verify
@@ -88,6 +95,6 @@ def print_module(module: Module, *, generic: bool = False, strip_debuginfo: bool
     return _print(module, generic=generic, strip_debuginfo=strip_debuginfo)
 
 
-__all__ = ["parse", "load", "run", "serialize", "deserialize", "artifact_version", "verify", "print_module", "Module", "StableHLOError", "ParseError",
+__all__ = ["parse", "load", "run", "serialize", "deserialize", "artifact_version", "inline_resources", "verify", "print_module", "Module", "StableHLOError", "ParseError",
            "VerificationError", "InterpreterError", "NotImplementedOpError", "CheckFailure",
            "SerializationError", "UsageError"]

@@ -4,7 +4,7 @@
     stablehlo-ref run --check FILE... [--json OUT.json]
     stablehlo-ref validate FILE...
     stablehlo-ref print FILE [--generic] [--strip-debuginfo]
-    stablehlo-ref convert IN -o OUT [--target V] [--emit bytecode|text] [--strip-debuginfo]
+    stablehlo-ref convert IN -o OUT [--target V] [--emit bytecode|text] [--strip-debuginfo] [--inline-resources]
     stablehlo-ref spec [OP]
 
 Every user error is one line on stderr; exit code 1 for an invalid program or a failed check,
@@ -192,6 +192,9 @@ def cmd_convert(args) -> int:
     target = {"current": spec.current_version(), "minimum": spec.minimum_version(),
               None: "1.0.0"}.get(args.target, args.target)
     module = _read_program(args.input)
+    if args.inline_resources:
+        from .ir.resources import inline_resources
+        inline_resources(module)
     if args.emit == "bytecode":
         data = serialize(module, target, strip_debuginfo=args.strip_debuginfo)
     else:
@@ -249,6 +252,8 @@ def build_parser() -> argparse.ArgumentParser:
                    help="StableHLO version X.Y.Z, 'current' or 'minimum' (default 1.0.0 for bytecode)")
     c.add_argument("--emit", choices=("bytecode", "text"), default="bytecode")
     c.add_argument("--strip-debuginfo", action="store_true")
+    c.add_argument("--inline-resources", action="store_true",
+                   help="write dense_resource<...> constants as dense<...> (VHLO cannot hold resources)")
     c.set_defaults(fn=cmd_convert)
     s = sub.add_parser("spec", help="list ops, or show one op's spec entry")
     s.add_argument("op", nargs="?")

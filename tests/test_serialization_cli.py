@@ -133,3 +133,53 @@ def test_print_run_validate_accept_artifacts(prog, tmp_path, capsys):
     err = capsys.readouterr().err.strip().splitlines()
     assert len(err) == 1 and "c.mlirbc" in err[0]
     assert main(["print", str(corrupt)]) == 1
+
+
+_RESOURCE = """module {
+  func.func @main() -> (tensor<2xf32>, tensor<3xi8>) {
+    %0 = stablehlo.constant dense_resource<blob1> : tensor<2xf32>
+    %1 = stablehlo.constant dense_resource<blob2> : tensor<3xi8>
+    return %0, %1 : tensor<2xf32>, tensor<3xi8>
+  }
+}
+{-#
+  dialect_resources: {
+    builtin: {
+      blob1: "0x040000000000803F00000040",
+      blob2: "0x0100000001FF7F"
+    }
+  }
+#-}
+"""
+
+
+def test_dense_resource_needs_inlining_for_an_artifact(prog, tmp_path, capsys):
+    src = prog(_RESOURCE)
+    out = tmp_path / "r.mlirbc"
+    assert main(["convert", str(src), "-o", str(out)]) == 1
+    err = capsys.readouterr().err
+    assert "dense_resource<blob1>" in err and "--inline-resources" in err and ":3:" in err
+    assert not out.exists()
+    assert main(["convert", "--inline-resources", str(src), "-o", str(out)]) == 0
+    got = shr.run(shr.deserialize(out.read_bytes()))
+    want = shr.run(shr.parse(_RESOURCE))
+    np.testing.assert_array_equal(got[0], np.array([1, 2], np.float32))
+    np.testing.assert_array_equal(got[1], np.array([1, -1, 127], np.int8))
+    for g, w in zip(got, want):
+        np.testing.assert_array_equal(g, w)
+
+
+def test_inline_resources_api_drops_unused_blobs():
+    m = shr.parse(_RESOURCE)
+    assert shr.inline_resources(m) == 2
+    assert m.resources == {}
+    assert "dense_resource" not in shr.print_module(m)
+    assert shr.deserialize(shr.serialize(m)) == m
+
+
+def test_dense_resource_of_the_wrong_size_is_one_error(prog, capsys):
+    src = prog(_RESOURCE.replace("0x040000000000803F00000040", "0x040000000000803F"))
+    assert main(["run", str(src)]) == 1
+    err = capsys.readouterr().err
+    assert "blob1" in err and "holds 4 bytes" in err and "needs 8" in err
+    assert "Traceback" not in err

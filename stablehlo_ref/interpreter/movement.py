@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from ..errors import InterpreterError, NotImplementedOpError
+from ..errors import InterpreterError, NotImplementedOpError, StableHLOError
 from ..ir.attributes import DenseElementsAttr, DenseResourceAttr
 from ..ir.types import TensorType
 from .evaluator import op_cache
@@ -42,12 +42,11 @@ def _decode_ints(op, name):
 def constant(ctx, op):
     v = op.attributes["value"]
     if isinstance(v, DenseResourceAttr):
-        blob = ctx.module.resources.get(v.key)
-        if blob is None:
-            raise InterpreterError(f"dense_resource blob '{v.key}' is missing from the module")
-        et = elem(v.type)
-        arr = np.frombuffer(blob, dtype=et.dtype)
-        return arr.reshape(tuple(v.type.shape))
+        from ..ir.resources import resource_array
+        try:
+            return resource_array(ctx.module, v)
+        except StableHLOError as e:
+            raise InterpreterError(e.message) from None
     arr = v.array
     if arr.base is not None and arr.strides == (0,) * arr.ndim and arr.ndim:
         return np.array(arr)      # materialize splats so kernels may write views safely
