@@ -440,7 +440,7 @@ def type_from_vhlo(t: VType):
         if enc is not None:
             if not (isinstance(enc, VAttr) and enc.kind == "type_extensions_v1"):
                 raise SerializationError(f"unsupported tensor encoding {enc}")
-            e = A.StructAttr("stablehlo", "type_extensions", (("bounds", tuple(None if d == B.INT64_MIN else d for d in enc.args[0])),))
+            e = A.StructAttr("stablehlo", "bounds", (("bounds", tuple(None if d == B.INT64_MIN else d for d in enc.args[0])),))
         if any(d < 0 and d != B.INT64_MIN for d in shape):
             raise SerializationError(f"tensor type with negative dimension {shape}")
         return T.TensorType(tuple(None if d == B.INT64_MIN else d for d in shape), type_from_vhlo(et), e)

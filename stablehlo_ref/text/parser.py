@@ -44,6 +44,11 @@ STRUCT_FIELDS = {
              ("kernel_input_feature_dimension", 0), ("kernel_output_feature_dimension", 0),
              ("kernel_spatial_dimensions", ()), ("output_batch_dimension", 0),
              ("output_feature_dimension", 0), ("output_spatial_dimensions", ())),
+    "result_accuracy": (("atol", 0.0), ("rtol", 0.0), ("ulps", 0),
+                        ("mode", StructAttr("stablehlo", "result_accuracy_mode", (("value", "DEFAULT"),)))),
+    "ragged_dot": (("lhs_batching_dimensions", ()), ("rhs_batching_dimensions", ()),
+                   ("lhs_contracting_dimensions", ()), ("rhs_contracting_dimensions", ()),
+                   ("lhs_ragged_dimensions", ()), ("rhs_group_dimensions", ())),
     "output_operand_alias": (("output_tuple_indices", ()), ("operand_index", 0), ("operand_tuple_indices", ())),
     "channel_handle": (("handle", 0), ("type", 0)),
 }
@@ -650,6 +655,13 @@ class Parser:
             return StructAttr(dialect, name, (("value", v),))
         start = sc.pos
         fields = self._struct_fields(name)
+        if name == "type_extensions" and dialect == "stablehlo":
+            # the long spelling of `#stablehlo.bounds<...>` (what MLIR prints it as)
+            f = dict(fields)
+            if set(f) != {"bounds"} or not isinstance(f["bounds"], tuple) or \
+                    any(v is not None and type(v) is not int for v in f["bounds"]):
+                raise sc.error("expected #stablehlo.type_extensions<bounds = [...]>", start)
+            return StructAttr(dialect, "bounds", (("bounds", f["bounds"]),))
         if name == "result_accuracy":
             _check_result_accuracy(sc, dict(fields), start)
         return StructAttr(dialect, name, fields)

@@ -14,6 +14,7 @@ from ..ir.attributes import (AffineMapAttr, ArrayAttr, Attribute, BoolAttr, Call
                              NameLoc, OpaqueAttr, StringAttr, StructAttr, SymbolRefAttr, TypeAttr,
                              UnitAttr, UnknownLoc)
 from ..ir.core import Module, Operation
+from ..ir.defaults import is_default
 from ..ir.types import (ELEMENT_TYPES, ElementType, FunctionType, QuantizedType, TensorType,
                         TupleType, Type, UnrankedTensorType)
 from . import custom_syntax as _custom_syntax
@@ -21,25 +22,25 @@ from . import dense
 
 _BARE_SYMBOL = re.compile(r"[A-Za-z_][\w$.\-]*$")
 _BARE_KEY = re.compile(r"[A-Za-z_][\w$.]*$")
-_LARGE = 64   # dense literals with more elements print in hex form
+_LARGE = 100   # dense literals with more elements print in hex form (MLIR's default)
+
+
+_PLAIN_STRING = re.compile(r'[ !#-\[\]-~]*$')     # printable ASCII but `"` and `\`
 
 
 def escape_string(s: str) -> str:
+    """A string literal as MLIR writes one (llvm::printEscapedString): `\\` for a backslash,
+    every byte that is not printable ASCII, and `"`, as `\XX` (UTF-8 bytes, upper-case hex)."""
+    if _PLAIN_STRING.match(s):
+        return '"' + s + '"'
     out = []
-    for ch in s:
-        o = ord(ch)
-        if ch == '"' or ch == "\\":
-            out.append("\\" + ch)
-        elif ch == "\n":
-            out.append("\\n")
-        elif ch == "\t":
-            out.append("\\t")
-        elif o < 0x20 or o == 0x7f:
-            out.append("\\%02X" % o)
-        elif 0xDC80 <= o <= 0xDCFF:      # a raw byte kept by surrogateescape
-            out.append("\\%02X" % (o - 0xDC00))
+    for b in s.encode("utf-8", "surrogateescape"):
+        if b == 0x5C:
+            out.append("\\\\")
+        elif 0x20 <= b < 0x7F and b != 0x22:
+            out.append(chr(b))
         else:
-            out.append(ch)
+            out.append("\\%02X" % b)
     return '"' + "".join(out) + '"'
 
 
@@ -53,9 +54,10 @@ def format_float(v, et) -> str:
             width = arr.dtype.itemsize * 2
             return "0x%0*X" % (width, bits)
         return "0x7FF8000000000000" if math.isnan(fv) else ("0x7FF0000000000000" if fv > 0 else "0xFFF0000000000000")
-    # MLIR's form: six digits after the point when that reads back to the same value, else
-    # the shortest form that does
-    s6 = "%.6e" % fv
+    # MLIR's form (APFloat::toString with six significant digits, rounded half up from the
+    # exact value, zero-padded to six after the point) when that reads back to the same value,
+    # else the natural precision of the type
+    s6 = _six_digits(fv)
     if _reads_back(s6, fv, et):
         return s6
     mant_bits = _MANTISSA_BITS.get(et.name if isinstance(et, ElementType) else "f64")
@@ -83,14 +85,63 @@ def format_float(v, et) -> str:
 _MANTISSA_BITS = {"f64": 53, "f32": 24, "f16": 11, "bf16": 8}
 
 
+def _apfloat_digits(fv: float, precision: int):
+    """(digits, exp) with |fv| ~ int(digits) * 10**exp, as LLVM's APFloat::toString finds them
+    for `precision` significant digits: the exact value's digits are first cut by a truncating
+    division sized from bit counts, then rounded half up on the next digit; no trailing zeros."""
+    m, e = math.frexp(abs(fv))
+    m = int(m * (1 << 53))
+    e -= 53
+    if m == 0:
+        return "0", 0
+    tz = (m & -m).bit_length() - 1
+    m >>= tz
+    e += tz
+    if e >= 0:
+        n, exp = m << e, 0
+    else:
+        n, exp = m * 5 ** (-e), e
+    bits = n.bit_length()
+    required = (precision * 196 + 58) // 59
+    if bits > required:
+        removable = (bits - required) * 59 // 196
+        if removable:
+            exp += removable
+            n //= 10 ** removable
+    digits = str(n)
+    kept = digits.rstrip("0")
+    exp += len(digits) - len(kept)
+    digits = kept
+    if len(digits) > precision:
+        exp += len(digits) - precision
+        if digits[precision] < "5":
+            digits = digits[:precision]
+        else:
+            digits = str(int(digits[:precision]) + 1)    # 99..9 + 1 carries into one more digit
+        kept = digits.rstrip("0")
+        exp += len(digits) - len(kept)
+        digits = kept
+    return digits, exp
+
+
+def _six_digits(fv: float) -> str:
+    """`fv` as MLIR first tries to write a float: APFloat::toString with six significant
+    digits and zeros kept, `d.dddddde+XX`."""
+    sign = "-" if math.copysign(1.0, fv) < 0 else ""
+    if fv == 0:
+        return sign + "0.000000e+00"
+    digits, exp = _apfloat_digits(fv, 6)
+    e10 = exp + len(digits) - 1
+    mant = digits[0] + "." + digits[1:] + "0" * (6 - len(digits) + 1)
+    return f"{sign}{mant}e{'+' if e10 >= 0 else '-'}{abs(e10):02d}"
+
+
 def _natural_precision_text(fv: float, precision: int) -> str:
     """A float as MLIR writes one that six digits cannot hold: `precision` significant digits,
     trailing zeros dropped, plain notation unless that needs more than 3 padding zeros."""
-    mant, _, e = ("%.*e" % (precision - 1, fv)).partition("e")
-    sign = "-" if mant.startswith("-") else ""
-    digits = mant.lstrip("-").replace(".", "").rstrip("0") or "0"
+    sign = "-" if fv < 0 else ""
+    digits, exp = _apfloat_digits(fv, precision)
     nd = len(digits)
-    exp = int(e) - (nd - 1)          # the power of ten of the last digit
     if exp >= 0:
         scientific = exp > 3 or nd + exp > precision
     else:
@@ -163,12 +214,190 @@ def _needs_loc(loc) -> bool:
     return loc is not None and not isinstance(loc, UnknownLoc)
 
 
+class _Scope:
+    """One region's set of used value names, chained to the enclosing region's (MLIR's
+    ScopedHashTable of used names)."""
+    __slots__ = ("names", "parent")
+
+    def __init__(self, parent=None):
+        self.names = set()
+        self.parent = parent
+
+    def __contains__(self, name):
+        s = self
+        while s is not None:
+            if name in s.names:
+                return True
+            s = s.parent
+        return False
+
+
+def _block_arg_name_hints(op: Operation, region_index: int, generic: bool):
+    """Names upstream ops give their regions' entry arguments (OpAsmOpInterface's
+    getAsmBlockArgumentNames), or None."""
+    if generic:
+        return None
+    if op.name == "stablehlo.while":
+        return lambda i: "iterArg"
+    if op.name == "chlo.scan":
+        seg = op.attributes.get("operandSegmentSizes")
+        n_in = seg.values[0] if isinstance(seg, DenseArrayAttr) else 0
+        return lambda i: "input" if i < n_in else "carry"
+    return None
+
+
+# ops that name their results themselves (an explicit OpAsmOpInterface), so that ODS does not
+# name them after the op definition's results
+_OWN_RESULT_NAMES = frozenset({"stablehlo.constant", "stablehlo.while", "chlo.scan"})
+# result names other dialects' ops that appear beside StableHLO give themselves
+_ARITH_LIKE_NAMES = {"tensor.cast": "cast", "tensor.dim": "dim",
+                     "tensor.extract": "extracted", "tensor.from_elements": "from_elements",
+                     "tensor.reshape": "reshape", "tensor.expand_shape": "expanded",
+                     "tensor.collapse_shape": "collapsed", "tensor.extract_slice": "extracted_slice",
+                     "tensor.insert_slice": "inserted_slice", "tensor.insert": "inserted",
+                     "tensor.splat": "splat", "tensor.pad": "padded", "tensor.generate": "generated",
+                     "tensor.bitcast": "bitcast", "tensor.concat": "concat"}
+
+
+def _result_name_hints(op: Operation, generic: bool):
+    """The names upstream gives an op's results (getAsmResultNames), one per result ("" for
+    a numbered one), or None: `%c`/`%cst` for constants; an op whose definition has several
+    results without a variadic one is named after them (ODS generates that), e.g.
+    `%values, %indices = chlo.top_k`."""
+    if generic or not op.results:
+        return None
+    if op.name == "stablehlo.constant":
+        if len(op.results) != 1:
+            return None
+        et = getattr(op.results[0].type, "element_type", None)
+        return ["c" if getattr(et, "kind", None) in ("signed", "unsigned", "bool") else "cst"]
+    if op.name == "arith.constant" and len(op.results) == 1:
+        v = op.attributes.get("value")
+        if isinstance(v, (IntegerAttr, BoolAttr)):
+            t = op.results[0].type
+            if isinstance(t, ElementType) and t.name == "i1":
+                return ["true" if v.value else "false"]
+            name = f"c{int(v.value)}"
+            if isinstance(t, ElementType) and t.kind in ("signed", "unsigned", "bool"):
+                name += "_" + t.name
+            return [name]
+        return ["cst"]
+    if op.name in _ARITH_LIKE_NAMES and len(op.results) == 1:
+        return [_ARITH_LIKE_NAMES[op.name]]
+    if op.name in _OWN_RESULT_NAMES or len(op.results) < 2:
+        return None
+    from .. import spec as _spec
+    if not _spec.has_op(op.name):
+        return None
+    rs = _spec.op(op.name).results
+    if len(rs) != len(op.results) or any(getattr(r, "variadic", False) for r in rs):
+        return None
+    return [r.name for r in rs]
+
+
+def mlir_value_names(root: Operation, generic: bool = False) -> Dict[int, str]:
+    """Every value's printed name (without `%`), as MLIR's printer chooses them: regions are
+    numbered breadth-first, a nested region continuing from the counters its parent region
+    ends with (so sibling regions reuse numbers and names); entry-block arguments are `argN`;
+    ops may name their results/arguments (`%c`/`%cst` constants, `%iterArg`), a repeated name
+    getting `_N` from a counter shared by all names of the region tree; multi-result ops are
+    `N#i`."""
+    names: Dict[int, str] = {}
+    state = [0, 0, 0]         # next value id, next argument id, next conflict id
+
+    def unique(name, scope):
+        if name in scope:
+            while True:
+                probe = f"{name}_{state[2]}"
+                state[2] += 1
+                if probe not in scope:
+                    name = probe
+                    break
+        scope.names.add(name)
+        return name
+
+    def set_name(v, name, scope):
+        if not name:
+            names[id(v)] = str(state[0])
+            state[0] += 1
+        else:
+            names[id(v)] = unique(name, scope)
+
+    def number_op(op, scope):
+        if not op.results:
+            return
+        hints = _result_name_hints(op, generic)
+        if hints:
+            for r, h in zip(op.results, hints):
+                set_name(r, h, scope)
+            return
+        n = state[0]
+        state[0] += 1
+        if len(op.results) == 1:
+            names[id(op.results[0])] = str(n)
+        else:
+            for i, r in enumerate(op.results):
+                names[id(r)] = f"{n}#{i}"
+
+    def number_region(region, owner, index, scope):
+        hints = _block_arg_name_hints(owner, index, generic)
+        if hints is not None and region.blocks:
+            for i, a in enumerate(region.blocks[0].arguments):
+                set_name(a, hints(i), scope)
+        for bi, block in enumerate(region.blocks):
+            for a in block.arguments:
+                if id(a) in names:
+                    continue
+                if bi == 0:
+                    n = state[1]
+                    state[1] += 1
+                    set_name(a, f"arg{n}", scope)
+                else:
+                    set_name(a, "", scope)
+            for op in block.operations:
+                number_op(op, scope)
+
+    top = _Scope()
+    stack = [(r, root, i, 0, 0, 0, top) for i, r in enumerate(root.regions)]
+    number_op(root, top)
+    while stack:
+        region, owner, index, state[0], state[1], state[2], parent = stack.pop()
+        scope = _Scope(parent)
+        number_region(region, owner, index, scope)
+        for block in region.blocks:
+            for op in block.operations:
+                for i, r in enumerate(op.regions):
+                    stack.append((r, op, i, state[0], state[1], state[2], scope))
+    return names
+
+
+def _affine_map_aliases(root: Operation) -> Dict[str, str]:
+    found: Dict[str, str] = {}
+
+    def visit(a):
+        if isinstance(a, AffineMapAttr):
+            if a.text not in found:
+                found[a.text] = "#map" + (str(len(found)) if found else "")
+        elif isinstance(a, ArrayAttr):
+            for e in a.elements:
+                visit(e)
+        elif isinstance(a, DictAttr):
+            for _, e in a.entries:
+                visit(e)
+
+    for op in root.walk():
+        for k in sorted(op.attributes):
+            visit(op.attributes[k])
+    return found
+
+
 class Printer:
     def __init__(self, module: Module = None, generic: bool = False, strip_debuginfo: bool = False):
         self.module = module
         self.generic = generic
         self.strip = strip_debuginfo
         self.names: Dict[int, str] = {}
+        self.aliases: Dict[str, str] = {}     # affine_map text -> `#map`, `#map1`, ...
         self.counters = [[0, 0]]   # stack of [next value number, next arg number]
         # MLIR's default dialect of the region being printed: ops of that dialect print without
         # their prefix (`return` in a func body); inside other ops' regions there is none
@@ -227,6 +456,16 @@ class Printer:
         step = len(items) // shape[0] if shape[0] else 0
         return "[" + ", ".join(self._nest(items[i * step:(i + 1) * step], shape[1:]) for i in range(shape[0])) + "]"
 
+    def _array_element(self, a: Attribute) -> str:
+        """An array element: MLIR leaves out the type of i64 integers and f64 floats there."""
+        t = getattr(a, "type", None)
+        if isinstance(t, ElementType):
+            if isinstance(a, IntegerAttr) and t.name == "i64":
+                return str(a.value)
+            if isinstance(a, FloatAttr) and t.name == "f64":
+                return format_float(a.value, t)
+        return self.attr(a)
+
     def attr(self, a: Attribute) -> str:
         if isinstance(a, IntegerAttr):
             t = a.type
@@ -242,7 +481,7 @@ class Printer:
         if isinstance(a, UnitAttr):
             return "unit"
         if isinstance(a, ArrayAttr):
-            return "[" + ", ".join(self.attr(e) for e in a.elements) + "]"
+            return "[" + ", ".join(self._array_element(e) for e in a.elements) + "]"
         if isinstance(a, DenseArrayAttr):
             if not a.values:
                 return f"array<{type_text(a.element_type)}>"
@@ -261,7 +500,9 @@ class Printer:
             return f"#{a.dialect}<{a.kind} {a.value}>"
         if isinstance(a, StructAttr):
             return self.struct(a)
-        if isinstance(a, (OpaqueAttr, AffineMapAttr)):
+        if isinstance(a, AffineMapAttr):
+            return self.aliases.get(a.text, a.text)
+        if isinstance(a, OpaqueAttr):
             return a.text
         if isinstance(a, Location):
             return self.loc(a)
@@ -294,9 +535,14 @@ class Printer:
             return f"{head}<" + ", ".join("?" if v is None else str(v) for v in a.fields[0][1]) + ">"
         if a.name == "result_accuracy_mode":
             return f"{head}<{a.fields[0][1]}>"
+        if a.name == "result_accuracy":       # zero tolerances are left out, as upstream
+            parts = [f"{k} = {self._sval(v)}" for k, v in a.fields
+                     if not (k in ("atol", "rtol", "ulps") and v == 0)]
+            return f"{head}<" + ", ".join(parts) + ">"
         parts = []
         for k, v in a.fields:
-            if v == () and a.name in ("gather", "scatter", "dot"):
+            # upstream's printStruct leaves out empty lists and zero integers
+            if a.name in ("gather", "scatter", "dot", "ragged_dot") and (v == () or (type(v) is int and v == 0)):
                 continue
             parts.append(f"{k} = {self._sval(v)}")
         return f"{head}<" + ", ".join(parts) + ">"
@@ -369,6 +615,13 @@ class Printer:
     def name_results(self, op: Operation) -> str:
         if not op.results:
             return ""
+        known = self.names.get(id(op.results[0]))
+        if known is not None:        # named up front (print_module)
+            if len(op.results) == 1:
+                return f"%{known} = "
+            if "#" not in known:     # one name per result
+                return ", ".join("%" + self.names[id(r)] for r in op.results) + " = "
+            return f"%{known.split('#')[0]}:{len(op.results)} = "
         c = self.counters[-1]
         base = str(c[0])
         c[0] += 1
@@ -380,6 +633,9 @@ class Printer:
         return f"%{base}:{len(op.results)} = "
 
     def name_arg(self, v) -> str:
+        known = self.names.get(id(v))
+        if known is not None:
+            return "%" + known
         c = self.counters[-1]
         n = f"arg{c[1]}"
         c[1] += 1
@@ -389,8 +645,12 @@ class Printer:
     # ------------------------------------------------------------ ops
     def print_module(self) -> str:
         m = self.module
+        self.names = mlir_value_names(m.op, self.generic)
+        self.aliases = _affine_map_aliases(m.op)
         lines = self.op(m.op, 0)
         text = "\n".join(lines) + "\n"
+        if self.aliases:       # MLIR names affine maps `#map`, `#map1`, ... at the top
+            text = "".join(f"{n} = {t}\n" for t, n in self.aliases.items()) + text
         if m.resources:
             used = {a.key for op in m.walk() for a in op.attributes.values() if isinstance(a, DenseResourceAttr)}
             blobs = [(k, v) for k, v in m.resources.items() if k in used or True]
@@ -678,8 +938,8 @@ def _print_reduce(pr: Printer, op: Operation, indent: int):
     compact = _reduce_compact(op, block)
     if compact is not None:
         inner = block.operations[0]
-        loc = "" if pr.strip or not _needs_loc(inner.location) else " " + pr.loc(inner.location)
-        return [f"{pad}{head}{op.name}{pairs} applies {inner.name} across dimensions = {dims_s}{rest_s} : {ft}{loc}"]
+        return [f"{pad}{head}{op.name}{pairs} applies {inner.name} across dimensions = {dims_s}{rest_s} : {ft}"
+                + pr.trailing_loc(op.location)]
     lines = [f"{pad}{head}{op.name}{pairs} across dimensions = {dims_s}{rest_s} : {ft}"]
     saved = list(pr.counters[-1])
     names = [pr.name_arg(a) for a in block.arguments]     # numbered in block order, as MLIR
@@ -688,7 +948,7 @@ def _print_reduce(pr: Printer, op: Operation, indent: int):
         a = block.arguments[i]
         b = block.arguments[i + n]
         args.append(f"({names[i]}: {type_text(a.type)}, {names[i + n]}: {type_text(b.type)})")
-    r = pr.region(op.regions[0], indent + 1, entry_args=False)
+    r = pr.region(op.regions[0], indent, entry_args=False)
     pr.counters[-1][:] = saved
     lines.append(pad + " reducer" + " ".join(args) + "  " + r[0])
     lines.extend(r[1:])
@@ -713,10 +973,7 @@ def _reduce_compact(op, block):
         return None
     if ret.name.split(".")[-1] != "return" or list(ret.operands) != list(inner.results):
         return None
-    if ret.location != inner.location:
-        return None
-    if any(l is not None and l != inner.location for l in block.arg_locations):
-        return None
+    # (upstream does not look at locations: the compact form carries the reduce op's own)
     return inner
 
 
@@ -898,7 +1155,9 @@ def _print_with_format(pr: Printer, op: Operation, fmt, indent: int):
                 if e.name == "operands":
                     emit(", ".join(pr.value(v) for v in op.operands))
                 elif e.name in ("attr-dict", "attr-dict-with-keyword"):
-                    rest = [(k, v) for k, v in op.attributes.items() if k not in used_attrs and k not in _elided(elems_all)]
+                    # (ODS leaves out attributes that hold their default value)
+                    rest = [(k, v) for k, v in op.attributes.items() if k not in used_attrs and k not in _elided(elems_all)
+                            and not is_default(op.name, k, v)]
                     text = ""
                     if rest:
                         text = ("attributes " if e.name == "attr-dict-with-keyword" else "") + pr.attr_dict(rest)
