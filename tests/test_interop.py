@@ -266,6 +266,10 @@ def test_jaxlib_reads_our_printed_text_as_the_same_module(case):
     ctx = jmlir.make_ir_context()
     ours = _canonical(ir, ctx, printed)
     assert ours == _canonical(ir, ctx, text)
+    # and we print what MLIR prints, character for character
+    with ctx:
+        want = ir.Module.parse(text).operation.get_asm(enable_debug_info=False)
+    assert print_module(parse(text), strip_debuginfo=True) == want
 
 
 def _flat(x):

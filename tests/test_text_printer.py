@@ -174,3 +174,30 @@ def test_dense_lists_up_to_100_elements():
 }}"""))
     assert f"dense<[{big}]> : tensor<100xi32>" in out
     assert 'dense<"0x00000000010000000200' in out
+
+
+def test_scf_for_and_tensor_ops_round_trip_in_mlir_form():
+    text = """func.func @g(%arg0: tensor<2xf32>, %n: i32, %m: i32) -> tensor<2xf32> {
+  %c0 = arith.constant 0 : index
+  %c2 = arith.constant 2 : index
+  %r = scf.for %i = %c0 to %c2 step %c2 iter_args(%acc = %arg0) -> tensor<2xf32> {
+    %x = tensor.extract %acc[%i] : tensor<2xf32>
+    %y = tensor.insert %x into %acc[%c0] : tensor<2xf32>
+    scf.yield %y : tensor<2xf32>
+  }
+  scf.for unsigned %j = %n to %m step %n : i32 {
+    %z = tensor.extract %arg0[%c0] : tensor<2xf32>
+  } {foo.bar = 1 : i32}
+  return %r : tensor<2xf32>
+}"""
+    m = parse(text)
+    out = print_module(m)
+    lines = [l.strip() for l in out.splitlines()]
+    assert "%0 = scf.for %arg3 = %c0 to %c2 step %c2 iter_args(%arg4 = %arg0) -> (tensor<2xf32>) {" in lines
+    assert "%extracted = tensor.extract %arg4[%arg3] : tensor<2xf32>" in lines
+    assert "%inserted = tensor.insert %extracted into %arg4[%c0] : tensor<2xf32>" in lines
+    assert "scf.yield %inserted : tensor<2xf32>" in lines
+    assert "scf.for unsigned %arg3 = %arg1 to %arg2 step %arg1  : i32 {" in lines   # (sic)
+    assert "} {foo.bar = 1 : i32}" in lines
+    assert lines.count("scf.yield") == 0          # the implicit terminator is not printed
+    assert parse(out) == m

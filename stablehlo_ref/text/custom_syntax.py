@@ -7,7 +7,7 @@ from __future__ import annotations
 import re
 
 from ..ir.attributes import (ArrayAttr, DenseArrayAttr, DenseElementsAttr, DenseResourceAttr,
-                             DictAttr, IntegerAttr, StringAttr, SymbolRefAttr, TypeAttr)
+                             DictAttr, IntegerAttr, StringAttr, SymbolRefAttr, TypeAttr, UnitAttr)
 from ..ir.core import Block, Operation, Region, Value
 from ..ir.types import ELEMENT_TYPES, FunctionType, TensorType
 
@@ -379,6 +379,106 @@ def parse_tensor_cast(p, name):
     return Operation(name, [src], [p.parse_type()], attrs)
 
 
+def parse_scf_for(p, name):
+    """`scf.for [unsigned] %iv = %lb to %ub step %step [iter_args(%a = %init, ...) -> (types)]
+    [: iv-type] {body} [attr-dict]`; a body without iter_args may leave out its `scf.yield`."""
+    sc = p.sc
+    attrs = {}
+    if sc.accept_keyword("unsigned"):
+        attrs["unsignedCmp"] = UnitAttr()
+    m = sc.match(_VALUE_DEF)
+    if not m:
+        raise sc.error("expected the induction variable")
+    names, srcs = [m.group(1)], [sc.location(m.start())]
+    sc.expect("=")
+    bounds = [p.parse_value_use()]
+    sc.expect_keyword("to")
+    bounds.append(p.parse_value_use())
+    sc.expect_keyword("step")
+    bounds.append(p.parse_value_use())
+    inits = []
+    if sc.accept_keyword("iter_args"):
+        sc.expect("(")
+        if not sc.accept(")"):
+            while True:
+                m = sc.match(_VALUE_DEF)
+                if not m:
+                    raise sc.error("expected an iteration argument")
+                names.append(m.group(1))
+                srcs.append(sc.location(m.start()))
+                sc.expect("=")
+                inits.append(p.parse_value_use())
+                if not sc.accept(","):
+                    break
+            sc.expect(")")
+    result_types = []
+    if sc.accept("->"):
+        if sc.accept("("):
+            if not sc.accept(")"):
+                result_types = p.parse_type_list()
+                sc.expect(")")
+        else:
+            result_types = [p.parse_type()]
+    if len(result_types) != len(inits):
+        raise sc.error(f"scf.for has {len(inits)} iter_args but {len(result_types)} result types")
+    iv_type = ELEMENT_TYPES["index"]
+    if sc.accept(":"):
+        iv_type = p.parse_type()
+    args = [Value(iv_type, names[0])] + [Value(t, n) for t, n in zip(result_types, names[1:])]
+    region = p.parse_region(entry_args=args, entry_sources=srcs)
+    block = region.blocks[0]
+    if not block.operations or block.operations[-1].name != "scf.yield":
+        if inits:
+            raise sc.error("scf.for with iter_args must end its body with scf.yield")
+        block.operations.append(Operation("scf.yield"))      # MLIR's implicit terminator
+    if sc.peek("{"):
+        attrs.update(p.parse_attr_dict_body().entries)
+    return Operation(name, bounds + inits, result_types, attrs, [region])
+
+
+def _parse_indices(p):
+    sc = p.sc
+    sc.expect("[")
+    idx = []
+    if not sc.accept("]"):
+        while True:
+            idx.append(p.parse_value_use())
+            if not sc.accept(","):
+                break
+        sc.expect("]")
+    return idx
+
+
+def parse_tensor_insert(p, name):
+    """`tensor.insert %scalar into %dest[%i, ...] [attr-dict] : tensor-type`."""
+    sc = p.sc
+    scalar = p.parse_value_use()
+    sc.expect_keyword("into")
+    dest = p.parse_value_use()
+    idx = _parse_indices(p)
+    attrs = {}
+    if sc.peek("{"):
+        attrs.update(p.parse_attr_dict_body().entries)
+    sc.expect(":")
+    t = p.parse_type()
+    return Operation(name, [scalar, dest] + idx, [t], attrs)
+
+
+def parse_tensor_extract(p, name):
+    """`tensor.extract %t[%i, ...] [attr-dict] : tensor-type` (the result is one element)."""
+    sc = p.sc
+    src = p.parse_value_use()
+    idx = _parse_indices(p)
+    attrs = {}
+    if sc.peek("{"):
+        attrs.update(p.parse_attr_dict_body().entries)
+    sc.expect(":")
+    t = p.parse_type()
+    if not isinstance(t, TensorType):
+        raise sc.error("tensor.extract needs a tensor type")
+    return Operation(name, [src] + idx, [t.element_type], attrs)
+
+
 PARSERS = {
     "builtin.module": parse_module,
     "func.func": parse_func,
@@ -393,5 +493,9 @@ PARSERS = {
     "interpreter.print": parse_print,
     "arith.constant": parse_arith_constant,
     "tensor.cast": parse_tensor_cast,
+    "tensor.insert": parse_tensor_insert,
+    "tensor.extract": parse_tensor_extract,
+    "scf.for": parse_scf_for,
+    "scf.yield": parse_return,
 }
 PARSERS.update({f"arith.{n}": parse_arith_binary for n in ARITH_BINARY})

@@ -715,7 +715,7 @@ class Printer:
         return lines
 
     def region(self, region, indent: int, entry_args: bool = True, isolated: bool = False,
-               empty_block: bool = False) -> List[str]:
+               empty_block: bool = False, omit_terminator: bool = False) -> List[str]:
         """Lines of `{ ... }`; the first line is just "{" (to be appended to the op line)."""
         if isolated:
             self.counters.append([0, 0])
@@ -737,7 +737,10 @@ class Printer:
                     args.append(a)
                 label = f"^bb{bi}"
                 lines.append(f"{pad}{label}" + (f"({', '.join(args)})" if args else "") + ":")
-            for op in block.operations:
+            ops = block.operations
+            if omit_terminator and len(region.blocks) == 1 and ops:
+                ops = ops[:-1]      # an implicit terminator (MLIR leaves it out)
+            for op in ops:
                 lines.extend(self.op(op, indent + 1))
         lines.append(pad + "}")
         self.default_dialect.pop()
@@ -840,7 +843,7 @@ def _print_func(pr: Printer, op: Operation, indent: int):
 
 def _print_return(pr: Printer, op: Operation, indent: int):
     pad = "  " * indent
-    if op.name != "func.return":
+    if op.name not in ("func.return", "scf.yield"):
         return None
     s = pad + pr.op_name(op)
     if op.attributes:
@@ -1053,6 +1056,61 @@ def _print_tensor_cast(pr: Printer, op: Operation, indent: int):
     return [s + pr.trailing_loc(op.location)]
 
 
+def _print_scf_for(pr: Printer, op: Operation, indent: int):
+    if len(op.operands) < 3 or len(op.regions) != 1 or len(op.regions[0].blocks) != 1:
+        return None
+    block = op.regions[0].blocks[0]
+    inits = op.operands[3:]
+    if len(block.arguments) != 1 + len(inits) or len(op.results) != len(inits):
+        return None
+    ops = block.operations
+    if not ops or ops[-1].name != "scf.yield":
+        return None
+    pad = "  " * indent
+    lb, ub, step = (pr.value(v) for v in op.operands[:3])
+    s = f"{pad}{pr.name_results(op)}scf.for"
+    if "unsignedCmp" in op.attributes:
+        s += " unsigned"
+    s += f" {pr.name_arg(block.arguments[0])} = {lb} to {ub} step {step}"
+    if inits:
+        s += " iter_args(" + ", ".join(f"{pr.name_arg(a)} = {pr.value(v)}"
+                                       for a, v in zip(block.arguments[1:], inits)) + ")"
+        s += " -> (" + ", ".join(type_text(r.type) for r in op.results) + ")"
+    s += " "
+    iv_type = block.arguments[0].type
+    if not (isinstance(iv_type, ElementType) and iv_type.name == "index"):
+        s += f" : {type_text(iv_type)} "
+    implicit = not inits and not ops[-1].operands and not ops[-1].attributes
+    rl = pr.region(op.regions[0], indent, entry_args=False, omit_terminator=implicit)
+    lines = [s + rl[0]] + rl[1:]
+    rest = [(k, v) for k, v in op.attributes.items() if k != "unsignedCmp"]
+    if rest:
+        lines[-1] += " " + pr.attr_dict(rest)
+    lines[-1] += pr.trailing_loc(op.location)
+    return lines
+
+
+def _print_tensor_insert(pr: Printer, op: Operation, indent: int):
+    if len(op.operands) < 2 or len(op.results) != 1:
+        return None
+    idx = ", ".join(pr.value(v) for v in op.operands[2:])
+    s = (f"{'  ' * indent}{pr.name_results(op)}{op.name} {pr.value(op.operands[0])} into "
+         f"{pr.value(op.operands[1])}[{idx}]")
+    if op.attributes:
+        s += " " + pr.attr_dict(list(op.attributes.items()))
+    return [s + f" : {type_text(op.operands[1].type)}" + pr.trailing_loc(op.location)]
+
+
+def _print_tensor_extract(pr: Printer, op: Operation, indent: int):
+    if len(op.operands) < 1 or len(op.results) != 1:
+        return None
+    idx = ", ".join(pr.value(v) for v in op.operands[1:])
+    s = f"{'  ' * indent}{pr.name_results(op)}{op.name} {pr.value(op.operands[0])}[{idx}]"
+    if op.attributes:
+        s += " " + pr.attr_dict(list(op.attributes.items()))
+    return [s + f" : {type_text(op.operands[0].type)}" + pr.trailing_loc(op.location)]
+
+
 _CUSTOM_PRINTERS = {
     "builtin.module": _print_module,
     "func.func": _print_func,
@@ -1067,6 +1125,10 @@ _CUSTOM_PRINTERS = {
     "interpreter.print": _print_unary_typed,
     "arith.constant": _print_arith_constant,
     "tensor.cast": _print_tensor_cast,
+    "tensor.insert": _print_tensor_insert,
+    "tensor.extract": _print_tensor_extract,
+    "scf.for": _print_scf_for,
+    "scf.yield": _print_return,
 }
 _CUSTOM_PRINTERS.update({f"arith.{n}": _print_arith_binary for n in _custom_syntax.ARITH_BINARY})
 
