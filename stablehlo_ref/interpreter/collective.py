@@ -437,3 +437,19 @@ def outfeed(ctx, op, *args):
     with grid.cond:
         grid.outfeed.append(list(args[:-1]))
     return _token()
+
+
+@kernel("stablehlo.cross-replica-sum")
+def cross_replica_sum(ctx, op, operand):
+    """The legacy all-reduce with addition over the replicas of each of `replica_groups`
+    (no groups: all replicas), within each partition."""
+    from .elementwise import _binary
+    me, group, got = _gather(ctx, op, "cross_replica", [operand])
+    vals = [g[0] for g in got]
+    while len(vals) > 1:           # a balanced tree of pairwise sums, each rounded once
+        nxt = [_binary(op, vals[i], vals[i + 1], np.add, np.add, np.logical_or, exact=True)
+               for i in range(0, len(vals) - 1, 2)]
+        if len(vals) % 2:
+            nxt.append(vals[-1])
+        vals = nxt
+    return np.asarray(vals[0]).astype(elem(op.results[0].type).dtype, copy=False)

@@ -130,3 +130,119 @@ def _register_harness_ops():
 
 
 _register_harness_ops()
+
+
+# ------------------------------------------------------------------ scan
+def _flag(op, name) -> bool:
+    a = op.attributes.get(name)
+    return bool(getattr(a, "value", False)) if a is not None else False
+
+
+def _segments(op, attr, total):
+    """(first count, second count) of an op with two variadic groups, from
+    `operandSegmentSizes`/`resultSegmentSizes`; without it, an even split."""
+    a = op.attributes.get(attr)
+    if a is not None:
+        vals = [int(v) for v in getattr(a, "values", ())]
+        if len(vals) == 2 and sum(vals) == total:
+            return vals[0], vals[1]
+        raise InterpreterError(f"{op.name}: `{attr}` must hold two sizes that add up to {total}")
+    return total // 2, total - total // 2
+
+
+@kernel("chlo.scan")
+def scan(ctx, op, *args):
+    """XLA's scan: the body maps (slices of the inputs at position i along `dimension`,
+    carries) to (output slices at i, new carries); the outputs are the slices stacked along
+    `dimension`, the carries those after the last step. `is_reverse` walks from the end."""
+    from .numerics import elem
+    n_in, n_init = _segments(op, "operandSegmentSizes", len(args))
+    n_out, n_carry = _segments(op, "resultSegmentSizes", len(op.results))
+    if n_carry != n_init:
+        raise InterpreterError(f"chlo.scan: {n_init} inits but {n_carry} carry results")
+    inputs = [np.asarray(a) for a in args[:n_in]]
+    carries = list(args[n_in:])
+    dim = int(op.attributes["dimension"].value)
+    for i, a in enumerate(inputs):
+        if not 0 <= dim < a.ndim:
+            raise InterpreterError(f"chlo.scan: dimension {dim} is out of bounds for input "
+                                   f"#{i} of rank {a.ndim}")
+    sizes = {a.shape[dim] for a in inputs}
+    if len(sizes) > 1:
+        raise InterpreterError(f"chlo.scan: the inputs differ in size along dimension {dim}: "
+                               f"{sorted(sizes)}")
+    if sizes:
+        length = sizes.pop()
+    elif "scan_dim_size" in op.attributes:
+        length = int(op.attributes["scan_dim_size"].value)
+    else:
+        shapes = [r.type.shape for r in op.results[:n_out] if getattr(r.type, "shape", None)]
+        if not shapes or shapes[0][dim] is None:
+            raise InterpreterError("chlo.scan: without inputs the scan length needs "
+                                   "`scan_dim_size` or a static output shape")
+        length = shapes[0][dim]
+    body = op.regions[0]
+    nargs = len(body.blocks[0].arguments)
+    if nargs != n_in + n_init:
+        raise InterpreterError(f"chlo.scan: the body takes {nargs} arguments, expected "
+                               f"{n_in} input slices and {n_init} carries")
+    # views of each input with the scanned dimension first, so a step's slice is `x[i]`
+    moved = [np.moveaxis(a, dim, 0) for a in inputs]
+    outs = [[None] * length for _ in range(n_out)]
+    order = range(length - 1, -1, -1) if _flag(op, "is_reverse") else range(length)
+    for i in order:
+        res = ctx.run_region(body, [m[i] for m in moved] + carries, parent=None)
+        if len(res) != n_out + n_carry:
+            raise InterpreterError(f"chlo.scan: the body returns {len(res)} values, expected "
+                                   f"{n_out} outputs and {n_carry} carries")
+        for k in range(n_out):
+            outs[k][i] = res[k]
+        carries = list(res[n_out:])
+    results = []
+    for k, r in enumerate(op.results[:n_out]):
+        dt = elem(r.type).dtype
+        if length:
+            results.append(np.stack([np.asarray(s) for s in outs[k]], axis=dim).astype(dt, copy=False))
+        else:
+            shape = tuple(0 if d is None else d for d in r.type.shape)
+            results.append(np.zeros(shape, dtype=dt))
+    for c, r in zip(carries, op.results[n_out:]):
+        results.append(np.asarray(c).astype(elem(r.type).dtype, copy=False))
+    return results
+
+
+# ------------------------------------------------------------------ async_start / async_done
+class Future:
+    """The runtime value of `!stablehlo.future<...>`: the results of the computation that
+    `async_start` ran (this interpreter runs it at once, which the spec allows)."""
+
+    __slots__ = ("values",)
+
+    def __init__(self, values):
+        self.values = list(values)
+
+    def __repr__(self):
+        return f"<future of {len(self.values)} value(s)>"
+
+
+@kernel("stablehlo.async_start")
+def async_start(ctx, op, *operands):
+    body = op.regions[0]
+    block = body.blocks[0]
+    if block.arguments and len(block.arguments) != len(operands):
+        raise InterpreterError(f"stablehlo.async_start: the body takes {len(block.arguments)} "
+                               f"arguments, the op has {len(operands)} operands")
+    # the body names the operands either as its block arguments or (as upstream's examples
+    # write it) directly as the values of the enclosing scope
+    return Future(ctx.run_region(body, list(operands) if block.arguments else []))
+
+
+@kernel("stablehlo.async_done")
+def async_done(ctx, op, future):
+    if not isinstance(future, Future):
+        raise InterpreterError("stablehlo.async_done: the operand is not a future made by "
+                               "stablehlo.async_start")
+    if len(future.values) != len(op.results):
+        raise InterpreterError(f"stablehlo.async_done: the future holds {len(future.values)} "
+                               f"values, the op has {len(op.results)} results")
+    return list(future.values)
