@@ -26,7 +26,10 @@ _CODE_LINE = re.compile(r"^\s*[^/\s]", re.M)
 _PARSE_DIAGNOSTIC = re.compile(
     r"^(custom op '|expected '|expected non-function type|expected ','|expected one of|"
     r"failed parsing|duplicated `|expected the inner-op|expected VHLO|Invalid tolerances|"
-    r"unknown |undefined |use of undeclared|expected type|expected integer|expected SSA)")
+    r"unknown |undefined |use of undeclared|expected type|expected integer|expected SSA|"
+    # the #stablehlo.dot_algorithm attribute verifier
+    r"lhs component count must|rhs component count must|num primitive operations must|"
+    r"dot algorithm not known)")
 
 
 def chunk_expectation(chunk: str) -> str:

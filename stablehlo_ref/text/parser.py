@@ -30,6 +30,7 @@ _BARE_OP_NAMES = {"module": "builtin.module", "return": "func.return", "call": "
                   "constant": "func.constant"}
 _SIMPLE_TENSOR = re.compile(r"tensor<[0-9?x]*[a-z][a-z0-9]*>")
 _UNSIGNED_STORAGE = re.compile(r"u(\d+)(?![\w.])")
+_SIGNED_STORAGE = re.compile(r"si(\d+)(?![\w.])")
 
 # Dialect struct attributes whose fields have defaults (omitted when default in text).
 STRUCT_FIELDS = {
@@ -312,6 +313,15 @@ class Parser:
             storage = ELEMENT_TYPES.get("ui" + um.group(1))
             if storage is None:
                 raise sc.error(f"unsupported quantized storage type u{um.group(1)}", um.start())
+        elif sc.s.startswith("si", sc.pos) and _SIGNED_STORAGE.match(sc.s, sc.pos):
+            # an explicitly signed storage type: the quant dialect accepts it, StableHLO's
+            # verifier rejects it, so it is kept distinct from the signless i<N>
+            m = _SIGNED_STORAGE.match(sc.s, sc.pos)
+            base = ELEMENT_TYPES.get("i" + m.group(1))
+            if base is None:
+                raise sc.error(f"unsupported quantized storage type si{m.group(1)}")
+            sc.pos = m.end()
+            storage = ElementType("si" + m.group(1), "signed", base.bits, base.dtype_name)
         else:
             storage = self.parse_element_type()
         smin = smax = None
@@ -664,7 +674,14 @@ class Parser:
             return StructAttr(dialect, "bounds", (("bounds", f["bounds"]),))
         if name == "result_accuracy":
             _check_result_accuracy(sc, dict(fields), start)
-        return StructAttr(dialect, name, fields)
+        attr = StructAttr(dialect, name, fields)
+        if name == "dot_algorithm" and dialect == "stablehlo":
+            # upstream verifies the attribute as it is built, at its own position
+            from ..verify.ops import dot_algorithm_problems
+            problems = dot_algorithm_problems(attr)
+            if problems:
+                raise ParseError(problems[0][1], sc.location(start))
+        return attr
 
     def _struct_fields(self, name):
         sc = self.sc

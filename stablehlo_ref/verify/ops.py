@@ -469,17 +469,32 @@ def dot_general(op, check):
         pc = op.attributes.get("precision_config")
         check(all(getattr(e, "value", "DEFAULT") == "DEFAULT" for e in getattr(pc, "elements", ()) or ()), "C21",
               "precision_config must be DEFAULT when an algorithm is specified")
-        f = dict(alg.fields)
-        lc, rc, n = (int(f.get(k, 0)) for k in ("lhs_component_count", "rhs_component_count", "num_primitive_operations"))
-        check(lc > 0, "C22", "lhs component count must be positive")
-        check(rc > 0, "C23", "rhs component count must be positive")
-        check(n > 0, "C24", "num primitive operations must be positive")
-        lt, rt, at = (getattr(f.get(k), "name", str(f.get(k))) for k in
-                      ("lhs_precision_type", "rhs_precision_type", "accumulation_type"))
-        imprecise = bool(getattr(f.get("allow_imprecise_accumulation"), "value", f.get("allow_imprecise_accumulation")))
-        check(_known_dot_algorithm(lt, rt, at, lc, rc, n, imprecise), "",
-              f"dot algorithm not known to be supported on any hardware: {{lhs:'{lt}', rhs:'{rt}', accum:'{at}', "
-              f"lhs_components:{lc}, rhs_components:{rc}, primitive_ops:{n}, imprecise:{int(imprecise)}}}")
+        for cid, msg in dot_algorithm_problems(alg):
+            check(False, cid, msg)
+    pc = op.attributes.get("precision_config")
+    if pc is not None and hasattr(pc, "elements"):
+        check(len(pc.elements) <= 2, "C11", f"precision_config must have 0 or 2 entries, got {len(pc.elements)}")
+
+
+def dot_algorithm_problems(alg: StructAttr) -> list:
+    """(constraint id, message) for each way a #stablehlo.dot_algorithm is invalid by itself
+    (upstream checks these when the attribute is built, i.e. while parsing)."""
+    out = []
+    f = dict(alg.fields)
+    lc, rc, n = (int(f.get(k, 0) or 0) for k in ("lhs_component_count", "rhs_component_count", "num_primitive_operations"))
+    if lc <= 0:
+        out.append(("C22", "lhs component count must be positive"))
+    if rc <= 0:
+        out.append(("C23", "rhs component count must be positive"))
+    if n <= 0:
+        out.append(("C24", "num primitive operations must be positive"))
+    lt, rt, at = (getattr(f.get(k), "name", str(f.get(k))) for k in
+                  ("lhs_precision_type", "rhs_precision_type", "accumulation_type"))
+    imprecise = bool(getattr(f.get("allow_imprecise_accumulation"), "value", f.get("allow_imprecise_accumulation")))
+    if not out and not _known_dot_algorithm(lt, rt, at, lc, rc, n, imprecise):
+        out.append(("", f"dot algorithm not known to be supported on any hardware: {{lhs:'{lt}', rhs:'{rt}', accum:'{at}', "
+                        f"lhs_components:{lc}, rhs_components:{rc}, primitive_ops:{n}, imprecise:{int(imprecise)}}}"))
+    return out
 
 
 # The (lhs, rhs, accumulation, primitive operations) combinations of dot algorithms known to be
@@ -499,9 +514,6 @@ def _known_dot_algorithm(lt, rt, at, lc, rc, n, imprecise):
     if lt in _ANY_F8 and rt in _ANY_F8 and at == "f32" and n == 1:
         return True
     return not imprecise and (lt, rt, at, n) in _KNOWN_DOT_ALGORITHMS
-    pc = op.attributes.get("precision_config")
-    if pc is not None and hasattr(pc, "elements"):
-        check(len(pc.elements) <= 2, "C11", f"precision_config must have 0 or 2 entries, got {len(pc.elements)}")
 
 
 @verifier("stablehlo.dot")
