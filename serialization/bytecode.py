@@ -76,7 +76,27 @@ class Cursor:
         self.pos += n
         return self.data[start:self.pos]
 
+    def skip(self, n: int, what: str = "bytes") -> int:
+        """take() without slicing (no copy of large sections); returns the start offset."""
+        if n < 0 or n > self.end - self.pos:
+            self.fail(f"{what}: size {n} runs past the end of its section ({self.end - self.pos} bytes left)")
+        start = self.pos
+        self.pos = start + n
+        return start
+
     def varint(self, what: str = "a varint") -> int:
+        pos = self.pos
+        if pos < self.end:
+            first = self.data[pos]
+            if first & 1:           # the common one-byte form
+                self.pos = pos + 1
+                return first >> 1
+            if first & 2 and pos + 1 < self.end:
+                self.pos = pos + 2
+                return (first | (self.data[pos + 1] << 8)) >> 2
+        return self._varint_long(what)
+
+    def _varint_long(self, what: str) -> int:
         first = self.byte(what)
         if first & 1:
             return first >> 1
@@ -198,6 +218,8 @@ class DialectCodec:
 class DialectReader:
     """What a dialect codec reads an entry with: primitives plus references."""
 
+    __slots__ = ("f", "cur")
+
     def __init__(self, file: "_FileReader", cur: Cursor):
         self.f = file
         self.cur = cur
@@ -232,8 +254,11 @@ class DialectReader:
         return self.f.string(self.cur.varint("a string reference"), at)
 
     def blob(self, what="a blob"):
-        n = self.cur.varint(what + " size")
-        return self.cur.take(n, what)
+        """A zero-copy view of the blob's bytes in the file."""
+        cur = self.cur
+        n = cur.varint(what + " size")
+        s = cur.skip(n, what)
+        return self.f.view[s:cur.pos]
 
     def list(self, fn: Callable, what="a list"):
         n = self.cur.count(what + " length")
@@ -386,6 +411,11 @@ class BuiltinCodec(DialectCodec):
     # ---- reading
     def read_attr(self, r: DialectReader):
         code = r.varint("a builtin attribute code")
+        if code == 11:
+            fn = r.attr()
+            line = r.varint("a line")
+            col = r.varint("a column")
+            return A.FileLineColLoc(_str_of(r, fn), line, col)
         if code == 0:
             return A.ArrayAttr(tuple(r.list(r.attr, "array")))
         if code == 1:
@@ -430,11 +460,6 @@ class BuiltinCodec(DialectCodec):
         if code == 10:
             callee = r.attr()
             return A.CallSiteLoc(callee, r.attr())
-        if code == 11:
-            fn = r.attr()
-            line = r.varint("a line")
-            col = r.varint("a column")
-            return A.FileLineColLoc(_str_of(r, fn), line, col)
         if code in (12, 13):
             locs = tuple(r.list(r.attr, "fused locations"))
             meta = r.attr() if code == 13 else None
@@ -735,9 +760,14 @@ def encode_elements(array: np.ndarray, t: T.TensorType) -> bytes:
 
 # ============================================================ reading
 
+_BUSY = object()   # an attribute/type cache slot whose entry is being decoded
+
+
 class _FileReader:
     def __init__(self, data, codecs: Dict[str, DialectCodec]):
         self.data = data if isinstance(data, (bytes, memoryview)) else bytes(data)
+        # blobs (tensor data) are handed out as views of the file's bytes: no copies
+        self.view = memoryview(self.data)
         self.codecs = codecs
         self.depth = 0
         cur = Cursor(self.data)
@@ -766,8 +796,7 @@ class _FileReader:
                 cur.fail(f"unknown section id {sid}", at)
             if sid in self.sections:
                 cur.fail(f"duplicate top-level section {_SECTION_NAMES[sid]} ({sid})", at)
-            start = cur.pos
-            cur.take(length, f"section {_SECTION_NAMES[sid]}")
+            start = cur.skip(length, f"section {_SECTION_NAMES[sid]}")
             self.sections[sid] = (start, cur.pos)
         required = [S_STRING, S_DIALECT, S_ATTRTYPE, S_ATTRTYPE_OFFSET, S_IR]
         if self.version >= 5:
@@ -823,8 +852,7 @@ class _FileReader:
         n = cur.count("properties count")
         for _ in range(n):
             sz = cur.varint("a properties entry size")
-            s = cur.pos
-            cur.take(sz, "properties entry")
+            s = cur.skip(sz, "properties entry")
             self.properties.append((s, cur.pos))
         if not cur.at_end():
             cur.fail("trailing data in the properties section")
@@ -896,7 +924,7 @@ class _FileReader:
         self.type_entries = entries[n_attr:]
         self.attr_cache: List[object] = [None] * n_attr
         self.type_cache: List[object] = [None] * n_type
-        self._busy = set()
+        self.n_attr, self.n_type = n_attr, n_type
 
     def _decode(self, kind, idx, at):
         entries = self.attr_entries if kind == "attr" else self.type_entries
@@ -904,13 +932,12 @@ class _FileReader:
         if idx >= len(entries):
             raise SerializationError(f"{kind} reference {idx} out of range (table has {len(entries)})", f"byte {at}")
         v = cache[idx]
-        if v is not None:
+        if v is not None and v is not _BUSY:
             return v
-        key = (kind, idx)
         dialect, s, e, custom = entries[idx]
-        if key in self._busy or self.depth > MAX_NESTING:
+        if v is _BUSY or self.depth > MAX_NESTING:
             raise SerializationError(f"{kind} #{idx} refers to itself or nests too deeply", f"byte {s}")
-        self._busy.add(key)
+        cache[idx] = _BUSY
         self.depth += 1
         try:
             cur = Cursor(self.data, s, e)
@@ -926,16 +953,26 @@ class _FileReader:
             v = codec.read_attr(r) if kind == "attr" else codec.read_type(r)
             if not cur.at_end():
                 cur.fail(f"trailing bytes in {dialect} {kind} #{idx}")
+        except BaseException:
+            cache[idx] = None
+            raise
         finally:
             self.depth -= 1
-            self._busy.discard(key)
         cache[idx] = v
         return v
 
     def attr(self, idx, at=0):
+        if idx < self.n_attr:
+            v = self.attr_cache[idx]
+            if v is not None and v is not _BUSY:
+                return v
         return self._decode("attr", idx, at)
 
     def type(self, idx, at=0):
+        if idx < self.n_type:
+            v = self.type_cache[idx]
+            if v is not None and v is not _BUSY:
+                return v
         return self._decode("type", idx, at)
 
     # ---- resources (parsed and validated; blobs are kept by key)
@@ -960,7 +997,8 @@ class _FileReader:
                     n2 = body.varint("blob size")
                     while body.pos % max(align, 1) and body.remaining > n2:
                         body.byte()
-                    out[key] = body.take(n2, "resource blob")
+                    s = body.skip(n2, "resource blob")
+                    out[key] = self.view[s:body.pos]
         n_ext = off.count("external resource group count")
         for _ in range(n_ext):
             off.varint("a resource provider name")
@@ -989,16 +1027,32 @@ class _FileReader:
         self.depth += 1
         if self.depth > MAX_NESTING:
             cur.fail("operations nest too deeply")
-        at = cur.pos
-        ni = cur.varint("an op name")
+        data = cur.data
+        # one-byte varints (the common case) are decoded inline; anything else, and every
+        # error, goes through the cursor's checked readers
+        pos = cur.pos
+        b = data[pos] if pos < cur.end else 0
+        if b & 1:
+            ni = b >> 1
+            cur.pos = pos + 1
+        else:
+            ni = cur.varint("an op name")
         if ni >= len(self.op_names):
-            cur.fail(f"op name index {ni} out of range", at)
+            cur.fail(f"op name index {ni} out of range", pos)
         name = self.op_names[ni]
         mask = cur.byte("op encoding mask")
         if mask & 0x80:
             cur.fail(f"bad op encoding mask {mask:#x}", cur.pos - 1)
-        at = cur.pos
-        loc = self.attr(cur.varint("op location"), at)
+        at = pos = cur.pos
+        b = data[pos] if pos < cur.end else 0
+        if b & 1:
+            cur.pos = pos + 1
+            li = b >> 1
+        else:
+            li = cur.varint("op location")
+        loc = self.attr_cache[li] if li < self.n_attr else None
+        if loc is None or loc is _BUSY:
+            loc = self._decode("attr", li, at)
         attrs: Dict[str, object] = {}
         if mask & M_ATTRS:
             at = cur.pos
@@ -1018,13 +1072,28 @@ class _FileReader:
         result_types = []
         if mask & M_RESULTS:
             k = cur.count("result count")
+            type_cache, n_type = self.type_cache, self.n_type
             for _ in range(k):
-                at = cur.pos
-                result_types.append(self.type(cur.varint("a result type"), at))
+                at = pos = cur.pos
+                b = data[pos] if pos < cur.end else 0
+                if b & 1:
+                    cur.pos = pos + 1
+                    ti = b >> 1
+                else:
+                    ti = cur.varint("a result type")
+                t = type_cache[ti] if ti < n_type else None
+                result_types.append(t if t is not None and t is not _BUSY else self._decode("type", ti, at))
         operand_ids = []
         if mask & M_OPERANDS:
             k = cur.count("operand count")
-            operand_ids = [(cur.pos, cur.varint("an operand")) for _ in range(k)]
+            for _ in range(k):
+                pos = cur.pos
+                b = data[pos] if pos < cur.end else 0
+                if b & 1:
+                    cur.pos = pos + 1
+                    operand_ids.append((pos, b >> 1))
+                else:
+                    operand_ids.append((pos, cur.varint("an operand")))
         if mask & M_SUCCESSORS:
             k = cur.count("successor count")
             for _ in range(k):
@@ -1061,7 +1130,7 @@ class _FileReader:
                     while align > 1 and cur.pos % align:
                         cur.byte()
                 sub = Cursor(self.data, cur.pos, cur.pos)
-                cur.take(ln, "nested IR section")
+                cur.skip(ln, "nested IR section")
                 sub.end = cur.pos
                 for _ in range(nreg):
                     op.regions.append(self._read_region(sub, scopes))

@@ -10,7 +10,6 @@ removes them again on the way back).
 """
 from __future__ import annotations
 
-from dataclasses import dataclass
 from typing import Dict, List, Optional, Tuple
 
 import numpy as np
@@ -25,26 +24,53 @@ from . import bytecode as B
 
 # ============================================================ values
 
-@dataclass(frozen=True)
-class VType:
-    kind: str          # mnemonic without the dialect, e.g. "tensor_v1"
-    args: tuple = ()
+class _VValue:
+    """An immutable (kind, args) value (never assign to one); the hash is computed once
+    (numbering looks every attribute and type up several times)."""
+
+    __slots__ = ("kind", "args", "_h")
+
+    def __init__(self, kind: str, args: tuple = ()):
+        self.kind = kind    # mnemonic without the dialect, e.g. "tensor_v1"
+        self.args = args
+        self._h = None
+
+    def __eq__(self, other):
+        if self is other:
+            return True
+        if other.__class__ is not self.__class__:
+            return NotImplemented if not isinstance(other, _VValue) else False
+        return self.kind == other.kind and hash(self) == hash(other) and self.args == other.args
+
+    def __hash__(self):
+        h = self._h
+        if h is None:
+            h = self._h = hash((self.kind, self.args))
+        return h
+
+    def __repr__(self):
+        return f"{type(self).__name__}(kind={self.kind!r}, args={self.args!r})"
+
+
+class VType(_VValue):
+    __slots__ = ()
 
     def __str__(self):
         return f"!vhlo.{self.kind}" + (f"<{', '.join(map(str, self.args))}>" if self.args else "")
 
 
-@dataclass(frozen=True)
-class VAttr:
-    kind: str
-    args: tuple = ()
+class VAttr(_VValue):
+    __slots__ = ()
 
     def __str__(self):
         return f"#vhlo.{self.kind}<{', '.join(map(str, self.args))}>"
 
 
 class Blob:
-    """Raw tensor data (bytes or a memoryview of the file); equality by content."""
+    """Raw tensor data: bytes, or a byte-format memoryview of the file (reading) or of the
+    array (writing), so that large constants are never copied. Equality by content; the hash
+    samples at most ~1 KB of the data (a full hash of a 100 MB constant would cost more
+    than writing it), and equal hashes fall back to a full comparison."""
 
     __slots__ = ("data", "_h")
 
@@ -53,12 +79,29 @@ class Blob:
         self._h = None
 
     def __eq__(self, other):
-        return isinstance(other, Blob) and bytes(self.data) == bytes(other.data)
+        if self is other:
+            return True
+        if not isinstance(other, Blob):
+            return False
+        a, b = self.data, other.data
+        if len(a) != len(b) or hash(self) != hash(other):
+            return False
+        if isinstance(a, bytes) and isinstance(b, bytes):
+            return a == b
+        return bool(np.array_equal(np.frombuffer(a, np.uint8), np.frombuffer(b, np.uint8)))
 
     def __hash__(self):
-        if self._h is None:
-            self._h = hash(bytes(self.data))
-        return self._h
+        h = self._h
+        if h is None:
+            d = self.data
+            n = len(d)
+            if n <= 1024:
+                h = hash(bytes(d))
+            else:
+                step = n // 16
+                h = hash((n,) + tuple(bytes(d[i * step:i * step + 64]) for i in range(16)) + (bytes(d[n - 64:]),))
+            self._h = h
+        return h
 
     def __len__(self):
         return len(self.data)
@@ -432,7 +475,24 @@ def type_to_vhlo(t) -> VType:
     raise SerializationError(f"type {t} cannot be written in a portable artifact")
 
 
+_FROM_VHLO_TYPES: Dict[VType, object] = {}
+
+
 def type_from_vhlo(t: VType):
+    """VHLO type -> StableHLO type (memoized: both are immutable values)."""
+    try:
+        r = _FROM_VHLO_TYPES.get(t)
+    except TypeError:
+        return _type_from_vhlo(t)
+    if r is None:
+        r = _type_from_vhlo(t)
+        if len(_FROM_VHLO_TYPES) >= 4096:
+            _FROM_VHLO_TYPES.clear()
+        _FROM_VHLO_TYPES[t] = r
+    return r
+
+
+def _type_from_vhlo(t: VType):
     k = t.kind
     if k == "tensor_v1":
         shape, et, enc = t.args
@@ -1141,6 +1201,25 @@ def _describe(v) -> str:
     return str(v)
 
 
+_UPGRADE_PLANS: Dict[str, object] = {}
+
+
+def _upgrade_plan(name: str):
+    """(short op name, the encodings newer than `name`) for a known VHLO op, else None."""
+    plan = _UPGRADE_PLANS.get(name, False)
+    if plan is False:
+        t = tables().by_vhlo.get(name)
+        if t is None:
+            plan = None
+        else:
+            ospec = t[0]
+            encs = tables().encodings[ospec.name]
+            i = [e.name for e in encs].index(name)
+            plan = (ospec.name.split(".", 1)[1], tuple(encs[i + 1:]))
+        _UPGRADE_PLANS[name] = plan
+    return plan
+
+
 def upgrade_op(op: Operation):
     """Rewrite a VHLO op of any version in place to the current encoding (recursively)."""
     for r in op.regions:
@@ -1149,28 +1228,37 @@ def upgrade_op(op: Operation):
                 upgrade_op(o)
     if op.name == "builtin.module":
         return
-    t = tables().by_vhlo.get(op.name)
-    if t is None:
+    plan = _upgrade_plan(op.name)
+    if plan is None:
         raise SerializationError(f"unknown VHLO op {op.name} (this reader knows StableHLO up to {S.current_version()})")
-    ospec, _ = t
-    encs = tables().encodings[ospec.name]
-    names = [e.name for e in encs]
-    i = names.index(op.name)
-    short = ospec.name.split(".", 1)[1]
-    while i < len(encs) - 1:
-        newer = encs[i + 1]
+    short, newer_encs = plan
+    for newer in newer_encs:
         for ch in newer.changes:
             if ch.member_kind == "attribute" and ch.change == "added":
                 if ch.member not in op.attributes:
                     op.attributes[ch.member] = default_value(short, ch.member, op.attributes)
             elif ch.member_kind == "attribute" and ch.change == "removed":
                 op.attributes.pop(ch.member, None)
-        i += 1
         op.name = newer.name
 
 
 def _strip_discardable_vhlo(a):
     return attr_from_vhlo(a)
+
+
+_FROM_INFO: Dict[Tuple[str, bool], tuple] = {}
+
+
+def _from_info(name: str, in_func: bool) -> tuple:
+    """Per VHLO op name (and whether its parent is a func.func): (StableHLO op spec, attribute
+    kinds by name, VHLO attribute names, short name, struct-valued attribute specs)."""
+    ospec, venc = tables().by_vhlo[name]
+    if name == "vhlo.return_v1" and in_func:
+        ospec = S.op("func.return")
+    info = (ospec, {a.name: a.kind for a in ospec.attributes}, set(n.rstrip(".") for n in venc.attributes),
+            ospec.short_name, [a for a in ospec.attributes if a.kind in _STRUCT_KINDS])
+    _FROM_INFO[(name, in_func)] = info
+    return info
 
 
 def op_from_vhlo(op: Operation, vmap: Dict[int, Value], parent: Optional[str]) -> Operation:
@@ -1180,12 +1268,10 @@ def op_from_vhlo(op: Operation, vmap: Dict[int, Value], parent: Optional[str]) -
                         location=op.location)
         child_parent = "builtin.module"
     else:
-        ospec, venc = tables().by_vhlo[op.name]
-        if op.name == "vhlo.return_v1" and parent == "func.func":
-            ospec = S.op("func.return")
-        kinds = {a.name: a.kind for a in ospec.attributes}
-        vnames = set(n.rstrip(".") for n in venc.attributes)
-        short = ospec.short_name
+        info = _FROM_INFO.get((op.name, parent == "func.func"))
+        if info is None:
+            info = _from_info(op.name, parent == "func.func")
+        ospec, kinds, vnames, short, struct_specs = info
         attrs = {}
         struct_vals: Dict[str, Dict[str, object]] = {}
         for name, v in op.attributes.items():
@@ -1210,9 +1296,7 @@ def op_from_vhlo(op: Operation, vmap: Dict[int, Value], parent: Optional[str]) -
             else:
                 struct_vals[name] = v
         # rebuild struct attributes
-        for a in ospec.attributes:
-            if a.kind not in _STRUCT_KINDS:
-                continue
+        for a in struct_specs:
             if a.kind == "channel_handle":
                 cid = struct_vals.get("channel_id")
                 ctype = struct_vals.get("channel_type")
