@@ -114,8 +114,14 @@ def array_from_literal(text: str, ttype: TensorType) -> np.ndarray:
         else:
             arr = np.array(vals, dtype=np.float64).astype(dt)
     elif et.is_bool:
+        if any(isinstance(v, float) for v in flat):
+            raise ValueError("expected integer elements, but parsed floating-point")
         arr = np.array([bool(_scalar_to(et, v)) for v in flat], dtype=np.bool_)
     else:
+        if any(isinstance(v, float) for v in flat):
+            raise ValueError("expected integer elements, but parsed floating-point")
+        if any(isinstance(v, bool) for v in flat):
+            raise ValueError("expected i1 type for 'true' or 'false' values")
         ints = [int(_scalar_to(et, v)) for v in flat]
         bits = et.bits
         if et.is_unsigned:

@@ -235,6 +235,8 @@ class Parser:
             return self.parse_function_type()
         if c == "!":
             m = sc.match(BANG_ID)
+            if not m:
+                raise sc.error("expected a dialect type name after '!'")
             name = m.group(1)
             if name in self.type_aliases:
                 return self.type_aliases[name]
@@ -323,7 +325,10 @@ class Parser:
             sc.pos = m.end()
             storage = ElementType("si" + m.group(1), "signed", base.bits, base.dtype_name)
         else:
+            pos = sc.pos
             storage = self.parse_element_type()
+            if not isinstance(storage, ElementType):
+                raise sc.error("expected an integer storage type", pos)
         smin = smax = None
         if sc.accept("<"):
             smin = sc.integer()
@@ -591,6 +596,8 @@ class Parser:
                 return hit
         if not isinstance(t, TensorType):
             raise sc.error("dense attribute needs a tensor type", start)
+        if not isinstance(dense.storage_element(t), ElementType):
+            raise sc.error(f"dense attribute cannot hold elements of type {t.element_type}", start)
         if not t.is_static:
             raise sc.error("dense attribute needs a static shape", start)
         try:
@@ -754,6 +761,8 @@ class Parser:
         sc.ws()
         if sc.peek("#"):
             m = sc.match(HASH_ID)
+            if not m:
+                raise sc.error("expected a location alias (#loc...)")
             name = m.group(1)
             if name in self.attr_aliases and isinstance(self.attr_aliases[name], Location):
                 return self.attr_aliases[name]
@@ -929,6 +938,8 @@ class Parser:
             while not sc.accept("}"):
                 if sc.peek("^"):
                     m = sc.match(BLOCK_ID)
+                    if not m:
+                        raise sc.error("expected a block label (^bbN)")
                     new_block = Block(label=m.group(1))
                     if block is not None and entry_args is not None and not block.operations and len(region.blocks) == 1 and not block.arguments:
                         region.blocks.pop()
