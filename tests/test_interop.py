@@ -207,8 +207,7 @@ CASES = [
     Case("random_normal_threefry", _random),
     Case("cholesky_lapack", _cholesky,
          run_xfail="custom_call @lapack_spotrf_ffi is XLA CPU's, not StableHLO"),
-    Case("shape_poly_export", _shape_poly, export=True,
-         run_xfail="custom_call @shape_assertion (jax.export) not run"),
+    Case("shape_poly_export", _shape_poly, export=True),
 ]
 
 

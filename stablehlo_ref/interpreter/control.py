@@ -43,6 +43,9 @@ def custom_call(ctx, op, *args):
     target = op.attributes["call_target_name"].value
     from .check import CUSTOM_CALL_CHECKS
     fn = CUSTOM_CALL_CHECKS.get(target)
+    if fn is None:
+        from .jax_calls import JAX_CUSTOM_CALLS
+        fn = JAX_CUSTOM_CALLS.get(target)
     if fn is not None:
         out = fn(ctx, op, *args)
         return out if out is not None else []
