@@ -173,6 +173,17 @@ def _cholesky(rng):
             [_f32(rng, 4, 4)])
 
 
+def _lu_solve(rng):
+    return (lambda a, b: (jax.lax.linalg.lu(a), jnp.linalg.solve(a, b)),
+            [_f32(rng, 2, 5, 5), _f32(rng, 2, 5, 3)])
+
+
+def _inv_det(rng):
+    return (lambda a: (jnp.linalg.inv(a @ a.T + 5 * jnp.eye(5, dtype=jnp.float32)), jnp.linalg.det(a),
+                       jax.scipy.linalg.cho_solve(jax.scipy.linalg.cho_factor(a @ a.T + jnp.eye(5)), a)),
+            [_f32(rng, 5, 5)])
+
+
 def _shape_poly(rng):
     from jax import export
 
@@ -205,8 +216,10 @@ CASES = [
     Case("bf16_matmul", _bf16_matmul, rtol=2 ** -7, atol=2 ** -7),
     Case("rfft", _fft),
     Case("random_normal_threefry", _random),
-    Case("cholesky_lapack", _cholesky,
-         run_xfail="custom_call @lapack_spotrf_ffi is XLA CPU's, not StableHLO"),
+    # XLA CPU's LAPACK custom calls (stablehlo_ref/interpreter/jax_calls.py)
+    Case("cholesky_lapack", _cholesky, rtol=1e-5, atol=1e-5),
+    Case("lu_solve_lapack", _lu_solve, rtol=1e-4, atol=1e-4),
+    Case("inv_det_lapack", _inv_det, rtol=1e-4, atol=1e-4),
     Case("shape_poly_export", _shape_poly, export=True),
 ]
 

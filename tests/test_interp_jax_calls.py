@@ -26,3 +26,57 @@ def test_shape_assertion_passes_when_true():
 def test_shape_assertion_fails_with_jax_message():
     with pytest.raises(InterpreterError, match=r"shape assertion failed: Expected value >= 2 for dimension variable 'b'; got 'b' = 1\."):
         run(parse(_PROG), np.zeros((1, 4), np.float32))
+
+
+def _lapack_prog(target, operand_types, result_types, config):
+    ins = ", ".join(f"%a{i}: {t}" for i, t in enumerate(operand_types))
+    outs = ", ".join(result_types)
+    names = ", ".join(f"%a{i}" for i in range(len(operand_types)))
+    n = len(result_types)
+    res = "%r" if n == 1 else f"%r:{n}"
+    uses = "%r" if n == 1 else ", ".join(f"%r#{i}" for i in range(n))
+    return f"""
+func.func @main({ins}) -> ({outs}) {{
+  {res} = stablehlo.custom_call @{target}({names}) {{mhlo.backend_config = {{{config}}}}} : ({", ".join(operand_types)}) -> ({outs})
+  return {uses} : {outs}
+}}"""
+
+
+def test_lapack_potrf_lower_and_upper():
+    rng = np.random.default_rng(1)
+    a = rng.standard_normal((3, 4, 4))
+    spd = a @ np.swapaxes(a, -1, -2) + 4 * np.eye(4)
+    t = "tensor<3x4x4xf64>"
+    low, info = run(parse(_lapack_prog("lapack_dpotrf_ffi", [t], [t, "tensor<3xi32>"], "uplo = 76 : ui8")), spd)
+    L = np.linalg.cholesky(spd)
+    np.testing.assert_allclose(np.tril(low), L, rtol=1e-12)
+    np.testing.assert_array_equal(np.triu(low, 1), np.triu(spd, 1))      # other triangle untouched
+    np.testing.assert_array_equal(info, 0)
+    up, _ = run(parse(_lapack_prog("lapack_dpotrf_ffi", [t], [t, "tensor<3xi32>"], "uplo = 85 : ui8")), spd)
+    np.testing.assert_allclose(np.triu(up), np.swapaxes(L, -1, -2), rtol=1e-12)
+    bad = spd.copy()
+    bad[1, 2, 2] = -50.0
+    _, info = run(parse(_lapack_prog("lapack_dpotrf_ffi", [t], [t, "tensor<3xi32>"], "uplo = 76 : ui8")), bad)
+    assert list(info) == [0, 3, 0]        # LAPACK's info: the order of the first bad minor
+
+
+def test_lapack_getrf_and_trsm_solve():
+    rng = np.random.default_rng(2)
+    a = rng.standard_normal((2, 5, 5)).astype(np.float32)
+    t = "tensor<2x5x5xf32>"
+    lu, ipiv, info = run(parse(_lapack_prog("lapack_sgetrf_ffi", [t], [t, "tensor<2x5xi32>", "tensor<2xi32>"], "")), a)
+    np.testing.assert_array_equal(info, 0)
+    for b in range(2):
+        perm = np.arange(5)
+        for k, p in enumerate(ipiv[b] - 1):          # 1-based LAPACK row swaps
+            perm[[k, p]] = perm[[p, k]]
+        L = np.tril(lu[b], -1) + np.eye(5)
+        U = np.triu(lu[b])
+        np.testing.assert_allclose(L @ U, a[b][perm], rtol=1e-4, atol=1e-5)
+        assert np.all(np.abs(L) <= 1 + 1e-6)           # partial pivoting bounds the multipliers
+    rhs = rng.standard_normal((2, 5, 3)).astype(np.float32)
+    tb = "tensor<2x5x3xf32>"
+    (x,) = run(parse(_lapack_prog("lapack_strsm_ffi", [t, tb], [tb],
+                                  "diag = 78 : ui8, side = 76 : ui8, trans_x = 84 : ui8, uplo = 85 : ui8")), a, rhs)
+    U = np.triu(a)
+    np.testing.assert_allclose(np.swapaxes(U, -1, -2) @ x, rhs, rtol=1e-3, atol=1e-4)

@@ -4,6 +4,11 @@ interpreter can honour without any JAX code:
 - `@shape_assertion(%pred, %dim...)` (jax.export of shape-polymorphic functions, api_version 2,
   `error_message` with `{0}`, `{1}`... standing for the dimension operands): fails the run with
   that message when `%pred` is false, as JAX's runtime does.
+- LAPACK calls JAX emits for linear algebra on CPU (the `_ffi` kernels, batched over leading
+  dimensions): `@lapack_?potrf_ffi` (Cholesky; `uplo` 76 'L' / 85 'U' in mhlo.backend_config;
+  the other triangle is left as given) and `@lapack_?getrf_ffi` (LU with partial pivoting;
+  1-based pivot rows and LAPACK's `info`). Values are those of a textbook factorization, so
+  they agree with LAPACK to rounding, not bit for bit.
 """
 from __future__ import annotations
 
@@ -27,6 +32,116 @@ def _shape_assertion(ctx, op, pred=None, *dims):
     raise InterpreterError(f"shape assertion failed: {text}", op.where())
 
 
+def _backend_config(op) -> dict:
+    d = op.attributes.get("mhlo.backend_config")
+    entries = getattr(d, "entries", ()) or ()
+    return {k: getattr(v, "value", v) for k, v in entries}
+
+
+def _square_batch(op, a, what):
+    a = np.asarray(a)
+    if a.ndim < 2:
+        raise InterpreterError(f"custom_call @{what}: operand must have rank >= 2, got shape {a.shape}", op.where())
+    return a
+
+
+def _potrf(ctx, op, a=None, *rest):
+    """(factor, info): the Cholesky factor in the `uplo` triangle, the other one untouched."""
+    if a is None or rest:
+        raise InterpreterError("custom_call @lapack_?potrf_ffi takes one operand", op.where())
+    a = _square_batch(op, a, "lapack_potrf_ffi")
+    n = a.shape[-1]
+    if a.shape[-2] != n:
+        raise InterpreterError(f"custom_call @lapack_?potrf_ffi: matrix must be square, got {a.shape}", op.where())
+    upper = int(_backend_config(op).get("uplo", 76)) == 85
+    work = np.swapaxes(a, -1, -2).conj() if upper else a       # numpy reads the lower triangle
+    wide = work.astype(np.complex128 if np.iscomplexobj(a) else np.float64)
+    batch = a.shape[:-2]
+    flat = wide.reshape((-1, n, n))
+    factors = np.empty_like(flat)
+    info = np.zeros(flat.shape[0], dtype=np.int32)
+    for b in range(flat.shape[0]):          # (a loop over the batch, not over elements)
+        try:
+            factors[b] = np.linalg.cholesky(flat[b])
+        except np.linalg.LinAlgError:
+            factors[b] = np.nan
+            info[b] = _first_bad_minor(flat[b])
+    lower_mask = np.tril(np.ones((n, n), dtype=bool))
+    if upper:
+        factors = np.swapaxes(factors, -1, -2).conj()
+        mask = lower_mask.T
+    else:
+        mask = lower_mask
+    out = np.where(mask, factors.reshape(a.shape).astype(a.dtype), a)
+    return [out, info.reshape(batch)]
+
+
+def _first_bad_minor(m) -> int:
+    for k in range(1, m.shape[0] + 1):
+        try:
+            np.linalg.cholesky(m[:k, :k])
+        except np.linalg.LinAlgError:
+            return k
+    return m.shape[0]
+
+
+def _getrf(ctx, op, a=None, *rest):
+    """(lu, ipiv, info): P A = L U with partial pivoting, L unit lower and U upper packed in one
+    matrix, `ipiv` the 1-based row swapped with at each step, `info` the first zero pivot."""
+    if a is None or rest:
+        raise InterpreterError("custom_call @lapack_?getrf_ffi takes one operand", op.where())
+    a = _square_batch(op, a, "lapack_getrf_ffi")
+    m, n = a.shape[-2:]
+    batch = a.shape[:-2]
+    wide = np.array(a.reshape((-1, m, n)), dtype=np.complex128 if np.iscomplexobj(a) else np.float64)
+    nb = wide.shape[0]
+    k_max = min(m, n)
+    ipiv = np.zeros((nb, k_max), dtype=np.int32)
+    info = np.zeros(nb, dtype=np.int32)
+    rows = np.arange(nb)
+    for k in range(k_max):                   # (a loop over columns, vectorized over the batch)
+        col = wide[:, k:, k]
+        # LAPACK's i?amax: |re| + |im| for complex numbers, not the modulus
+        mag = np.abs(col.real) + np.abs(col.imag) if np.iscomplexobj(col) else np.abs(col)
+        p = k + np.argmax(mag, axis=1)
+        ipiv[:, k] = p + 1
+        top = wide[rows, k, :].copy()
+        wide[rows, k, :] = wide[rows, p, :]
+        wide[rows, p, :] = top
+        pivot = wide[:, k, k]
+        zero = pivot == 0
+        info = np.where(zero & (info == 0), k + 1, info)
+        safe = np.where(zero, 1, pivot)
+        wide[:, k + 1:, k] = np.where(zero[:, None], wide[:, k + 1:, k], wide[:, k + 1:, k] / safe[:, None])
+        wide[:, k + 1:, k + 1:] -= wide[:, k + 1:, k][:, :, None] * wide[:, k, k + 1:][:, None, :]
+    lu = wide.reshape(a.shape).astype(a.dtype)
+    return [lu, ipiv.reshape(batch + (k_max,)), info.reshape(batch)]
+
+
+_TRANS = {78: "NO_TRANSPOSE", 84: "TRANSPOSE", 67: "ADJOINT"}
+
+
+def _trsm(ctx, op, a=None, b=None, *rest):
+    """op(A) X = B (side 'L') or X op(A) = B (side 'R'), A triangular (`uplo`), unit diagonal
+    when `diag` is 'U', op from `trans_x` ('N', 'T', 'C')."""
+    if a is None or b is None or rest:
+        raise InterpreterError("custom_call @lapack_?trsm_ffi takes two operands", op.where())
+    from .linalg import solve_triangular
+    cfg = _backend_config(op)
+    trans = _TRANS.get(int(cfg.get("trans_x", 78)))
+    if trans is None:
+        raise InterpreterError(f"custom_call @lapack_?trsm_ffi: unknown trans_x {cfg.get('trans_x')}", op.where())
+    a, b = np.asarray(a), np.asarray(b)
+    cd = np.complex128 if np.iscomplexobj(a) or np.iscomplexobj(b) else np.float64
+    x = solve_triangular(a, b, left=int(cfg.get("side", 76)) == 76, lower=int(cfg.get("uplo", 76)) == 76,
+                         unit=int(cfg.get("diag", 78)) == 85, trans=trans, cd=cd)
+    return [x.astype(b.dtype)]
+
+
 JAX_CUSTOM_CALLS = {
     "shape_assertion": _shape_assertion,
 }
+for _p in "sdcz":
+    JAX_CUSTOM_CALLS[f"lapack_{_p}potrf_ffi"] = _potrf
+    JAX_CUSTOM_CALLS[f"lapack_{_p}getrf_ffi"] = _getrf
+    JAX_CUSTOM_CALLS[f"lapack_{_p}trsm_ffi"] = _trsm

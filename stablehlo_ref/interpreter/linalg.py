@@ -124,7 +124,13 @@ def triangular_solve(ctx, op, a, b):
     unit = _flag(a_.get("unit_diagonal"))
     trans = _enum(a_.get("transpose_a"), "NO_TRANSPOSE")
     et = elem(op.results[0].type)
-    cd = _linalg_dtype(et)
+    X = solve_triangular(a, b, left, lower, unit, trans, _linalg_dtype(et))
+    return X.astype(et.dtype) if et.is_complex else from_compute(X, et)
+
+
+def solve_triangular(a, b, left: bool, lower: bool, unit: bool, trans: str, cd):
+    """op(A) X = B (`left`) or X op(A) = B, A triangular, in dtype `cd`; op is NO_TRANSPOSE,
+    TRANSPOSE or ADJOINT. A singular A gives NaN."""
     A = a.astype(cd)
     B = b.astype(cd)
     A = np.tril(A) if lower else np.triu(A)
@@ -145,7 +151,7 @@ def triangular_solve(ctx, op, a, b):
                 X = np.swapaxes(np.linalg.solve(np.swapaxes(A, -1, -2), np.swapaxes(B, -1, -2)), -1, -2)
         except np.linalg.LinAlgError:
             X = np.full(np.broadcast_shapes(B.shape), np.nan, dtype=cd)
-    return X.astype(et.dtype) if et.is_complex else from_compute(X, et)
+    return X
 
 
 @kernel("stablehlo.cholesky")
