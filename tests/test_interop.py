@@ -184,6 +184,16 @@ def _inv_det(rng):
             [_f32(rng, 5, 5)])
 
 
+def _qr_eigh_svd(rng):
+    def f(a, s):
+        q, r = jnp.linalg.qr(a)
+        w, v = jnp.linalg.eigh(s + s.T)
+        u, sv, vt = jnp.linalg.svd(a, full_matrices=False)
+        # eigenvectors and singular vectors are unique up to sign: compare what they rebuild
+        return q @ r, jnp.abs(q), w, (v * w) @ v.T, sv, (u * sv) @ vt, jnp.linalg.pinv(a)
+    return f, [_f32(rng, 6, 4), _f32(rng, 4, 4)]
+
+
 def _shape_poly(rng):
     from jax import export
 
@@ -220,6 +230,7 @@ CASES = [
     Case("cholesky_lapack", _cholesky, rtol=1e-5, atol=1e-5),
     Case("lu_solve_lapack", _lu_solve, rtol=1e-4, atol=1e-4),
     Case("inv_det_lapack", _inv_det, rtol=1e-4, atol=1e-4),
+    Case("qr_eigh_svd_lapack", _qr_eigh_svd, rtol=1e-4, atol=1e-4),
     Case("shape_poly_export", _shape_poly, export=True),
 ]
 

@@ -80,3 +80,25 @@ def test_lapack_getrf_and_trsm_solve():
                                   "diag = 78 : ui8, side = 76 : ui8, trans_x = 84 : ui8, uplo = 85 : ui8")), a, rhs)
     U = np.triu(a)
     np.testing.assert_allclose(np.swapaxes(U, -1, -2) @ x, rhs, rtol=1e-3, atol=1e-4)
+
+
+def test_lapack_qr_eigh_svd_rebuild_their_input():
+    rng = np.random.default_rng(3)
+    a = rng.standard_normal((2, 5, 3))
+    t, tt = "tensor<2x5x3xf64>", "tensor<2x3xf64>"
+    h, tau = run(parse(_lapack_prog("lapack_dgeqrf_ffi", [t], [t, tt], "")), a)
+    (q,) = run(parse(_lapack_prog("lapack_dorgqr_ffi", [t, tt], [t], "")), h, tau)
+    r = np.triu(h[:, :3, :])
+    np.testing.assert_allclose(q @ r, a, atol=1e-12)
+    np.testing.assert_allclose(np.swapaxes(q, -1, -2) @ q, np.broadcast_to(np.eye(3), (2, 3, 3)), atol=1e-12)
+    s = a[:, :3, :] + np.swapaxes(a[:, :3, :], -1, -2)
+    ts = "tensor<2x3x3xf64>"
+    v, w, info = run(parse(_lapack_prog("lapack_dsyevd_ffi", [ts], [ts, tt, "tensor<2xi32>"],
+                                        "mode = 86 : ui8, uplo = 76 : ui8")), s)
+    assert np.all(np.diff(w, axis=-1) >= 0)                         # ascending, as LAPACK
+    np.testing.assert_allclose((v * w[:, None, :]) @ np.swapaxes(v, -1, -2), s, atol=1e-12)
+    _, sv, u, vt, info = run(parse(_lapack_prog(
+        "lapack_dgesdd_ffi", [t], [t, tt, "tensor<2x5x3xf64>", ts, "tensor<2xi32>"], "mode = 83 : ui8")), a)
+    assert np.all(np.diff(sv, axis=-1) <= 0)                        # descending
+    np.testing.assert_allclose((u * sv[:, None, :]) @ vt, a, atol=1e-12)
+    np.testing.assert_array_equal(info, 0)

@@ -7,8 +7,11 @@ interpreter can honour without any JAX code:
 - LAPACK calls JAX emits for linear algebra on CPU (the `_ffi` kernels, batched over leading
   dimensions): `@lapack_?potrf_ffi` (Cholesky; `uplo` 76 'L' / 85 'U' in mhlo.backend_config;
   the other triangle is left as given) and `@lapack_?getrf_ffi` (LU with partial pivoting;
-  1-based pivot rows and LAPACK's `info`). Values are those of a textbook factorization, so
-  they agree with LAPACK to rounding, not bit for bit.
+  1-based pivot rows and LAPACK's `info`), `@lapack_?trsm_ffi` (triangular solve),
+  `@lapack_?geqrf_ffi` / `@lapack_?orgqr_ffi` / `@lapack_?ungqr_ffi` (Householder QR),
+  `@lapack_?syevd_ffi` / `@lapack_?heevd_ffi` (symmetric/Hermitian eigensolver) and
+  `@lapack_?gesdd_ffi` (SVD). Values agree with LAPACK to rounding, not bit for bit;
+  eigenvectors and singular vectors are unique only up to sign (phase), as in LAPACK.
 """
 from __future__ import annotations
 
@@ -138,6 +141,101 @@ def _trsm(ctx, op, a=None, b=None, *rest):
     return [x.astype(b.dtype)]
 
 
+def _result_dtype(op, i):
+    from .numerics import elem
+    return elem(op.results[i].type).dtype
+
+
+def _result_shape(op, i):
+    return tuple(op.results[i].type.shape)
+
+
+def _batched(a):
+    """(flat batch of matrices, batch shape)."""
+    a = np.asarray(a)
+    return a.reshape((-1,) + a.shape[-2:]), a.shape[:-2]
+
+
+def _geqrf(ctx, op, a=None, *rest):
+    """(householder, tau): R in the upper triangle, the reflectors' tails below it."""
+    if a is None or rest:
+        raise InterpreterError("custom_call @lapack_?geqrf_ffi takes one operand", op.where())
+    flat, batch = _batched(_square_batch(op, a, "lapack_geqrf_ffi"))
+    k = min(flat.shape[-2:])
+    h = np.empty(flat.shape, dtype=np.complex128 if np.iscomplexobj(flat) else np.float64)
+    tau = np.empty((flat.shape[0], k), dtype=h.dtype)
+    for b in range(flat.shape[0]):       # (a loop over the batch)
+        hb, tb = np.linalg.qr(flat[b].astype(h.dtype), mode="raw")
+        h[b] = hb.T                      # numpy returns LAPACK's column-major array transposed
+        tau[b] = tb
+    return [h.reshape(np.shape(a)).astype(np.asarray(a).dtype), tau.reshape(batch + (k,)).astype(_result_dtype(op, 1))]
+
+
+def _orgqr(ctx, op, a=None, tau=None, *rest):
+    """The first n columns of Q = H(1) ... H(k), H(i) = I - tau_i v_i v_i^H."""
+    if a is None or tau is None or rest:
+        raise InterpreterError("custom_call @lapack_?orgqr_ffi takes two operands", op.where())
+    flat, batch = _batched(_square_batch(op, a, "lapack_orgqr_ffi"))
+    cd = np.complex128 if np.iscomplexobj(flat) else np.float64
+    h = flat.astype(cd)
+    taus = np.asarray(tau).reshape((h.shape[0], -1)).astype(cd)
+    m, n = h.shape[-2:]
+    q = np.broadcast_to(np.eye(m, n, dtype=cd), h.shape).copy()
+    for i in range(taus.shape[1] - 1, -1, -1):     # (a loop over the reflectors)
+        v = np.zeros((h.shape[0], m), dtype=cd)
+        v[:, i] = 1
+        v[:, i + 1:] = h[:, i + 1:, i]
+        w = np.einsum("bm,bmn->bn", v.conj(), q)
+        q -= taus[:, i, None, None] * v[:, :, None] * w[:, None, :]
+    return [q.reshape(np.shape(a)).astype(np.asarray(a).dtype)]
+
+
+def _syevd(ctx, op, a=None, *rest):
+    """(eigenvectors, eigenvalues ascending, info) from the `uplo` triangle."""
+    if a is None or rest:
+        raise InterpreterError("custom_call @lapack_?syevd_ffi takes one operand", op.where())
+    cfg = _backend_config(op)
+    flat, batch = _batched(_square_batch(op, a, "lapack_syevd_ffi"))
+    cd = np.complex128 if np.iscomplexobj(flat) else np.float64
+    uplo = "U" if int(cfg.get("uplo", 76)) == 85 else "L"
+    # in the operand's own precision (LAPACK's s/c routines for 32-bit types), so that the
+    # vectors' signs come out as XLA's
+    work = flat if flat.dtype in (np.float32, np.float64, np.complex64, np.complex128) else flat.astype(cd)
+    with np.errstate(all="ignore"):
+        w, v = np.linalg.eigh(work, UPLO=uplo)
+    vectors = v if int(cfg.get("mode", 86)) == 86 else flat
+    n = flat.shape[-1]
+    return [vectors.reshape(np.shape(a)).astype(np.asarray(a).dtype),
+            w.reshape(batch + (n,)).astype(_result_dtype(op, 1)),
+            np.zeros(batch, dtype=np.int32)]
+
+
+def _gesdd(ctx, op, a=None, *rest):
+    """(overwritten a, singular values descending, u, vt, info); `mode` 'A' full, 'S' reduced,
+    'N' values only."""
+    if a is None or rest:
+        raise InterpreterError("custom_call @lapack_?gesdd_ffi takes one operand", op.where())
+    cfg = _backend_config(op)
+    mode = int(cfg.get("mode", 65))
+    flat, batch = _batched(_square_batch(op, a, "lapack_gesdd_ffi"))
+    cd = np.complex128 if np.iscomplexobj(flat) else np.float64
+    with np.errstate(all="ignore"):
+        if mode == 78:
+            s = np.linalg.svd(flat.astype(cd), compute_uv=False)
+            u = vt = None
+        else:
+            u, s, vt = np.linalg.svd(flat.astype(cd), full_matrices=(mode == 65))
+    outs = [np.asarray(a), s.reshape(batch + s.shape[-1:]).astype(_result_dtype(op, 1))]
+    for i, x in ((2, u), (3, vt)):
+        shape = _result_shape(op, i)
+        if x is None or int(np.prod(shape)) != x.size:
+            outs.append(np.zeros(shape, dtype=_result_dtype(op, i)))
+        else:
+            outs.append(x.reshape(shape).astype(_result_dtype(op, i)))
+    outs.append(np.zeros(batch, dtype=np.int32))
+    return outs
+
+
 JAX_CUSTOM_CALLS = {
     "shape_assertion": _shape_assertion,
 }
@@ -145,3 +243,11 @@ for _p in "sdcz":
     JAX_CUSTOM_CALLS[f"lapack_{_p}potrf_ffi"] = _potrf
     JAX_CUSTOM_CALLS[f"lapack_{_p}getrf_ffi"] = _getrf
     JAX_CUSTOM_CALLS[f"lapack_{_p}trsm_ffi"] = _trsm
+    JAX_CUSTOM_CALLS[f"lapack_{_p}geqrf_ffi"] = _geqrf
+    JAX_CUSTOM_CALLS[f"lapack_{_p}gesdd_ffi"] = _gesdd
+for _p in "sd":
+    JAX_CUSTOM_CALLS[f"lapack_{_p}orgqr_ffi"] = _orgqr
+    JAX_CUSTOM_CALLS[f"lapack_{_p}syevd_ffi"] = _syevd
+for _p in "cz":
+    JAX_CUSTOM_CALLS[f"lapack_{_p}ungqr_ffi"] = _orgqr
+    JAX_CUSTOM_CALLS[f"lapack_{_p}heevd_ffi"] = _syevd
