@@ -102,3 +102,23 @@ def test_lapack_qr_eigh_svd_rebuild_their_input():
     assert np.all(np.diff(sv, axis=-1) <= 0)                        # descending
     np.testing.assert_allclose((u * sv[:, None, :]) @ vt, a, atol=1e-12)
     np.testing.assert_array_equal(info, 0)
+
+
+def test_sharding_annotations_are_identities_on_one_device():
+    prog = """
+func.func @main(%a: tensor<4x2xf32>) -> tensor<4x2xf32> {
+  %0 = stablehlo.custom_call @Sharding(%a) {mhlo.sharding = "{devices=[2,1]<=[2]}"} : (tensor<4x2xf32>) -> tensor<4x2xf32>
+  %1 = stablehlo.custom_call @SPMDFullToShardShape(%0) {mhlo.sharding = "{manual}"} : (tensor<4x2xf32>) -> tensor<4x2xf32>
+  %2 = stablehlo.custom_call @SPMDShardToFullShape(%1) {mhlo.sharding = "{replicated}"} : (tensor<4x2xf32>) -> tensor<4x2xf32>
+  return %2 : tensor<4x2xf32>
+}"""
+    x = np.arange(8, dtype=np.float32).reshape(4, 2)
+    (out,) = run(parse(prog), x)
+    np.testing.assert_array_equal(out, x)
+    bad = """
+func.func @main(%a: tensor<4x2xf32>) -> tensor<2x2xf32> {
+  %0 = stablehlo.custom_call @SPMDFullToShardShape(%a) {mhlo.sharding = "{manual}"} : (tensor<4x2xf32>) -> tensor<2x2xf32>
+  return %0 : tensor<2x2xf32>
+}"""
+    with pytest.raises(InterpreterError, match="sharded"):
+        run(parse(bad), x)

@@ -12,6 +12,9 @@ interpreter can honour without any JAX code:
   `@lapack_?syevd_ffi` / `@lapack_?heevd_ffi` (symmetric/Hermitian eigensolver) and
   `@lapack_?gesdd_ffi` (SVD). Values agree with LAPACK to rounding, not bit for bit;
   eigenvectors and singular vectors are unique only up to sign (phase), as in LAPACK.
+- Annotations that do not change values on one device: `@Sharding`, `@SPMDFullToShardShape`,
+  `@SPMDShardToFullShape` (when the shapes agree, i.e. one partition),
+  `@annotate_device_placement`, `@MoveToHost`, `@MoveToDevice`, `@LayoutConstraint`.
 """
 from __future__ import annotations
 
@@ -236,8 +239,24 @@ def _gesdd(ctx, op, a=None, *rest):
     return outs
 
 
+def _identity(ctx, op, *args):
+    if len(args) != len(op.results):
+        raise InterpreterError(f"custom_call @{op.attributes['call_target_name'].value}: expected as many "
+                               f"results as operands", op.where())
+    for i, (x, r) in enumerate(zip(args, op.results)):
+        if tuple(np.shape(x)) != _result_shape(op, i):
+            raise InterpreterError(
+                f"custom_call @{op.attributes['call_target_name'].value}: result #{i} has shape "
+                f"{_result_shape(op, i)} but the operand {tuple(np.shape(x))}; sharded (manual) "
+                "partitioning across several devices is not interpreted", op.where())
+    return list(args)
+
+
 JAX_CUSTOM_CALLS = {
     "shape_assertion": _shape_assertion,
+    **{name: _identity for name in ("Sharding", "SPMDFullToShardShape", "SPMDShardToFullShape",
+                                    "annotate_device_placement", "MoveToHost", "MoveToDevice",
+                                    "LayoutConstraint")},
 }
 for _p in "sdcz":
     JAX_CUSTOM_CALLS[f"lapack_{_p}potrf_ffi"] = _potrf
