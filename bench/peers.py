@@ -4,116 +4,24 @@ subprocess because an error in the C++ interpreter aborts the whole process; tur
 upstream-style test programs into plain functions those peers can run; comparing results.
 
 Nothing here is imported by the package or its tests; jax/jaxlib are needed only for the
-peer columns (`pip install -e .[interop]`)."""
+peer columns (`pip install -e .[interop]`). The program rewriting comes from
+`stablehlo_ref.conformance`."""
 from __future__ import annotations
 
 import multiprocessing as mp
 import os
-import re
 import time
 from dataclasses import dataclass, field
-from typing import List, Optional
+from typing import Optional
 
 import numpy as np
 
 # ---------------------------------------------------------------------------- programs
 
-_CHECK_LINE = re.compile(
-    r"^[ \t]*stablehlo\.custom_call @check\.\w+\((?P<ops>[^)]*)\)[^\n]*?:\s*\((?P<types>.*)\)\s*->\s*\(\)[ \t]*\n",
-    re.M)
-_CHECK_OP_LINE = re.compile(r"^[ \t]*\"?check\.\w+\"?[^\n]*\n", re.M)
-_MAIN = re.compile(r"func\.func\s+(?:public\s+)?@main\s*\(\s*\)\s*->\s*")
-_RETURN = re.compile(r"^([ \t]+)(?:func\.)?return\b[^\n]*\n", re.M)
-
-
-class NotRunnable(Exception):
-    """The program has a shape the benchmark does not rewrite (e.g. @main takes arguments)."""
-
-
-def split_top(s: str, sep: str = ",") -> List[str]:
-    """Split at `sep` outside <>, (), [] and {}."""
-    out, depth, cur = [], 0, []
-    for ch in s:
-        if ch in "<([{":
-            depth += 1
-        elif ch in ">)]}":
-            depth -= 1
-        if ch == sep and depth == 0:
-            out.append("".join(cur).strip())
-            cur = []
-        else:
-            cur.append(ch)
-    if "".join(cur).strip():
-        out.append("".join(cur).strip())
-    return out
-
-
-def _match_paren(s: str, i: int) -> int:
-    """Index just past the bracket group that opens at s[i]."""
-    depth = 0
-    for j in range(i, len(s)):
-        if s[j] in "<([{":
-            depth += 1
-        elif s[j] in ">)]}":
-            depth -= 1
-            if depth == 0:
-                return j + 1
-    raise NotRunnable("unbalanced brackets in @main's signature")
-
-
-def _complex_part_type(t: str) -> Optional[str]:
-    m = re.search(r"complex<(f\d+)>", t)
-    return t.replace(m.group(0), m.group(1)) if m else None
-
-
-def strip_checks(text: str):
-    """Rewrite an upstream test program (`@main()` whose results are checked by
-    `@check.*` custom calls) into one whose `@main` returns the checked (actual) values
-    instead, complex ones split into real and imaginary parts, so that interpreters that
-    know no `check` dialect can run it. Returns (new text, list of result labels)."""
-    checks = []
-    for m in _CHECK_LINE.finditer(text):
-        ops = split_top(m.group("ops"))
-        types = split_top(m.group("types"))
-        if len(ops) < 1 or len(types) != len(ops):
-            raise NotRunnable(f"unexpected check line: {m.group(0).strip()[:120]}")
-        checks.append((ops[0], types[0]))
-    if not checks:
-        raise NotRunnable("no @check custom calls")
-    if _CHECK_OP_LINE.search(_CHECK_LINE.sub("", text)):
-        raise NotRunnable("uses check dialect ops")
-    body = _CHECK_LINE.sub("", text)
-    mm = _MAIN.search(body)
-    if not mm:
-        raise NotRunnable("no argument-less @main")
-    start = mm.end()
-    if body[start] == "(":
-        end = _match_paren(body, start)
-    else:
-        end = body.index("{", start)
-    ret = _RETURN.search(body, end)
-    if not ret:
-        raise NotRunnable("no return in @main")
-    indent = ret.group(1)
-    extra, values, types, labels = [], [], [], []
-    for i, (v, t) in enumerate(checks):
-        part = _complex_part_type(t)
-        if part is None:
-            values.append(v)
-            types.append(t)
-            labels.append(f"{i}")
-            continue
-        for kind in ("real", "imag"):
-            name = f"%bench_{kind}{i}"
-            extra.append(f"{indent}{name} = stablehlo.{kind} {v} : ({t}) -> {part}\n")
-            values.append(name)
-            types.append(part)
-            labels.append(f"{i}.{kind}")
-    new_ret = f"{indent}return {', '.join(values)} : {', '.join(types)}\n"
-    new_sig = "(" + ", ".join(types) + ")" + ("" if body[end].isspace() else " ")
-    out = body[:start] + new_sig + body[end:ret.start()]
-    out += "".join(extra) + new_ret + body[ret.end():]
-    return out, labels
+# Turning an upstream test program (`@main()` checked by `@check.*` custom calls) into one
+# whose `@main` returns the checked values lives in the conformance suite, which builds its
+# cases the same way: strip_checks(text) -> (program text, result labels).
+from stablehlo_ref.conformance.cases import NotRunnable, strip_checks  # noqa: E402,F401
 
 
 # ---------------------------------------------------------------------------- our side

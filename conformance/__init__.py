@@ -1,0 +1,21 @@
+"""The backend conformance suite: cases built from upstream-style checked test programs,
+backend adapters (reference, xla, upstream, iree), a runner and its report.
+
+    from stablehlo_ref.conformance import load_cases, get_backend, run_suite
+    cases = load_cases(["path/to/stablehlo-tests/testdata"])
+    with get_backend("xla") as b:
+        report = run_suite(b, cases)
+    print(report.format())
+
+See conformance/README.md. Optional dependencies (jax, iree) are imported only by the
+adapters that need them, in their worker subprocess."""
+from .backends import (Backend, BackendError, BackendUnsupported, IreeBackend, ReferenceBackend,
+                       UpstreamBackend, XlaBackend, get_backend, register_backend)
+from .cases import Case, NotRunnable, Rule, extract_cases, load_cases, strip_checks
+from .compare import compare_case, compare_output, describe_mismatch
+from .runner import CaseOutcome, Report, load_known_failures, run_case, run_suite
+
+__all__ = ["Backend", "BackendError", "BackendUnsupported", "IreeBackend", "ReferenceBackend",
+           "UpstreamBackend", "XlaBackend", "get_backend", "register_backend", "Case", "NotRunnable",
+           "Rule", "extract_cases", "load_cases", "strip_checks", "compare_case", "compare_output",
+           "describe_mismatch", "CaseOutcome", "Report", "load_known_failures", "run_case", "run_suite"]

@@ -6,6 +6,9 @@
     stablehlo-ref print FILE [--generic] [--strip-debuginfo]
     stablehlo-ref convert IN -o OUT [--target V] [--emit bytecode|text] [--strip-debuginfo] [--inline-resources]
     stablehlo-ref spec [OP]
+    stablehlo-ref conform --backend NAME [--corpus DIR ...] [--pattern GLOB] [--op NAME] [--json OUT]
+                          [--known-failures FILE] [--timeout S] [--strict] [--extra-ulps N]
+    stablehlo-ref conform --list-backends
 
 Every user error is one line on stderr; exit code 1 for an invalid program or a failed check,
 2 for usage and I/O errors."""
@@ -223,6 +226,67 @@ def cmd_spec(args) -> int:
     return 0
 
 
+def cmd_conform(args) -> int:
+    """Run the conformance suite on a backend; 0 when no case fails or errors (and, with
+    --known-failures, none fails outside the list and no listed case passes)."""
+    from .conformance import get_backend, load_cases, load_known_failures, run_suite
+    from .conformance.backends import BACKENDS
+    if args.list_backends:
+        for name in BACKENDS:
+            b = get_backend(name)
+            try:
+                ok, why = b.available()
+                print(f"{b.name}: {'available: ' + b.describe() if ok else 'unavailable: ' + why}")
+            finally:
+                b.close()
+        return 0
+    if not args.backend:
+        raise UsageError("conform needs --backend NAME (or --list-backends)")
+    corpora = args.corpus
+    if not corpora:
+        root = os.environ.get("STABLEHLO_TESTS")
+        if not root:
+            raise UsageError("conform needs --corpus DIR (or STABLEHLO_TESTS set to a folder holding interpret/, math/, testdata/)")
+        corpora = [os.path.join(root, d) for d in ("interpret", "math", "testdata") if os.path.isdir(os.path.join(root, d))]
+        if not corpora:
+            raise UsageError(f"STABLEHLO_TESTS={root} holds none of interpret/, math/, testdata/")
+    for d in corpora:
+        if not os.path.exists(d):
+            raise UsageError(f"corpus {d} does not exist")
+    if args.timeout is not None and args.timeout <= 0:
+        raise UsageError("--timeout must be positive")
+    known = load_known_failures(args.known_failures) if args.known_failures else None
+    backend = get_backend(args.backend, extra_ulps=args.extra_ulps)
+    try:
+        ok, why = backend.available()
+        if not ok:
+            raise UsageError(f"backend {args.backend} is unavailable: {why}")
+        skipped: list = []
+        cases = load_cases(corpora, pattern=args.pattern, op=args.op, errors=skipped)
+        if args.op:            # what a program that could not be read uses is unknown
+            skipped = []
+        elif args.pattern:
+            import fnmatch
+            skipped = [s for s in skipped if fnmatch.fnmatchcase(s[0], args.pattern)]
+        if not cases:
+            raise UsageError("no cases selected")
+
+        def progress(o):
+            if args.verbose or (o.status != "pass" and not (known and o.id in known)):
+                msg = f": {o.message}" if o.message else ""
+                print(f"{o.status.upper()}: {o.id}{msg}", flush=True)
+        report = run_suite(backend, cases, timeout=args.timeout, known=known, strict=args.strict,
+                           skipped=skipped, complete=not (args.pattern or args.op), progress=progress)
+    finally:
+        backend.close()
+    text = report.format(verbose=False)
+    # the per-case lines were printed as the cases ran
+    print("\n".join(l for l in text.splitlines() if not l.split(":", 1)[0] in ("PASS", "FAIL", "ERROR", "UNSUPPORTED")))
+    if args.json:
+        write_atomically(args.json, json.dumps(report.to_json(), indent=1).encode())
+    return 0 if report.ok else 1
+
+
 def build_parser() -> argparse.ArgumentParser:
     p = _ArgParser(prog="stablehlo-ref", description="Pure-Python StableHLO: parse, print, run and check programs.")
     sub = p.add_subparsers(dest="command", parser_class=_ArgParser)
@@ -258,6 +322,22 @@ def build_parser() -> argparse.ArgumentParser:
     s = sub.add_parser("spec", help="list ops, or show one op's spec entry")
     s.add_argument("op", nargs="?")
     s.set_defaults(fn=cmd_spec)
+    cf = sub.add_parser("conform", help="run the conformance suite on a backend (reference, xla, upstream, iree)")
+    cf.add_argument("--backend", metavar="NAME", help="reference | xla | xla:<platform> | upstream | iree | iree:<driver>")
+    cf.add_argument("--corpus", action="append", metavar="DIR",
+                    help="folder (or file) of upstream-style checked test programs; repeatable "
+                         "(default: interpret/, math/, testdata/ under $STABLEHLO_TESTS)")
+    cf.add_argument("--pattern", metavar="GLOB", help="only case ids matching GLOB (e.g. 'testdata/add_*')")
+    cf.add_argument("--op", metavar="NAME", help="only cases whose program uses op NAME ('add' = stablehlo.add)")
+    cf.add_argument("--json", metavar="OUT", help="write the report as JSON (atomically)")
+    cf.add_argument("--known-failures", metavar="FILE",
+                    help="case-id<TAB>reason lines: listed failures are allowed; a listed case that passes fails the run")
+    cf.add_argument("--timeout", type=float, default=60.0, metavar="S", help="per-case timeout in seconds (default 60)")
+    cf.add_argument("--strict", action="store_true", help="count unsupported cases as failures")
+    cf.add_argument("--extra-ulps", type=int, default=0, metavar="N", help="loosen every ULP bound by N (hardware math libraries)")
+    cf.add_argument("--list-backends", action="store_true", help="list backends and whether each is available")
+    cf.add_argument("-v", "--verbose", action="store_true", help="print every case, passing ones too")
+    cf.set_defaults(fn=cmd_conform)
     return p
 
 

@@ -1,0 +1,197 @@
+"""The worker subprocess behind the `xla`, `upstream` and `iree` backends. Native compilers
+and upstream's C++ interpreter may abort the whole process on a bad program, so they run
+here, one request at a time; the parent restarts the worker after a crash or a timeout.
+
+Protocol (multiprocessing pipe): the parent sends (text, [numpy arrays]); the worker answers
+("ok", [outputs]) with each output ("array", ndarray) or ("text", "dense<...> : tensor<...>"),
+or ("error", stage, message) with stage compile | run | unsupported. `None` ends it."""
+from __future__ import annotations
+
+import os
+import re
+
+import numpy as np
+
+_UNSUPPORTED = re.compile(r"UNIMPLEMENTED|[Uu]nsupported|not supported|not implemented|failed to legalize", re.S)
+
+
+def _first_line(e: BaseException) -> str:
+    s = str(e).strip()
+    lines = [l.strip() for l in s.splitlines() if l.strip()]
+    msg = lines[0] if lines else type(e).__name__
+    # MLIR diagnostics put the useful part on a later line
+    for l in lines[1:4]:
+        if "error:" in l:
+            msg = f"{msg} {l}"
+            break
+    return msg[:500]
+
+
+def _classify(stage: str, e: BaseException):
+    msg = f"{type(e).__name__}: {_first_line(e)}"
+    return ("error", "unsupported" if _UNSUPPORTED.search(str(e)) else stage, msg)
+
+
+def _attr_to_wire(attr):
+    try:
+        a = np.array(attr)
+        shape = tuple(attr.type.shape)
+        if a.shape != shape and a.size == int(np.prod(shape, dtype=np.int64)):
+            a = a.reshape(shape)           # zero-size results come back flat
+        return ("array", a)
+    except Exception:      # bf16/f8/i4...: numpy cannot view it; the parent parses the text
+        return ("text", str(attr))
+
+
+_QUANT_PROBE = """func.func @main(%arg0: tensor<2x!quant.uniform<i8:f32, 0.5:-1>>) -> tensor<2x!quant.uniform<i8:f32, 0.5:-1>> {
+  return %arg0 : tensor<2x!quant.uniform<i8:f32, 0.5:-1>>
+}"""
+
+
+def _load_quant(ctx):
+    """jax's MLIR context does not load the `quant` dialect until something needs it;
+    deserializing a tiny portable artifact with a quantized type (written by our own
+    serializer) loads it, so that programs with quantized types parse."""
+    try:
+        from jaxlib.mlir.dialects import stablehlo
+        from stablehlo_ref.serialization import serialize
+        from stablehlo_ref.text import parse
+        stablehlo.deserialize_portable_artifact(ctx, serialize(parse(_QUANT_PROBE), "1.0.0"))
+    except Exception:      # noqa: BLE001 - without it only quantized programs fail to parse
+        pass
+
+
+def _xla(platform: str):
+    from jax._src import compiler, xla_bridge as xb
+    from jax._src.interpreters import mlir as jmlir
+    from jax._src.lib import xla_client as xc
+    from jaxlib.mlir import ir
+    import jax
+    backend = xb.get_backend(platform)
+    dev = backend.local_devices()[0]
+    devices = xc.DeviceList((dev,))
+    opts = compiler.get_compile_options(num_replicas=1, num_partitions=1)
+    from jaxlib.mlir.dialects import stablehlo
+    from jaxlib.mlir.passmanager import PassManager
+    stablehlo.register_stablehlo_passes()
+    ctx = jmlir.make_ir_context()
+    _load_quant(ctx)
+    with ctx:
+        # XLA takes no quantized types: lower them to integer math first, as a
+        # framework would (the function signature becomes the storage types)
+        quant_to_math = PassManager.parse("builtin.module(func.func(stablehlo-legalize-quant-to-math))")
+
+    def run(text, args):
+        try:
+            with ctx:
+                m = ir.Module.parse(text)
+                if "quant." in text:
+                    quant_to_math.run(m.operation)
+                exe = backend.compile_and_load(m, devices, opts)
+        except Exception as e:
+            return _classify("compile", e)
+        try:
+            bufs = [jax.device_put(a, dev) for a in args]
+            outs = exe.execute_sharded([[b] for b in bufs])
+            outs = [x[0] for x in outs.disassemble_into_single_device_arrays()]
+            return ("ok", [("array", np.asarray(o)) for o in outs])
+        except Exception as e:
+            return _classify("run", e)
+    return run, f"{platform}: {dev.device_kind}"
+
+
+def _upstream():
+    from jax._src.interpreters import mlir as jmlir
+    from jaxlib.mlir import ir
+    from jaxlib.mlir.dialects import stablehlo
+    from jaxlib.mlir.passmanager import PassManager
+    stablehlo.register_stablehlo_passes()
+    ctx = jmlir.make_ir_context()
+    stablehlo.register_interpreter_dialect(ctx)
+    _load_quant(ctx)
+    with ctx:
+        # upstream's interpreter knows no chlo ops: decompose them first, as its tests do
+        legalize = PassManager.parse("builtin.module(func.func(chlo-legalize-to-stablehlo))")
+
+    def run(text, args):
+        with ctx:
+            try:
+                m = ir.Module.parse(text)
+                if "chlo." in text:
+                    legalize.run(m.operation)
+            except Exception as e:
+                return _classify("compile", e)
+            try:
+                attrs = [ir.DenseElementsAttr.get(np.ascontiguousarray(a)) for a in args]
+                res = stablehlo.eval_module(m, attrs)
+                return ("ok", [_attr_to_wire(r) for r in res])
+            except Exception as e:
+                return _classify("run", e)
+    return run, "stablehlo.eval_module"
+
+
+def _iree(device: str):
+    import iree.compiler as ireec
+    import iree.runtime as ireert
+    target = {"local-task": "llvm-cpu", "local-sync": "llvm-cpu", "cuda": "cuda",
+              "vulkan": "vulkan-spirv", "hip": "rocm"}.get(device, "llvm-cpu")
+    extra = ["--iree-input-demote-f64-to-f32=false"]
+    if target == "llvm-cpu":
+        extra.append("--iree-llvmcpu-target-cpu=host")
+    config = ireert.Config(device)
+
+    def run(text, args):
+        try:
+            vmfb = ireec.compile_str(text, target_backends=[target], input_type="stablehlo",
+                                     extra_args=extra)
+        except Exception as e:
+            return _classify("compile", e)
+        try:
+            ctx = ireert.SystemContext(config=config)
+            vm = ireert.VmModule.copy_buffer(ctx.instance, vmfb)
+            ctx.add_vm_module(vm)
+            outs = ctx.modules[vm.name]["main"](*args)
+            if outs is None:
+                outs = []
+            elif not isinstance(outs, (list, tuple)):
+                outs = [outs]
+            return ("ok", [("array", np.asarray(o.to_host() if hasattr(o, "to_host") else o)) for o in outs])
+        except Exception as e:
+            return _classify("run", e)
+    return run, f"iree {target} on {device}"
+
+
+def serve(fd: int, kind: str, option: str):
+    """Entry point of the worker process: `fd` is its end of a socket pair."""
+    from multiprocessing.connection import Connection
+    main(Connection(fd), kind, option)
+
+
+def main(conn, kind: str, option: str):
+    if kind == "xla" and option == "cpu":
+        os.environ.setdefault("JAX_PLATFORMS", "cpu")
+    try:
+        if kind == "xla":
+            run, desc = _xla(option)
+        elif kind == "upstream":
+            run, desc = _upstream()
+        elif kind == "iree":
+            run, desc = _iree(option)
+        else:
+            raise ValueError(f"unknown worker kind {kind}")
+    except Exception as e:
+        conn.send(("failed", f"{type(e).__name__}: {_first_line(e)}"))
+        return
+    conn.send(("ready", desc))
+    while True:
+        try:
+            msg = conn.recv()
+        except (EOFError, OSError):
+            return
+        if msg is None:
+            return
+        text, args = msg
+        try:
+            conn.send(run(text, args))
+        except Exception as e:      # e.g. an output that cannot be pickled
+            conn.send(("error", "run", f"{type(e).__name__}: {_first_line(e)}"))

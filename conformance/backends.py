@@ -1,0 +1,345 @@
+"""Backends the suite runs cases on.
+
+A backend has a `name`, `available()` -> (bool, reason), and `run(program_text, inputs)`
+-> list of numpy arrays (the results of `@main`). A failure raises `BackendError` with
+`stage` "compile" or "run" (or "timeout"/"crash"); a program the backend does not support
+raises `BackendUnsupported`. `extra_ulps`/`atol_scale` loosen float comparisons for
+hardware whose math library is less accurate than the reference.
+
+Optional dependencies (jax, iree) are imported only inside their adapters, and only in a
+worker subprocess: `import stablehlo_ref.conformance` needs neither."""
+from __future__ import annotations
+
+import importlib.util
+import os
+import signal
+import tempfile
+import threading
+from typing import Callable, Dict, List, Optional, Sequence, Tuple
+
+import numpy as np
+
+from stablehlo_ref.errors import StableHLOError, UsageError
+
+
+class BackendError(StableHLOError):
+    """A case could not be compiled or run; `stage` says where (compile | run | timeout | crash)."""
+
+    def __init__(self, message: str, stage: str = "run"):
+        super().__init__(message)
+        self.stage = stage
+
+
+class BackendUnsupported(BackendError):
+    """The backend does not support what the program uses (an op, a type, a feature)."""
+
+    def __init__(self, message: str):
+        super().__init__(message, "unsupported")
+
+
+class Backend:
+    name = "?"
+    extra_ulps = 0            # added to every ULP bound
+    atol_scale = 1.0          # multiplies every absolute tolerance
+
+    def available(self) -> Tuple[bool, str]:
+        return True, ""
+
+    def run(self, program: str, inputs: Sequence[np.ndarray], timeout: Optional[float] = None) -> List[np.ndarray]:
+        raise NotImplementedError
+
+    def describe(self) -> str:
+        return self.name
+
+    def close(self) -> None:
+        pass
+
+    def __enter__(self):
+        return self
+
+    def __exit__(self, *exc):
+        self.close()
+
+
+def _first_line(e: BaseException) -> str:
+    s = str(e).strip()
+    return s.splitlines()[0] if s else type(e).__name__
+
+
+class _Timeout(Exception):
+    pass
+
+
+class ReferenceBackend(Backend):
+    """This project's interpreter, in process. The timeout uses SIGALRM (main thread on
+    POSIX only; elsewhere cases run without one)."""
+    name = "reference"
+
+    def describe(self) -> str:
+        return "reference: stablehlo_ref's numpy interpreter"
+
+    def run(self, program, inputs, timeout=None):
+        from stablehlo_ref.errors import NotImplementedOpError
+        from stablehlo_ref.interpreter.evaluator import Interpreter, coerce_argument
+        from stablehlo_ref.text import parse
+        try:
+            module = parse(program, "<case>")
+            from stablehlo_ref.verify import verify
+            verify(module)
+        except StableHLOError as e:
+            raise BackendError(f"{type(e).__name__}: {_first_line(e)}", "compile") from None
+        use_alarm = (timeout and hasattr(signal, "SIGALRM")
+                     and threading.current_thread() is threading.main_thread())
+        old = None
+        if use_alarm:
+            def on_alarm(signum, frame):
+                raise _Timeout()
+            old = signal.signal(signal.SIGALRM, on_alarm)
+            signal.setitimer(signal.ITIMER_REAL, float(timeout))
+        try:
+            ft = module.function("main").attributes["function_type"].type
+            if len(inputs) != len(ft.inputs):
+                raise BackendError(f"@main takes {len(ft.inputs)} argument(s); {len(inputs)} given", "run")
+            args = [coerce_argument(a, t, i) for i, (a, t) in enumerate(zip(inputs, ft.inputs))]
+            return [np.asarray(r) for r in Interpreter(module).call("main", args)]
+        except _Timeout:
+            raise BackendError(f"no result in {timeout:g} s", "timeout") from None
+        except NotImplementedOpError as e:
+            raise BackendUnsupported(_first_line(e)) from None
+        except BackendError:
+            raise
+        except StableHLOError as e:
+            raise BackendError(f"{type(e).__name__}: {_first_line(e)}", "run") from None
+        except RecursionError:
+            raise BackendError("recursion too deep", "run") from None
+        except Exception as e:       # an interpreter bug: reported per case, never fatal
+            raise BackendError(f"internal error: {type(e).__name__}: {_first_line(e)}", "run") from None
+        finally:
+            if use_alarm:
+                signal.setitimer(signal.ITIMER_REAL, 0)
+                signal.signal(signal.SIGALRM, old)
+
+
+def _has_module(name: str) -> bool:
+    try:
+        return importlib.util.find_spec(name) is not None
+    except (ImportError, ValueError):
+        return False
+
+
+class WorkerBackend(Backend):
+    """A backend driven in a restartable subprocess (see `_worker.py`)."""
+    kind = ""
+    option = ""
+    needs: Tuple[str, ...] = ()
+    start_timeout = 180.0
+
+    def __init__(self):
+        self.proc = None
+        self.conn = None
+        self._desc = None
+        self._stderr = None
+        self._start_error = None
+
+    def available(self):
+        missing = [m for m in self.needs if not _has_module(m)]
+        if missing:
+            return False, f"{' and '.join(missing)} not importable (pip install {self.install_hint})"
+        try:
+            self._ensure()
+        except BackendError as e:
+            return False, str(e)
+        return True, ""
+
+    install_hint = ""
+
+    def describe(self) -> str:
+        return f"{self.name}: {self._desc}" if self._desc else self.name
+
+    def _start(self):
+        import socket
+        import subprocess
+        import sys
+        from multiprocessing.connection import Connection
+        if self._start_error:
+            raise BackendError(self._start_error, "crash")
+        if self._stderr is None:
+            fd, self._stderr = tempfile.mkstemp(prefix="conform-worker-", suffix=".log")
+            os.close(fd)
+        ours, theirs = socket.socketpair()
+        env = dict(os.environ)
+        if self.kind == "xla" and self.option == "cpu":
+            env.setdefault("JAX_PLATFORMS", "cpu")
+        with open(self._stderr, "ab") as log:
+            # a fresh interpreter (not fork: jax and native runtimes dislike it; not
+            # multiprocessing's spawn: that re-imports the caller's __main__)
+            self.proc = subprocess.Popen(
+                [sys.executable, "-c", "import sys; from stablehlo_ref.conformance import _worker; "
+                 "_worker.serve(int(sys.argv[1]), sys.argv[2], sys.argv[3])",
+                 str(theirs.fileno()), self.kind, self.option or "-"],
+                pass_fds=(theirs.fileno(),), stdin=subprocess.DEVNULL, stdout=log, stderr=log, env=env)
+        theirs.close()
+        self.conn = Connection(ours.detach())
+        try:
+            if not self.conn.poll(self.start_timeout):
+                raise EOFError
+            msg = self.conn.recv()
+        except (EOFError, OSError):
+            self._kill()
+            self._start_error = f"{self.name} worker did not start{self._stderr_tail(0)}"
+            raise BackendError(self._start_error, "crash") from None
+        if msg[0] != "ready":
+            self._kill()
+            self._start_error = f"{self.name} unavailable: {msg[1]}"
+            raise BackendError(self._start_error, "crash")
+        self._desc = msg[1]
+
+    def _ensure(self):
+        if self.proc is None or self.proc.poll() is not None:
+            self._kill()
+            self._start()
+
+    def _stderr_tail(self, offset: int) -> str:
+        try:
+            with open(self._stderr, "rb") as f:
+                f.seek(offset)
+                data = f.read().decode("utf-8", "replace")
+        except (OSError, TypeError):
+            return ""
+        lines = [l.strip() for l in data.splitlines() if l.strip()]
+        # the abort's reason, not the stack trace after it
+        interesting = [l for l in lines if "LLVM ERROR" in l or "Check failed" in l or "error" in l.lower()
+                       or "Unsupported" in l or l[:1] == "F" and "]" in l[:40]]
+        interesting = [l for l in interesting if not l.startswith("***")]
+        pick = interesting[:1] or [l for l in lines if not l.startswith("@")][-1:]
+        return f": {pick[0][:300]}" if pick else ""
+
+    def _kill(self):
+        if self.proc is not None:
+            if self.proc.poll() is None:
+                self.proc.kill()
+            self.proc.wait()
+        if self.conn is not None:
+            self.conn.close()
+        self.proc = None
+        self.conn = None
+
+    def run(self, program, inputs, timeout=None):
+        self._ensure()
+        offset = os.path.getsize(self._stderr) if self._stderr and os.path.exists(self._stderr) else 0
+        self.conn.send((program, [np.asarray(a) for a in inputs]))
+        try:
+            if not self.conn.poll(timeout):
+                self._kill()
+                raise BackendError(f"no result in {timeout:g} s (worker restarted)", "timeout")
+            msg = self.conn.recv()
+        except (EOFError, ConnectionError, OSError):
+            code = None
+            if self.proc is not None:
+                try:
+                    code = self.proc.wait(5)
+                except Exception:     # noqa: BLE001 - still alive: killed below
+                    pass
+            self._kill()
+            tail = self._stderr_tail(offset)
+            if "nsupported" in tail:
+                raise BackendUnsupported(f"process aborted{tail}") from None
+            raise BackendError(f"process aborted (exit code {code}){tail}", "crash") from None
+        if msg[0] == "ok":
+            return [self._from_wire(o) for o in msg[1]]
+        _, stage, message = msg
+        if stage == "unsupported":
+            raise BackendUnsupported(message)
+        raise BackendError(message, stage)
+
+    @staticmethod
+    def _from_wire(o):
+        kind, val = o
+        if kind == "array":
+            return val
+        # `dense<...> : tensor<...>` printed by MLIR: read it with our own parser
+        from stablehlo_ref.text import parse
+        from stablehlo_ref.interpreter import Interpreter
+        attr, _, ty = val.rpartition(" : ")
+        text = (f"func.func @main() -> {ty} {{\n  %0 = stablehlo.constant {attr} : {ty}\n"
+                f"  return %0 : {ty}\n}}\n")
+        return np.asarray(Interpreter(parse(text)).call("main", [])[0])
+
+    def close(self):
+        if self.conn is not None:
+            try:
+                self.conn.send(None)
+            except OSError:
+                pass
+        if self.proc is not None:
+            try:
+                self.proc.wait(5)
+            except Exception:         # noqa: BLE001 - killed below
+                pass
+        self._kill()
+        if self._stderr:
+            try:
+                os.unlink(self._stderr)
+            except OSError:
+                pass
+            self._stderr = None
+
+
+class XlaBackend(WorkerBackend):
+    """XLA through jaxlib's PJRT client: `xla` (CPU) or `xla:<platform>` (gpu, cuda, rocm,
+    tpu: whatever jax finds). Hardware math libraries may round differently from the
+    reference; pass `extra_ulps` to loosen ULP bounds."""
+    kind = "xla"
+    needs = ("jax", "jaxlib")
+    install_hint = "jax"
+
+    def __init__(self, platform: str = "cpu"):
+        super().__init__()
+        self.option = platform
+        self.name = "xla" if platform == "cpu" else f"xla:{platform}"
+
+
+class UpstreamBackend(WorkerBackend):
+    """Upstream's C++ reference interpreter (jaxlib's `stablehlo.eval_module`); chlo ops are
+    decomposed first. It aborts its process on any error: the worker is restarted."""
+    name = "upstream"
+    kind = "upstream"
+    needs = ("jax", "jaxlib")
+    install_hint = "jax"
+
+
+class IreeBackend(WorkerBackend):
+    """IREE (iree-base-compiler + iree-base-runtime); `iree` runs on llvm-cpu/local-task,
+    `iree:<driver>` on another driver (cuda, vulkan, hip)."""
+    kind = "iree"
+    needs = ("iree.compiler", "iree.runtime")
+    install_hint = "iree-base-compiler iree-base-runtime"
+
+    def __init__(self, driver: str = "local-task"):
+        super().__init__()
+        self.option = driver
+        self.name = "iree" if driver == "local-task" else f"iree:{driver}"
+
+
+BACKENDS: Dict[str, Callable[[Optional[str]], Backend]] = {
+    "reference": lambda opt: ReferenceBackend(),
+    "xla": lambda opt: XlaBackend(opt or "cpu"),
+    "upstream": lambda opt: UpstreamBackend(),
+    "iree": lambda opt: IreeBackend(opt or "local-task"),
+}
+
+
+def get_backend(name: str, extra_ulps: int = 0, atol_scale: float = 1.0) -> Backend:
+    """A backend by name: `reference`, `xla`, `xla:gpu`, `upstream`, `iree`, `iree:cuda`."""
+    base, _, opt = name.partition(":")
+    if base not in BACKENDS or (opt and base in ("reference", "upstream")):
+        raise UsageError(f"unknown backend {name!r} (have: reference, xla, xla:<platform>, upstream, iree, iree:<driver>)")
+    b = BACKENDS[base](opt or None)
+    b.extra_ulps = int(extra_ulps)
+    b.atol_scale = float(atol_scale)
+    return b
+
+
+def register_backend(name: str, factory: Callable[[Optional[str]], Backend]) -> None:
+    """Make a third-party backend selectable by name (`factory(option)` gets the text after `name:`)."""
+    BACKENDS[name] = factory

@@ -1,0 +1,102 @@
+"""Comparing a backend's outputs with a case's expected outputs, one rule per output."""
+from __future__ import annotations
+
+from typing import List, Optional
+
+import numpy as np
+
+from .cases import Case, Rule
+
+
+def _element_type(name: str):
+    from stablehlo_ref.ir.types import ELEMENT_TYPES
+    return ELEMENT_TYPES.get(name)
+
+
+def _fmt(x) -> str:
+    try:
+        if isinstance(x, (np.floating,)) or (hasattr(x, "dtype") and x.dtype.kind in "fV"):
+            return repr(float(x))
+        return repr(x.item() if hasattr(x, "item") else x)
+    except (TypeError, ValueError):
+        return str(x)
+
+
+def compare_output(actual, expected, et_name: str, rule: Rule, extra_ulps: int = 0,
+                   atol_scale: float = 1.0) -> Optional[dict]:
+    """None when `actual` matches `expected` under `rule`; else a dict describing the first
+    mismatching element: index, actual, expected, ulp (for floats), count, rule."""
+    from stablehlo_ref.interpreter.numerics import approx_equal, ulp_difference
+    et = _element_type(et_name)
+    expected = np.asarray(expected)
+    try:
+        actual = np.asarray(actual)
+    except Exception as e:       # noqa: BLE001 - whatever a backend handed back
+        return {"message": f"output is not an array: {e}"}
+    if actual.shape != expected.shape:
+        return {"message": f"shape {tuple(actual.shape)} (actual) vs {tuple(expected.shape)} (expected)"}
+    floaty = et is not None and (et.is_float or et.is_complex)
+    if et is not None and actual.dtype != et.dtype:
+        try:
+            actual = actual.astype(et.dtype)
+        except (TypeError, ValueError):
+            return {"message": f"dtype {actual.dtype} (actual) vs {et.dtype} (expected)"}
+    if et is not None and expected.dtype != et.dtype:
+        expected = expected.astype(et.dtype)
+    if actual.size == 0:
+        return None
+    ulp = None
+    if not floaty or rule.kind == "exact":
+        if floaty:
+            ok = approx_equal(actual, expected, et, 0.0)
+        elif actual.dtype.kind == "V":
+            ok = (actual.view(np.uint8).reshape(actual.shape + (-1,)) ==
+                  expected.view(np.uint8).reshape(expected.shape + (-1,))).all(axis=-1)
+        else:
+            ok = actual == expected
+    elif rule.kind == "atol":
+        ok = approx_equal(actual, expected, et, rule.atol * atol_scale)
+    else:
+        ulp = ulp_difference(actual, expected, et)
+        ok = ulp <= np.uint64(rule.max_ulp + extra_ulps)
+    ok = np.asarray(ok)
+    if ok.all():
+        return None
+    bad = np.argwhere(~ok)
+    idx = tuple(int(i) for i in bad[0]) if ok.ndim else ()
+    if floaty and ulp is None:
+        ulp = ulp_difference(actual, expected, et)
+    out = {"index": list(idx), "actual": _fmt(actual[idx]), "expected": _fmt(expected[idx]),
+           "count": int(ok.size - np.count_nonzero(ok)), "size": int(ok.size), "rule": rule.describe()}
+    if ulp is not None:
+        out["ulp"] = int(np.asarray(ulp)[idx])
+    if rule.kind == "ulp" and extra_ulps:
+        out["rule"] = f"within {rule.max_ulp + extra_ulps} ULP"
+    return out
+
+
+def compare_case(case: Case, outputs: List, extra_ulps: int = 0, atol_scale: float = 1.0) -> Optional[dict]:
+    """None when all outputs match; else the first mismatch, with the output's position and label."""
+    if len(outputs) != len(case.expected):
+        return {"message": f"{len(outputs)} output(s), expected {len(case.expected)}"}
+    for i, (a, e, et, r) in enumerate(zip(outputs, case.expected, case.element_types, case.rules)):
+        m = compare_output(a, e, et, r, extra_ulps, atol_scale)
+        if m is not None:
+            m = {"output": i, "label": case.labels[i] if i < len(case.labels) else str(i),
+                 "expected_from": case.expected_from[i] if i < len(case.expected_from) else "constant", **m}
+            return m
+    return None
+
+
+def describe_mismatch(m: dict) -> str:
+    if "index" not in m:
+        head = f"output {m['label']}: " if "label" in m else ""
+        return head + m.get("message", "mismatch")
+    idx = "[" + ", ".join(str(i) for i in m["index"]) + "]"
+    s = (f"output {m['label']}: {m['count']} of {m['size']} element(s) differ ({m['rule']}); first at "
+         f"{idx}: {m['actual']} (actual) vs {m['expected']} (expected)")
+    if "ulp" in m:
+        s += f", {m['ulp']} ULP apart"
+    if m.get("expected_from") == "reference":
+        s += " [expected value from the reference interpreter]"
+    return s

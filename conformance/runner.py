@@ -1,0 +1,173 @@
+"""Running cases on a backend, and the report: status per case (pass | fail | error |
+unsupported), a summary by op, a known-failures verdict, JSON."""
+from __future__ import annotations
+
+import time
+from collections import Counter, defaultdict
+from dataclasses import dataclass, field
+from typing import Callable, Dict, List, Optional, Sequence
+
+from stablehlo_ref.errors import UsageError
+
+from .backends import Backend, BackendError, BackendUnsupported
+from .cases import Case
+from .compare import compare_case, describe_mismatch
+
+STATUSES = ("pass", "fail", "error", "unsupported")
+
+
+@dataclass
+class CaseOutcome:
+    id: str
+    status: str
+    message: str = ""
+    mismatch: Optional[dict] = None
+    stage: str = ""
+    seconds: float = 0.0
+    ops: tuple = ()
+
+    def to_json(self):
+        d = {"id": self.id, "status": self.status, "seconds": round(self.seconds, 4), "ops": list(self.ops)}
+        if self.message:
+            d["message"] = self.message
+        if self.stage:
+            d["stage"] = self.stage
+        if self.mismatch:
+            d["mismatch"] = self.mismatch
+        return d
+
+
+def run_case(backend: Backend, case: Case, timeout: Optional[float] = None) -> CaseOutcome:
+    t0 = time.perf_counter()
+    try:
+        outs = backend.run(case.program, case.inputs, timeout=timeout)
+    except BackendUnsupported as e:
+        return CaseOutcome(case.id, "unsupported", str(e), stage="unsupported",
+                           seconds=time.perf_counter() - t0, ops=case.ops)
+    except BackendError as e:
+        return CaseOutcome(case.id, "error", str(e), stage=e.stage, seconds=time.perf_counter() - t0, ops=case.ops)
+    dt = time.perf_counter() - t0
+    m = compare_case(case, outs, backend.extra_ulps, backend.atol_scale)
+    if m is None:
+        return CaseOutcome(case.id, "pass", seconds=dt, ops=case.ops)
+    return CaseOutcome(case.id, "fail", describe_mismatch(m), mismatch=m, seconds=dt, ops=case.ops)
+
+
+def load_known_failures(path: str) -> Dict[str, str]:
+    """`case-id<TAB>reason` per line; blank lines and `#` comments ignored. Every entry needs
+    a reason."""
+    out = {}
+    try:
+        with open(path, encoding="utf-8") as f:
+            lines = f.read().splitlines()
+    except OSError as e:
+        raise UsageError(f"cannot read known-failures file {path}: {e.strerror}") from None
+    for n, line in enumerate(lines, 1):
+        if not line.strip() or line.lstrip().startswith("#"):
+            continue
+        key, _, reason = line.partition("\t")
+        if not reason.strip():
+            raise UsageError(f"{path}:{n}: entry {key.strip()!r} has no reason (case-id<TAB>reason)")
+        out[key.strip()] = reason.strip()
+    return out
+
+
+@dataclass
+class Report:
+    backend: str
+    outcomes: List[CaseOutcome] = field(default_factory=list)
+    skipped: List[tuple] = field(default_factory=list)      # (id, reason): not extractable
+    seconds: float = 0.0
+    strict: bool = False
+    known: Optional[Dict[str, str]] = None
+    complete: bool = True           # False when the run was filtered (stale ids can't be judged)
+
+    def counts(self) -> Dict[str, int]:
+        c = Counter(o.status for o in self.outcomes)
+        return {s: c.get(s, 0) for s in STATUSES}
+
+    def by_op(self) -> Dict[str, Dict[str, int]]:
+        table: Dict[str, Counter] = defaultdict(Counter)
+        for o in self.outcomes:
+            for op in o.ops or ("(none)",):
+                table[op][o.status] += 1
+        return {op: {s: c.get(s, 0) for s in STATUSES} for op, c in sorted(table.items())}
+
+    def _bad(self, o: CaseOutcome) -> bool:
+        return o.status in ("fail", "error") or (self.strict and o.status == "unsupported")
+
+    def regressions(self) -> List[CaseOutcome]:
+        """Failing cases not pinned in the known-failures list (all failing cases without one)."""
+        known = self.known or {}
+        return [o for o in self.outcomes if self._bad(o) and o.id not in known]
+
+    def stale(self) -> List[str]:
+        """Known-failure entries that no longer fail (now passing, or naming no case)."""
+        if self.known is None:
+            return []
+        out = [o.id for o in self.outcomes if o.id in self.known and not self._bad(o)]
+        if self.complete:
+            seen = {o.id for o in self.outcomes}
+            out.extend(k for k in self.known if k not in seen)
+        return out
+
+    @property
+    def ok(self) -> bool:
+        return not self.regressions() and not self.stale()
+
+    def to_json(self) -> dict:
+        d = {"backend": self.backend, "seconds": round(self.seconds, 3), "strict": self.strict,
+             "ok": self.ok, "summary": {**self.counts(), "skipped": len(self.skipped)},
+             "by_op": self.by_op(), "cases": [o.to_json() for o in self.outcomes],
+             "skipped": [{"id": i, "reason": r} for i, r in self.skipped]}
+        if self.known is not None:
+            d["known_failures"] = {"listed": len(self.known),
+                                   "unexpected": [o.id for o in self.regressions()],
+                                   "stale": self.stale()}
+        return d
+
+    def format(self, verbose: bool = False) -> str:
+        lines = []
+        known = self.known or {}
+        for o in self.outcomes:
+            if o.status == "pass" and not verbose:
+                continue
+            if o.status != "pass" and o.id in known and not verbose:
+                continue
+            msg = f": {o.message}" if o.message else ""
+            lines.append(f"{o.status.upper()}: {o.id}{msg}")
+        failing_ops = [(op, c) for op, c in self.by_op().items() if c["fail"] or c["error"] or c["unsupported"]]
+        if failing_ops:
+            lines.append("by op (cases using it: pass/fail/error/unsupported):")
+            for op, c in failing_ops:
+                lines.append(f"  {op:40s} {c['pass']}/{c['fail']}/{c['error']}/{c['unsupported']}")
+        if self.known is not None:
+            reg = self.regressions()
+            st = self.stale()
+            if reg:
+                lines.append(f"{len(reg)} unexpected failure(s) (not in the known-failures list):")
+                lines.extend(f"  {o.id}" for o in reg)
+            if st:
+                lines.append(f"{len(st)} known-failure entr{'y' if len(st) == 1 else 'ies'} now passing "
+                             f"or naming no case (remove them):")
+                lines.extend(f"  {i}" for i in st)
+        c = self.counts()
+        lines.append(f"{self.backend}: {c['pass']} passed, {c['fail']} failed, {c['error']} errors, "
+                     f"{c['unsupported']} unsupported, {len(self.skipped)} skipped "
+                     f"({len(self.outcomes)} cases, {self.seconds:.1f} s)")
+        return "\n".join(lines)
+
+
+def run_suite(backend: Backend, cases: Sequence[Case], timeout: Optional[float] = 60.0,
+              known: Optional[Dict[str, str]] = None, strict: bool = False,
+              skipped: Sequence[tuple] = (), complete: bool = True,
+              progress: Optional[Callable[[CaseOutcome], None]] = None) -> Report:
+    rep = Report(backend.name, strict=strict, known=known, skipped=list(skipped), complete=complete)
+    t0 = time.perf_counter()
+    for case in cases:
+        o = run_case(backend, case, timeout)
+        rep.outcomes.append(o)
+        if progress is not None:
+            progress(o)
+    rep.seconds = time.perf_counter() - t0
+    return rep
