@@ -2,7 +2,10 @@
 
 Two generated modules: one with many small ops (a chain of elementwise/dot/reduce layers, 10k+
 ops) and one dominated by large hex `dense<"0x...">` constants (~100 MB of hex text by
-default). Prints seconds for each parser and the ratio ours / C++ (lower is better). Times are the best of
+default). Prints seconds for each parser and the ratio ours / C++ (lower is better). On the
+generic form of the many-ops module it also times a lark LALR(1) parser with a contextual
+lexer (bench/lark_generic.py, parse tree only): the baseline the hand-written parser was
+chosen against. Times are the best of
 `--repeat` runs in process CPU time (`time.process_time`), so a loaded machine skews them less.
 
     python bench/bench_parse.py [--ops 12000] [--const-mb 100] [--repeat 3]
@@ -76,23 +79,50 @@ def time_mlir(text: str, repeat: int):
     return best
 
 
+def time_lark(text: str, repeat: int):
+    """lark LALR(1) + contextual lexer on the generic form, parse tree only (bench/lark_generic.py)."""
+    try:
+        import os
+        import sys
+        sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+        from lark_generic import make_parser
+        parser = make_parser()
+    except ImportError:
+        return None
+    best = float("inf")
+    for _ in range(repeat):
+        t0 = time.process_time()
+        parser.parse(text)
+        best = min(best, time.process_time() - t0)
+    return best
+
+
+def generic_form(text: str) -> str:
+    from stablehlo_ref import parse, print_module
+    return print_module(parse(text), generic=True)
+
+
 def main(argv=None) -> None:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--ops", type=int, default=12000)
     ap.add_argument("--const-mb", type=float, default=100.0)
     ap.add_argument("--repeat", type=int, default=3)
     args = ap.parse_args(argv)
-    cases = [(f"{args.ops} ops", many_ops_module(args.ops)),
-             (f"~{args.const_mb:g} MB hex constants", big_constants_module(args.const_mb))]
-    print(f"{'module':<28} {'text MB':>8} {'ours s':>8} {'mlir s':>8} {'ratio':>7}")
-    for name, text in cases:
+    ops = many_ops_module(args.ops)
+    cases = [(f"{args.ops} ops", ops, False),
+             (f"{args.ops} ops, generic form", generic_form(ops), True),
+             (f"~{args.const_mb:g} MB hex constants", big_constants_module(args.const_mb), False)]
+    print(f"{'module':<32} {'text MB':>8} {'ours s':>8} {'mlir s':>8} {'ours/mlir':>9} "
+          f"{'lark s':>8} {'lark/ours':>9}")
+    for name, text, with_lark in cases:
         ours = time_ours(text, args.repeat)
         theirs = time_mlir(text, args.repeat)
+        lark_s = time_lark(text, 1) if with_lark else None
         mb = len(text) / 1e6
-        if theirs is None:
-            print(f"{name:<28} {mb:8.1f} {ours:8.3f} {'n/a':>8} {'n/a':>7}")
-        else:
-            print(f"{name:<28} {mb:8.1f} {ours:8.3f} {theirs:8.3f} {ours / theirs:7.1f}x")
+        cols = [f"{name:<32}", f"{mb:8.1f}", f"{ours:8.3f}"]
+        cols += [f"{'n/a':>8}", f"{'n/a':>9}"] if theirs is None else [f"{theirs:8.3f}", f"{ours / theirs:8.1f}x"]
+        cols += [f"{'-':>8}", f"{'-':>9}"] if lark_s is None else [f"{lark_s:8.3f}", f"{lark_s / ours:8.1f}x"]
+        print(" ".join(cols))
 
 
 if __name__ == "__main__":
