@@ -80,7 +80,7 @@ class Report:
     seconds: float = 0.0
     strict: bool = False
     known: Optional[Dict[str, str]] = None
-    complete: bool = True           # False when the run was filtered (stale ids can't be judged)
+    complete: bool = True           # False when the run was filtered (missing ids can't be judged)
 
     def counts(self) -> Dict[str, int]:
         c = Counter(o.status for o in self.outcomes)
@@ -107,8 +107,11 @@ class Report:
             return []
         out = [o.id for o in self.outcomes if o.id in self.known and not self._bad(o)]
         if self.complete:
-            seen = {o.id for o in self.outcomes}
-            out.extend(k for k in self.known if k not in seen)
+            # an entry naming a case that its file (one this run read) no longer has; entries
+            # of files not in this run (another corpus, a held-back file) are not judged
+            seen = {o.id for o in self.outcomes} | {i for i, _ in self.skipped}
+            files = {i.split("#", 1)[0] for i in seen}
+            out.extend(k for k in self.known if k not in seen and k.split("#", 1)[0] in files)
         return out
 
     @property

@@ -277,11 +277,13 @@ def test_known_failures_policy(tmp_path):
     assert not rep.ok and [o.id for o in rep.regressions()] == [sqrt_id]
     # a listed case that now passes, and an entry naming no case: stale
     two = "interpret/x.mlir#1@two_computed"
-    rep = run_suite(WrongBackend(), cases, known={abs_id: "x", sqrt_id: "y", two: "z", "gone#0@f": "w"})
-    assert not rep.ok and sorted(rep.stale()) == sorted([two, "gone#0@f"])
+    gone = "interpret/x.mlir#0@renamed"
+    rep = run_suite(WrongBackend(), cases, known={abs_id: "x", sqrt_id: "y", two: "z", gone: "w",
+                                                  "other/file.mlir#0@main": "not in this run"})
+    assert not rep.ok and sorted(rep.stale()) == sorted([two, gone])
     assert "now passing" in rep.format()
     # a filtered run cannot judge entries it did not run
-    rep = run_suite(WrongBackend(), cases, known={abs_id: "x", sqrt_id: "y", "gone#0@f": "w"}, complete=False)
+    rep = run_suite(WrongBackend(), cases, known={abs_id: "x", sqrt_id: "y", gone: "w"}, complete=False)
     assert rep.ok
     assert set(ids) >= {abs_id, sqrt_id, two}
     p = tmp_path / "k.txt"
@@ -393,3 +395,36 @@ def test_xla_backend_sample():
 
 def test_upstream_backend_sample():
     _backend_sample("upstream")
+
+
+def test_cli_list_backends(capsys, monkeypatch):
+    from stablehlo_ref.conformance import backends
+    monkeypatch.setattr(backends, "BACKENDS", {"reference": backends.BACKENDS["reference"],
+                                               "iree": backends.BACKENDS["iree"]})
+    monkeypatch.setattr(backends, "_has_module", lambda name: False)
+    assert cli_main(["conform", "--list-backends"]) == 0
+    out = capsys.readouterr().out.splitlines()
+    assert out[0].startswith("reference: available")
+    assert out[1].startswith("iree: unavailable: iree.compiler and iree.runtime not importable (pip install")
+
+
+def test_upstream_worker_survives_an_abort():
+    """upstream's interpreter aborts its process on an op it does not know: that case is
+    reported (unsupported), the worker restarts and the next case runs."""
+    if not HAVE_JAX:
+        pytest.skip("jax not importable")
+    bad = """
+func.func @main() {
+  %a = stablehlo.constant dense<[1.0, 2.0]> : tensor<2xf32>
+  %r = stablehlo.custom_call @no_such_target(%a) : (tensor<2xf32>) -> tensor<2xf32>
+  check.expect_eq_const %r, dense<[1.0, 2.0]> : tensor<2xf32>
+  func.return
+}
+"""
+    cases = extract_cases(bad, "bad.mlir") + extract_cases(TESTDATA_STYLE, "abs.mlir")
+    with get_backend("upstream") as b:
+        rep = run_suite(b, cases, timeout=120)
+    first, second = rep.outcomes
+    assert first.status in ("unsupported", "error") and first.message, first
+    assert "abort" in first.message or "nsupported" in first.message
+    assert second.status == "pass", second
