@@ -89,10 +89,13 @@ def verify(module: Module) -> None:
     _verify(module)
 
 
-def print_module(module: Module, *, generic: bool = False, strip_debuginfo: bool = False) -> str:
-    """Print a Module as MLIR text (pretty form by default)."""
+def print_module(module: Module, *, generic: bool = False, strip_debuginfo: bool = False,
+                 debuginfo: bool = False) -> str:
+    """Print a Module as MLIR text (pretty form by default). Explicit locations print inline;
+    `debuginfo=True` prints what MLIR prints with -mlir-print-debuginfo (every location, as
+    `#loc` aliases); `strip_debuginfo=True` prints none."""
     from .text import print_module as _print
-    return _print(module, generic=generic, strip_debuginfo=strip_debuginfo)
+    return _print(module, generic=generic, strip_debuginfo=strip_debuginfo, debuginfo=debuginfo)
 
 
 __all__ = ["parse", "load", "run", "serialize", "deserialize", "artifact_version", "inline_resources", "verify", "print_module", "Module", "StableHLOError", "ParseError",

@@ -201,3 +201,43 @@ def test_scf_for_and_tensor_ops_round_trip_in_mlir_form():
     assert "} {foo.bar = 1 : i32}" in lines
     assert lines.count("scf.yield") == 0          # the implicit terminator is not printed
     assert parse(out) == m
+
+
+def test_debuginfo_prints_as_mlir_print_debuginfo():
+    text = """module {
+  func.func @f(%a: tensor<f32> loc("x"), %b: tensor<f32>) -> tensor<f32> {
+    %0 = stablehlo.add %a, %b : tensor<f32> loc("f.py":3:4)
+    %1 = stablehlo.add %0, %b : tensor<f32> loc("f.py":3:4)
+    %2 = stablehlo.add %1, %b : tensor<f32> loc(fused["f.py":5:4, "g"])
+    %3 = stablehlo.add %2, %b : tensor<f32> loc("name"("f.py":6:1))
+    return %3 : tensor<f32>
+  }
+}"""
+    # what jaxlib's MLIR prints for this text parsed from a string named "-"
+    want = """#loc2 = loc("x")
+#loc3 = loc("-":2:42)
+module {
+  func.func @f(%arg0: tensor<f32> loc("x"), %arg1: tensor<f32> loc("-":2:42)) -> tensor<f32> {
+    %0 = stablehlo.add %arg0, %arg1 : tensor<f32> loc(#loc4)
+    %1 = stablehlo.add %0, %arg1 : tensor<f32> loc(#loc4)
+    %2 = stablehlo.add %1, %arg1 : tensor<f32> loc(#loc9)
+    %3 = stablehlo.add %2, %arg1 : tensor<f32> loc(#loc10)
+    return %3 : tensor<f32> loc(#loc8)
+  } loc(#loc1)
+} loc(#loc)
+#loc = loc("-":1:1)
+#loc1 = loc("-":2:3)
+#loc4 = loc("f.py":3:4)
+#loc5 = loc("f.py":5:4)
+#loc6 = loc("g")
+#loc7 = loc("f.py":6:1)
+#loc8 = loc("-":7:5)
+#loc9 = loc(fused[#loc5, #loc6])
+#loc10 = loc("name"(#loc7))
+"""
+    m = parse(text, "-")
+    out = print_module(m, debuginfo=True)
+    assert out == want
+    again = parse(out, "-")
+    assert again == m
+    assert print_module(again, debuginfo=True).count("#loc9 = loc(fused[#loc5, #loc6])") == 1

@@ -15,6 +15,7 @@ from ..ir.attributes import (AffineMapAttr, ArrayAttr, Attribute, BoolAttr, Call
                              UnitAttr, UnknownLoc)
 from ..ir.core import Module, Operation
 from ..ir.defaults import is_default
+from ..ir.locations import arg_location, op_location
 from ..ir.types import (ELEMENT_TYPES, ElementType, FunctionType, QuantizedType, TensorType,
                         TupleType, Type, UnrankedTensorType)
 from . import custom_syntax as _custom_syntax
@@ -361,7 +362,11 @@ def mlir_value_names(root: Operation, generic: bool = False) -> Dict[int, str]:
     stack = [(r, root, i, 0, 0, 0, top) for i, r in enumerate(root.regions)]
     number_op(root, top)
     while stack:
-        region, owner, index, state[0], state[1], state[2], parent = stack.pop()
+        # the generic form numbers values uniquely across regions (MLIR: generic implies
+        # printUniqueSSAIDs): counters run on instead of restarting from the parent's
+        region, owner, index, v, a, c, parent = stack.pop()
+        if not generic:
+            state[0], state[1], state[2] = v, a, c
         scope = _Scope(parent)
         number_region(region, owner, index, scope)
         for block in region.blocks:
@@ -369,6 +374,21 @@ def mlir_value_names(root: Operation, generic: bool = False) -> Dict[int, str]:
                 for i, r in enumerate(op.regions):
                     stack.append((r, op, i, state[0], state[1], state[2], scope))
     return names
+
+
+def _loc_children(loc):
+    if isinstance(loc, NameLoc):
+        return () if loc.child is None or isinstance(loc.child, UnknownLoc) else (loc.child,)
+    if isinstance(loc, CallSiteLoc):
+        return (loc.callee, loc.caller)
+    if isinstance(loc, FusedLoc):
+        return tuple(loc.locations)
+    return ()
+
+
+def _loc_depth(loc) -> int:
+    kids = _loc_children(loc)
+    return 1 + max(_loc_depth(k) for k in kids) if kids else 0
 
 
 def _affine_map_aliases(root: Operation) -> Dict[str, str]:
@@ -392,10 +412,17 @@ def _affine_map_aliases(root: Operation) -> Dict[str, str]:
 
 
 class Printer:
-    def __init__(self, module: Module = None, generic: bool = False, strip_debuginfo: bool = False):
+    def __init__(self, module: Module = None, generic: bool = False, strip_debuginfo: bool = False,
+                 debuginfo: bool = False):
         self.module = module
         self.generic = generic
         self.strip = strip_debuginfo
+        # MLIR's -mlir-print-debuginfo form: every op and block argument located (implicit
+        # positions included), locations as `#locN` aliases defined before/after the module
+        self.debuginfo = debuginfo and not strip_debuginfo
+        self._loc_visits = None        # alias pass: location -> [first visit, deferrable]
+        self._loc_alias: Dict = {}
+        self._op_stack: List[Operation] = []
         self.names: Dict[int, str] = {}
         self.aliases: Dict[str, str] = {}     # affine_map text -> `#map`, `#map1`, ...
         self.counters = [[0, 0]]   # stack of [next value number, next arg number]
@@ -501,6 +528,8 @@ class Printer:
         if isinstance(a, StructAttr):
             return self.struct(a)
         if isinstance(a, AffineMapAttr):
+            if self._loc_visits is not None:      # debug-info alias pass: note when it is met
+                self._loc_visits.setdefault(a, [len(self._loc_visits), False])
             return self.aliases.get(a.text, a.text)
         if isinstance(a, OpaqueAttr):
             return a.text
@@ -567,7 +596,7 @@ class Printer:
 
     def attr_dict(self, entries) -> str:
         parts = []
-        for k, v in entries:
+        for k, v in sorted(entries, key=lambda kv: kv[0]):     # MLIR keeps dictionaries sorted
             key = k if _BARE_KEY.match(k) else escape_string(k)
             parts.append(key if isinstance(v, UnitAttr) else f"{key} = {self.attr(v)}")
         return "{" + ", ".join(parts) + "}"
@@ -581,10 +610,11 @@ class Printer:
         if isinstance(loc, FileLineColLoc):
             s = f"{escape_string(loc.filename)}:{loc.line}:{loc.column}"
             if loc.end_line is not None:
-                s += f" to {loc.end_line}:{loc.end_column}"
+                s += f" to :{loc.end_column}" if loc.end_line == loc.line else f" to {loc.end_line}:{loc.end_column}"
             return s
         if isinstance(loc, NameLoc):
-            return escape_string(loc.name) + (f"({self._loc_body(loc.child)})" if loc.child is not None else "")
+            return escape_string(loc.name) + (f"({self._loc_body(loc.child)})" if loc.child is not None
+                                              and not isinstance(loc.child, UnknownLoc) else "")
         if isinstance(loc, CallSiteLoc):
             return f"callsite({self._loc_body(loc.callee)} at {self._loc_body(loc.caller)})"
         if isinstance(loc, FusedLoc):
@@ -593,9 +623,70 @@ class Printer:
         return "unknown"
 
     def trailing_loc(self, loc) -> str:
+        """The location after an op (the op being printed: with debug info, its effective one)."""
+        if self.debuginfo:
+            if self._loc_visits is not None or not self._op_stack:
+                return ""
+            return f" loc({self._loc_alias[op_location(self._op_stack[-1], self.module)]})"
         if self.strip or not _needs_loc(loc):
             return ""
         return " " + self.loc(loc)
+
+    def arg_loc(self, block, i: int) -> str:
+        """The location after a block argument: inline (its parts as aliases) with debug info,
+        else the explicit one if any."""
+        if self.debuginfo:
+            loc = arg_location(block, i)
+            if self._loc_visits is not None:
+                self._visit_loc(loc, False)
+                return ""
+            return f" loc({self._loc_def(loc)})"
+        loc = block.arg_locations[i] if i < len(block.arg_locations) else None
+        if loc is not None and not self.strip and _needs_loc(loc):
+            return " " + self.loc(loc)
+        return ""
+
+    def _visit_loc(self, loc, deferrable: bool) -> None:
+        seen = self._loc_visits.get(loc)
+        if seen is None:
+            self._loc_visits[loc] = [len(self._loc_visits), deferrable]
+        elif not deferrable:
+            seen[1] = False
+        for child in _loc_children(loc):
+            self._visit_loc(child, deferrable)
+
+    def _assign_location_aliases(self):
+        """`#loc`, `#loc1`, ... by nesting depth, then first visit (MLIR's order); those a block
+        argument needs are defined before the module, the rest after it."""
+        order = sorted(self._loc_visits, key=lambda l: (_loc_depth(l), self._loc_visits[l][0]))
+        locs = [l for l in order if not isinstance(l, AffineMapAttr)]
+        maps = [l for l in order if isinstance(l, AffineMapAttr)]
+        self._loc_alias = {l: "#loc" + (str(i) if i else "") for i, l in enumerate(locs)}
+        self._loc_alias.update({m: "#map" + (str(i) if i else "") for i, m in enumerate(maps)})
+        self.aliases = {m.text: self._loc_alias[m] for m in maps}
+        top = [l for l in order if not self._loc_visits[l][1]]
+        bottom = [l for l in order if self._loc_visits[l][1]]
+        return top, bottom
+
+    def _alias_definition(self, a) -> str:
+        if isinstance(a, AffineMapAttr):
+            return f"{self._loc_alias[a]} = {a.text}\n"
+        return f"{self._loc_alias[a]} = loc({self._loc_def(a)})\n"
+
+    def _loc_def(self, loc) -> str:
+        """A location's body with its parts written as their aliases."""
+        ref = lambda l: self._loc_alias.get(l) or self._loc_body(l)
+        if isinstance(loc, NameLoc):
+            child = loc.child
+            if child is None or isinstance(child, UnknownLoc):
+                return escape_string(loc.name)
+            return f"{escape_string(loc.name)}({ref(child)})"
+        if isinstance(loc, CallSiteLoc):
+            return f"callsite({ref(loc.callee)} at {ref(loc.caller)})"
+        if isinstance(loc, FusedLoc):
+            meta = f"<{self.attr(loc.metadata)}>" if loc.metadata is not None else ""
+            return f"fused{meta}[" + ", ".join(ref(l) for l in loc.locations) + "]"
+        return self._loc_body(loc)
 
     def op_name(self, op: Operation) -> str:
         """The op's name in pretty form: without the dialect prefix in a region whose default
@@ -647,9 +738,17 @@ class Printer:
         m = self.module
         self.names = mlir_value_names(m.op, self.generic)
         self.aliases = _affine_map_aliases(m.op)
+        if self.debuginfo:     # a first pass finds the locations as printing meets them
+            self._loc_visits = {}
+            self.op(m.op, 0)
+            top, bottom = self._assign_location_aliases()
+            self._loc_visits = None
         lines = self.op(m.op, 0)
         text = "\n".join(lines) + "\n"
-        if self.aliases:       # MLIR names affine maps `#map`, `#map1`, ... at the top
+        if self.debuginfo:
+            text = "".join(self._alias_definition(l) for l in top) + text
+            text += "".join(self._alias_definition(l) for l in bottom)
+        elif self.aliases:     # MLIR names affine maps `#map`, `#map1`, ... at the top
             text = "".join(f"{n} = {t}\n" for t, n in self.aliases.items()) + text
         if m.resources:
             used = {a.key for op in m.walk() for a in op.attributes.values() if isinstance(a, DenseResourceAttr)}
@@ -661,6 +760,17 @@ class Printer:
         return text
 
     def op(self, op: Operation, indent: int) -> List[str]:
+        if not self.debuginfo:
+            return self._op(op, indent)
+        if self._loc_visits is not None:      # MLIR meets an op's location before its body
+            self._visit_loc(op_location(op, self.module), True)
+        self._op_stack.append(op)
+        try:
+            return self._op(op, indent)
+        finally:
+            self._op_stack.pop()
+
+    def _op(self, op: Operation, indent: int) -> List[str]:
         pad = "  " * indent
         if not self.generic:
             fn = _CUSTOM_PRINTERS.get(op.name)
@@ -730,11 +840,8 @@ class Printer:
             show_header = bi > 0 or (entry_args and block.arguments) or (empty_block and not block.operations)
             if show_header:
                 args = []
-                for v, loc in zip(block.arguments, block.arg_locations):
-                    a = f"{self.name_arg(v)}: {type_text(v.type)}"
-                    if loc is not None and not self.strip and _needs_loc(loc):
-                        a += " " + self.loc(loc)
-                    args.append(a)
+                for ai, v in enumerate(block.arguments):
+                    args.append(f"{self.name_arg(v)}: {type_text(v.type)}{self.arg_loc(block, ai)}")
                 label = f"^bb{bi}"
                 lines.append(f"{pad}{label}" + (f"({', '.join(args)})" if args else "") + ":")
             ops = block.operations
@@ -750,13 +857,24 @@ class Printer:
         return lines
 
 
+# the properties (inherent attributes) of the builtin and func ops, printed in `<{...}>`
+_BUILTIN_PROPERTIES = {
+    "builtin.module": frozenset({"sym_name", "sym_visibility"}),
+    "func.func": frozenset({"sym_name", "function_type", "sym_visibility", "arg_attrs", "res_attrs"}),
+    "func.call": frozenset({"callee", "arg_attrs", "res_attrs", "no_inline"}),
+    "func.return": frozenset(),
+    "arith.constant": frozenset({"value"}),
+}
+_SEGMENT_SIZES = frozenset({"operandSegmentSizes", "resultSegmentSizes"})
+
+
 def _split_attrs(op: Operation):
     from .. import spec as _spec
-    if op.name in ("builtin.module", "func.func", "func.return", "func.call"):
-        return [], list(op.attributes.items())
-    names = set()
-    if _spec.has_op(op.name):
-        names = {a.name for a in _spec.op(op.name).attributes}
+    names = _BUILTIN_PROPERTIES.get(op.name)
+    if names is None:
+        names = set()
+        if _spec.has_op(op.name):
+            names = {a.name for a in _spec.op(op.name).attributes} | _SEGMENT_SIZES
     inherent = [(k, v) for k, v in op.attributes.items() if k in names]
     discard = [(k, v) for k, v in op.attributes.items() if k not in names]
     return inherent, discard
@@ -802,9 +920,7 @@ def _print_func(pr: Printer, op: Operation, indent: int):
         if arg_attrs is not None and i < len(arg_attrs.elements) and arg_attrs.elements[i].entries:
             s += " " + pr.attr(arg_attrs.elements[i])
         if has_body:
-            loc = op.regions[0].blocks[0].arg_locations[i]
-            if loc is not None and not pr.strip and _needs_loc(loc):
-                s += " " + pr.loc(loc)
+            s += pr.arg_loc(op.regions[0].blocks[0], i)
         args.append(s)
     head += "(" + ", ".join(args) + ")"
     if ft.results:
@@ -950,7 +1066,8 @@ def _print_reduce(pr: Printer, op: Operation, indent: int):
     for i in range(n):
         a = block.arguments[i]
         b = block.arguments[i + n]
-        args.append(f"({names[i]}: {type_text(a.type)}, {names[i + n]}: {type_text(b.type)})")
+        args.append(f"({names[i]}: {type_text(a.type)}{pr.arg_loc(block, i)}, "
+                    f"{names[i + n]}: {type_text(b.type)}{pr.arg_loc(block, i + n)})")
     r = pr.region(op.regions[0], indent, entry_args=False)
     pr.counters[-1][:] = saved
     lines.append(pad + " reducer" + " ".join(args) + "  " + r[0])
@@ -1565,5 +1682,11 @@ CUSTOM_PRINT = {
 _ATTR_PRINTER = Printer()
 
 
-def print_module(module: Module, *, generic: bool = False, strip_debuginfo: bool = False) -> str:
-    return Printer(module, generic=generic, strip_debuginfo=strip_debuginfo).print_module()
+def print_module(module: Module, *, generic: bool = False, strip_debuginfo: bool = False,
+                 debuginfo: bool = False) -> str:
+    """MLIR text of `module`. By default explicit locations print inline; `debuginfo=True`
+    prints as MLIR does with -mlir-print-debuginfo (every op and block argument located, the
+    positions of text without `loc(...)` included, `#loc` aliases); `strip_debuginfo` prints
+    none."""
+    return Printer(module, generic=generic, strip_debuginfo=strip_debuginfo,
+                   debuginfo=debuginfo).print_module()
