@@ -65,6 +65,9 @@ def _make_dict_of(version: int):
         r = cache.get(id(op), 0)
         if r != 0:
             return r
+        if not op.attributes:
+            cache[id(op)] = None
+            return None
         if version >= 5:
             inherent = set(V.inherent_names(op.name) or ())
             items = [(k, v) for k, v in op.attributes.items() if k not in inherent]

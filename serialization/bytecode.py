@@ -162,31 +162,79 @@ def zigzag(v: int) -> int:
     return ((s << 1) ^ (s >> 63)) & 0xFFFFFFFFFFFFFFFF
 
 
+# varint encodings of 0 .. 2**14 - 1 (the one- and two-byte forms)
+_SMALL_VARINTS = [varint_bytes(v) for v in range(1 << 14)]
+_SMALL = 1 << 14
+# payloads at least this large are kept as separate chunks (not copied into the buffer):
+# the file's bytes are joined once at the end, so a large constant is copied exactly once
+_BIG_CHUNK = 1 << 16
+
+
 class Emitter:
-    __slots__ = ("buf",)
+    """A byte sink: a bytearray for the small writes plus, after it, any large payloads kept
+    by reference (`chunks`); `size()` counts both, `getvalue()` joins them."""
+
+    __slots__ = ("buf", "chunks", "flushed")
 
     def __init__(self):
         self.buf = bytearray()
+        self.chunks: Optional[list] = None
+        self.flushed = 0
 
     def byte(self, b: int):
         self.buf.append(b)
 
     def varint(self, v: int):
-        self.buf += varint_bytes(v)
+        if 0 <= v < _SMALL:
+            self.buf += _SMALL_VARINTS[v]
+        else:
+            self.buf += varint_bytes(v)
 
     def svarint(self, v: int):
-        self.buf += varint_bytes(zigzag(v))
+        self.varint(zigzag(v))
 
     def varint_flag(self, v: int, flag: bool):
         self.varint((v << 1) | (1 if flag else 0))
 
     def raw(self, b):
-        self.buf += b
+        n = b.nbytes if isinstance(b, memoryview) else len(b)
+        if n >= _BIG_CHUNK:
+            if isinstance(b, memoryview) and (b.itemsize != 1 or b.ndim != 1):
+                b = b.cast("B")
+            if self.chunks is None:
+                self.chunks = []
+            if self.buf:
+                self.chunks.append(self.buf)
+                self.flushed += len(self.buf)
+                self.buf = bytearray()
+            self.chunks.append(b)
+            self.flushed += n
+        else:
+            self.buf += b
 
-    def section(self, sid: int, body: bytes):
+    def size(self) -> int:
+        return self.flushed + len(self.buf)
+
+    def parts(self) -> list:
+        return [self.buf] if self.chunks is None else self.chunks + [self.buf]
+
+    def extend(self, other: "Emitter"):
+        for p in other.parts():
+            self.raw(p)
+
+    def section(self, sid: int, body):
         self.buf.append(sid)
-        self.varint(len(body))
-        self.buf += body
+        if isinstance(body, Emitter):
+            self.varint(body.size())
+            self.extend(body)
+        else:
+            self.varint(len(body))
+            self.raw(body)
+
+    def getvalue(self) -> bytes:
+        if self.chunks is None:
+            return bytes(self.buf)
+        return b"".join(self.parts())
 
 
 # ============================================================ dialect codec interface
@@ -287,6 +335,8 @@ class DialectWriter:
     """What a dialect codec writes an entry with. In counting mode (numbering), references are
     recorded and nothing is emitted."""
 
+    __slots__ = ("n", "e", "s")
+
     def __init__(self, numbering: "_Numbering", emitter: Optional[Emitter], strings: Optional["_Strings"]):
         self.n = numbering
         self.e = emitter
@@ -312,13 +362,13 @@ class DialectWriter:
         if self.e is None:
             self.n.number_attr(a)
         else:
-            self.e.varint(self.n.attr_index[_key(a)])
+            self.e.varint(self.n.attr_number(a))
 
     def type(self, t):
         if self.e is None:
             self.n.number_type(t)
         else:
-            self.e.varint(self.n.type_index[_key(t)])
+            self.e.varint(self.n.type_number(t))
 
     def optional_attr(self, a):
         if a is None:
@@ -326,7 +376,7 @@ class DialectWriter:
         elif self.e is None:
             self.n.number_attr(a)
         else:
-            self.e.varint_flag(self.n.attr_index[_key(a)], True)
+            self.e.varint_flag(self.n.attr_number(a), True)
 
     def string(self, s: str):
         if self.e is not None:
@@ -753,9 +803,21 @@ def encode_elements(array: np.ndarray, t: T.TensorType) -> bytes:
     nbits = et.storage_type.bits if isinstance(et, T.QuantizedType) else et.bits
     if nbits < 8:
         raw = raw & np.uint8((1 << nbits) - 1)
-    if a.size > 1 and bool(np.all(raw == raw[:1])):
+    if a.size > 1 and _all_rows_equal(raw):
         return raw[:1].tobytes()
-    return raw.tobytes()
+    # a view of the array's bytes, not a copy: the writer copies it once, into the file
+    return memoryview(raw.reshape(-1))
+
+
+def _all_rows_equal(raw: np.ndarray) -> bool:
+    """Whether every element (row of bytes) equals the first: a splat. A few sampled rows
+    settle the common case (not a splat) without a pass over a large array."""
+    n = raw.shape[0]
+    first = raw[0]
+    for i in (n - 1, n // 2, 1, n // 3, (2 * n) // 3):
+        if not np.array_equal(raw[i], first):
+            return False
+    return bool(np.all(raw == raw[:1]))
 
 
 # ============================================================ reading
@@ -1286,6 +1348,11 @@ class _Record:
 
 
 class _Numbering:
+    """Counts every attribute, type and op name the file refers to, then numbers them in
+    upstream's order. Values are deduplicated by value (`_key`); `attr_ids`/`type_ids` remember
+    each object already seen by identity (holding it, so ids stay unique) so that the many
+    references to one shared object cost no hashing of its value."""
+
     def __init__(self, codecs: List[DialectCodec], version: int, props_writer):
         self.codecs = codecs
         self.version = version
@@ -1293,16 +1360,24 @@ class _Numbering:
         self.dialects: Dict[str, int] = {}
         self.attrs: Dict[object, _Record] = {}
         self.types: Dict[object, _Record] = {}
+        self.attr_ids: Dict[int, tuple] = {}
+        self.type_ids: Dict[int, tuple] = {}
         self.opnames: Dict[str, _Record] = {}
         self.attr_list: List[_Record] = []
         self.type_list: List[_Record] = []
         self.op_list: List[_Record] = []
         self.counter = DialectWriter(self, None, None)
+        self._codec_of: Dict[tuple, Tuple[str, DialectCodec]] = {}
 
     def dialect_of(self, obj, is_attr) -> Tuple[str, DialectCodec]:
+        ck = (obj.__class__, is_attr)
+        r = self._codec_of.get(ck)
+        if r is not None:
+            return r
         for c in self.codecs:
             if (c.owns_attr(obj) if is_attr else c.owns_type(obj)):
-                return c.name, c
+                r = self._codec_of[ck] = (c.name, c)
+                return r
         raise SerializationError(f"no bytecode encoding for {'attribute' if is_attr else 'type'} {obj!r}")
 
     def _dialect_number(self, name):
@@ -1311,26 +1386,50 @@ class _Numbering:
         return self.dialects[name]
 
     def number_attr(self, a):
+        e = self.attr_ids.get(id(a))
+        if e is not None and e[0] is a:
+            e[1].count += 1
+            return
         k = _key(a)
         rec = self.attrs.get(k)
         if rec is not None:
             rec.count += 1
+            self.attr_ids[id(a)] = (a, rec)
             return
         name, codec = self.dialect_of(a, True)
         rec = self.attrs[k] = _Record(a, self._dialect_number(name))
+        self.attr_ids[id(a)] = (a, rec)
         self.attr_list.append(rec)
         codec.write_attr(a, self.counter)
 
     def number_type(self, t):
+        e = self.type_ids.get(id(t))
+        if e is not None and e[0] is t:
+            e[1].count += 1
+            return
         k = _key(t)
         rec = self.types.get(k)
         if rec is not None:
             rec.count += 1
+            self.type_ids[id(t)] = (t, rec)
             return
         name, codec = self.dialect_of(t, False)
         rec = self.types[k] = _Record(t, self._dialect_number(name))
+        self.type_ids[id(t)] = (t, rec)
         self.type_list.append(rec)
         codec.write_type(t, self.counter)
+
+    def attr_number(self, a) -> int:
+        e = self.attr_ids.get(id(a))
+        if e is not None and e[0] is a:
+            return e[1].number
+        return self.attrs[_key(a)].number
+
+    def type_number(self, t) -> int:
+        e = self.type_ids.get(id(t))
+        if e is not None and e[0] is t:
+            return e[1].number
+        return self.types[_key(t)].number
 
     def number_opname(self, name):
         rec = self.opnames.get(name)
@@ -1363,8 +1462,6 @@ class _Numbering:
             _group_by_dialect_per_byte(lst)
             for i, r in enumerate(lst):
                 r.number = i
-        self.attr_index = {_key(r.obj): r.number for r in self.attr_list}
-        self.type_index = {_key(r.obj): r.number for r in self.type_list}
         self.op_index = {r.obj: r.number for r in self.op_list}
 
 
@@ -1454,20 +1551,19 @@ def write_file(root: Operation, *, version: int, producer: str, codecs: List[Dia
     _write_groups(de, num.op_list, lambda r: (de.varint(strings.insert(r.obj.split(".", 1)[1])) if version < 5
                                               else de.varint_flag(strings.insert(r.obj.split(".", 1)[1]), True)))
 
-    # ---- attribute/type sections
+    # ---- attribute/type sections (written straight into one emitter; big blobs by reference)
     data = Emitter()
     sizes: List[int] = []
+    dw = DialectWriter(num, data, strings)
     for recs, is_attr in ((num.attr_list, True), (num.type_list, False)):
         for r in recs:
-            e = Emitter()
-            w = DialectWriter(num, e, strings)
             codec = codec_by_name[dialect_names[r.dialect]]
+            before = data.size()
             if is_attr:
-                codec.write_attr(r.obj, w)
+                codec.write_attr(r.obj, dw)
             else:
-                codec.write_type(r.obj, w)
-            sizes.append(len(e.buf))
-            data.raw(e.buf)
+                codec.write_type(r.obj, dw)
+            sizes.append(data.size() - before)
     off = Emitter()
     off.varint(len(num.attr_list))
     off.varint(len(num.type_list))
@@ -1478,55 +1574,84 @@ def write_file(root: Operation, *, version: int, producer: str, codecs: List[Dia
     # ---- IR section
     props_entries: List[bytes] = []
     props_index: Dict[bytes, int] = {}
+    props_emitter = Emitter()
+    props_w = DialectWriter(num, props_emitter, strings)
 
     def op_props(op) -> Optional[int]:
-        e = Emitter()
-        w = DialectWriter(num, e, strings)
-        if not props_writer(op, w):
+        props_emitter.buf = bytearray()
+        if not props_writer(op, props_w):
             return None
-        entry = varint_bytes(len(e.buf)) + bytes(e.buf)
+        body = props_emitter.buf
+        entry = varint_bytes(len(body)) + bytes(body)
         i = props_index.get(entry)
         if i is None:
             i = props_index[entry] = len(props_entries)
             props_entries.append(entry)
         return i
 
+    op_index = num.op_index
+    attr_ids, attr_number = num.attr_ids, num.attr_number
+    type_ids, type_number = num.type_ids, num.type_number
+    unknown = A.UNKNOWN_LOC
+    small, SMALL = _SMALL_VARINTS, _SMALL
+
     def write_op(e: Emitter, op: Operation, scope: "_WriteScope"):
-        e.varint(num.op_index[op.name])
-        mask_at = len(e.buf)
-        e.byte(0)
+        buf = e.buf
+        v = op_index[op.name]
+        buf += small[v] if v < SMALL else varint_bytes(v)
+        mask_at = len(buf)
+        buf.append(0)
         mask = 0
-        e.varint(num.attr_index[_key(op.location if op.location is not None else A.UNKNOWN_LOC)])
+        loc = op.location if op.location is not None else unknown
+        ent = attr_ids.get(id(loc))
+        v = ent[1].number if ent is not None and ent[0] is loc else attr_number(loc)
+        buf += small[v] if v < SMALL else varint_bytes(v)
         d = dict_of(op)
         if d is not None:
             mask |= M_ATTRS
-            e.varint(num.attr_index[_key(d)])
+            e.varint(attr_number(d))
         if version >= 5:
             pi = op_props(op)
             if pi is not None:
                 mask |= M_PROPERTIES
                 e.varint(pi)
-        if op.results:
+        results = op.results
+        if results:
             mask |= M_RESULTS
-            e.varint(len(op.results))
-            for r in op.results:
-                e.varint(num.type_index[_key(r.type)])
+            e.varint(len(results))
+            for r in results:
+                t = r.type
+                ent = type_ids.get(id(t))
+                v = ent[1].number if ent is not None and ent[0] is t else type_number(t)
+                buf += small[v] if v < SMALL else varint_bytes(v)
         if op.operands:
             mask |= M_OPERANDS
             e.varint(len(op.operands))
-            for v in op.operands:
-                vid = scope.ids.get(id(v))
+            ids = scope.ids
+            for x in op.operands:
+                vid = ids.get(id(x))
                 if vid is None:
                     raise SerializationError(f"{op.name} uses a value that is not defined before it")
-                e.varint(vid)
-        for r in op.results:
-            scope.define(r)
-        if uses is not None and op.results:
-            if _write_use_orders(e, op.results, uses):
-                mask |= M_USELIST
+                buf += small[vid] if vid < SMALL else varint_bytes(vid)
+        if results:
+            nxt = scope.next_ids
+            if nxt:
+                ids = scope.ids
+                k = nxt[-1]
+                for r in results:
+                    ids[id(r)] = k
+                    k += 1
+                nxt[-1] = k
+            if uses is not None:
+                for r in results:
+                    lst = uses.get(id(r))
+                    if lst is not None and len(lst) > 1:
+                        if _write_use_orders(e, results, uses):
+                            mask |= M_USELIST
+                        break
         if op.regions:
             mask |= M_REGIONS
-        e.buf[mask_at] = mask
+        buf[mask_at] = mask
         if op.regions:
             iso = isolated(op)
             e.varint_flag(len(op.regions), iso)
@@ -1536,7 +1661,7 @@ def write_file(root: Operation, *, version: int, producer: str, codecs: List[Dia
                     sub = Emitter()
                     for r in op.regions:
                         write_region(sub, r, inner)
-                    e.section(S_IR, bytes(sub.buf))
+                    e.section(S_IR, sub)
                 else:
                     for r in op.regions:
                         write_region(e, r, inner)
@@ -1560,12 +1685,12 @@ def write_file(root: Operation, *, version: int, producer: str, codecs: List[Dia
                     loc = loc if loc is not None else A.UNKNOWN_LOC
                     if version >= 4:
                         unknown = isinstance(loc, A.UnknownLoc)
-                        e.varint_flag(num.type_index[_key(v.type)], not unknown)
+                        e.varint_flag(type_number(v.type), not unknown)
                         if not unknown:
-                            e.varint(num.attr_index[_key(loc)])
+                            e.varint(attr_number(loc))
                     else:
-                        e.varint(num.type_index[_key(v.type)])
-                        e.varint(num.attr_index[_key(loc)])
+                        e.varint(type_number(v.type))
+                        e.varint(attr_number(loc))
                     scope.define(v)
                 if version >= 3:
                     at = len(e.buf)
@@ -1594,20 +1719,20 @@ def write_file(root: Operation, *, version: int, producer: str, codecs: List[Dia
     out.raw(MAGIC)
     out.varint(version)
     out.raw(producer.encode("utf-8") + b"\x00")
-    out.section(S_DIALECT, bytes(de.buf))
-    out.section(S_ATTRTYPE_OFFSET, bytes(off.buf))
-    out.section(S_ATTRTYPE, bytes(data.buf))
-    out.section(S_IR, bytes(ir.buf))
+    out.section(S_DIALECT, de)
+    out.section(S_ATTRTYPE_OFFSET, off)
+    out.section(S_ATTRTYPE, data)
+    out.section(S_IR, ir)
     out.section(S_RESOURCE_OFFSET, b"\x01")
     out.section(S_RESOURCE, b"")
-    out.section(S_STRING, bytes(se.buf))
+    out.section(S_STRING, se)
     if version >= 5:
         pe = Emitter()
         pe.varint(len(props_entries))
         for p in props_entries:
             pe.raw(p)
-        out.section(S_PROPERTIES, bytes(pe.buf))
-    return bytes(out.buf)
+        out.section(S_PROPERTIES, pe)
+    return out.getvalue()
 
 
 def _use_lists(root: Operation, rewrites: Dict[int, int]):

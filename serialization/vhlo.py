@@ -432,7 +432,32 @@ def _storage_range(et: T.ElementType, signed: bool) -> Tuple[int, int]:
     return 0, (1 << et.bits) - 1
 
 
+_TO_VHLO_IDS: Dict[int, tuple] = {}     # id(type) -> (type, VType): keeps the type alive
+_TO_VHLO_VALUES: Dict[object, VType] = {}
+
+
 def type_to_vhlo(t) -> VType:
+    """StableHLO type -> VHLO type; memoized (by identity, then by value) so that equal types
+    become one VType object, which numbering then finds by identity."""
+    e = _TO_VHLO_IDS.get(id(t))
+    if e is not None and e[0] is t:
+        return e[1]
+    try:
+        vt = _TO_VHLO_VALUES.get(t)
+    except TypeError:
+        return _type_to_vhlo(t)
+    if vt is None:
+        vt = _type_to_vhlo(t)
+        if len(_TO_VHLO_VALUES) >= 4096:
+            _TO_VHLO_VALUES.clear()
+        _TO_VHLO_VALUES[t] = vt
+    if len(_TO_VHLO_IDS) >= 16384:
+        _TO_VHLO_IDS.clear()
+    _TO_VHLO_IDS[id(t)] = (t, vt)
+    return vt
+
+
+def _type_to_vhlo(t) -> VType:
     if isinstance(t, VType):
         return t
     if isinstance(t, T.ElementType):
@@ -836,12 +861,18 @@ def _sorted_names(names) -> List[str]:
 
 def inherent_names(op_name: str) -> Optional[List[str]]:
     """The VHLO op's declared attributes in properties order (by name), or None if unknown."""
-    if op_name == "builtin.module":
-        return ["sym_name", "sym_visibility"]
-    t = tables().by_vhlo.get(op_name)
-    if t is None:
-        return None
-    return _sorted_names(t[1].attributes)
+    names = _INHERENT.get(op_name, False)
+    if names is False:
+        if op_name == "builtin.module":
+            names = ["sym_name", "sym_visibility"]
+        else:
+            t = tables().by_vhlo.get(op_name)
+            names = None if t is None else _sorted_names(t[1].attributes)
+        _INHERENT[op_name] = names
+    return names
+
+
+_INHERENT: Dict[str, Optional[List[str]]] = {}
 
 
 # ============================================================ defaults
@@ -1002,25 +1033,52 @@ def block_arg_locations(block: Block) -> list:
             for loc, src in zip(block.arg_locations, list(sources) + [None] * len(block.arg_locations))]
 
 
+class _Where:
+    """An op's description for error messages, formatted only when a message is made."""
+
+    __slots__ = ("op", "attr")
+
+    def __init__(self, op: Operation, attr: Optional[str] = None):
+        self.op = op
+        self.attr = attr
+
+    def __str__(self):
+        op = self.op
+        s = f"{op.name}" + (f" at {op.where()}" if op.location is not None else "")
+        return s if self.attr is None else f"{s}: attribute {self.attr}"
+
+
+_TO_INFO: Dict[str, tuple] = {}
+
+
+def _to_info(name: str) -> tuple:
+    """Per StableHLO op name: (attribute kinds by name, latest VHLO encoding, its attribute
+    names, short name)."""
+    info = _TO_INFO.get(name)
+    if info is None:
+        if not S.has_op(name) or name not in tables().encodings:
+            raise SerializationError(f"op {name} cannot be written in a portable artifact (no VHLO encoding)")
+        ospec = S.op(name)
+        venc = tables().latest(name)
+        info = _TO_INFO[name] = ({a.name: a.kind for a in ospec.attributes}, venc,
+                                 [n.rstrip(".") for n in venc.attributes], name.split(".", 1)[1])
+    return info
+
+
 def op_to_vhlo(op: Operation, vmap: Dict[int, Value]) -> Operation:
     """Convert one op (recursively) to the current VHLO encoding."""
-    where = f"{op.name}" + (f" at {op.where()}" if op.location is not None else "")
+    where = _Where(op)
     if op.name == "builtin.module":
         new = Operation(op.name, [], [], dict(op.attributes), location=op_location(op))
     else:
-        if not S.has_op(op.name) or op.name not in tables().encodings:
-            raise SerializationError(f"op {op.name} cannot be written in a portable artifact (no VHLO encoding)")
-        ospec = S.op(op.name)
-        venc = tables().latest(op.name)
-        kinds = {a.name: a.kind for a in ospec.attributes}
-        vnames = [n.rstrip(".") for n in venc.attributes]
+        kinds, venc, vnames, short = _to_info(op.name)
         attrs: Dict[str, VAttr] = {}
         fields: Dict[str, object] = {}
         discardable: Dict[str, VAttr] = {}
         for name, a in op.attributes.items():
             kind = kinds.get(name)
             if kind is None:
-                discardable[name] = attr_to_vhlo(a, f"{where}: attribute {name}")
+                discardable[name] = attr_to_vhlo(a, _Where(op, name))
                 continue
             if kind in _STRUCT_KINDS and isinstance(a, A.StructAttr):
                 if kind == "channel_handle":
@@ -1045,14 +1103,13 @@ def op_to_vhlo(op: Operation, vmap: Dict[int, Value]) -> Operation:
             if name in ("version",) and op.name == "stablehlo.composite" and isinstance(a, A.IntegerAttr):
                 attrs[name] = VAttr("integer_v1", (type_to_vhlo(a.type or T.ELEMENT_TYPES["i64"]), a.value))
                 continue
-            attrs[name] = attr_to_vhlo(a, f"{where}: attribute {name}")
+            attrs[name] = attr_to_vhlo(a, _Where(op, name))
         for n in vnames:
             if n in attrs:
                 continue
             if n in fields:
                 attrs[n] = _struct_fields_to_vhlo(fields[n])
                 continue
-        short = op.name.split(".", 1)[1]
         for n in vnames:
             if n not in attrs:
                 d = default_value(short, n, attrs)
@@ -1084,11 +1141,37 @@ def op_to_vhlo(op: Operation, vmap: Dict[int, Value]) -> Operation:
 
 # ============================================================ version checks and conversions
 
+_VERSIONS: Dict[str, tuple] = {}
+
+
 def _ver(v: str):
-    return S.parse_version(v)
+    r = _VERSIONS.get(v)
+    if r is None:
+        r = _VERSIONS[v] = S.parse_version(v)
+    return r
+
+
+# values (VType/VAttr) already checked to be expressible at a target version, per target
+_OK_AT: Dict[tuple, set] = {}
+
+
+def _ok_set(target) -> set:
+    ok = _OK_AT.get(target)
+    if ok is None or len(ok) > 16384:
+        ok = _OK_AT[target] = set()
+    return ok
 
 
 def _check_type_at(t, target, where):
+    if isinstance(t, VType):
+        ok = _ok_set(target)
+        if t in ok:
+            return
+        _check_type_at_uncached(t, target, where)
+        ok.add(t)
+
+
+def _check_type_at_uncached(t, target, where):
     if isinstance(t, VType):
         since = tables().type_since.get(t.kind)
         if since is not None and _ver(since) > target:
@@ -1133,16 +1216,11 @@ def downgrade_op(op: Operation, target_str: str, steps: Optional[Dict[int, int]]
                 _check_type_at(a.type, target, f"block argument of {op.name}")
     if op.name == "builtin.module":
         return
-    ospec, cur = tables().by_vhlo[op.name]
-    encs = tables().encodings[ospec.name]
-    want = ospec.vhlo_at(target_str)
+    plan = _DOWN_PLANS.get((op.name, target_str))
+    if plan is None:
+        plan = _down_plan(op.name, target_str)
+    ospec, encs, want, i, j, short, reqs = plan
     where = f"{ospec.name}"
-    if want is None:
-        raise SerializationError(f"{where}: op {ospec.name} is not available in StableHLO {target_str} "
-                                 f"(its VHLO encodings cover {encs[0].from_} .. {encs[-1].to})")
-    i = [e.name for e in encs].index(op.name)
-    j = [e.name for e in encs].index(want.name)
-    short = ospec.name.split(".", 1)[1]
     while i > j:
         newer, older = encs[i], encs[i - 1]
         for ch in newer.changes:
@@ -1173,9 +1251,7 @@ def downgrade_op(op: Operation, target_str: str, steps: Optional[Dict[int, int]]
             steps[id(op)] = steps.get(id(op), 0) + 1
         i -= 1
     # constraints (spec: downgrade_requires)
-    for req in want.downgrade_requires:
-        if target >= _ver(req.below):
-            continue
+    for req in reqs:
         if "element types" in req.text:
             for a, r in zip(op.operands, op.results):
                 if _elem(a.type) != _elem(r.type):
@@ -1189,10 +1265,41 @@ def downgrade_op(op: Operation, target_str: str, steps: Optional[Dict[int, int]]
             if (bc is not None and bc.kind == "dict_v1") or op.attributes.get("api_version") == VAttr("api_version_v1", ("API_VERSION_TYPED_FFI",)):
                 raise SerializationError(f"{where}: a dictionary backend_config or API_VERSION_TYPED_FFI needs "
                                          f"StableHLO {req.below} or newer (target {target_str})")
-    for name, a in op.attributes.items():
-        _check_any_at(a, target, f"{where}: attribute {name}")
+    if op.attributes:
+        ok = _ok_set(target)
+        for name, a in op.attributes.items():
+            try:
+                if a in ok:
+                    continue
+            except TypeError:
+                pass
+            _check_any_at(a, target, f"{where}: attribute {name}")
+            try:
+                ok.add(a)
+            except TypeError:
+                pass
     for r in op.results:
         _check_type_at(r.type, target, f"{where}: result")
+
+
+_DOWN_PLANS: Dict[Tuple[str, str], tuple] = {}
+
+
+def _down_plan(name: str, target_str: str) -> tuple:
+    """Per (VHLO op name, target): (op spec, its encodings, the encoding at target, index of
+    `name`, index of that encoding, short name, the downgrade requirements that apply)."""
+    ospec, _cur = tables().by_vhlo[name]
+    encs = tables().encodings[ospec.name]
+    want = ospec.vhlo_at(target_str)
+    if want is None:
+        raise SerializationError(f"{ospec.name}: op {ospec.name} is not available in StableHLO {target_str} "
+                                 f"(its VHLO encodings cover {encs[0].from_} .. {encs[-1].to})")
+    target = _ver(target_str)
+    names = [e.name for e in encs]
+    plan = (ospec, encs, want, names.index(name), names.index(want.name), ospec.name.split(".", 1)[1],
+            tuple(req for req in want.downgrade_requires if not target >= _ver(req.below)))
+    _DOWN_PLANS[(name, target_str)] = plan
+    return plan
 
 
 def _describe(v) -> str:
