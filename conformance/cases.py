@@ -391,11 +391,21 @@ def _file_may_match(rel: str, pattern: str) -> bool:
 def load_cases(dirs: Sequence[str], pattern: Optional[str] = None, op: Optional[str] = None,
                errors: Optional[list] = None) -> List[Case]:
     """The cases of the given corpus directories (or files), filtered by a glob on case ids
-    and/or an op name (`add` or `stablehlo.add`)."""
+    and/or an op name (`add` or `stablehlo.add`). A folder written by `export_cases` (it
+    holds `cases.json`) is read as it is."""
     want_op = None
     if op:
         want_op = op if "." in op else f"stablehlo.{op}"
     cases = []
+    exported = [d for d in dirs if (Path(d) / INDEX).is_file()]
+    for d in exported:
+        for c in load_exported(d):
+            if pattern and not fnmatch.fnmatchcase(c.id, pattern):
+                continue
+            if want_op and want_op not in c.ops:
+                continue
+            cases.append(c)
+    dirs = [d for d in dirs if d not in exported]
     for rel, path in corpus_files(dirs):
         if pattern and not _file_may_match(rel, pattern):
             continue
@@ -424,3 +434,79 @@ def strip_checks(text: str, source: str = "<input>"):
         why = errors[0][1] if errors else f"{len(cases)} cases"
         raise NotRunnable(why)
     return cases[0].program, cases[0].labels
+
+
+# ---------------------------------------------------------------------------- cases as files
+
+INDEX = "cases.json"
+
+
+def _file_stem(case_id: str) -> str:
+    return re.sub(r"[^A-Za-z0-9_.-]+", "_", case_id)
+
+
+def export_cases(cases: Sequence[Case], directory: str) -> str:
+    """Write cases as plain files, for backends driven from outside Python: per case
+    `<stem>.mlir` (the program) and `<stem>.npz` (`input_<i>`, `expected_<i>`), plus an index
+    `cases.json` with ids, file names, element types, labels and rules. Returns the index
+    path. `load_cases([directory])` reads such a folder back."""
+    import json
+    out = Path(directory)
+    out.mkdir(parents=True, exist_ok=True)
+    index = {"format": "stablehlo-ref conformance cases", "version": 1, "cases": []}
+    used: Dict[str, int] = {}
+    for c in cases:
+        stem = _file_stem(c.id)
+        n = used.get(stem, 0)
+        used[stem] = n + 1
+        if n:
+            stem = f"{stem}~{n}"
+        (out / f"{stem}.mlir").write_text(c.program, encoding="utf-8")
+        arrays = {f"input_{i}": np.asarray(a) for i, a in enumerate(c.inputs)}
+        arrays.update({f"expected_{i}": np.asarray(a) for i, a in enumerate(c.expected)})
+        np.savez(out / f"{stem}.npz", **{k: _portable(v) for k, v in arrays.items()})
+        index["cases"].append({"id": c.id, "program": f"{stem}.mlir", "arrays": f"{stem}.npz",
+                               "inputs": len(c.inputs), "element_types": c.element_types,
+                               "labels": c.labels, "expected_from": c.expected_from,
+                               "rules": [r.to_json() for r in c.rules], "ops": list(c.ops)})
+    path = out / INDEX
+    tmp = out / f".{INDEX}.tmp"
+    tmp.write_text(json.dumps(index, indent=1), encoding="utf-8")
+    os.replace(tmp, path)
+    return str(path)
+
+
+def _portable(a: np.ndarray) -> np.ndarray:
+    """npz keeps only numpy's own dtypes: ml_dtypes arrays (bf16, f8, i4...) are stored as
+    their raw bits (unsigned integers of the same width); the index's element type says how
+    to read them."""
+    if a.dtype.kind == "V" or type(a.dtype).__module__.startswith("ml_dtypes") or a.dtype.name not in np.sctypeDict:
+        return a.view(np.dtype(f"u{a.dtype.itemsize}"))
+    return a
+
+
+def _from_portable(a: np.ndarray, et_name: Optional[str]) -> np.ndarray:
+    from stablehlo_ref.ir.types import ELEMENT_TYPES
+    et = ELEMENT_TYPES.get(et_name or "")
+    if et is not None and a.dtype != et.dtype and a.dtype.kind == "u" and a.dtype.itemsize == et.dtype.itemsize:
+        return a.view(et.dtype)
+    return a
+
+
+def load_exported(directory: str) -> List[Case]:
+    import json
+    d = Path(directory)
+    try:
+        index = json.loads((d / INDEX).read_text(encoding="utf-8"))
+        out = []
+        for e in index["cases"]:
+            with np.load(d / e["arrays"], allow_pickle=False) as z:
+                inputs = [z[f"input_{i}"] for i in range(e["inputs"])]
+                expected = [_from_portable(z[f"expected_{i}"], et) for i, et in enumerate(e["element_types"])]
+            rules = [Rule(r["kind"], r.get("atol", 0.0), r.get("max_ulp", 0), r.get("check", "")) for r in e["rules"]]
+            out.append(Case(e["id"], (d / e["program"]).read_text(encoding="utf-8"), inputs, expected,
+                            list(e["element_types"]), rules, list(e.get("labels", [])),
+                            list(e.get("expected_from", [])), tuple(e.get("ops", ()))))
+        return out
+    except (OSError, KeyError, ValueError, TypeError) as e:
+        raise NotRunnable(f"{d}: not a readable case folder ({type(e).__name__}: {e})") from None

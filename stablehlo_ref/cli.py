@@ -9,6 +9,7 @@
     stablehlo-ref conform --backend NAME [--corpus DIR ...] [--pattern GLOB] [--op NAME] [--json OUT]
                           [--known-failures FILE] [--timeout S] [--strict] [--extra-ulps N]
     stablehlo-ref conform --list-backends
+    stablehlo-ref conform --export DIR [--corpus DIR ...] [--pattern GLOB] [--op NAME]
 
 Every user error is one line on stderr; exit code 1 for an invalid program or a failed check,
 2 for usage and I/O errors."""
@@ -240,8 +241,10 @@ def cmd_conform(args) -> int:
             finally:
                 b.close()
         return 0
-    if not args.backend:
-        raise UsageError("conform needs --backend NAME (or --list-backends)")
+    if not args.backend and not args.export:
+        raise UsageError("conform needs --backend NAME (or --list-backends, or --export DIR)")
+    if args.backend:
+        get_backend(args.backend)          # an unknown name is a usage error before any work
     corpora = args.corpus
     if not corpora:
         root = os.environ.get("STABLEHLO_TESTS")
@@ -255,6 +258,18 @@ def cmd_conform(args) -> int:
             raise UsageError(f"corpus {d} does not exist")
     if args.timeout is not None and args.timeout <= 0:
         raise UsageError("--timeout must be positive")
+    if args.export:
+        from .conformance.cases import export_cases
+        skipped: list = []
+        cases = load_cases(corpora, pattern=args.pattern, op=args.op, errors=skipped)
+        if not cases:
+            raise UsageError("no cases selected")
+        try:
+            export_cases(cases, args.export)
+        except OSError as e:
+            raise UsageError(f"cannot write cases to {args.export}: {e.strerror}") from None
+        print(f"wrote {len(cases)} case(s) to {args.export} ({len(skipped)} function(s) skipped)")
+        return 0
     known = load_known_failures(args.known_failures) if args.known_failures else None
     backend = get_backend(args.backend, extra_ulps=args.extra_ulps)
     try:
@@ -336,6 +351,8 @@ def build_parser() -> argparse.ArgumentParser:
     cf.add_argument("--strict", action="store_true", help="count unsupported cases as failures")
     cf.add_argument("--extra-ulps", type=int, default=0, metavar="N", help="loosen every ULP bound by N (hardware math libraries)")
     cf.add_argument("--list-backends", action="store_true", help="list backends and whether each is available")
+    cf.add_argument("--export", metavar="DIR",
+                    help="write the selected cases as files (program .mlir, arrays .npz, cases.json) instead of running them")
     cf.add_argument("-v", "--verbose", action="store_true", help="print every case, passing ones too")
     cf.set_defaults(fn=cmd_conform)
     return p

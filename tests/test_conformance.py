@@ -323,6 +323,36 @@ def test_cli_conform(tmp_path, capsys):
     assert rc == 1 and "now passing" in capsys.readouterr().out
 
 
+def test_export_and_reload(tmp_path, capsys):
+    corpus = tmp_path / "c"
+    corpus.mkdir()
+    (corpus / "x.mlir").write_text(INTERPRET_STYLE + """
+// -----
+
+func.func @bf16_case() {
+  %a = stablehlo.constant dense<[1.5, -2.0]> : tensor<2xbf16>
+  %r = stablehlo.negate %a : tensor<2xbf16>
+  check.expect_eq_const %r, dense<[-1.5, 2.0]> : tensor<2xbf16>
+  func.return
+}
+""")
+    out = tmp_path / "exported"
+    assert cli_main(["conform", "--export", str(out), "--corpus", str(corpus)]) == 0
+    assert "wrote 4 case(s)" in capsys.readouterr().out
+    index = json.loads((out / "cases.json").read_text())
+    assert len(index["cases"]) == 4 and all((out / e["program"]).exists() for e in index["cases"])
+    original = {c.id: c for c in load_cases([str(corpus)])}
+    back = load_cases([str(out)])
+    assert [c.id for c in back] == list(original)
+    for c in back:
+        o = original[c.id]
+        assert c.program == o.program and c.rules == o.rules and c.element_types == o.element_types
+        for a, b in zip(c.expected, o.expected):
+            assert a.dtype == b.dtype and a.tobytes() == b.tobytes()
+    rc = cli_main(["conform", "--backend", "reference", "--corpus", str(out)])
+    assert rc == 0 and "4 passed" in capsys.readouterr().out
+
+
 def test_cli_conform_usage_errors(tmp_path, capsys):
     def run(*argv):
         rc = cli_main(["conform", *argv])
@@ -428,3 +458,31 @@ func.func @main() {
     assert first.status in ("unsupported", "error") and first.message, first
     assert "abort" in first.message or "nsupported" in first.message
     assert second.status == "pass", second
+
+
+def test_worker_timeout_restarts_the_worker():
+    if not HAVE_JAX:
+        pytest.skip("jax not importable")
+    spin = """
+func.func @main() {
+  %c0 = stablehlo.constant dense<0> : tensor<i64>
+  %c1 = stablehlo.constant dense<1> : tensor<i64>
+  %r = stablehlo.while(%i = %c0) : tensor<i64>
+    cond {
+      %t = stablehlo.compare GE, %i, %c0 : (tensor<i64>, tensor<i64>) -> tensor<i1>
+      stablehlo.return %t : tensor<i1>
+    } do {
+      %n = stablehlo.add %i, %c1 : tensor<i64>
+      stablehlo.return %n : tensor<i64>
+    }
+  check.expect_eq_const %r, dense<0> : tensor<i64>
+  func.return
+}
+"""
+    cases = extract_cases(spin, "spin.mlir") + extract_cases(TESTDATA_STYLE, "abs.mlir")
+    with get_backend("upstream") as b:
+        b.available()
+        rep = run_suite(b, cases, timeout=2)
+    first, second = rep.outcomes
+    assert first.status == "error" and first.stage == "timeout" and "restarted" in first.message
+    assert second.status == "pass"
