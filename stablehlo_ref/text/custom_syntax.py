@@ -218,14 +218,7 @@ def parse_reduce(p, name):
     sc.expect_keyword("across")
     sc.expect_keyword("dimensions")
     sc.expect("=")
-    sc.expect("[")
-    dims = []
-    if not sc.accept("]"):
-        while True:
-            dims.append(sc.integer())
-            if not sc.accept(","):
-                break
-        sc.expect("]")
+    dims = sc.delimited("[", "]", sc.integer)
     attrs = {}
     if sc.peek("{"):
         attrs.update(p.parse_attr_dict_body().entries)
@@ -437,16 +430,7 @@ def parse_scf_for(p, name):
 
 
 def _parse_indices(p):
-    sc = p.sc
-    sc.expect("[")
-    idx = []
-    if not sc.accept("]"):
-        while True:
-            idx.append(p.parse_value_use())
-            if not sc.accept(","):
-                break
-        sc.expect("]")
-    return idx
+    return p.sc.delimited("[", "]", p.parse_value_use)
 
 
 def parse_tensor_insert(p, name):

@@ -210,25 +210,10 @@ def parse_attr_value(p, op_name: str, aspec):
     if kind == "string" and sc.peek('"'):    # untyped: a following `:` starts the op's type
         return StringAttr(sc.string())
     if kind == "dense_i64_array" and sc.peek("["):
-        sc.expect("[")
-        vals = []
-        if not sc.accept("]"):
-            while True:
-                vals.append(sc.integer())
-                if not sc.accept(","):
-                    break
-            sc.expect("]")
-        return DenseArrayAttr(ELEMENT_TYPES["i64"], tuple(vals))
+        return DenseArrayAttr(ELEMENT_TYPES["i64"], tuple(sc.delimited("[", "]", sc.integer)))
     if kind == "dense_bool_array" and sc.peek("["):
-        sc.expect("[")
-        vals = []
-        if not sc.accept("]"):
-            while True:
-                vals.append(p._scalar_for(ELEMENT_TYPES["i1"]))
-                if not sc.accept(","):
-                    break
-            sc.expect("]")
-        return DenseArrayAttr(ELEMENT_TYPES["i1"], tuple(vals))
+        i1 = ELEMENT_TYPES["i1"]
+        return DenseArrayAttr(i1, tuple(sc.delimited("[", "]", lambda: p._scalar_for(i1))))
     a = p.parse_attribute()
     if kind == "i1" and isinstance(a, BoolAttr):
         return a
@@ -703,15 +688,7 @@ def _c_window(p, st, args, op_name):
 
 
 def _int_list(sc):
-    sc.expect("[")
-    vals = []
-    if not sc.accept("]"):
-        while True:
-            vals.append(sc.integer())
-            if not sc.accept(","):
-                break
-        sc.expect("]")
-    return tuple(vals)
+    return tuple(sc.delimited("[", "]", sc.integer))
 
 
 def _c_dot_dims(p, st, args, op_name):

@@ -116,6 +116,20 @@ class Scanner:
         self.ws()
         return self.s[self.pos:self.pos + 1]
 
+    def delimited(self, open_: str, close: str, item, *, opened: bool = False) -> list:
+        """`open_ item (, item)* close` (possibly empty) -> [item(), ...]; `opened` when the
+        opening token was already consumed."""
+        if not opened:
+            self.expect(open_)
+        out = []
+        if not self.accept(close):
+            while True:
+                out.append(item())
+                if not self.accept(","):
+                    break
+            self.expect(close)
+        return out
+
     def accept(self, lit: str) -> bool:
         s = self.s
         p = self.pos

@@ -717,14 +717,7 @@ class Parser:
     def _struct_value(self):
         sc = self.sc
         if sc.accept("["):
-            vals = []
-            if not sc.accept("]"):
-                while True:
-                    vals.append(self._struct_value())
-                    if not sc.accept(","):
-                        break
-                sc.expect("]")
-            return tuple(vals)
+            return tuple(sc.delimited("[", "]", self._struct_value, opened=True))
         if sc.accept("?"):
             return None
         if sc.accept_keyword("true"):
