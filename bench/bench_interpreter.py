@@ -13,13 +13,22 @@ tests/known_failures/testdata.txt); --all runs every top-level program.
 """
 from __future__ import annotations
 
-import argparse
-import gc
-import fnmatch
-import json
-import sys
-import time
-from pathlib import Path
+import os
+
+# One BLAS/OpenMP thread unless the caller chose otherwise: the C++ interpreter is single
+# threaded, and threaded BLAS on small matrices only adds noise on a shared machine. This
+# must happen before numpy is first imported.
+for _var in ("OPENBLAS_NUM_THREADS", "OMP_NUM_THREADS", "MKL_NUM_THREADS",
+             "VECLIB_MAXIMUM_THREADS", "NUMEXPR_NUM_THREADS"):
+    os.environ.setdefault(_var, "1")
+
+import argparse  # noqa: E402
+import gc  # noqa: E402
+import fnmatch  # noqa: E402
+import json  # noqa: E402
+import sys  # noqa: E402
+import time  # noqa: E402
+from pathlib import Path  # noqa: E402
 
 HERE = Path(__file__).resolve().parent
 REPO = HERE.parent

@@ -11,12 +11,20 @@ tolerance.
 """
 from __future__ import annotations
 
-import argparse
-import json
 import os
-import sys
-import time
-from pathlib import Path
+
+# One BLAS/OpenMP thread unless the caller chose otherwise: the C++ interpreter is single
+# threaded, and threaded BLAS on small matrices only adds noise on a shared machine. This
+# must happen before numpy is first imported.
+for _var in ("OPENBLAS_NUM_THREADS", "OMP_NUM_THREADS", "MKL_NUM_THREADS",
+             "VECLIB_MAXIMUM_THREADS", "NUMEXPR_NUM_THREADS"):
+    os.environ.setdefault(_var, "1")
+
+import argparse  # noqa: E402
+import json  # noqa: E402
+import sys  # noqa: E402
+import time  # noqa: E402
+from pathlib import Path  # noqa: E402
 
 os.environ.setdefault("JAX_PLATFORMS", "cpu")
 

@@ -5,6 +5,7 @@ from __future__ import annotations
 import numpy as np
 
 from ..errors import NotImplementedOpError
+from .evaluator import op_cache
 from .numerics import compute_dtype, elem, from_compute, to_compute, wrap_int
 from .registry import kernel
 
@@ -514,8 +515,42 @@ def total_order_key(x: np.ndarray, et=None):
     return np.where(bits < 0, np.int64(-0x7FFFFFFFFFFFFFFF - 1) - bits - 1, bits)
 
 
+def _direct_comparison(op):
+    """The numpy comparison to apply to the stored operands as they are, when that is exact
+    for the op (native floats without TOTALORDER, integers of 8+ bits compared in their own
+    signedness, booleans, complex EQ/NE); otherwise None. Decided once per op."""
+    direction = op.attributes["comparison_direction"].value
+    ctype_attr = op.attributes.get("compare_type")
+    ctype = ctype_attr.value if ctype_attr is not None else None
+    et = _ot(op)
+    fn = _COMPARISONS.get(direction)
+    if fn is None:
+        return None
+    if et.is_float:
+        ok = ctype != "TOTALORDER" and et.name in _NATIVE_FLOATS
+    elif et.is_complex:
+        ok = direction in ("EQ", "NE")
+    elif et.is_bool:
+        ok = True
+    else:
+        ok = et.bits >= 8 and compute_dtype(et) == et.dtype and not (
+            ctype == "UNSIGNED" and et.is_signed or ctype == "SIGNED" and et.is_unsigned)
+    return fn if ok else None
+
+
+_NO_PLAN = object()
+
+
 @kernel("stablehlo.compare", "chlo.compare")
 def compare(ctx, op, a, b):
+    cache = getattr(op, "_cache", None)
+    if cache is None:
+        cache = op_cache(op)
+    fast = cache.get("compare", _NO_PLAN)
+    if fast is _NO_PLAN:
+        fast = cache["compare"] = _direct_comparison(op)
+    if fast is not None and a.dtype == b.dtype:
+        return fast(a, b)
     direction = op.attributes["comparison_direction"].value
     ctype_attr = op.attributes.get("compare_type")
     ctype = ctype_attr.value if ctype_attr is not None else None
@@ -654,9 +689,33 @@ def _convert(x: np.ndarray, src, dst) -> np.ndarray:
     return x.astype(np.float64).astype(dst.dtype) if x.dtype.itemsize <= 4 else x.astype(dst.dtype)
 
 
+def _exact_cast(src, dst) -> bool:
+    """Whether numpy's astype from src's storage to dst's is the spec's convert: booleans
+    and integers into an integer type of 8+ bits that holds every value of the source."""
+    if not dst.is_integer or dst.is_bool or dst.bits < 8 or dst.kind == "index":
+        return False
+    if src.is_bool:
+        return True
+    if not src.is_integer or src.bits < 8 or src.kind == "index":
+        return False
+    if src.is_signed == dst.is_signed:
+        return dst.bits >= src.bits
+    return src.is_unsigned and dst.bits > src.bits
+
+
 @kernel("stablehlo.convert")
 def convert(ctx, op, x):
-    return _convert(x, _ot(op), _rt(op))
+    cache = getattr(op, "_cache", None)
+    if cache is None:
+        cache = op_cache(op)
+    plan = cache.get("convert")
+    if plan is None:
+        src, dst = _ot(op), _rt(op)
+        plan = cache["convert"] = (src, dst, dst.dtype if _exact_cast(src, dst) else None)
+    src, dst, cast = plan
+    if cast is not None and x.dtype == src.dtype:
+        return x.astype(cast)
+    return _convert(x, src, dst)
 
 
 def storage_bits(x: np.ndarray, et) -> np.ndarray:

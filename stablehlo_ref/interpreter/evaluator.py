@@ -11,8 +11,8 @@ import numpy as np
 
 from ..errors import InterpreterError, NotImplementedOpError, StableHLOError
 from ..ir.attributes import describe_location
-from ..ir.core import Module, Operation
-from ..ir.types import TensorType, TokenType, TupleType
+from ..ir.core import Module, Operation, Value
+from ..ir.types import ElementType, QuantizedType, TensorType, TokenType, TupleType
 from .registry import KERNELS
 
 
@@ -32,14 +32,11 @@ class _Return(Exception):
 
 class _Scope(dict):
     """The values visible in a block: its own, then (on a miss) those of the enclosing
-    scope, so that regions of `if`, `case`, `while`, `reduce`, ... may use values defined
-    outside them. Function bodies start from an empty parent."""
+    scope (`parent`, set right after construction), so that regions of `if`, `case`,
+    `while`, `reduce`, ... may use values defined outside them. Function bodies start from
+    an empty parent."""
 
     __slots__ = ("parent",)
-
-    def __init__(self, parent=None):
-        super().__init__()
-        self.parent = parent
 
     def __missing__(self, key):
         if self.parent is None:
@@ -71,7 +68,8 @@ class Interpreter:
     def __init__(self, module: Module, trace=None, custom_call_handler=None):
         _import_kernels()
         self.module = module
-        self.functions = module.functions
+        self._functions = None       # name -> func.func op, read from the module on first use
+        self._entries = {}           # name -> (entry block, number of arguments)
         self.trace = trace           # a writable stream, or None
         self.depth = 0
         self.check_failures: List[str] = []
@@ -79,45 +77,71 @@ class Interpreter:
         self.collect_check_failures = False
         self._scope = None           # the scope of the block whose op is running now
 
+    @property
+    def functions(self) -> dict:
+        f = self._functions
+        if f is None:
+            f = self._functions = self.module.functions
+        return f
+
     # ------------------------------------------------------------ public
     def call(self, name: str, args: Sequence) -> list:
-        func = self.functions.get(name)
-        if func is None:
-            raise InterpreterError(f"call to unknown function @{name}")
-        if not func.regions or not func.regions[0].blocks:
-            raise InterpreterError(f"function @{name} has no body (a declaration)")
-        ft = func.attributes["function_type"].type
-        if len(args) != len(ft.inputs):
-            raise InterpreterError(f"@{name} takes {len(ft.inputs)} arguments, got {len(args)}")
+        try:
+            block, nargs = self._entries[name]
+        except KeyError:
+            block, nargs = self._entries[name] = _entry(self.functions, name)
+        if len(args) != nargs:
+            raise InterpreterError(f"@{name} takes {nargs} arguments, got {len(args)}")
         if self.depth == 0:
             # kernels compute with numpy's floating-point warnings off (overflow to inf, NaN
             # from invalid operations are results, not errors); set once per top-level call
-            saved = np.seterr(all="ignore")
-            self.depth = 1
-            try:
-                return self.run_region(func.regions[0], list(args), parent=None)
-            finally:
-                self.depth = 0
-                np.seterr(**saved)
+            with np.errstate(all="ignore"):
+                self.depth = 1
+                try:
+                    return self._run_entry(block, args)
+                finally:
+                    self.depth = 0
         self.depth += 1
         if self.depth > 2000:
+            self.depth -= 1
             raise InterpreterError(f"call depth exceeded 2000 in @{name} (unbounded recursion?)")
         try:
-            return self.run_region(func.regions[0], list(args), parent=None)
+            return self._run_entry(block, args)
         finally:
             self.depth -= 1
+
+    def _run_entry(self, block, args) -> list:
+        env = _Scope()
+        env.parent = None
+        for v, a in zip(block.arguments, args):
+            env[v] = a
+        prev = self._scope
+        self._scope = env
+        try:
+            return self._run_ops(block, env)
+        finally:
+            self._scope = prev
 
     def run_region(self, region, args: list, parent=_Scope) -> list:
         """Run a single-block region with `args` bound to its entry block arguments; returns
         the operands of its terminator. The region sees the values of the scope of the op
         that runs it (`parent`, by default the scope running now; None for a fresh one)."""
-        block = region.blocks[0]
-        if len(region.blocks) != 1:
+        blocks = region.blocks
+        if len(blocks) != 1:
+            if not blocks:
+                raise InterpreterError("region has no block")
             raise NotImplementedOpError("regions with several blocks")
-        env = _Scope(self._scope if parent is _Scope else parent)
+        block = blocks[0]
+        prev = self._scope
+        env = _Scope()
+        env.parent = prev if parent is _Scope else parent
         for v, a in zip(block.arguments, args):
             env[v] = a
-        return self.run_block(block, env)
+        self._scope = env
+        try:
+            return self._run_ops(block, env)
+        finally:
+            self._scope = prev
 
     def run_block(self, block, env: dict) -> list:
         prev = self._scope
@@ -135,36 +159,70 @@ class Interpreter:
         if plan is None or plan[0] != len(block.operations):
             plan = _plan_block(block)
         _, steps, terminator = plan
-        trace = self.trace
-        for op, fn, qplan, operands, results, mode in steps:
+        if self.trace is not None:
+            return self._run_ops_traced(steps, terminator, env)
+        for op, fn, operands, result, mode in steps:
+            try:
+                if mode == 1:
+                    # one non-tuple result: a kernel returns the value or a list of results
+                    out = fn(self, op, *[env[v] for v in operands])
+                    if out.__class__ is list or out.__class__ is tuple:
+                        out = out[0]
+                    env[result] = out
+                elif mode == 3:
+                    for r, o in zip(result, fn(self, op, *[env[v] for v in operands])):
+                        env[r] = o
+                elif mode == 2:
+                    # one tuple-typed result: a Python tuple is the value itself
+                    out = fn(self, op, *[env[v] for v in operands])
+                    if out.__class__ is list:
+                        out = out[0]
+                    env[result] = out
+                else:
+                    fn(self, op, *[env[v] for v in operands])
+            except KeyError as e:
+                if e.args and e.args[0].__class__ is Value and e.args[0] in operands:
+                    raise InterpreterError(f"{op.name}: operand used before it is defined",
+                                           op.where()) from None
+                raise InterpreterError(f"{op.name}: {e}", op.where()) from None
+            except StableHLOError as e:
+                if e.location is None:
+                    e.location = op.where()
+                raise
+            except _KERNEL_ERRORS as e:
+                raise InterpreterError(f"{op.name}: {e}", op.where()) from None
+        if terminator is None:
+            raise InterpreterError("block has no terminator")
+        return [env[v] for v in terminator]
+
+    def _run_ops_traced(self, steps, terminator, env) -> list:
+        for op, fn, operands, result, mode in steps:
+            results = op.results
             try:
                 args = [env[v] for v in operands]
             except KeyError:
                 raise InterpreterError(f"{op.name}: operand used before it is defined",
                                        op.where()) from None
             try:
-                out = fn(self, op, *args) if qplan is None else qplan(self, fn, args)
+                out = fn(self, op, *args)
             except StableHLOError as e:
                 if e.location is None:
                     e.location = op.where()
                 raise
-            except (ValueError, IndexError, TypeError, OverflowError, ZeroDivisionError, MemoryError) as e:
+            except _KERNEL_ERRORS as e:
                 raise InterpreterError(f"{op.name}: {e}", op.where()) from None
             if mode == 1:
-                # a kernel returns one value or a list of results; a Python tuple is a
-                # tuple value only when the result has tuple type
                 if out.__class__ is list or out.__class__ is tuple:
                     out = out[0]
-                env[results[0]] = out
+                env[result] = out
             elif mode == 2:
                 if out.__class__ is list:
                     out = out[0]
-                env[results[0]] = out
+                env[result] = out
             elif mode == 3:
-                for r, o in zip(results, out):
+                for r, o in zip(result, out):
                     env[r] = o
-            if trace is not None:
-                self._trace(op, [env[r] for r in results])
+            self._trace(op, [env[r] for r in results])
         if terminator is None:
             raise InterpreterError("block has no terminator")
         return [env[v] for v in terminator]
@@ -178,6 +236,22 @@ class Interpreter:
             else:
                 parts.append(repr(v))
         print(f"{loc}: {op.name} -> {'; '.join(parts)}", file=self.trace)
+
+
+_KERNEL_ERRORS = (ValueError, IndexError, TypeError, OverflowError, ZeroDivisionError, MemoryError)
+
+
+def _entry(functions, name):
+    """(entry block, number of parameters) of function @name, checked once per interpreter."""
+    func = functions.get(name)
+    if func is None:
+        raise InterpreterError(f"call to unknown function @{name}")
+    if not func.regions or not func.regions[0].blocks:
+        raise InterpreterError(f"function @{name} has no body (a declaration)")
+    ft = func.attributes["function_type"].type
+    if len(func.regions[0].blocks) != 1:
+        raise NotImplementedOpError("regions with several blocks")
+    return func.regions[0].blocks[0], len(ft.inputs)
 
 
 _TERMINATORS = frozenset(("stablehlo.return", "func.return", "chlo.return", "stablehlo.yield"))
@@ -202,17 +276,45 @@ def _not_implemented(name):
 
 
 def _raiser(exc):
-    def raise_(ctx, fn, args):
+    def raise_(ctx, op, *args):
         raise exc
     return raise_
 
 
+_plan_for = None
+
+
+def _plain_types(op) -> bool:
+    """Whether no operand or result of `op` has a quantized element type (then the kernel
+    runs as it is, without a quantization plan)."""
+    for vs in (op.operands, op.results):
+        for v in vs:
+            t = v.type
+            if t.__class__ is TensorType and t.element_type.__class__ is ElementType:
+                continue
+            if isinstance(t, TensorType) and isinstance(t.element_type, QuantizedType):
+                return False
+    return True
+
+
+def _quantized_runner(qplan, fn):
+    def run_quantized(ctx, op, *args):
+        return qplan(ctx, fn, list(args))
+    return run_quantized
+
+
 def _plan_block(block):
     """The evaluator's plan of a block, cached on it: per op up to the first terminator, the
-    kernel, the quantization plan, the operands, the results and how to store them
-    (0: no result, 1: one non-tuple, 2: one tuple, 3: several); then the terminator's operands.
-    Errors found here (no kernel, unsupported quantized op) are raised when the op is reached."""
-    from .quantized import plan_for
+    kernel (wrapped in its quantization plan where the op has quantized types), the operands,
+    the result(s) and how to store them (0: no result, 1: one non-tuple, 2: one tuple,
+    3: several); then the terminator's operands. Errors found here (no kernel, unsupported
+    quantized op) are raised when the op is reached."""
+    global _plan_for
+    if _plan_for is None:
+        from .quantized import plan_for
+        _plan_for = plan_for
+    plan_for = _plan_for
+    kernels = KERNELS
     steps = []
     terminator = None
     for op in block.operations:
@@ -220,23 +322,26 @@ def _plan_block(block):
         if name in _TERMINATORS:
             terminator = tuple(op.operands)
             break
-        fn = KERNELS.get(name) or _harness_op(name)
-        qplan = None
+        fn = kernels.get(name)
         if fn is None:
-            fn = _not_implemented(name)
-        else:
+            fn = _harness_op(name) or _not_implemented(name)
+        elif not _plain_types(op):
             try:
                 qplan = plan_for(op)
             except StableHLOError as e:
-                qplan = _raiser(e)
+                fn = _raiser(e)
+            else:
+                if qplan is not None:
+                    fn = _quantized_runner(qplan, fn)
         results = op.results
-        if not results:
-            mode = 0
-        elif len(results) == 1:
-            mode = 2 if isinstance(results[0].type, TupleType) else 1
+        n = len(results)
+        if n == 0:
+            steps.append((op, fn, tuple(op.operands), None, 0))
+        elif n == 1:
+            r = results[0]
+            steps.append((op, fn, tuple(op.operands), r, 2 if r.type.__class__ is TupleType else 1))
         else:
-            mode = 3
-        steps.append((op, fn, qplan, tuple(op.operands), tuple(results), mode))
+            steps.append((op, fn, tuple(op.operands), tuple(results), 3))
     plan = (len(block.operations), tuple(steps), terminator)
     try:
         block._cache = plan

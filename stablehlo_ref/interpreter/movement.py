@@ -88,12 +88,28 @@ def broadcast_array(x: np.ndarray, view, shape) -> np.ndarray:
 
 @kernel("stablehlo.broadcast_in_dim")
 def broadcast_in_dim(ctx, op, x):
-    dims = _ints(op, "broadcast_dimensions")
-    shape = _shape(op)
-    view = [1] * len(shape)
-    for i, d in enumerate(dims):
-        view[d] = x.shape[i]
-    return broadcast_array(x, view, shape)
+    cache = getattr(op, "_cache", None)
+    if cache is None:
+        cache = op_cache(op)
+    plan = cache.get("broadcast")
+    if plan is None or plan[0] != x.shape:
+        # (operand shape, view, result shape, small enough to copy), decided once per op
+        dims = _ints(op, "broadcast_dimensions")
+        shape = _shape(op)
+        view = [1] * len(shape)
+        for i, d in enumerate(dims):
+            view[d] = x.shape[i]
+        n = 1
+        for d in shape:
+            n *= d
+        plan = cache["broadcast"] = (x.shape, tuple(view), shape, n <= _SMALL)
+    _, view, shape, small = plan
+    x = x.reshape(view)
+    if small:
+        out = np.empty(shape, dtype=x.dtype)
+        out[...] = x
+        return out
+    return np.broadcast_to(x, shape)
 
 
 @kernel("stablehlo.broadcast")
