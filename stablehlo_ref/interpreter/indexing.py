@@ -166,24 +166,28 @@ def scatter_targets(input_shape, scatter_indices, updates_shape, *, update_windo
     scatter_axes_shape = [1] * nu
     for a, ud in enumerate(update_scatter_dims):
         scatter_axes_shape[ud] = scatter_shape[a]
-    flat = np.zeros(tuple(updates_shape), dtype=np.int64)
-    valid = np.ones(tuple(updates_shape), dtype=bool)
-    stride = 1
-    for d in reversed(range(rank)):
-        comp = np.zeros((1,) * nu, dtype=np.int64)
+    # comps[d]: the input index along dimension d of every update element, all dimensions
+    # at once so that the bounds check and the flattening are a few whole-array operations
+    comps = np.zeros((rank,) + tuple(updates_shape), dtype=np.int64)
+    for d in range(rank):
         if d in scatter_dims_to_operand_dims:
             k = scatter_dims_to_operand_dims.index(d)
-            comp = comp + idx[..., k].reshape(scatter_axes_shape)
+            comps[d] += idx[..., k].reshape(scatter_axes_shape)
         if d in input_batching_dims:
             ds = scatter_indices_batching_dims[input_batching_dims.index(d)]
             ud = update_scatter_dims[ds - (0 if ds < index_vector_dim else 1)]
-            comp = comp + _axis_range(updates_shape[ud], ud, nu)
+            comps[d] += _axis_range(updates_shape[ud], ud, nu)
         if d in window_input_dims:
             ud = update_window_dims[window_input_dims.index(d)]
-            comp = comp + _axis_range(updates_shape[ud], ud, nu)
-        valid &= (comp >= 0) & (comp < input_shape[d])
-        flat = flat + np.where((comp >= 0) & (comp < input_shape[d]), comp, 0) * stride
-        stride *= int(input_shape[d])
+            comps[d] += _axis_range(updates_shape[ud], ud, nu)
+    column = (rank,) + (1,) * nu
+    bounds = np.array([int(n) for n in input_shape], dtype=np.int64).reshape(column)
+    ok = (comps >= 0) & (comps < bounds)
+    valid = ok.all(axis=0)
+    strides = np.ones(rank, dtype=np.int64)
+    for d in range(rank - 2, -1, -1):
+        strides[d] = strides[d + 1] * int(input_shape[d + 1])
+    flat = (np.where(ok, comps, 0) * strides.reshape(column)).sum(axis=0)
     return flat.reshape(-1), valid.reshape(-1)
 
 
