@@ -20,10 +20,15 @@ def _first_line(e: BaseException) -> str:
     lines = [l.strip() for l in s.splitlines() if l.strip()]
     msg = lines[0] if lines else type(e).__name__
     # MLIR diagnostics put the useful part on a later line
-    for l in lines[1:4]:
-        if "error:" in l:
+    for l in lines[1:]:
+        if "error:" in l or "LLVM ERROR" in l or "Assertion" in l:
             msg = f"{msg} {l}"
             break
+    else:
+        for l in lines[1:]:
+            if l.startswith("Error code:"):      # a compiler tool that crashed (a signal)
+                msg = f"{msg} ({l.lower()}: the compiler crashed)" if l.split(":")[-1].strip().startswith("-") else f"{msg} ({l})"
+                break
     return msg[:500]
 
 
