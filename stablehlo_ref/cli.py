@@ -3,13 +3,14 @@
     stablehlo-ref run FILE [--entry NAME] [--input A.npy ...] [--inputs ARGS.npz] [-o OUT.npz] [--trace]
     stablehlo-ref run --check FILE... [--json OUT.json]
     stablehlo-ref validate FILE...
-    stablehlo-ref print FILE [--generic] [--strip-debuginfo]
+    stablehlo-ref print FILE [--generic] [--strip-debuginfo | --debuginfo]
     stablehlo-ref convert IN -o OUT [--target V] [--emit bytecode|text] [--strip-debuginfo] [--inline-resources]
     stablehlo-ref spec [OP]
-    stablehlo-ref conform --backend NAME [--corpus DIR ...] [--pattern GLOB] [--op NAME] [--json OUT]
-                          [--known-failures FILE] [--timeout S] [--strict] [--extra-ulps N]
-    stablehlo-ref conform --list-backends
-    stablehlo-ref conform --export DIR [--corpus DIR ...] [--pattern GLOB] [--op NAME]
+    stablehlo-ref conformance --backend NAME [--corpus DIR ...] [--pattern GLOB] [--op NAME] [--json OUT]
+                              [--known-failures FILE] [--timeout S] [--strict] [--extra-ulps N]
+    stablehlo-ref conformance --list-backends
+    stablehlo-ref conformance --export DIR [--corpus DIR ...] [--pattern GLOB] [--op NAME]
+    (`conform` is short for `conformance`)
 
 Every user error is one line on stderr; exit code 1 for an invalid program or a failed check,
 2 for usage and I/O errors."""
@@ -163,7 +164,10 @@ def cmd_validate(args) -> int:
 def cmd_print(args) -> int:
     from . import load, print_module
     module = load(args.file)
-    sys.stdout.write(print_module(module, generic=args.generic, strip_debuginfo=args.strip_debuginfo))
+    if args.debuginfo and args.strip_debuginfo:
+        raise UsageError("--debuginfo and --strip-debuginfo exclude each other")
+    sys.stdout.write(print_module(module, generic=args.generic, strip_debuginfo=args.strip_debuginfo,
+                                  debuginfo=args.debuginfo))
     return 0
 
 
@@ -322,7 +326,9 @@ def build_parser() -> argparse.ArgumentParser:
     pr = sub.add_parser("print", help="print a module (pretty or --generic)")
     pr.add_argument("file", metavar="FILE")
     pr.add_argument("--generic", action="store_true")
-    pr.add_argument("--strip-debuginfo", action="store_true")
+    pr.add_argument("--strip-debuginfo", action="store_true", help="print no locations")
+    pr.add_argument("--debuginfo", action="store_true",
+                    help="print every location as MLIR's -mlir-print-debuginfo does (#loc aliases)")
     pr.set_defaults(fn=cmd_print)
     c = sub.add_parser("convert", help="write a program (text or artifact) as a portable artifact at a target version, or as text")
     c.add_argument("input", metavar="IN", help="a .mlir text file or a portable artifact (- for stdin)")
@@ -337,7 +343,8 @@ def build_parser() -> argparse.ArgumentParser:
     s = sub.add_parser("spec", help="list ops, or show one op's spec entry")
     s.add_argument("op", nargs="?")
     s.set_defaults(fn=cmd_spec)
-    cf = sub.add_parser("conform", help="run the conformance suite on a backend (reference, xla, upstream, iree)")
+    cf = sub.add_parser("conformance", aliases=["conform"],
+                        help="run the conformance suite on a backend (reference, xla, upstream, iree)")
     cf.add_argument("--backend", metavar="NAME", help="reference | xla | xla:<platform> | upstream | iree | iree:<driver>")
     cf.add_argument("--corpus", action="append", metavar="DIR",
                     help="folder (or file) of upstream-style checked test programs; repeatable "

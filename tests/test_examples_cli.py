@@ -125,3 +125,13 @@ def test_cli_empty_input_file_is_a_usage_error(tmp_path, capsys):
     assert main(["run", str(EX / "mlp.mlir"), "--input", str(empty)]) == 2
     err = capsys.readouterr().err
     assert err.startswith("error: cannot read input") and "Traceback" not in err
+
+
+def test_cli_print_debuginfo(capsys):
+    assert main(["print", "--debuginfo", str(EX / "mlp.mlir")]) == 0
+    out = capsys.readouterr().out
+    assert out.startswith("#loc")                      # block-argument locations, before the module
+    assert " loc(#loc" in out and out.rstrip().splitlines()[-1].startswith("#loc")
+    assert stablehlo_ref.parse(out) == stablehlo_ref.load(EX / "mlp.mlir")
+    assert main(["print", "--debuginfo", "--strip-debuginfo", str(EX / "mlp.mlir")]) == 2
+    assert "exclude each other" in capsys.readouterr().err

@@ -30,8 +30,9 @@ _PLAIN_STRING = re.compile(r'[ !#-\[\]-~]*$')     # printable ASCII but `"` and 
 
 
 def escape_string(s: str) -> str:
-    """A string literal as MLIR writes one (llvm::printEscapedString): `\\` for a backslash,
-    every byte that is not printable ASCII, and `"`, as `\XX` (UTF-8 bytes, upper-case hex)."""
+    """A string literal as MLIR writes one (llvm::printEscapedString): a doubled backslash for a
+    backslash; every byte that is not printable ASCII, and the double quote, as a backslash and
+    two upper-case hex digits (UTF-8 bytes)."""
     if _PLAIN_STRING.match(s):
         return '"' + s + '"'
     out = []
