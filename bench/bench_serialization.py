@@ -1,15 +1,18 @@
 """Portable-artifact read/write throughput: ours vs jaxlib's serializer.
 
-    python bench/bench_serialization.py [--ops 10000] [--const-mb 100] [--repeat 3]
+    python bench/bench_serialization.py [--ops 10000] [--const-mb 100] [--repeat 3] [--profile N]
 
 Two programs: a chain of N elementwise ops (op-count bound) and a module holding
 `--const-mb` MB of f32 constants (data bound). For each, write (module in memory -> artifact
 bytes at 1.0.0) and read (bytes -> module in memory), best of `--repeat`, in MB/s of
-artifact bytes, and the ratio jaxlib/ours (how many times faster jaxlib is)."""
+artifact bytes, and the ratio jaxlib/ours (how many times faster jaxlib is). `--profile N` also
+prints, per program, cProfile's N most expensive functions (by own time) of our write and read."""
 from __future__ import annotations
 
 import argparse
+import cProfile
 import gc
+import pstats
 import os
 import sys
 import time
@@ -71,6 +74,8 @@ def main(argv=None):
     ap.add_argument("--const-mb", type=int, default=100)
     ap.add_argument("--repeat", type=int, default=3)
     ap.add_argument("--target", default="1.0.0")
+    ap.add_argument("--profile", type=int, default=0, metavar="N",
+                    help="print the N functions with the most own time in our write and read")
     a = ap.parse_args(argv)
     try:
         from jax._src.interpreters import mlir as jmlir
@@ -95,6 +100,17 @@ def main(argv=None):
         else:
             row += f" {'-':>13} {'-':>7} {mb / tr:>9.1f}MB/s"
         print(row, flush=True)
+        if a.profile:
+            for what, fn in (("write", lambda: shr.serialize(m, a.target)), ("read", lambda: shr.deserialize(data))):
+                print(f"--- profile: {name}, ours {what}")
+                gc.collect()
+                gc.disable()
+                pr = cProfile.Profile()
+                pr.enable()
+                fn()
+                pr.disable()
+                gc.enable()
+                pstats.Stats(pr, stream=sys.stdout).sort_stats("tottime").print_stats(a.profile)
     print("ratio = our time / jaxlib's time (how many times faster jaxlib is)")
 
 

@@ -462,10 +462,14 @@ class BuiltinCodec(DialectCodec):
     def read_attr(self, r: DialectReader):
         code = r.varint("a builtin attribute code")
         if code == 11:
-            fn = r.attr()
-            line = r.varint("a line")
-            col = r.varint("a column")
-            return A.FileLineColLoc(_str_of(r, fn), line, col)
+            cur = r.cur
+            at = cur.pos
+            fn = r.f.attr(cur.varint("an attribute reference"), at)
+            line = cur.varint("a line")
+            col = cur.varint("a column")
+            if fn.__class__ is not A.StringAttr:
+                r.fail(f"expected a string attribute, found {type(fn).__name__}")
+            return A.FileLineColLoc(fn.value, line, col)
         if code == 0:
             return A.ArrayAttr(tuple(r.list(r.attr, "array")))
         if code == 1:
@@ -588,7 +592,13 @@ class BuiltinCodec(DialectCodec):
 
     # ---- writing
     def write_attr(self, a, w: DialectWriter):
-        if isinstance(a, A.ArrayAttr):
+        if a.__class__ is A.FileLineColLoc and a.end_line is None and a.end_column is None:
+            # the most frequent attribute (one per op): first
+            w.varint(11)
+            w.attr(_string_attr(a.filename))
+            w.varint(a.line)
+            w.varint(a.column)
+        elif isinstance(a, A.ArrayAttr):
             w.varint(0)
             w.list(a.elements, w.attr)
         elif isinstance(a, A.DictAttr):
@@ -712,6 +722,19 @@ class BuiltinCodec(DialectCodec):
             w.type(t.element_type)
         else:
             raise SerializationError(f"cannot write builtin type {t} in bytecode")
+
+
+_STRING_ATTRS: Dict[str, A.StringAttr] = {}
+
+
+def _string_attr(s: str) -> A.StringAttr:
+    """One StringAttr object per string (numbering then finds it by identity)."""
+    a = _STRING_ATTRS.get(s)
+    if a is None:
+        if len(_STRING_ATTRS) >= 4096:
+            _STRING_ATTRS.clear()
+        a = _STRING_ATTRS[s] = A.StringAttr(s)
+    return a
 
 
 def _str_of(r, a) -> str:
@@ -1167,10 +1190,25 @@ class _FileReader:
         if props is not None:
             self.op_props[id(op)] = props
         scope = scopes[-1]
-        for pos, vid in operand_ids:
-            op.operands.append(scope.use(vid, op, len(op.operands), cur, pos))
-        for r in op.results:
-            scope.define(r, cur)
+        if operand_ids:
+            values, operands = scope.values, op.operands
+            nvals = len(values)
+            for pos, vid in operand_ids:
+                v = values[vid] if vid < nvals else None
+                operands.append(v if v is not None else scope.use(vid, op, len(operands), cur, pos))
+        if scope.forward or not scope.next_ids:
+            for r in op.results:
+                scope.define(r, cur)
+        elif op.results:
+            # define(), inline: no forward references wait on these slots
+            values, nxt = scope.values, scope.next_ids
+            i = nxt[-1]
+            for r in op.results:
+                if i >= len(values):
+                    cur.fail("more values defined than the region declared")
+                values[i] = r
+                i += 1
+            nxt[-1] = i
         if mask & M_USELIST:
             if self.version < 3:
                 cur.fail("use-list orders in a file older than bytecode version 3")
@@ -1400,7 +1438,11 @@ class _Numbering:
         rec = self.attrs[k] = _Record(a, self._dialect_number(name))
         self.attr_ids[id(a)] = (a, rec)
         self.attr_list.append(rec)
-        codec.write_attr(a, self.counter)
+        if a.__class__ is A.FileLineColLoc and a.end_line is None and a.end_column is None \
+                and codec.__class__ is BuiltinCodec:
+            self.number_attr(_string_attr(a.filename))    # what write_attr refers to
+        else:
+            codec.write_attr(a, self.counter)
 
     def number_type(self, t):
         e = self.type_ids.get(id(t))
@@ -1453,8 +1495,37 @@ class _Numbering:
         for v, loc in zip(block.arguments, block.arg_locations):
             self.number_attr(loc if loc is not None else A.UNKNOWN_LOC)
             self.number_type(v.type)
+        if self.version >= 5:
+            for op in block.operations:
+                self.number_op(op, dict_of(op))
+            return
+        # number_op, inline (the per-op cost dominates large programs)
+        opnames, type_ids, attr_ids = self.opnames, self.type_ids, self.attr_ids
+        number_type, number_attr, unknown = self.number_type, self.number_attr, A.UNKNOWN_LOC
         for op in block.operations:
-            self.number_op(op, dict_of(op))
+            rec = opnames.get(op.name)
+            if rec is None:
+                self.number_opname(op.name)
+            else:
+                rec.count += 1
+            for r in op.results:
+                t = r.type
+                e = type_ids.get(id(t))
+                if e is not None and e[0] is t:
+                    e[1].count += 1
+                else:
+                    number_type(t)
+            d = dict_of(op)
+            if d is not None:
+                number_attr(d)
+            loc = op.location
+            if loc is None:
+                loc = unknown
+            e = attr_ids.get(id(loc))
+            if e is not None and e[0] is loc:
+                e[1].count += 1
+            else:
+                number_attr(loc)
 
     def finalize(self):
         for lst, attr in ((self.attr_list, "attr"), (self.type_list, "type"), (self.op_list, "op")):
@@ -1555,9 +1626,22 @@ def write_file(root: Operation, *, version: int, producer: str, codecs: List[Dia
     data = Emitter()
     sizes: List[int] = []
     dw = DialectWriter(num, data, strings)
+    flc, builtin = A.FileLineColLoc, codec_by_name.get("builtin")
+    small, SMALL = _SMALL_VARINTS, _SMALL
     for recs, is_attr in ((num.attr_list, True), (num.type_list, False)):
         for r in recs:
             codec = codec_by_name[dialect_names[r.dialect]]
+            a = r.obj
+            if is_attr and a.__class__ is flc and a.end_line is None and a.end_column is None \
+                    and codec is builtin and builtin.__class__ is BuiltinCodec:
+                # BuiltinCodec.write_attr's encoding of the most frequent attribute, inline
+                buf = data.buf
+                before = len(buf)
+                buf += small[11]
+                for v in (num.attr_number(_string_attr(a.filename)), a.line, a.column):
+                    buf += small[v] if 0 <= v < SMALL else varint_bytes(v)
+                sizes.append(len(buf) - before)
+                continue
             before = data.size()
             if is_attr:
                 codec.write_attr(r.obj, dw)
@@ -1743,16 +1827,25 @@ def _use_lists(root: Operation, rewrites: Dict[int, int]):
     opid: Dict[int, int] = {}
     order: List[Operation] = []
     uses: Dict[int, list] = {}
-    for op in root.walk():
+    stack = [root]
+    while stack:        # pre-order, as Operation.walk
+        op = stack.pop()
         opid[id(op)] = len(order)
         order.append(op)
-    for op in order:
-        k = opid[id(op)]
+        for region in reversed(op.regions):
+            for block in reversed(region.blocks):
+                stack.extend(reversed(block.operations))
+    for k, op in enumerate(order):
         for i, v in enumerate(op.operands):
-            uses.setdefault(id(v), []).append((k, i))
+            lst = uses.get(id(v))
+            if lst is None:
+                uses[id(v)] = [(k, i)]
+            else:
+                lst.append((k, i))
     for lst in uses.values():
-        lst.reverse()
-    for op in order:
+        if len(lst) > 1:
+            lst.reverse()
+    for op in (order if rewrites else ()):
         n = rewrites.get(id(op), 0)
         k = opid[id(op)]
         for _ in range(n):

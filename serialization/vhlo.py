@@ -1003,12 +1003,15 @@ def _struct_fields_to_vhlo(value) -> VAttr:
 
 def _source_loc(source) -> Optional[A.Location]:
     """`file:line:col` (as the text parser records positions) -> FileLineColLoc."""
-    if not isinstance(source, str):
+    if source.__class__ is not str:
         return None
     parts = source.rsplit(":", 2)
-    if len(parts) != 3 or not parts[1].isdigit() or not parts[2].isdigit():
+    if len(parts) != 3:
         return None
-    return A.FileLineColLoc(parts[0], int(parts[1]), int(parts[2]))
+    f, line, col = parts
+    if not (line.isdigit() and col.isdigit()):
+        return None
+    return A.FileLineColLoc(f, int(line), int(col))
 
 
 def op_location(op: Operation) -> A.Location:
