@@ -9,6 +9,8 @@ Public API (stable names):
 """
 from __future__ import annotations
 
+from typing import Optional
+
 from .errors import (CheckFailure, InterpreterError, NotImplementedOpError, ParseError,
                      SerializationError, StableHLOError, UsageError, VerificationError)
 
@@ -31,7 +33,8 @@ def parse(text: str, filename: str = "<string>") -> Module:
 
 
 def load(path) -> Module:
-    """Read a `.mlir` text file or a portable artifact (MLIR bytecode) into a Module."""
+    """Read a `.mlir` text file, a portable artifact (MLIR bytecode) or a `jax.export` payload
+    (`Exported.serialize()`, whose StableHLO artifact is read) into a Module."""
     import os
     p = os.fspath(path)
     try:
@@ -39,17 +42,29 @@ def load(path) -> Module:
             data = f.read()
     except OSError as e:
         raise UsageError(f"cannot read {p}: {e.strerror}") from None
+    return load_bytes(data, p)
+
+
+def load_bytes(data: bytes, name: str = "<bytes>", text_name: Optional[str] = None) -> Module:
+    """`load` for bytes in memory: text, artifact or jax.export payload, told apart by content.
+    `name` labels errors; text is located as `text_name` (default `name`)."""
+    from .serialization import deserialize as _deserialize
+    from .serialization.jax_export import is_jax_exported, read_jax_exported
+    artifact = None
     if data[:4] == b"ML\xefR":
-        from .serialization import deserialize as _deserialize
+        artifact = data
+    else:
         try:
-            return _deserialize(data)
-        except SerializationError as e:
-            raise SerializationError(e.message, f"{p}: {e.location}" if e.location else p) from None
+            return parse(data.decode("utf-8"), text_name or name)
+        except UnicodeDecodeError as e:
+            if not is_jax_exported(data):
+                raise ParseError("neither UTF-8 text, MLIR bytecode nor a jax.export payload "
+                                 f"(byte {e.start})", name) from None
+            artifact = bytes(read_jax_exported(data)["module"])
     try:
-        text = data.decode("utf-8")
-    except UnicodeDecodeError as e:
-        raise ParseError(f"file is neither UTF-8 text nor MLIR bytecode (byte {e.start})", p) from None
-    return parse(text, p)
+        return _deserialize(artifact)
+    except SerializationError as e:
+        raise SerializationError(e.message, f"{name}: {e.location}" if e.location else name) from None
 
 
 def run(module: Module, *arrays, entry: str = "main") -> tuple:
@@ -98,6 +113,6 @@ def print_module(module: Module, *, generic: bool = False, strip_debuginfo: bool
     return _print(module, generic=generic, strip_debuginfo=strip_debuginfo, debuginfo=debuginfo)
 
 
-__all__ = ["parse", "load", "run", "serialize", "deserialize", "artifact_version", "inline_resources", "verify", "print_module", "Module", "StableHLOError", "ParseError",
+__all__ = ["parse", "load", "load_bytes", "run", "serialize", "deserialize", "artifact_version", "inline_resources", "verify", "print_module", "Module", "StableHLOError", "ParseError",
            "VerificationError", "InterpreterError", "NotImplementedOpError", "CheckFailure",
            "SerializationError", "UsageError"]

@@ -48,17 +48,24 @@ def write_atomically(path: str, data: bytes) -> None:
         raise UsageError(f"cannot write {path}: {e.strerror}") from None
 
 
+def _read_bytes(path: str):
+    """A file's bytes in memory (so pipes and process substitutions work like files)."""
+    import io
+    with open(path, "rb") as f:
+        return io.BytesIO(f.read())
+
+
 def _load_inputs(args, module, entry):
     import numpy as np
     arrays = []
     for p in args.input or []:
         try:
-            arrays.append(np.load(p, allow_pickle=False))
+            arrays.append(np.load(_read_bytes(p), allow_pickle=False))
         except (OSError, ValueError, EOFError) as e:
             raise UsageError(f"cannot read input {p}: {e}") from None
     if args.inputs:
         try:
-            with np.load(args.inputs, allow_pickle=False) as z:
+            with np.load(_read_bytes(args.inputs), allow_pickle=False) as z:
                 keys = list(z.keys())
                 def order(k):
                     tail = k.rsplit("_", 1)[-1]
@@ -162,8 +169,8 @@ def cmd_validate(args) -> int:
 
 
 def cmd_print(args) -> int:
-    from . import load, print_module
-    module = load(args.file)
+    from . import print_module
+    module = _read_program(args.file)
     if args.debuginfo and args.strip_debuginfo:
         raise UsageError("--debuginfo and --strip-debuginfo exclude each other")
     sys.stdout.write(print_module(module, generic=args.generic, strip_debuginfo=args.strip_debuginfo,
@@ -174,22 +181,10 @@ def cmd_print(args) -> int:
 def _read_program(path: str):
     """A Module from a text file or a portable artifact; `-` reads stdin (located as `-`,
     the buffer name upstream tools give stdin)."""
-    from . import load, parse
+    from . import load, load_bytes
     if path != "-":
         return load(path)
-    from .errors import ParseError, SerializationError
-    data = sys.stdin.buffer.read()
-    if data[:4] == b"ML\xefR":
-        from .serialization import deserialize
-        try:
-            return deserialize(data)
-        except SerializationError as e:
-            raise SerializationError(e.message, f"<stdin>: {e.location}" if e.location else "<stdin>") from None
-    try:
-        text = data.decode("utf-8")
-    except UnicodeDecodeError as e:
-        raise ParseError(f"input is neither UTF-8 text nor MLIR bytecode (byte {e.start})", "<stdin>") from None
-    return parse(text, "-")
+    return load_bytes(sys.stdin.buffer.read(), "<stdin>", "-")
 
 
 def cmd_convert(args) -> int:
