@@ -1074,61 +1074,24 @@ def op_to_vhlo(op: Operation, vmap: Dict[int, Value]) -> Operation:
     if op.name == "builtin.module":
         new = Operation(op.name, [], [], dict(op.attributes), location=op_location(op))
     else:
-        kinds, venc, vnames, short = _to_info(op.name)
-        attrs: Dict[str, VAttr] = {}
-        fields: Dict[str, object] = {}
-        discardable: Dict[str, VAttr] = {}
-        for name, a in op.attributes.items():
-            kind = kinds.get(name)
-            if kind is None:
-                discardable[name] = attr_to_vhlo(a, _Where(op, name))
-                continue
-            if kind in _STRUCT_KINDS and isinstance(a, A.StructAttr):
-                if kind == "channel_handle":
-                    fields["channel_id"] = a.get("handle", 0)
-                    fields["channel_type"] = a.get("type", 0)
-                else:
-                    fields.update(a.fields)
-                continue
-            if name not in vnames:
-                raise SerializationError(f"{where}: attribute {name} cannot be expressed in VHLO")
-            if kind == "unit" or isinstance(a, A.UnitAttr):
-                if not isinstance(a, A.UnitAttr):
-                    raise SerializationError(f"{where}: attribute {name} must be a unit attribute")
-                attrs[name] = _bool(True)
-                continue
-            if kind == "custom_call_api_version" and isinstance(a, A.IntegerAttr):
-                vals = ENUMS["api_version_v1"]
-                if not 0 <= a.value < len(vals):
-                    raise SerializationError(f"{where}: api_version {a.value} is not a known custom call API version")
-                attrs[name] = VAttr("api_version_v1", (vals[a.value],))
-                continue
-            if name in ("version",) and op.name == "stablehlo.composite" and isinstance(a, A.IntegerAttr):
-                attrs[name] = VAttr("integer_v1", (type_to_vhlo(a.type or T.ELEMENT_TYPES["i64"]), a.value))
-                continue
-            attrs[name] = attr_to_vhlo(a, _Where(op, name))
-        for n in vnames:
-            if n in attrs:
-                continue
-            if n in fields:
-                attrs[n] = _struct_fields_to_vhlo(fields[n])
-                continue
-        for n in vnames:
-            if n not in attrs:
-                d = default_value(short, n, attrs)
-                if d is None:
-                    if short == "select_and_scatter" and n == "window_dimensions":
-                        raise SerializationError(f"{where}: select_and_scatter needs window_dimensions to be serialized")
-                    raise SerializationError(f"{where}: required attribute {n} is missing")
-                attrs[n] = d
-        attrs.update(discardable)
-        new = Operation(venc.name, [], [type_to_vhlo(r.type) for r in op.results], attrs, location=op_location(op))
+        info = _TO_INFO.get(op.name)
+        kinds, venc, vnames, short = info if info is not None else _to_info(op.name)
+        if op.attributes or vnames:
+            attrs = _attrs_to_vhlo(op, where, kinds, vnames, short)
+        else:
+            attrs = {}
+        loc = op.location
+        if loc is None or loc is A.UNKNOWN_LOC:
+            loc = _source_loc(op.source) or A.UNKNOWN_LOC
+        new = Operation(venc.name, [], [type_to_vhlo(r.type) for r in op.results], attrs, location=loc)
     for v, nv in zip(op.results, new.results):
         vmap[id(v)] = nv
+    operands, get = new.operands, vmap.get
     for o in op.operands:
-        if id(o) not in vmap:
+        nv = get(id(o))
+        if nv is None:
             raise SerializationError(f"{where}: operand is used before it is defined")
-        new.operands.append(vmap[id(o)])
+        operands.append(nv)
     for r in op.regions:
         nr = Region()
         for b in r.blocks:
@@ -1140,6 +1103,59 @@ def op_to_vhlo(op: Operation, vmap: Dict[int, Value]) -> Operation:
             nr.blocks.append(nb)
         new.regions.append(nr)
     return new
+
+
+def _attrs_to_vhlo(op: Operation, where: _Where, kinds, vnames, short) -> Dict[str, VAttr]:
+    """The VHLO attributes of `op` (latest encoding): converted, struct fields spread out,
+    defaults filled in, discardable attributes last."""
+    attrs: Dict[str, VAttr] = {}
+    fields: Dict[str, object] = {}
+    discardable: Dict[str, VAttr] = {}
+    for name, a in op.attributes.items():
+        kind = kinds.get(name)
+        if kind is None:
+            discardable[name] = attr_to_vhlo(a, _Where(op, name))
+            continue
+        if kind in _STRUCT_KINDS and isinstance(a, A.StructAttr):
+            if kind == "channel_handle":
+                fields["channel_id"] = a.get("handle", 0)
+                fields["channel_type"] = a.get("type", 0)
+            else:
+                fields.update(a.fields)
+            continue
+        if name not in vnames:
+            raise SerializationError(f"{where}: attribute {name} cannot be expressed in VHLO")
+        if kind == "unit" or isinstance(a, A.UnitAttr):
+            if not isinstance(a, A.UnitAttr):
+                raise SerializationError(f"{where}: attribute {name} must be a unit attribute")
+            attrs[name] = _bool(True)
+            continue
+        if kind == "custom_call_api_version" and isinstance(a, A.IntegerAttr):
+            vals = ENUMS["api_version_v1"]
+            if not 0 <= a.value < len(vals):
+                raise SerializationError(f"{where}: api_version {a.value} is not a known custom call API version")
+            attrs[name] = VAttr("api_version_v1", (vals[a.value],))
+            continue
+        if name in ("version",) and op.name == "stablehlo.composite" and isinstance(a, A.IntegerAttr):
+            attrs[name] = VAttr("integer_v1", (type_to_vhlo(a.type or T.ELEMENT_TYPES["i64"]), a.value))
+            continue
+        attrs[name] = attr_to_vhlo(a, _Where(op, name))
+    for n in vnames:
+        if n in attrs:
+            continue
+        if n in fields:
+            attrs[n] = _struct_fields_to_vhlo(fields[n])
+            continue
+    for n in vnames:
+        if n not in attrs:
+            d = default_value(short, n, attrs)
+            if d is None:
+                if short == "select_and_scatter" and n == "window_dimensions":
+                    raise SerializationError(f"{where}: select_and_scatter needs window_dimensions to be serialized")
+                raise SerializationError(f"{where}: required attribute {n} is missing")
+            attrs[n] = d
+    attrs.update(discardable)
+    return attrs
 
 
 # ============================================================ version checks and conversions
