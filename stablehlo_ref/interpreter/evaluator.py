@@ -161,11 +161,21 @@ class Interpreter:
         _, steps, terminator = plan
         if self.trace is not None:
             return self._run_ops_traced(steps, terminator, env)
-        for op, fn, operands, result, mode in steps:
+        for op, fn, operands, result, mode, k in steps:
             try:
                 if mode == 1:
-                    # one non-tuple result: a kernel returns the value or a list of results
-                    out = fn(self, op, *[env[v] for v in operands])
+                    # one non-tuple result: a kernel returns the value or a list of results;
+                    # the common arities pass their operands without building a list
+                    if k == 2:
+                        out = fn(self, op, env[operands[0]], env[operands[1]])
+                    elif k == 1:
+                        out = fn(self, op, env[operands[0]])
+                    elif k == 0:
+                        out = fn(self, op)
+                    elif k == 3:
+                        out = fn(self, op, env[operands[0]], env[operands[1]], env[operands[2]])
+                    else:
+                        out = fn(self, op, *[env[v] for v in operands])
                     if out.__class__ is list or out.__class__ is tuple:
                         out = out[0]
                     env[result] = out
@@ -196,7 +206,7 @@ class Interpreter:
         return [env[v] for v in terminator]
 
     def _run_ops_traced(self, steps, terminator, env) -> list:
-        for op, fn, operands, result, mode in steps:
+        for op, fn, operands, result, mode, _ in steps:
             results = op.results
             try:
                 args = [env[v] for v in operands]
@@ -306,8 +316,8 @@ def _quantized_runner(qplan, fn):
 def _plan_block(block):
     """The evaluator's plan of a block, cached on it: per op up to the first terminator, the
     kernel (wrapped in its quantization plan where the op has quantized types), the operands,
-    the result(s) and how to store them (0: no result, 1: one non-tuple, 2: one tuple,
-    3: several); then the terminator's operands. Errors found here (no kernel, unsupported
+    the result(s), how to store them (0: no result, 1: one non-tuple, 2: one tuple,
+    3: several) and the number of operands; then the terminator's operands. Errors found here (no kernel, unsupported
     quantized op) are raised when the op is reached."""
     global _plan_for
     if _plan_for is None:
@@ -334,14 +344,16 @@ def _plan_block(block):
                 if qplan is not None:
                     fn = _quantized_runner(qplan, fn)
         results = op.results
+        operands = tuple(op.operands)
         n = len(results)
         if n == 0:
-            steps.append((op, fn, tuple(op.operands), None, 0))
+            steps.append((op, fn, operands, None, 0, len(operands)))
         elif n == 1:
             r = results[0]
-            steps.append((op, fn, tuple(op.operands), r, 2 if r.type.__class__ is TupleType else 1))
+            steps.append((op, fn, operands, r, 2 if r.type.__class__ is TupleType else 1,
+                          len(operands)))
         else:
-            steps.append((op, fn, tuple(op.operands), tuple(results), 3))
+            steps.append((op, fn, operands, tuple(results), 3, len(operands)))
     plan = (len(block.operations), tuple(steps), terminator)
     try:
         block._cache = plan
