@@ -96,7 +96,7 @@ def main(argv=None):
                 jm = stablehlo.deserialize_portable_artifact(ctx, data)
                 jw, _ = best(lambda: stablehlo.serialize_portable_artifact(jm, a.target), a.repeat)
                 jr, _ = best(lambda: stablehlo.deserialize_portable_artifact(ctx, data), a.repeat)
-            row += f" {mb / jw:>10.1f}MB/s {tw / jw:>6.1f}x {mb / tr:>9.1f}MB/s {mb / jr:>9.1f}MB/s {tr / jr:>6.1f}x"
+            row += f" {mb / jw:>10.1f}MB/s {tw / jw:>6.2f}x {mb / tr:>9.1f}MB/s {mb / jr:>9.1f}MB/s {tr / jr:>6.2f}x"
         else:
             row += f" {'-':>13} {'-':>7} {mb / tr:>9.1f}MB/s"
         print(row, flush=True)

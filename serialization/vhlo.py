@@ -503,8 +503,22 @@ def _type_to_vhlo(t) -> VType:
 _FROM_VHLO_TYPES: Dict[VType, object] = {}
 
 
+_FROM_VHLO_IDS: Dict[int, tuple] = {}     # id(VType) -> (VType, type): keeps the VType alive
+
+
 def type_from_vhlo(t: VType):
-    """VHLO type -> StableHLO type (memoized: both are immutable values)."""
+    """VHLO type -> StableHLO type (memoized by identity, then by value: both are immutable)."""
+    e = _FROM_VHLO_IDS.get(id(t))
+    if e is not None and e[0] is t:
+        return e[1]
+    r = _type_from_vhlo_by_value(t)
+    if len(_FROM_VHLO_IDS) >= 16384:
+        _FROM_VHLO_IDS.clear()
+    _FROM_VHLO_IDS[id(t)] = (t, r)
+    return r
+
+
+def _type_from_vhlo_by_value(t: VType):
     try:
         r = _FROM_VHLO_TYPES.get(t)
     except TypeError:
@@ -1466,8 +1480,8 @@ def op_from_vhlo(op: Operation, vmap: Dict[int, Value], parent: Optional[str]) -
         child_parent = ospec.name
     for v, nv in zip(op.results, new.results):
         vmap[id(v)] = nv
-    for o in op.operands:
-        new.operands.append(vmap[id(o)])
+    if op.operands:
+        new.operands.extend([vmap[id(o)] for o in op.operands])
     for r in op.regions:
         nr = Region()
         for b in r.blocks:
