@@ -1008,6 +1008,7 @@ class _FileReader:
         self.attr_entries = entries[:n_attr]
         self.type_entries = entries[n_attr:]
         self.attr_cache: List[object] = [None] * n_attr
+        self._builtin_is_ours = self.codecs.get("builtin").__class__ is BuiltinCodec
         self.type_cache: List[object] = [None] * n_type
         self.n_attr, self.n_type = n_attr, n_type
 
@@ -1022,6 +1023,11 @@ class _FileReader:
         dialect, s, e, custom = entries[idx]
         if v is _BUSY or self.depth > MAX_NESTING:
             raise SerializationError(f"{kind} #{idx} refers to itself or nests too deeply", f"byte {s}")
+        if custom and e - s >= 4 and self.data[s] == 0x17 and kind == "attr" and dialect == "builtin" \
+                and self._builtin_is_ours:
+            v = self._file_loc(idx, s, e)
+            if v is not None:
+                return v
         cache[idx] = _BUSY
         self.depth += 1
         try:
@@ -1044,6 +1050,30 @@ class _FileReader:
         finally:
             self.depth -= 1
         cache[idx] = v
+        return v
+
+    def _file_loc(self, idx, s, e):
+        """The builtin codec's most frequent entry, a plain file location (code 11: file name
+        reference, line, column), decoded without the generic machinery; None (nothing cached)
+        when the entry is anything else or malformed, for the general path to handle."""
+        cur = Cursor(self.data, s + 1, e)
+        at = cur.pos
+        fi = cur.varint("an attribute reference")
+        line = cur.varint("a line")
+        col = cur.varint("a column")
+        if cur.pos != e:
+            return None
+        cache = self.attr_cache
+        cache[idx] = _BUSY
+        self.depth += 1
+        try:
+            fn = self.attr(fi, at)
+        finally:
+            self.depth -= 1
+            cache[idx] = None
+        if fn.__class__ is not A.StringAttr:
+            return None
+        v = cache[idx] = A.FileLineColLoc(fn.value, line, col)
         return v
 
     def attr(self, idx, at=0):
