@@ -19,6 +19,7 @@ from ..errors import SerializationError
 from ..ir import attributes as A
 from ..ir import types as T
 from ..ir.core import Block, Module, Operation, Region, Value
+from ..ir.locations import op_location, source_location
 from . import bytecode as B
 
 
@@ -1015,28 +1016,8 @@ def _struct_fields_to_vhlo(value) -> VAttr:
     raise SerializationError(f"struct field value {value!r} has no VHLO encoding")
 
 
-def _source_loc(source) -> Optional[A.Location]:
-    """`file:line:col` (as the text parser records positions) -> FileLineColLoc."""
-    if source.__class__ is not str:
-        return None
-    parts = source.rsplit(":", 2)
-    if len(parts) != 3:
-        return None
-    f, line, col = parts
-    if not (line.isdigit() and col.isdigit()):
-        return None
-    return A.FileLineColLoc(f, int(line), int(col))
-
-
-def op_location(op: Operation) -> A.Location:
-    """The location upstream gives `op`: an op parsed from text without `loc(...)` is located
-    at its name's position in the text (MLIR's parser always records it). The parser leaves
-    such ops at the shared UNKNOWN_LOC and records the position in `op.source`; an explicit
-    `loc(unknown)` is a distinct UnknownLoc instance and stays unknown."""
-    loc = op.location
-    if loc is None or loc is A.UNKNOWN_LOC:
-        return _source_loc(op.source) or A.UNKNOWN_LOC
-    return loc
+# where the text parser found an op or argument -> the FileLineColLoc upstream gives it
+_source_loc = source_location
 
 
 def block_arg_locations(block: Block) -> list:
