@@ -5,7 +5,7 @@ import pytest
 from corpus import SHARED, check_file_against_known, corpus_files, load_known
 
 CORPORA = {
-    "interpret": corpus_files("interpret"),
+    "interpret": corpus_files("interpret", "**/*.mlir"),     # incl. interpret/chlo/
     "math": corpus_files("math"),
     "testdata": corpus_files("testdata"),
     "testdata_dynamic": corpus_files("testdata", "dynamic/*.mlir"),
