@@ -779,6 +779,9 @@ class Printer:
                 r = fn(self, op, indent)
                 if r is not None:
                     return r
+            n = _elementwise_arity(op.name)
+            if n and len(op.operands) == n and len(op.results) == 1:
+                return [self._elementwise(op, pad)]
             from . import formats
             fmt = formats.format_for(op.name)
             if fmt is not None:
@@ -786,6 +789,19 @@ class Printer:
                 if r is not None:
                     return r
         return self.generic_op(op, indent)
+
+    def _elementwise(self, op: Operation, pad: str) -> str:
+        """`$a, $b attr-dict : custom<SameOperandsAndResultType>(...)`, the format most ops
+        share, printed without walking the format."""
+        res = op.results[0].type
+        ins = [v.type for v in op.operands]
+        t = type_text(res) if all(x == res for x in ins) else _ftype(ins, [res])
+        s = f"{pad}{self.name_results(op)}{self.op_name(op)} " + ", ".join(self.value(v) for v in op.operands)
+        if op.attributes:
+            rest = [(k, v) for k, v in op.attributes.items() if not is_default(op.name, k, v)]
+            if rest:
+                s += " " + self.attr_dict(rest)
+        return s + " : " + t + self.trailing_loc(op.location)
 
     def generic_op(self, op: Operation, indent: int) -> List[str]:
         pad = "  " * indent
@@ -1253,6 +1269,51 @@ _CUSTOM_PRINTERS.update({f"arith.{n}": _print_arith_binary for n in _custom_synt
 
 # ---------------------------------------------------------------- format-driven printing
 
+_ELEMENTWISE_ARITY: Dict[str, int] = {}
+
+
+def _elementwise_arity(name: str) -> int:
+    """The operand count of an op whose pretty format is exactly `$x (, $y)* attr-dict :
+    custom<SameOperandsAndResultType>(type($x), ..., type($result))` over all its (single,
+    non-variadic) operands and its one result; 0 for any other op."""
+    n = _ELEMENTWISE_ARITY.get(name)
+    if n is not None:
+        return n
+    n = 0
+    from . import formats as F
+    from .. import spec as _spec
+    fmt = F.format_for(name)
+    if fmt is not None and _spec.has_op(name):
+        ospec = _spec.op(name)
+        opnames = [o.name for o in ospec.operands]
+        want = []
+        for i, o in enumerate(opnames):
+            if i:
+                want.append(("lit", ","))
+            want.append(("var", o))
+        want += [("kw", "attr-dict"), ("lit", ":")]
+        got = []
+        for e in fmt[:-1]:
+            if isinstance(e, F.Var) and not e.anchor:
+                got.append(("var", e.name))
+            elif isinstance(e, F.Lit):
+                got.append(("lit", e.text))
+            elif isinstance(e, F.Kw):
+                got.append(("kw", e.name))
+            else:
+                got.append(("other", repr(e)))
+        last = fmt[-1] if fmt else None
+        if (opnames and got == want and len(ospec.results) == 1
+                and not any(getattr(o, "variadic", False) or getattr(o, "optional", False) for o in ospec.operands)
+                and not any(getattr(r, "variadic", False) for r in ospec.results)
+                and isinstance(last, F.Custom) and last.name == "SameOperandsAndResultType"
+                and [F._type_key(a) for a in last.args] == [f"${o}" for o in opnames] + [f"${ospec.results[0].name}"]
+                and not any(a.kind in ("unit",) for a in ospec.attributes)):
+            n = len(opnames)
+    _ELEMENTWISE_ARITY[name] = n
+    return n
+
+
 def _print_with_format(pr: Printer, op: Operation, fmt, indent: int):
     from . import formats as F
     from .. import spec as _spec
@@ -1264,7 +1325,8 @@ def _print_with_format(pr: Printer, op: Operation, fmt, indent: int):
     used_attrs = set(_format_attr_names(ospec, fmt))
     pad = "  " * indent
     saved_counters = [list(c) for c in pr.counters]
-    saved_names = dict(pr.names)
+    # (values are named up front when a whole module prints; only a lone op names as it goes)
+    saved_names = None if all(id(r) in pr.names for r in op.results) else dict(pr.names)
     saved_dialects = list(pr.default_dialect)
     head = pr.name_results(op)
     out: List[str] = []      # tokens
@@ -1368,7 +1430,8 @@ def _print_with_format(pr: Printer, op: Operation, fmt, indent: int):
         walk(fmt)
     except _Fallback:
         pr.counters[:] = saved_counters
-        pr.names = saved_names
+        if saved_names is not None:
+            pr.names = saved_names
         pr.default_dialect[:] = saved_dialects
         return None
     # join the pieces with MLIR's spacing rules for declarative formats
