@@ -694,10 +694,15 @@ class Parser:
         sc = self.sc
         got = {}
         order = []
+        known = STRUCT_FIELDS.get(name)
         if not sc.accept(">"):
             while True:
+                sc.ws()
                 key_pos = sc.pos
                 key = sc.bare_id("field name")
+                if known and key not in dict(known):
+                    raise sc.error("expected one of: " + ", ".join(f"`{k}`" for k, _ in known)
+                                   + f" (unknown field '{key}' in #{name})", key_pos)
                 if key in got:
                     raise sc.error(f"duplicated `{key}` entry in #{name}", key_pos)
                 sc.expect("=")
@@ -706,11 +711,7 @@ class Parser:
                 if not sc.accept(",") or sc.peek(">"):
                     break
             sc.expect(">")
-        known = STRUCT_FIELDS.get(name)
         if known:
-            unknown = [k for k in got if k not in dict(known)]
-            if unknown:
-                raise sc.error(f"unknown field '{unknown[0]}' in #{name}")
             return tuple((k, got.get(k, d)) for k, d in known)
         return tuple((k, got[k]) for k in order)
 
