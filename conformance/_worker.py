@@ -97,12 +97,25 @@ def _xla(platform: str):
             return _classify("compile", e)
         try:
             bufs = [jax.device_put(a, dev) for a in args]
-            outs = exe.execute_sharded([[b] for b in bufs])
+            outs = exe.execute_sharded(bufs)
             outs = [x[0] for x in outs.disassemble_into_single_device_arrays()]
             return ("ok", [("array", np.asarray(o)) for o in outs])
         except Exception as e:
             return _classify("run", e)
     return run, f"{platform}: {dev.device_kind}"
+
+
+def _to_attr(ir, a):
+    """A numpy argument as a DenseElementsAttr; bf16/f8 (ml_dtypes) arrays go as their bits
+    with the MLIR element type named."""
+    if a.dtype.kind != "V" and a.dtype.type.__module__ == "numpy":
+        return ir.DenseElementsAttr.get(a)
+    from stablehlo_ref.ir.types import ELEMENT_TYPES
+    names = [n for n, et in ELEMENT_TYPES.items() if et.dtype == a.dtype and et.is_float]
+    if not names or a.dtype.itemsize not in (1, 2):
+        raise ValueError(f"cannot pass a {a.dtype} argument to upstream's interpreter")
+    bits = a.view(np.uint8 if a.dtype.itemsize == 1 else np.uint16)
+    return ir.DenseElementsAttr.get(bits, type=ir.Type.parse(names[0]), shape=list(a.shape))
 
 
 def _upstream():
@@ -127,7 +140,7 @@ def _upstream():
             except Exception as e:
                 return _classify("compile", e)
             try:
-                attrs = [ir.DenseElementsAttr.get(np.ascontiguousarray(a)) for a in args]
+                attrs = [_to_attr(ir, np.ascontiguousarray(a)) for a in args]
                 res = stablehlo.eval_module(m, attrs)
                 return ("ok", [_attr_to_wire(r) for r in res])
             except Exception as e:

@@ -51,6 +51,12 @@ class Backend:
     def describe(self) -> str:
         return self.name
 
+    def clone(self) -> "Backend":
+        """Another instance for running cases concurrently (`run_suite(jobs=N)`). The
+        default shares this one: override when `run` is not safe to call from several
+        threads at once."""
+        return self
+
     def close(self) -> None:
         pass
 
@@ -155,6 +161,13 @@ class WorkerBackend(Backend):
 
     def describe(self) -> str:
         return f"{self.name}: {self._desc}" if self._desc else self.name
+
+    def clone(self):
+        """A second worker process of the same kind (not started until used)."""
+        import copy
+        c = copy.copy(self)
+        c.proc = c.conn = c._stderr = c._start_error = None
+        return c
 
     def _start(self):
         import socket

@@ -45,22 +45,29 @@ class NotRunnable(StableHLOError):
 class Rule:
     """How one output is compared. `exact` (integers, booleans, and any output of an exact
     check); `atol` (floats within `atol`, NaN equals NaN, complex parts separately); `ulp`
-    (floats within `max_ulp` units in the last place; NaN equals NaN). Integer outputs are
-    always compared exactly, whatever the rule."""
-    kind: str                  # exact | atol | ulp
+    (floats within `max_ulp` units in the last place; NaN equals NaN); `close` (user
+    programs: within `max_ulp` ULP or within `atol + rtol * |expected|`). Integer outputs
+    are always compared exactly, whatever the rule."""
+    kind: str                  # exact | atol | ulp | close
     atol: float = 0.0
     max_ulp: int = 0
     check: str = ""            # the upstream check this rule came from
+    rtol: float = 0.0
 
     def describe(self) -> str:
         if self.kind == "atol":
             return f"|actual - expected| <= {self.atol:g}"
         if self.kind == "ulp":
             return f"within {self.max_ulp} ULP"
+        if self.kind == "close":
+            return f"within {self.max_ulp} ULP or |actual - expected| <= {self.atol:g} + {self.rtol:g}*|expected|"
         return "exact"
 
     def to_json(self):
-        return {"kind": self.kind, "atol": self.atol, "max_ulp": self.max_ulp, "check": self.check}
+        d = {"kind": self.kind, "atol": self.atol, "max_ulp": self.max_ulp, "check": self.check}
+        if self.rtol:
+            d["rtol"] = self.rtol
+        return d
 
 
 @dataclass
@@ -503,7 +510,7 @@ def load_exported(directory: str) -> List[Case]:
             with np.load(d / e["arrays"], allow_pickle=False) as z:
                 inputs = [z[f"input_{i}"] for i in range(e["inputs"])]
                 expected = [_from_portable(z[f"expected_{i}"], et) for i, et in enumerate(e["element_types"])]
-            rules = [Rule(r["kind"], r.get("atol", 0.0), r.get("max_ulp", 0), r.get("check", "")) for r in e["rules"]]
+            rules = [Rule(r["kind"], r.get("atol", 0.0), r.get("max_ulp", 0), r.get("check", ""), r.get("rtol", 0.0)) for r in e["rules"]]
             out.append(Case(e["id"], (d / e["program"]).read_text(encoding="utf-8"), inputs, expected,
                             list(e["element_types"]), rules, list(e.get("labels", [])),
                             list(e.get("expected_from", [])), tuple(e.get("ops", ()))))

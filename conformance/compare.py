@@ -22,6 +22,24 @@ def _fmt(x) -> str:
         return str(x)
 
 
+def _rel_close(actual, expected, et, rule, atol_scale: float):
+    """|actual - expected| <= atol + rtol * |expected| per element (complex: per part);
+    NaN equals NaN; non-finite values only equal themselves."""
+    if et.is_complex:
+        parts = [(actual.real, expected.real), (actual.imag, expected.imag)]
+    else:
+        parts = [(actual, expected)]
+    ok = True
+    for a, e in parts:
+        fa = np.asarray(a).astype(np.float64)
+        fe = np.asarray(e).astype(np.float64)
+        with np.errstate(all="ignore"):
+            close = (fa == fe) | (np.isnan(fa) & np.isnan(fe)) | (
+                np.isfinite(fa) & np.isfinite(fe) & (np.abs(fa - fe) <= rule.atol * atol_scale + rule.rtol * np.abs(fe)))
+        ok = ok & close
+    return ok
+
+
 def compare_output(actual, expected, et_name: str, rule: Rule, extra_ulps: int = 0,
                    atol_scale: float = 1.0) -> Optional[dict]:
     """None when `actual` matches `expected` under `rule`; else a dict describing the first
@@ -56,6 +74,9 @@ def compare_output(actual, expected, et_name: str, rule: Rule, extra_ulps: int =
             ok = actual == expected
     elif rule.kind == "atol":
         ok = approx_equal(actual, expected, et, rule.atol * atol_scale)
+    elif rule.kind == "close":
+        ulp = ulp_difference(actual, expected, et)
+        ok = (ulp <= np.uint64(rule.max_ulp + extra_ulps)) | _rel_close(actual, expected, et, rule, atol_scale)
     else:
         ulp = ulp_difference(actual, expected, et)
         ok = ulp <= np.uint64(rule.max_ulp + extra_ulps)
@@ -70,8 +91,9 @@ def compare_output(actual, expected, et_name: str, rule: Rule, extra_ulps: int =
            "count": int(ok.size - np.count_nonzero(ok)), "size": int(ok.size), "rule": rule.describe()}
     if ulp is not None:
         out["ulp"] = int(np.asarray(ulp)[idx])
-    if rule.kind == "ulp" and extra_ulps:
-        out["rule"] = f"within {rule.max_ulp + extra_ulps} ULP"
+    if rule.kind in ("ulp", "close") and extra_ulps:
+        import dataclasses
+        out["rule"] = dataclasses.replace(rule, max_ulp=rule.max_ulp + extra_ulps).describe()
     return out
 
 

@@ -164,13 +164,47 @@ class Report:
 def run_suite(backend: Backend, cases: Sequence[Case], timeout: Optional[float] = 60.0,
               known: Optional[Dict[str, str]] = None, strict: bool = False,
               skipped: Sequence[tuple] = (), complete: bool = True,
-              progress: Optional[Callable[[CaseOutcome], None]] = None) -> Report:
+              progress: Optional[Callable[[CaseOutcome], None]] = None, jobs: int = 1) -> Report:
+    """Run `cases` on `backend`. With `jobs` > 1, cases run concurrently on that many
+    instances of the backend (`backend.clone()`: worker backends start one process each;
+    the clones are closed at the end, `backend` itself is left to its owner). Outcomes are
+    in case order either way; `progress` sees each outcome as it finishes (in any order
+    with jobs)."""
     rep = Report(backend.name, strict=strict, known=known, skipped=list(skipped), complete=complete)
     t0 = time.perf_counter()
-    for case in cases:
-        o = run_case(backend, case, timeout)
-        rep.outcomes.append(o)
-        if progress is not None:
-            progress(o)
+    jobs = max(1, min(int(jobs), len(cases)))
+    if jobs == 1:
+        for case in cases:
+            o = run_case(backend, case, timeout)
+            rep.outcomes.append(o)
+            if progress is not None:
+                progress(o)
+    else:
+        import queue
+        import threading
+        from concurrent.futures import ThreadPoolExecutor
+        pool: "queue.Queue[Backend]" = queue.Queue()
+        clones = [backend.clone() for _ in range(jobs - 1)]
+        for b in [backend] + clones:
+            pool.put(b)
+        lock = threading.Lock()
+
+        def one(case):
+            b = pool.get()
+            try:
+                o = run_case(b, case, timeout)
+            finally:
+                pool.put(b)
+            if progress is not None:
+                with lock:
+                    progress(o)
+            return o
+        try:
+            with ThreadPoolExecutor(max_workers=jobs) as ex:
+                rep.outcomes.extend(ex.map(one, cases))
+        finally:
+            for c in clones:
+                if c is not backend:
+                    c.close()
     rep.seconds = time.perf_counter() - t0
     return rep

@@ -8,6 +8,7 @@
     stablehlo-ref spec [OP]
     stablehlo-ref conformance --backend NAME [--corpus DIR ...] [--pattern GLOB] [--op NAME] [--json OUT]
                               [--known-failures FILE] [--timeout S] [--strict] [--extra-ulps N]
+    stablehlo-ref conformance --backend NAME --program FILE [--entry NAME] [--inputs ARGS.npz | --random-inputs SEED]
     stablehlo-ref conformance --list-backends
     stablehlo-ref conformance --export DIR [--corpus DIR ...] [--pattern GLOB] [--op NAME]
     (`conform` is short for `conformance`)
@@ -244,6 +245,13 @@ def cmd_conform(args) -> int:
         raise UsageError("conform needs --backend NAME (or --list-backends, or --export DIR)")
     if args.backend:
         get_backend(args.backend)          # an unknown name is a usage error before any work
+    if args.jobs < 1:
+        raise UsageError("--jobs must be at least 1")
+    if args.program:
+        return _conform_program(args)
+    for flag in ("entry", "inputs", "random_inputs", "rtol", "atol", "max_ulp"):
+        if getattr(args, flag) is not None:
+            raise UsageError(f"--{flag.replace('_', '-')} goes with --program")
     corpora = args.corpus
     if not corpora:
         root = os.environ.get("STABLEHLO_TESTS")
@@ -290,7 +298,8 @@ def cmd_conform(args) -> int:
                 msg = f": {o.message}" if o.message else ""
                 print(f"{o.status.upper()}: {o.id}{msg}", flush=True)
         report = run_suite(backend, cases, timeout=args.timeout, known=known, strict=args.strict,
-                           skipped=skipped, complete=not (args.pattern or args.op), progress=progress)
+                           skipped=skipped, complete=not (args.pattern or args.op), progress=progress,
+                           jobs=args.jobs)
     finally:
         backend.close()
     text = report.format(verbose=False)
@@ -299,6 +308,45 @@ def cmd_conform(args) -> int:
     if args.json:
         write_atomically(args.json, json.dumps(report.to_json(), indent=1).encode())
     return 0 if report.ok else 1
+
+
+def _conform_program(args) -> int:
+    """`conform --program FILE`: one user program on the backend and on the reference
+    interpreter, every output compared (see conformance/program.py)."""
+    from .conformance import get_backend, program_case, run_suite
+    if args.export or args.corpus or args.pattern or args.op or args.known_failures:
+        raise UsageError("--program goes with neither --corpus, --pattern, --op, --known-failures nor --export")
+    if not args.backend:
+        raise UsageError("--program needs --backend NAME")
+    if args.inputs and args.random_inputs is not None:
+        raise UsageError("give --inputs or --random-inputs, not both")
+    if args.timeout is not None and args.timeout <= 0:
+        raise UsageError("--timeout must be positive")
+    entry = args.entry or "main"
+    inputs = _load_inputs(argparse.Namespace(input=None, inputs=args.inputs), None, entry) if args.inputs else None
+    import pathlib
+    case = program_case(pathlib.Path(args.program), entry, inputs=inputs, seed=args.random_inputs,
+                        case_id=f"{os.path.basename(args.program)}@{entry}",
+                        rtol=args.rtol, atol=args.atol, max_ulp=args.max_ulp)
+    backend = get_backend(args.backend, extra_ulps=args.extra_ulps)
+    try:
+        ok, why = backend.available()
+        if not ok:
+            raise UsageError(f"backend {args.backend} is unavailable: {why}")
+        report = run_suite(backend, [case], timeout=args.timeout)
+    finally:
+        backend.close()
+    o = report.outcomes[0]
+    print(f"{o.status.upper()}: {o.id}" + (f": {o.message}" if o.message else ""))
+    if args.verbose or o.status == "pass":
+        for i, (et, r) in enumerate(zip(case.element_types, case.rules)):
+            print(f"  output {i}: {et}, {r.describe()}")
+    c = report.counts()
+    print(f"{report.backend}: {c['pass']} passed, {c['fail']} failed, {c['error']} errors, "
+          f"{c['unsupported']} unsupported ({report.seconds:.1f} s)")
+    if args.json:
+        write_atomically(args.json, json.dumps(report.to_json(), indent=1).encode())
+    return 0 if o.status == "pass" or (o.status == "unsupported" and not args.strict) else 1
 
 
 def build_parser() -> argparse.ArgumentParser:
@@ -356,6 +404,18 @@ def build_parser() -> argparse.ArgumentParser:
     cf.add_argument("--export", metavar="DIR",
                     help="write the selected cases as files (program .mlir, arrays .npz, cases.json) instead of running them")
     cf.add_argument("-v", "--verbose", action="store_true", help="print every case, passing ones too")
+    cf.add_argument("-j", "--jobs", type=int, default=1, metavar="N",
+                    help="run cases concurrently on N instances of the backend (results stay in case order)")
+    cf.add_argument("--program", metavar="FILE",
+                    help="run one user program (text, artifact or jax.export payload) on the backend and "
+                         "compare every output with the reference interpreter's")
+    cf.add_argument("--entry", metavar="NAME", help="with --program: the function to run (default main)")
+    cf.add_argument("--inputs", metavar="ARGS.npz", help="with --program: the arguments (arg_0, arg_1, ... in order)")
+    cf.add_argument("--random-inputs", type=int, metavar="SEED",
+                    help="with --program: random arguments from the entry's signature, deterministic per SEED")
+    cf.add_argument("--rtol", type=float, metavar="R", help="with --program: relative tolerance for float outputs")
+    cf.add_argument("--atol", type=float, metavar="A", help="with --program: absolute tolerance for float outputs")
+    cf.add_argument("--max-ulp", type=int, metavar="N", help="with --program: ULP bound for float outputs")
     cf.set_defaults(fn=cmd_conform)
     return p
 
