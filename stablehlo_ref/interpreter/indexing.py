@@ -15,6 +15,7 @@ import numpy as np
 from ..errors import InterpreterError, NotImplementedOpError
 from .numerics import compute_dtype, elem, from_compute
 from .reduction import _PRIMITIVES, recognize_binary_body
+from .evaluator import op_cache
 from .registry import kernel
 
 _INT64_SAFE = np.int64(1) << 62
@@ -148,47 +149,141 @@ def torch_index_select(ctx, op, operand, index):
 
 # ------------------------------------------------------------------ scatter
 
-def scatter_targets(input_shape, scatter_indices, updates_shape, *, update_window_dims,
-                    inserted_window_dims, input_batching_dims, scatter_indices_batching_dims,
-                    scatter_dims_to_operand_dims, index_vector_dim):
+def _scatter_dims(op) -> dict:
+    """The scatter's dimension numbers as lists of ints, decoded once per op."""
+    c = op_cache(op)
+    dims = c.get("scatter_dims")
+    if dims is None:
+        f = dict(op.attributes["scatter_dimension_numbers"].fields)
+        dims = c["scatter_dims"] = dict(
+            update_window_dims=list(_ints(f.get("update_window_dims", ()))),
+            inserted_window_dims=list(_ints(f.get("inserted_window_dims", ()))),
+            input_batching_dims=list(_ints(f.get("input_batching_dims", ()))),
+            scatter_indices_batching_dims=list(_ints(f.get("scatter_indices_batching_dims", ()))),
+            scatter_dims_to_operand_dims=list(_ints(f.get("scatter_dims_to_operand_dims", ()))),
+            index_vector_dim=int(f.get("index_vector_dim", 0)),
+        )
+    return dims
+
+
+class _TargetPlan:
+    """What `scatter_targets` derives from the shapes alone, for one (input shape, indices
+    shape, updates shape). `base`: the flat input offset of every update element due to its
+    window and batching position (in the updates' shape), with the bounds check of those
+    parts in `base_ok` (None: all in bounds, as in any valid program). Per index vector
+    component k: its input dimension's stride and bound, and (`statics`) the window/batching
+    part of that dimension where it has one; `axes_shape` places the scatter axes of the
+    index array on the updates' axes."""
+
+    __slots__ = ("base", "base_ok", "parts", "updates_shape", "index_vector_dim", "axes_shape",
+                 "strides", "bounds", "simple")
+
+    def __init__(self, input_shape, indices_shape, updates_shape, *, update_window_dims,
+                 inserted_window_dims, input_batching_dims, scatter_indices_batching_dims,
+                 scatter_dims_to_operand_dims, index_vector_dim):
+        rank = len(input_shape)
+        nu = len(updates_shape)
+        if index_vector_dim >= len(indices_shape):
+            scatter_shape = tuple(indices_shape)
+        else:
+            scatter_shape = tuple(n for a, n in enumerate(indices_shape) if a != index_vector_dim)
+        update_scatter_dims = [d for d in range(nu) if d not in update_window_dims]
+        if tuple(updates_shape[d] for d in update_scatter_dims) != scatter_shape:
+            raise InterpreterError(f"scatter: updates shape {tuple(updates_shape)} does not match "
+                                   f"the scatter indices batch shape {scatter_shape}")
+        window_input_dims = [d for d in range(rank)
+                             if d not in inserted_window_dims and d not in input_batching_dims]
+        axes_shape = [1] * nu
+        for a, ud in enumerate(update_scatter_dims):
+            axes_shape[ud] = scatter_shape[a]
+        strides = [1] * rank
+        for d in range(rank - 2, -1, -1):
+            strides[d] = strides[d + 1] * int(input_shape[d + 1])
+        # per update axis: the input stride it moves along (window and batching positions);
+        # statics[d]: the update axis that dimension d's window/batching position follows
+        coef = [0] * nu
+        statics = {}
+        bad = []          # (update axis, input bound) of static parts that overrun the input
+        for d in range(rank):
+            if d in input_batching_dims:
+                ds = scatter_indices_batching_dims[input_batching_dims.index(d)]
+                ud = update_scatter_dims[ds - (0 if ds < index_vector_dim else 1)]
+            elif d in window_input_dims:
+                ud = update_window_dims[window_input_dims.index(d)]
+            else:
+                continue
+            coef[ud] += strides[d]
+            statics[d] = ud
+            if d not in scatter_dims_to_operand_dims and updates_shape[ud] > int(input_shape[d]):
+                bad.append((ud, int(input_shape[d])))
+        base = np.zeros((), dtype=np.int64)
+        for ud in range(nu):
+            # scatter axes (no stride of their own) are left to broadcasting
+            base = base[..., None]
+            if coef[ud]:
+                base = base + np.arange(updates_shape[ud], dtype=np.int64) * coef[ud]
+        base_ok = None
+        for ud, n in bad:
+            ok = np.broadcast_to(_axis_range(updates_shape[ud], ud, nu) < n, updates_shape)
+            base_ok = ok if base_ok is None else base_ok & ok
+        if 0 in tuple(input_shape):
+            base_ok = np.zeros(updates_shape, dtype=bool)    # an empty input has no elements
+        self.parts = tuple(
+            (k, strides[d], int(input_shape[d]),
+             None if d not in statics else _axis_range(updates_shape[statics[d]], statics[d], nu))
+            for k, d in enumerate(scatter_dims_to_operand_dims))
+        self.simple = all(p[3] is None for p in self.parts)
+        self.strides = np.array([p[1] for p in self.parts], dtype=np.int64)
+        # compared as unsigned, a negative index is out of bounds too
+        self.bounds = np.array([p[2] for p in self.parts], dtype=np.uint64)
+        self.base = base
+        self.base_ok = None if base_ok is None else base_ok.reshape(-1)
+        self.updates_shape = tuple(updates_shape)
+        self.axes_shape = tuple(axes_shape)
+        self.index_vector_dim = index_vector_dim
+
+    def targets(self, scatter_indices):
+        """(flat input index, in bounds) of every update element in row-major order; `in
+        bounds` is None when every element is."""
+        idx = np.asarray(scatter_indices)
+        if idx.dtype == np.uint64:
+            idx = np.minimum(idx, np.uint64(_INT64_SAFE))
+        idx = idx.astype(np.int64, copy=False)
+        ivd = self.index_vector_dim
+        if ivd >= idx.ndim:
+            idx = idx[..., None]
+        elif ivd != idx.ndim - 1:
+            idx = np.moveaxis(idx, ivd, -1)
+        shape = self.updates_shape
+        valid = self.base_ok
+        # out-of-bounds elements get some flat index too; `valid` drops them
+        if self.simple and idx.shape[-1] == len(self.parts):
+            flat = self.base + (idx @ self.strides).reshape(self.axes_shape)
+            inb = idx.view(np.uint64) < self.bounds
+            if np.count_nonzero(inb) != inb.size:
+                ok = np.broadcast_to(inb.all(axis=-1).reshape(self.axes_shape), shape).reshape(-1)
+                valid = ok if valid is None else valid & ok
+        else:
+            flat = self.base
+            for k, stride, n, static in self.parts:
+                c = idx[..., k].reshape(self.axes_shape)
+                comp = c if static is None else c + static
+                ok = (comp >= 0) & (comp < n)
+                if np.count_nonzero(ok) != ok.size:
+                    ok = np.broadcast_to(ok, shape).reshape(-1)
+                    valid = ok if valid is None else valid & ok
+                flat = flat + c * stride
+        if flat.shape != shape:
+            flat = np.broadcast_to(flat, shape)
+        return flat.reshape(-1), valid
+
+
+def scatter_targets(input_shape, scatter_indices, updates_shape, **dims):
     """For every element of `updates` (in row-major order), its flat index into the input and
     whether that index is in bounds (out-of-bounds elements are skipped, as the spec says)."""
-    rank = len(input_shape)
-    nu = len(updates_shape)
-    idx = _index_vectors(scatter_indices, index_vector_dim)
-    scatter_shape = idx.shape[:-1]
-    update_scatter_dims = [d for d in range(nu) if d not in update_window_dims]
-    if tuple(updates_shape[d] for d in update_scatter_dims) != tuple(scatter_shape):
-        raise InterpreterError(f"scatter: updates shape {tuple(updates_shape)} does not match "
-                               f"the scatter indices batch shape {tuple(scatter_shape)}")
-    window_input_dims = [d for d in range(rank)
-                         if d not in inserted_window_dims and d not in input_batching_dims]
-    scatter_axes_shape = [1] * nu
-    for a, ud in enumerate(update_scatter_dims):
-        scatter_axes_shape[ud] = scatter_shape[a]
-    # comps[d]: the input index along dimension d of every update element, all dimensions
-    # at once so that the bounds check and the flattening are a few whole-array operations
-    comps = np.zeros((rank,) + tuple(updates_shape), dtype=np.int64)
-    for d in range(rank):
-        if d in scatter_dims_to_operand_dims:
-            k = scatter_dims_to_operand_dims.index(d)
-            comps[d] += idx[..., k].reshape(scatter_axes_shape)
-        if d in input_batching_dims:
-            ds = scatter_indices_batching_dims[input_batching_dims.index(d)]
-            ud = update_scatter_dims[ds - (0 if ds < index_vector_dim else 1)]
-            comps[d] += _axis_range(updates_shape[ud], ud, nu)
-        if d in window_input_dims:
-            ud = update_window_dims[window_input_dims.index(d)]
-            comps[d] += _axis_range(updates_shape[ud], ud, nu)
-    column = (rank,) + (1,) * nu
-    bounds = np.array([int(n) for n in input_shape], dtype=np.int64).reshape(column)
-    ok = (comps >= 0) & (comps < bounds)
-    valid = ok.all(axis=0)
-    strides = np.ones(rank, dtype=np.int64)
-    for d in range(rank - 2, -1, -1):
-        strides[d] = strides[d + 1] * int(input_shape[d + 1])
-    flat = (np.where(ok, comps, 0) * strides.reshape(column)).sum(axis=0)
-    return flat.reshape(-1), valid.reshape(-1)
+    plan = _TargetPlan(tuple(input_shape), np.shape(scatter_indices), tuple(updates_shape), **dims)
+    flat, valid = plan.targets(scatter_indices)
+    return flat, np.ones(flat.shape, dtype=bool) if valid is None else valid
 
 
 def _is_replace_body(region, n: int) -> bool:
@@ -200,46 +295,67 @@ def _is_replace_body(region, n: int) -> bool:
     return len(ret.operands) == 1 and ret.operands[0] is b.arguments[1]
 
 
-def apply_updates(ctx, region, flats: list, targets: np.ndarray, values: list, result_types) -> list:
+def update_body(region, n: int):
+    """How `apply_updates` folds values with `region`: "replace" (`return %update`), the
+    name of a recognized primitive op, or None (the region is run)."""
+    if _is_replace_body(region, n):
+        return "replace"
+    return recognize_binary_body(region) if n == 1 else None
+
+
+def apply_updates(ctx, region, flats: list, targets: np.ndarray, values: list, result_types,
+                  body=False) -> list:
     """Fold `values[i][j]` into `flats[i][targets[j]]` in order, as
-    `flats... = region(flats..., values...)`; returns the new flat arrays."""
+    `flats... = region(flats..., values...)`; returns the new flat arrays. `body` is
+    `update_body(region, len(flats))` when the caller has it already."""
     n = len(flats)
-    ets = [elem(t) for t in result_types]
     if targets.size == 0:
         return [np.array(f, copy=True) for f in flats]
-    if _is_replace_body(region, n):
+    if body is False:
+        body = update_body(region, n)
+    if body == "replace":
         out = np.array(flats[0], copy=True)
+        if targets.size == 1:
+            out[targets] = values[0].astype(out.dtype, copy=False)
+            return [out]
+        ts = np.sort(targets)
+        if not np.count_nonzero(ts[1:] == ts[:-1]):
+            out[targets] = values[0].astype(out.dtype, copy=False)    # distinct targets
+            return [out]
         order = _last_occurrence(targets)
         out[targets[order]] = values[0][order].astype(out.dtype, copy=False)
         return [out]
-    name = recognize_binary_body(region) if n == 1 else None
-    inexact = name in ("stablehlo.add", "stablehlo.multiply") and (ets[0].is_float or ets[0].is_complex)
+    et0 = elem(result_types[0])
+    name = body
+    inexact = name in ("stablehlo.add", "stablehlo.multiply") and (et0.is_float or et0.is_complex)
     if name is not None and not inexact:
-        return [_apply_primitive_at(name, flats[0], targets, values[0], ets[0])]
+        return [_apply_primitive_at(name, flats[0], targets, values[0], et0)]
     # rounds in which each target occurs once, in the order of the updates; float sums and
     # products go this way too, so that each step rounds to the element type
-    if inexact:
-        fn = np.add if name == "stablehlo.add" else np.multiply
-        cd = np.complex128 if ets[0].is_complex else np.float64
-
-        def step(cur, upd):
-            with np.errstate(all="ignore"):
-                return [fn(cur[0].astype(cd), upd[0].astype(cd))]
-    else:
-        def step(cur, upd):
-            return ctx.run_region(region, cur + upd)
     order = np.argsort(targets, kind="stable")
     ts = targets[order]
-    first = np.ones(ts.shape, dtype=bool)
-    first[1:] = ts[1:] != ts[:-1]
-    pos = np.arange(ts.size)
-    rank_in_group = pos - np.maximum.accumulate(np.where(first, pos, 0))
+    dup = ts[1:] == ts[:-1]
+    if not np.count_nonzero(dup):
+        rounds = [order]                     # distinct targets: one round
+    else:
+        first = np.ones(ts.shape, dtype=bool)
+        first[1:] = ~dup
+        pos = np.arange(ts.size)
+        rank_in_group = pos - np.maximum.accumulate(np.where(first, pos, 0))
+        rounds = [order[rank_in_group == r] for r in range(int(rank_in_group.max()) + 1)]
     outs = [np.array(f, copy=True) for f in flats]
-    for r in range(int(rank_in_group.max()) + 1):
-        sel = order[rank_in_group == r]
+    if inexact:
+        fn = np.add if name == "stablehlo.add" else np.multiply
+        cd = np.complex128 if et0.is_complex else np.float64
+        out, upd = outs[0], values[0]
+        for sel in rounds:
+            t = targets[sel]
+            out[t] = fn(out[t].astype(cd), upd[sel].astype(cd)).astype(out.dtype)
+        return outs
+    for sel in rounds:
         t = targets[sel]
         cur = [o[t] for o in outs]
-        new = step(cur, [v[sel] for v in values])
+        new = ctx.run_region(region, cur + [v[sel] for v in values])
         for o, v in zip(outs, new):
             o[t] = np.broadcast_to(np.asarray(v), t.shape).astype(o.dtype, copy=False)
     return outs
@@ -262,6 +378,13 @@ def _apply_primitive_at(name, flat, targets, values, et):
         out = np.array(flat, copy=True)
         fn.at(out, targets, values.astype(out.dtype))
         return out
+    kind = flat.dtype.kind
+    if kind in "iu" or (kind == "f" and name in ("stablehlo.maximum", "stablehlo.minimum")):
+        # numpy's own integer types wrap as the element type does, and a float maximum or
+        # minimum is exact: no wider accumulator needed
+        out = np.array(flat, copy=True)
+        fn.at(out, targets, values.astype(out.dtype, copy=False))
+        return out
     if et.is_float:
         # accumulate in f64, then round once to the element type
         acc = flat.astype(np.float64)
@@ -278,25 +401,32 @@ def _apply_primitive_at(name, flat, targets, values, et):
 @kernel("stablehlo.scatter")
 def scatter(ctx, op, *args):
     n = (len(args) - 1) // 2
-    inputs, indices, updates = list(args[:n]), args[n], list(args[n + 1:])
+    inputs, indices, updates = args[:n], args[n], args[n + 1:]
     if len(updates) != n:
         raise InterpreterError(f"scatter: {n} inputs but {len(updates)} updates")
-    f = dict(op.attributes["scatter_dimension_numbers"].fields)
-    dims = dict(
-        update_window_dims=list(_ints(f.get("update_window_dims", ()))),
-        inserted_window_dims=list(_ints(f.get("inserted_window_dims", ()))),
-        input_batching_dims=list(_ints(f.get("input_batching_dims", ()))),
-        scatter_indices_batching_dims=list(_ints(f.get("scatter_indices_batching_dims", ()))),
-        scatter_dims_to_operand_dims=list(_ints(f.get("scatter_dims_to_operand_dims", ()))),
-        index_vector_dim=int(f.get("index_vector_dim", 0)),
-    )
-    for t in op.results:
-        if not hasattr(t.type, "element_type"):
-            raise NotImplementedOpError("stablehlo.scatter", f"result type {t.type}")
-    targets, valid = scatter_targets(inputs[0].shape, indices, updates[0].shape, **dims)
-    targets = targets[valid]
-    vals = [u.reshape(-1)[valid] for u in updates]
+    c = op_cache(op)
+    info = c.get("scatter")
+    if info is None:
+        for t in op.results:
+            if not hasattr(t.type, "element_type"):
+                raise NotImplementedOpError("stablehlo.scatter", f"result type {t.type}")
+        result_types = [r.type for r in op.results]
+        info = c["scatter"] = ({}, update_body(op.regions[0], n), result_types,
+                               [elem(t).dtype for t in result_types])
+    plans, body, result_types, dtypes = info
+    key = (inputs[0].shape, indices.shape, updates[0].shape)
+    plan = plans.get(key)
+    if plan is None:
+        plan = _TargetPlan(key[0], np.shape(indices), key[2], **_scatter_dims(op))
+        if len(plans) < 8:
+            plans[key] = plan
+    targets, valid = plan.targets(indices)
+    if valid is None:
+        vals = [u.reshape(-1) for u in updates]
+    else:
+        targets = targets[valid]
+        vals = [u.reshape(-1)[valid] for u in updates]
     flats = [x.reshape(-1) for x in inputs]
-    outs = apply_updates(ctx, op.regions[0], flats, targets, vals, [r.type for r in op.results])
-    return [o.reshape(x.shape).astype(elem(r.type).dtype, copy=False)
-            for o, x, r in zip(outs, inputs, op.results)]
+    outs = apply_updates(ctx, op.regions[0], flats, targets, vals, result_types, body)
+    return [o.reshape(x.shape).astype(dt, copy=False)
+            for o, x, dt in zip(outs, inputs, dtypes)]
