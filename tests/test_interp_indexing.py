@@ -342,3 +342,86 @@ def test_nested_tuples():
             f'  %r = stablehlo.get_tuple_element %g[0] : (tuple<{s}>) -> {s}')
     out = run_op(body, [np.array(3, np.int32), np.array(4, np.int32)], [s, s], [s])
     assert int(out) == 3
+
+
+# scatter_targets against the spec's per-element definition: (input shape, indices shape,
+# updates shape, dimension numbers), windows partly out of bounds, batching dims, index
+# vectors on a leading axis or implicit
+_TARGET_CASES = [
+    ((4, 5), (3, 1), (3, 5), dict(update_window_dims=[1], inserted_window_dims=[0],
+                                  scatter_dims_to_operand_dims=[0], index_vector_dim=1)),
+    ((4, 5), (2, 2), (2, 2, 3), dict(update_window_dims=[1, 2], inserted_window_dims=[],
+                                     scatter_dims_to_operand_dims=[0, 1], index_vector_dim=1)),
+    ((4, 5), (2, 3), (3,), dict(update_window_dims=[], inserted_window_dims=[0, 1],
+                                scatter_dims_to_operand_dims=[1, 0], index_vector_dim=0)),
+    ((2, 4, 3), (2, 2, 1), (2, 2, 3), dict(update_window_dims=[2], inserted_window_dims=[1],
+                                           input_batching_dims=[0], scatter_indices_batching_dims=[0],
+                                           scatter_dims_to_operand_dims=[1], index_vector_dim=2)),
+    ((6,), (4,), (4,), dict(update_window_dims=[], inserted_window_dims=[0],
+                            scatter_dims_to_operand_dims=[0], index_vector_dim=1)),
+    ((3, 4), (2, 1), (2, 3, 2), dict(update_window_dims=[1, 2], inserted_window_dims=[],
+                                     scatter_dims_to_operand_dims=[1], index_vector_dim=1)),
+]
+
+
+def _spec_targets(input_shape, indices, updates_shape, dims):
+    uwd = dims["update_window_dims"]
+    ibd = dims.get("input_batching_dims", [])
+    sibd = dims.get("scatter_indices_batching_dims", [])
+    ivd = dims["index_vector_dim"]
+    rank = len(input_shape)
+    usd = [d for d in range(len(updates_shape)) if d not in uwd]
+    wid = [d for d in range(rank) if d not in dims["inserted_window_dims"] and d not in ibd]
+    flat, valid = [], []
+    for ui in np.ndindex(*updates_shape):
+        usi = [ui[d] for d in usd]
+        if ivd < indices.ndim:
+            vec = [indices[tuple(usi[:ivd] + [k] + usi[ivd:])]
+                   for k in range(indices.shape[ivd])]
+        else:
+            vec = [indices[tuple(usi)]]
+        full = [0] * rank
+        for k, d in enumerate(dims["scatter_dims_to_operand_dims"]):
+            full[d] += int(vec[k])
+        for i, d in enumerate(ibd):
+            ds = sibd[i]
+            full[d] += usi[ds - (0 if ds < ivd else 1)]
+        for j, d in enumerate(wid):
+            full[d] += ui[uwd[j]]
+        ok = all(0 <= x < n for x, n in zip(full, input_shape))
+        valid.append(ok)
+        flat.append(int(np.ravel_multi_index(full, input_shape)) if ok else -1)
+    return np.array(flat, dtype=np.int64), np.array(valid, dtype=bool)
+
+
+@settings(max_examples=60, deadline=None)
+@given(st.sampled_from(range(len(_TARGET_CASES))), st.data())
+def test_scatter_targets_match_the_spec_definition(case, data):
+    from stablehlo_ref.interpreter.indexing import scatter_targets
+    input_shape, indices_shape, updates_shape, dims = _TARGET_CASES[case]
+    n = int(np.prod(indices_shape))
+    vals = data.draw(st.lists(st.integers(-3, 7), min_size=n, max_size=n))
+    indices = np.array(vals, dtype=data.draw(st.sampled_from([np.int64, np.int32, np.uint8]))
+                       if min(vals) >= 0 else np.int64).reshape(indices_shape)
+    full = {"input_batching_dims": [], "scatter_indices_batching_dims": [], **dims}
+    flat, valid = scatter_targets(input_shape, indices, updates_shape, **full)
+    want_flat, want_valid = _spec_targets(input_shape, indices, updates_shape, dims)
+    np.testing.assert_array_equal(valid, want_valid)
+    np.testing.assert_array_equal(flat[valid], want_flat[want_valid])
+
+
+@pytest.mark.parametrize("op,et,upd,want", [
+    (None, "i32", [5, 9, 3, -7], -7),                    # replace: the last update wins
+    ("maximum", "f32", [5, 9, 3, -7], 9),
+    ("minimum", "i8", [5, 9, 3, -7], -7),
+    ("multiply", "i8", [5, 9, 3, -7], -98),              # 2*5*9*3*-7 = -1890 wraps to -98
+    ("add", "ui8", [5, 9, 250, 249], 3),                 # 2+513 = 515 wraps to 3
+])
+def test_scatter_common_bodies_with_repeated_targets(op, et, upd, want):
+    dt = {"i32": np.int32, "f32": np.float32, "i8": np.int8, "ui8": np.uint8}[et]
+    inp = np.array([2, 1, 2], dtype=dt)
+    idx = np.zeros((4, 1), dtype=np.int64)          # four updates to element 0, in order
+    body = (f"    stablehlo.return %u : tensor<{et}>" if op is None else
+            f"    %s = stablehlo.{op} %x, %u : tensor<{et}>\n    stablehlo.return %s : tensor<{et}>")
+    out = scatter(inp, idx, np.array(upd, dtype=dt), POINT_DIMS, body, et=et)
+    np.testing.assert_array_equal(out, np.array([want, 1, 2], dtype=dt))
