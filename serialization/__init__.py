@@ -88,9 +88,12 @@ def _strip_locations(op: Operation):
                 _strip_locations(o)
 
 
-def to_vhlo(module: Module, target: str, steps=None, writer_version=None) -> Operation:
-    """StableHLO module -> VHLO module op at `target` (a checked, patch-0 version)."""
-    root = V.op_to_vhlo(module.op, {})
+def to_vhlo(module: Module, target: str, steps=None, writer_version=None, leaves: bool = True) -> Operation:
+    """StableHLO module -> VHLO module op at `target` (a checked, patch-0 version). With
+    `leaves` (the default), ops that need no more are made as light `LeafOp`s directly at
+    target; without, every op is built at the current version and downgraded (the general
+    path, which writes the same bytes)."""
+    root = V.op_to_vhlo(module.op, {}, V.leaf_context(target, writer_version, steps) if leaves else None)
     if (module.op.location is A.UNKNOWN_LOC and module.op.source is None
             and isinstance(module.source, str)):
         # the module the text parser made around top-level functions: MLIR locates it at the

@@ -1405,6 +1405,26 @@ class _Strings:
         return i
 
 
+class LeafOp:
+    """An op without attributes, properties, regions or successors (the VHLO converter makes
+    these for the many ops that need no more): the writer numbers and writes them on a short
+    path, and they cost a fraction of an Operation to build."""
+    __slots__ = ("name", "operands", "results", "location")
+    attributes: dict = {}        # shared and empty: never written to
+    regions: tuple = ()
+    successors: tuple = ()
+    source = None
+
+    def __init__(self, name, operands, results, location):
+        self.name = name
+        self.operands = operands
+        self.results = results
+        self.location = location
+
+    def __repr__(self):
+        return f"LeafOp({self.name})"
+
+
 class _Record:
     __slots__ = ("obj", "count", "dialect", "number")
 
@@ -1470,7 +1490,12 @@ class _Numbering:
         self.attr_list.append(rec)
         if a.__class__ is A.FileLineColLoc and a.end_line is None and a.end_column is None \
                 and codec.__class__ is BuiltinCodec:
-            self.number_attr(_string_attr(a.filename))    # what write_attr refers to
+            s = _string_attr(a.filename)    # what write_attr refers to
+            e = self.attr_ids.get(id(s))
+            if e is not None and e[0] is s:
+                e[1].count += 1
+            else:
+                self.number_attr(s)
         else:
             codec.write_attr(a, self.counter)
 
@@ -1525,14 +1550,34 @@ class _Numbering:
         for v, loc in zip(block.arguments, block.arg_locations):
             self.number_attr(loc if loc is not None else A.UNKNOWN_LOC)
             self.number_type(v.type)
-        if self.version >= 5:
-            for op in block.operations:
-                self.number_op(op, dict_of(op))
-            return
         # number_op, inline (the per-op cost dominates large programs)
         opnames, type_ids, attr_ids = self.opnames, self.type_ids, self.attr_ids
         number_type, number_attr, unknown = self.number_type, self.number_attr, A.UNKNOWN_LOC
+        v5 = self.version >= 5
         for op in block.operations:
+            if op.__class__ is LeafOp:
+                rec = opnames.get(op.name)
+                if rec is None:
+                    self.number_opname(op.name)
+                else:
+                    rec.count += 1
+                for r in op.results:
+                    t = r.type
+                    e = type_ids.get(id(t))
+                    if e is not None and e[0] is t:
+                        e[1].count += 1
+                    else:
+                        number_type(t)
+                loc = op.location
+                e = attr_ids.get(id(loc))
+                if e is not None and e[0] is loc:
+                    e[1].count += 1
+                else:
+                    number_attr(loc)
+                continue
+            if v5:
+                self.number_op(op, dict_of(op))
+                continue
             rec = opnames.get(op.name)
             if rec is None:
                 self.number_opname(op.name)
@@ -1559,11 +1604,15 @@ class _Numbering:
 
     def finalize(self):
         for lst, attr in ((self.attr_list, "attr"), (self.type_list, "type"), (self.op_list, "op")):
-            lst.sort(key=lambda r: -r.count)   # stable
+            lst.sort(key=_count_of, reverse=True)   # stable: equal counts keep their order
             _group_by_dialect_per_byte(lst)
             for i, r in enumerate(lst):
                 r.number = i
         self.op_index = {r.obj: r.number for r in self.op_list}
+
+
+def _count_of(r):
+    return r.count
 
 
 def _group_by_dialect_per_byte(lst: List[_Record]):
@@ -1589,16 +1638,19 @@ def _uses_outside(op: Operation) -> bool:
     inside = set()
     used = []
 
+    add = inside.add
+
     def walk(o):
         for r in o.regions:
             for b in r.blocks:
                 for a in b.arguments:
-                    inside.add(id(a))
+                    add(id(a))
                 for n in b.operations:
                     for res in n.results:
-                        inside.add(id(res))
+                        add(id(res))
                     used.extend(n.operands)
-                    walk(n)
+                    if n.regions:
+                        walk(n)
     walk(op)
     return any(id(v) not in inside for v in used)
 
@@ -1658,6 +1710,7 @@ def write_file(root: Operation, *, version: int, producer: str, codecs: List[Dia
     dw = DialectWriter(num, data, strings)
     flc, builtin = A.FileLineColLoc, codec_by_name.get("builtin")
     small, SMALL = _SMALL_VARINTS, _SMALL
+    file_numbers: Dict[str, int] = {}
     for recs, is_attr in ((num.attr_list, True), (num.type_list, False)):
         for r in recs:
             codec = codec_by_name[dialect_names[r.dialect]]
@@ -1668,7 +1721,12 @@ def write_file(root: Operation, *, version: int, producer: str, codecs: List[Dia
                 buf = data.buf
                 before = len(buf)
                 buf += small[11]
-                for v in (num.attr_number(_string_attr(a.filename)), a.line, a.column):
+                fn = a.filename
+                v = file_numbers.get(fn)
+                if v is None:
+                    v = file_numbers[fn] = num.attr_number(_string_attr(fn))
+                buf += small[v] if v < SMALL else varint_bytes(v)
+                for v in (a.line, a.column):
                     buf += small[v] if 0 <= v < SMALL else varint_bytes(v)
                 sizes.append(len(buf) - before)
                 continue
@@ -1681,9 +1739,21 @@ def write_file(root: Operation, *, version: int, producer: str, codecs: List[Dia
     off = Emitter()
     off.varint(len(num.attr_list))
     off.varint(len(num.type_list))
-    it = iter(sizes)
+    # each entry: its size, flagged (varint_flag(size, True) = varint(2 * size + 1))
+    flagged = [small[2 * n + 1] if 2 * n + 1 < SMALL else varint_bytes(2 * n + 1) for n in sizes]
+    at = 0
     for recs in (num.attr_list, num.type_list):
-        _write_groups(off, recs, lambda r: off.varint_flag(next(it), True))
+        i = 0
+        while i < len(recs):
+            j = i
+            d = recs[i].dialect
+            while j < len(recs) and recs[j].dialect == d:
+                j += 1
+            off.varint(d)
+            off.varint(j - i)
+            off.buf += b"".join(flagged[at:at + j - i])
+            at += j - i
+            i = j
 
     # ---- IR section
     props_entries: List[bytes] = []
@@ -1720,11 +1790,12 @@ def write_file(root: Operation, *, version: int, producer: str, codecs: List[Dia
         ent = attr_ids.get(id(loc))
         v = ent[1].number if ent is not None and ent[0] is loc else attr_number(loc)
         buf += small[v] if v < SMALL else varint_bytes(v)
-        d = dict_of(op)
+        leaf = op.__class__ is LeafOp
+        d = None if leaf else dict_of(op)
         if d is not None:
             mask |= M_ATTRS
             e.varint(attr_number(d))
-        if version >= 5:
+        if version >= 5 and not leaf:
             pi = op_props(op)
             if pi is not None:
                 mask |= M_PROPERTIES
@@ -1732,7 +1803,7 @@ def write_file(root: Operation, *, version: int, producer: str, codecs: List[Dia
         results = op.results
         if results:
             mask |= M_RESULTS
-            e.varint(len(results))
+            buf += small[len(results)] if len(results) < SMALL else varint_bytes(len(results))
             for r in results:
                 t = r.type
                 ent = type_ids.get(id(t))
@@ -1740,7 +1811,8 @@ def write_file(root: Operation, *, version: int, producer: str, codecs: List[Dia
                 buf += small[v] if v < SMALL else varint_bytes(v)
         if op.operands:
             mask |= M_OPERANDS
-            e.varint(len(op.operands))
+            v = len(op.operands)
+            buf += small[v] if v < SMALL else varint_bytes(v)
             ids = scope.ids
             for x in op.operands:
                 vid = ids.get(id(x))
@@ -1787,7 +1859,7 @@ def write_file(root: Operation, *, version: int, producer: str, codecs: List[Dia
         if not region.blocks:
             e.varint(0)
             return
-        nvalues = sum(len(b.arguments) + sum(len(o.results) for o in b.operations) for b in region.blocks)
+        nvalues = sum([len(b.arguments) + sum([len(o.results) for o in b.operations]) for b in region.blocks])
         e.varint(len(region.blocks))
         e.varint(nvalues)
         scope.push(nvalues)
@@ -1811,8 +1883,60 @@ def write_file(root: Operation, *, version: int, producer: str, codecs: List[Dia
                     e.byte(0)
                     if _write_use_orders(e, b.arguments, uses):
                         e.buf[at] = M_USELIST
+            buf = e.buf
             for op in b.operations:
-                write_op(e, op, scope)
+                if op.__class__ is not LeafOp:
+                    write_op(e, op, scope)
+                    buf = e.buf     # a nested section of 64 KiB or more starts a new buffer
+                    continue
+                # write_op for an op without attributes, properties or regions, inline
+                v = op_index[op.name]
+                buf += small[v] if v < SMALL else varint_bytes(v)
+                mask_at = len(buf)
+                buf.append(0)
+                mask = 0
+                loc = op.location
+                ent = attr_ids.get(id(loc))
+                v = ent[1].number if ent is not None and ent[0] is loc else attr_number(loc)
+                buf += small[v] if v < SMALL else varint_bytes(v)
+                results = op.results
+                if results:
+                    mask = M_RESULTS
+                    v = len(results)
+                    buf += small[v] if v < SMALL else varint_bytes(v)
+                    for r in results:
+                        t = r.type
+                        ent = type_ids.get(id(t))
+                        v = ent[1].number if ent is not None and ent[0] is t else type_number(t)
+                        buf += small[v] if v < SMALL else varint_bytes(v)
+                operands = op.operands
+                if operands:
+                    mask |= M_OPERANDS
+                    v = len(operands)
+                    buf += small[v] if v < SMALL else varint_bytes(v)
+                    ids = scope.ids
+                    for x in operands:
+                        vid = ids.get(id(x))
+                        if vid is None:
+                            raise SerializationError(f"{op.name} uses a value that is not defined before it")
+                        buf += small[vid] if vid < SMALL else varint_bytes(vid)
+                if results:
+                    nxt = scope.next_ids
+                    if nxt:
+                        ids = scope.ids
+                        k = nxt[-1]
+                        for r in results:
+                            ids[id(r)] = k
+                            k += 1
+                        nxt[-1] = k
+                    if uses is not None:
+                        for r in results:
+                            lst = uses.get(id(r))
+                            if lst is not None and len(lst) > 1:
+                                if _write_use_orders(e, results, uses):
+                                    mask |= M_USELIST
+                                break
+                buf[mask_at] = mask
         scope.pop(nvalues)
 
     ir = Emitter()
@@ -1854,24 +1978,27 @@ def _use_lists(root: Operation, rewrites: Dict[int, int]):
     upstream's version rewrites: parsing pushes each new use to the front (so uses are in
     descending id order); recreating an op makes its operand uses the newest ones and reverses
     the use lists of its results (replaceAllUsesWith moves uses one by one)."""
-    opid: Dict[int, int] = {}
     order: List[Operation] = []
     uses: Dict[int, list] = {}
     stack = [root]
     while stack:        # pre-order, as Operation.walk
         op = stack.pop()
-        opid[id(op)] = len(order)
         order.append(op)
-        for region in reversed(op.regions):
-            for block in reversed(region.blocks):
-                stack.extend(reversed(block.operations))
+        if op.regions:
+            for region in reversed(op.regions):
+                for block in reversed(region.blocks):
+                    stack.extend(reversed(block.operations))
+    get = uses.get
     for k, op in enumerate(order):
-        for i, v in enumerate(op.operands):
-            lst = uses.get(id(v))
+        i = 0
+        for v in op.operands:
+            lst = get(id(v))
             if lst is None:
                 uses[id(v)] = [(k, i)]
             else:
                 lst.append((k, i))
+            i += 1
+    opid = {id(op): k for k, op in enumerate(order)} if rewrites else {}
     for lst in uses.values():
         if len(lst) > 1:
             lst.reverse()

@@ -1063,8 +1063,89 @@ def _to_info(name: str) -> tuple:
     return info
 
 
-def op_to_vhlo(op: Operation, vmap: Dict[int, Value]) -> Operation:
-    """Convert one op (recursively) to the current VHLO encoding."""
+class VValue:
+    """The result of a `VLeaf` (just its VHLO type)."""
+    __slots__ = ("type",)
+
+    def __init__(self, t):
+        self.type = t
+
+
+VLeaf = B.LeafOp
+
+
+# per (target, writer version): per StableHLO op name, (VHLO name at target, rewrites
+# counted) when an op of that name with no attributes and no regions converts and downgrades
+# with no rewrite of its contents, else None
+_LEAF_PLANS: Dict[tuple, Dict[str, Optional[tuple]]] = {}
+
+
+def leaf_context(target_str: str, writer_version: Optional[str], steps: Optional[Dict[int, int]]) -> tuple:
+    """`op_to_vhlo`'s `leaf` argument for writing at target (a checked, patch-0 version)."""
+    plans = _LEAF_PLANS.get((target_str, writer_version))
+    if plans is None:
+        plans = _LEAF_PLANS[(target_str, writer_version)] = {}
+    return (plans, target_str, writer_version, steps, _ver(target_str))
+
+
+def _leaf_plan(name: str, target_str: str, writer_version: Optional[str]) -> Optional[tuple]:
+    plan = None
+    try:
+        info = _to_info(name)
+        if not info[2]:
+            ospec, encs, want, i, j, short, reqs = _down_plan(info[1].name, target_str)
+            if not reqs:
+                target = _ver(target_str)
+                writer = _ver(writer_version) if writer_version else None
+                n = 0
+                ok = True
+                for k in range(i, j, -1):
+                    newer = encs[k]
+                    for ch in newer.changes:
+                        if ch.member_kind == "attribute" and ch.change == "removed" and ch.member == "padding":
+                            ok = False
+                        elif ch.member_kind in ("operand", "result") and ch.variadic:
+                            ok = False
+                    if writer is None or target < _ver(newer.from_) <= writer:
+                        n += 1
+                if ok:
+                    plan = (want.name, n)
+    except SerializationError:
+        plan = None          # the general path says what is wrong
+    return plan
+
+
+def op_to_vhlo(op: Operation, vmap: Dict[int, Value], leaf: Optional[tuple] = None) -> Operation:
+    """Convert one op (recursively) to the current VHLO encoding. With `leaf` (from
+    `leaf_context`), ops without attributes and regions whose downgrade to target only renames
+    them become `LeafOp`s made at target directly (downgrade_op skips them; their rewrite
+    counts go to steps)."""
+    if leaf is not None and not op.attributes and not op.regions:
+        plans = leaf[0]
+        plan = plans.get(op.name, 0)
+        if plan == 0:
+            plan = plans[op.name] = _leaf_plan(op.name, leaf[1], leaf[2])
+        if plan is not None:
+            loc = op.location
+            if loc is None or loc is A.UNKNOWN_LOC:
+                loc = _source_loc(op.source) or A.UNKNOWN_LOC
+            ok = _ok_set(leaf[4])
+            results = []
+            for r in op.results:
+                vt = type_to_vhlo(r.type)
+                if vt not in ok:
+                    _check_type_at(vt, leaf[4], f"{op.name}: result")
+                nv = VValue(vt)
+                vmap[id(r)] = nv
+                results.append(nv)
+            get = vmap.get
+            operands = [get(id(o)) for o in op.operands]
+            if None in operands:
+                raise SerializationError(f"{_Where(op)}: operand is used before it is defined")
+            new = VLeaf(plan[0], operands, results, loc)
+            if plan[1] and leaf[3] is not None:
+                leaf[3][id(new)] = plan[1]
+            return new
     where = _Where(op)
     if op.name == "builtin.module":
         new = Operation(op.name, [], [], dict(op.attributes), location=op_location(op))
@@ -1094,7 +1175,7 @@ def op_to_vhlo(op: Operation, vmap: Dict[int, Value]) -> Operation:
             for a, na in zip(b.arguments, nb.arguments):
                 vmap[id(a)] = na
             for o in b.operations:
-                nb.operations.append(op_to_vhlo(o, vmap))
+                nb.operations.append(op_to_vhlo(o, vmap, leaf))
             nr.blocks.append(nb)
         new.regions.append(nr)
     return new
@@ -1225,7 +1306,8 @@ def downgrade_op(op: Operation, target_str: str, steps: Optional[Dict[int, int]]
     for r in op.regions:
         for b in r.blocks:
             for o in b.operations:
-                downgrade_op(o, target_str, steps, writer_version)
+                if o.__class__ is not VLeaf:
+                    downgrade_op(o, target_str, steps, writer_version)
             for a in b.arguments:
                 _check_type_at(a.type, target, f"block argument of {op.name}")
     if op.name == "builtin.module":
@@ -1383,98 +1465,123 @@ def _from_info(name: str, in_func: bool) -> tuple:
 
 
 def op_from_vhlo(op: Operation, vmap: Dict[int, Value], parent: Optional[str]) -> Operation:
-    """Current-VHLO op -> StableHLO op (recursively)."""
+    """Current-VHLO op -> StableHLO op (recursively). Converts in place: the VHLO ops, blocks
+    and values the reader made become the StableHLO ones (names, attributes and types are
+    replaced), so that reading builds each op once. `vmap` collects the ids of the values
+    defined so far (an operand must be defined before its use)."""
+    _from_vhlo_in_place(op, set(), parent)
+    return op
+
+
+def _convert_attrs(op: Operation, parent: Optional[str]):
+    """(StableHLO name, StableHLO attributes) of a non-module VHLO op."""
+    info = _FROM_INFO.get((op.name, parent == "func.func"))
+    if info is None:
+        info = _from_info(op.name, parent == "func.func")
+    ospec, kinds, vnames, short, struct_specs = info
+    attrs = {}
+    struct_vals: Dict[str, Dict[str, object]] = {}
+    for name, v in op.attributes.items():
+        if name not in vnames:
+            attrs[name] = attr_from_vhlo(v)      # discardable
+            continue
+        if name in kinds:
+            kind = kinds[name]
+            if _is_default(short, name, v, op.attributes):
+                continue
+            if kind == "unit":
+                if v == _bool(True):
+                    attrs[name] = A.UnitAttr()
+                continue
+            if kind == "custom_call_api_version":
+                attrs[name] = attr_from_vhlo(v)
+                continue
+            if kind == "array" and short in ("custom_call",) and name == "called_computations":
+                attrs[name] = attr_from_vhlo(v, "symbol_array")
+                continue
+            attrs[name] = attr_from_vhlo(v, kind)
+        else:
+            struct_vals[name] = v
+    # rebuild struct attributes
+    for a in struct_specs:
+        if a.kind == "channel_handle":
+            cid = struct_vals.get("channel_id")
+            ctype = struct_vals.get("channel_type")
+            h = cid.args[1] if cid is not None else 0
+            ty = ctype.args[1] if ctype is not None else 0
+            if cid is None or h == 0 and ty == 0 and ctype is None:
+                if cid is not None and h != 0:
+                    pass
+                else:
+                    continue
+            attrs[a.name] = A.StructAttr("stablehlo", "channel_handle", (("handle", h), ("type", ty)))
+        elif a.kind == "dot_algorithm":
+            vals = [struct_vals.get(n) for n in _DOT_ALGORITHM_FIELDS]
+            if all(v is None or v == NONE_TYPE_ATTR for v in vals):
+                continue
+            fl = []
+            for n, v in zip(_DOT_ALGORITHM_FIELDS, vals):
+                if v.kind == "type_v1":
+                    fl.append((n, type_from_vhlo(v.args[0])))
+                elif v.kind == "bool_v1":
+                    fl.append((n, v.args[0]))
+                else:
+                    fl.append((n, v.args[1]))
+            attrs[a.name] = A.StructAttr("stablehlo", "dot_algorithm", tuple(fl))
+        else:
+            from ..text.parser import STRUCT_FIELDS
+            sname = {"conv_dimension_numbers": "conv", "dot_dimension_numbers": "dot",
+                     "gather_dimension_numbers": "gather", "scatter_dimension_numbers": "scatter"}[a.kind]
+            fl = []
+            for fname, d in STRUCT_FIELDS[sname]:
+                v = struct_vals.get(fname)
+                if v is None:
+                    fl.append((fname, d))
+                elif v.kind == "integer_v1":
+                    fl.append((fname, v.args[1]))
+                else:
+                    arr, _ = _tensor_array(v)
+                    fl.append((fname, tuple(int(x) for x in arr.reshape(-1))))
+            attrs[a.name] = A.StructAttr("stablehlo", sname, tuple(fl))
+    return ospec.name, attrs
+
+
+# per VHLO op name (and whether its parent is a func.func): the StableHLO name when the op
+# carries no VHLO attributes at all (nothing to convert), else None
+_PLAIN_NAME: Dict[Tuple[str, bool], Optional[str]] = {}
+
+
+def _from_vhlo_in_place(op: Operation, defined: set, parent: Optional[str]):
     if op.name == "builtin.module":
-        new = Operation(op.name, [], [], {k: attr_from_vhlo(v) for k, v in op.attributes.items()},
-                        location=op.location)
+        op.attributes = {k: attr_from_vhlo(v) for k, v in op.attributes.items()}
         child_parent = "builtin.module"
     else:
-        info = _FROM_INFO.get((op.name, parent == "func.func"))
-        if info is None:
-            info = _from_info(op.name, parent == "func.func")
-        ospec, kinds, vnames, short, struct_specs = info
-        attrs = {}
-        struct_vals: Dict[str, Dict[str, object]] = {}
-        for name, v in op.attributes.items():
-            if name not in vnames:
-                attrs[name] = attr_from_vhlo(v)      # discardable
-                continue
-            if name in kinds:
-                kind = kinds[name]
-                if _is_default(short, name, v, op.attributes):
-                    continue
-                if kind == "unit":
-                    if v == _bool(True):
-                        attrs[name] = A.UnitAttr()
-                    continue
-                if kind == "custom_call_api_version":
-                    attrs[name] = attr_from_vhlo(v)
-                    continue
-                if kind == "array" and short in ("custom_call",) and name == "called_computations":
-                    attrs[name] = attr_from_vhlo(v, "symbol_array")
-                    continue
-                attrs[name] = attr_from_vhlo(v, kind)
-            else:
-                struct_vals[name] = v
-        # rebuild struct attributes
-        for a in struct_specs:
-            if a.kind == "channel_handle":
-                cid = struct_vals.get("channel_id")
-                ctype = struct_vals.get("channel_type")
-                h = cid.args[1] if cid is not None else 0
-                ty = ctype.args[1] if ctype is not None else 0
-                if cid is None or h == 0 and ty == 0 and ctype is None:
-                    if cid is not None and h != 0:
-                        pass
-                    else:
-                        continue
-                attrs[a.name] = A.StructAttr("stablehlo", "channel_handle", (("handle", h), ("type", ty)))
-            elif a.kind == "dot_algorithm":
-                vals = [struct_vals.get(n) for n in _DOT_ALGORITHM_FIELDS]
-                if all(v is None or v == NONE_TYPE_ATTR for v in vals):
-                    continue
-                fl = []
-                for n, v in zip(_DOT_ALGORITHM_FIELDS, vals):
-                    if v.kind == "type_v1":
-                        fl.append((n, type_from_vhlo(v.args[0])))
-                    elif v.kind == "bool_v1":
-                        fl.append((n, v.args[0]))
-                    else:
-                        fl.append((n, v.args[1]))
-                attrs[a.name] = A.StructAttr("stablehlo", "dot_algorithm", tuple(fl))
-            else:
-                from ..text.parser import STRUCT_FIELDS
-                sname = {"conv_dimension_numbers": "conv", "dot_dimension_numbers": "dot",
-                         "gather_dimension_numbers": "gather", "scatter_dimension_numbers": "scatter"}[a.kind]
-                fl = []
-                for fname, d in STRUCT_FIELDS[sname]:
-                    v = struct_vals.get(fname)
-                    if v is None:
-                        fl.append((fname, d))
-                    elif v.kind == "integer_v1":
-                        fl.append((fname, v.args[1]))
-                    else:
-                        arr, _ = _tensor_array(v)
-                        fl.append((fname, tuple(int(x) for x in arr.reshape(-1))))
-                attrs[a.name] = A.StructAttr("stablehlo", sname, tuple(fl))
-        new = Operation(ospec.name, [], [type_from_vhlo(r.type) for r in op.results], attrs, location=op.location)
-        child_parent = ospec.name
-    for v, nv in zip(op.results, new.results):
-        vmap[id(v)] = nv
-    if op.operands:
-        new.operands.extend([vmap[id(o)] for o in op.operands])
+        if op.attributes:
+            child_parent, op.attributes = _convert_attrs(op, parent)
+        else:
+            key = (op.name, parent == "func.func")
+            child_parent = _PLAIN_NAME.get(key)
+            if child_parent is None:
+                child_parent, op.attributes = _convert_attrs(op, parent)
+                if not op.attributes:
+                    _PLAIN_NAME[key] = child_parent
+        op.name = child_parent
+        for r in op.results:
+            r.type = type_from_vhlo(r.type)
+    add = defined.add
+    for r in op.results:
+        add(id(r))
+    for o in op.operands:
+        if id(o) not in defined:
+            raise KeyError(f"{op.name}: an operand is used before it is defined")
     for r in op.regions:
-        nr = Region()
         for b in r.blocks:
-            nb = Block([type_from_vhlo(a.type) for a in b.arguments], arg_locations=b.arg_locations)
-            nb.parent = nr
-            for a, na in zip(b.arguments, nb.arguments):
-                vmap[id(a)] = na
+            b.parent = r
+            for a in b.arguments:
+                a.type = type_from_vhlo(a.type)
+                add(id(a))
             for o in b.operations:
-                nb.operations.append(op_from_vhlo(o, vmap, child_parent))
-            nr.blocks.append(nb)
-        new.regions.append(nr)
-    return new
+                _from_vhlo_in_place(o, defined, child_parent)
 
 
 def _optional(ospec: S.OpSpec, name: str) -> bool:
