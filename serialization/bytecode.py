@@ -1445,6 +1445,8 @@ class _Numbering:
         self.codecs = codecs
         self.version = version
         self.props_writer = props_writer  # (op, DialectWriter) -> bool (False: no properties)
+        # the dialect number of plain file locations once one is numbered (builtin's codec)
+        self._flc_dialect: Optional[int] = None
         self.dialects: Dict[str, int] = {}
         self.attrs: Dict[object, _Record] = {}
         self.types: Dict[object, _Record] = {}
@@ -1554,6 +1556,9 @@ class _Numbering:
         opnames, type_ids, attr_ids = self.opnames, self.type_ids, self.attr_ids
         number_type, number_attr, unknown = self.number_type, self.number_attr, A.UNKNOWN_LOC
         v5 = self.version >= 5
+        attrs, attr_list, flc = self.attrs, self.attr_list, A.FileLineColLoc
+        flc_dialect = self._flc_dialect
+        last_fn = last_s = None
         for op in block.operations:
             if op.__class__ is LeafOp:
                 rec = opnames.get(op.name)
@@ -1572,8 +1577,32 @@ class _Numbering:
                 e = attr_ids.get(id(loc))
                 if e is not None and e[0] is loc:
                     e[1].count += 1
+                elif flc_dialect is not None and loc.__class__ is flc and loc.end_line is None \
+                        and loc.end_column is None:
+                    # number_attr for a plain file location (a new one per op, typically), inline
+                    k = (flc, loc)
+                    rec = attrs.get(k)
+                    if rec is not None:
+                        rec.count += 1
+                        attr_ids[id(loc)] = (loc, rec)
+                        continue
+                    rec = attrs[k] = _Record(loc, flc_dialect)
+                    attr_ids[id(loc)] = (loc, rec)
+                    attr_list.append(rec)
+                    fn = loc.filename
+                    if fn is not last_fn:
+                        last_fn, last_s = fn, _string_attr(fn)
+                    e = attr_ids.get(id(last_s))
+                    if e is not None and e[0] is last_s:
+                        e[1].count += 1
+                    else:
+                        number_attr(last_s)
                 else:
                     number_attr(loc)
+                    if flc_dialect is None and loc.__class__ is flc:
+                        name, codec = self.dialect_of(loc, True)
+                        if codec.__class__ is BuiltinCodec:
+                            flc_dialect = self.dialects[name]
                 continue
             if v5:
                 self.number_op(op, dict_of(op))
@@ -1601,6 +1630,7 @@ class _Numbering:
                 e[1].count += 1
             else:
                 number_attr(loc)
+        self._flc_dialect = flc_dialect
 
     def finalize(self):
         for lst, attr in ((self.attr_list, "attr"), (self.type_list, "type"), (self.op_list, "op")):

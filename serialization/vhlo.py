@@ -1174,11 +1174,60 @@ def op_to_vhlo(op: Operation, vmap: Dict[int, Value], leaf: Optional[tuple] = No
             nb = Block([type_to_vhlo(a.type) for a in b.arguments], arg_locations=block_arg_locations(b))
             for a, na in zip(b.arguments, nb.arguments):
                 vmap[id(a)] = na
-            for o in b.operations:
-                nb.operations.append(op_to_vhlo(o, vmap, leaf))
+            if leaf is None:
+                for o in b.operations:
+                    nb.operations.append(op_to_vhlo(o, vmap, leaf))
+            else:
+                _ops_to_vhlo(b.operations, nb.operations, vmap, leaf)
             nr.blocks.append(nb)
         new.regions.append(nr)
     return new
+
+
+def _ops_to_vhlo(ops, out: list, vmap: Dict[int, Value], leaf: tuple):
+    """op_to_vhlo for each op of a block, appended to `out`; the leaf path inline."""
+    plans, steps, target = leaf[0], leaf[3], leaf[4]
+    ok = _ok_set(target)
+    unknown, flc = A.UNKNOWN_LOC, A.FileLineColLoc
+    get = vmap.get
+    append = out.append
+    for op in ops:
+        plan = None
+        if not op.attributes and not op.regions:
+            plan = plans.get(op.name, 0)
+            if plan == 0:
+                plan = plans[op.name] = _leaf_plan(op.name, leaf[1], leaf[2])
+        if plan is None:
+            append(op_to_vhlo(op, vmap, leaf))
+            continue
+        loc = op.location
+        if loc is None or loc is unknown:
+            # source_location, inline: "file:line:col" as the text parser records it
+            src = op.source
+            loc = None
+            if src.__class__ is str:
+                parts = src.rsplit(":", 2)
+                if len(parts) == 3 and parts[1].isdigit() and parts[2].isdigit():
+                    loc = flc(parts[0], int(parts[1]), int(parts[2]))
+            elif src is not None:
+                loc = _source_loc(src)
+            if loc is None:
+                loc = unknown
+        results = []
+        for r in op.results:
+            vt = type_to_vhlo(r.type)
+            if vt not in ok:
+                _check_type_at(vt, target, f"{op.name}: result")
+            nv = VValue(vt)
+            vmap[id(r)] = nv
+            results.append(nv)
+        operands = [get(id(o)) for o in op.operands]
+        if None in operands:
+            raise SerializationError(f"{_Where(op)}: operand is used before it is defined")
+        new = VLeaf(plan[0], operands, results, loc)
+        if plan[1] and steps is not None:
+            steps[id(new)] = plan[1]
+        append(new)
 
 
 def _attrs_to_vhlo(op: Operation, where: _Where, kinds, vnames, short) -> Dict[str, VAttr]:
