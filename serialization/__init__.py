@@ -108,7 +108,13 @@ def write_vhlo(root: Operation, target: str, producer_version: str, steps=None) 
     order changes so that the bytes match upstream's."""
     version = S.bytecode_version(target)
     return B.write_file(root, version=version, producer="StableHLO_v" + producer_version, codecs=_CODECS,
-                        dict_of=_make_dict_of(version), props_writer=_props_writer, rewrites=steps)
+                        dict_of=_make_dict_of(version), props_writer=_props_writer, rewrites=steps,
+                        isolated_of=_isolated_from_above)
+
+
+def _isolated_from_above(op: Operation) -> bool:
+    # functions are (their bodies refer to nothing outside); other ops are decided by their uses
+    return op.name == "vhlo.func_v1"
 
 
 def serialize(module: Module, target: str = "1.0.0", strip_debuginfo: bool = False) -> bytes:

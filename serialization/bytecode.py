@@ -1590,7 +1590,7 @@ class _Numbering:
                     attr_ids[id(loc)] = (loc, rec)
                     attr_list.append(rec)
                     fn = loc.filename
-                    if fn is not last_fn:
+                    if fn != last_fn:
                         last_fn, last_s = fn, _string_attr(fn)
                     e = attr_ids.get(id(last_s))
                     if e is not None and e[0] is last_s:
@@ -1682,7 +1682,7 @@ def _uses_outside(op: Operation) -> bool:
                     if n.regions:
                         walk(n)
     walk(op)
-    return any(id(v) not in inside for v in used)
+    return not inside.issuperset(map(id, used))
 
 
 def write_file(root: Operation, *, version: int, producer: str, codecs: List[DialectCodec],
@@ -1740,31 +1740,32 @@ def write_file(root: Operation, *, version: int, producer: str, codecs: List[Dia
     dw = DialectWriter(num, data, strings)
     flc, builtin = A.FileLineColLoc, codec_by_name.get("builtin")
     small, SMALL = _SMALL_VARINTS, _SMALL
-    file_numbers: Dict[str, int] = {}
+    file_numbers: Dict[str, bytes] = {}
+    codec_of_dialect = [codec_by_name[d] for d in dialect_names]
+    flc_dialect = (num.dialects.get("builtin", -1)
+                   if builtin is not None and builtin.__class__ is BuiltinCodec else -1)
     for recs, is_attr in ((num.attr_list, True), (num.type_list, False)):
         for r in recs:
-            codec = codec_by_name[dialect_names[r.dialect]]
             a = r.obj
-            if is_attr and a.__class__ is flc and a.end_line is None and a.end_column is None \
-                    and codec is builtin and builtin.__class__ is BuiltinCodec:
+            if is_attr and a.__class__ is flc and r.dialect == flc_dialect and a.end_line is None \
+                    and a.end_column is None:
                 # BuiltinCodec.write_attr's encoding of the most frequent attribute, inline
-                buf = data.buf
-                before = len(buf)
-                buf += small[11]
                 fn = a.filename
-                v = file_numbers.get(fn)
-                if v is None:
-                    v = file_numbers[fn] = num.attr_number(_string_attr(fn))
-                buf += small[v] if v < SMALL else varint_bytes(v)
-                for v in (a.line, a.column):
-                    buf += small[v] if 0 <= v < SMALL else varint_bytes(v)
-                sizes.append(len(buf) - before)
+                fb = file_numbers.get(fn)
+                if fb is None:
+                    fb = file_numbers[fn] = varint_bytes(num.attr_number(_string_attr(fn)))
+                line, col = a.line, a.column
+                piece = (small[11] + fb + (small[line] if 0 <= line < SMALL else varint_bytes(line))
+                         + (small[col] if 0 <= col < SMALL else varint_bytes(col)))
+                data.buf += piece
+                sizes.append(len(piece))
                 continue
+            codec = codec_of_dialect[r.dialect]
             before = data.size()
             if is_attr:
-                codec.write_attr(r.obj, dw)
+                codec.write_attr(a, dw)
             else:
-                codec.write_type(r.obj, dw)
+                codec.write_type(a, dw)
             sizes.append(data.size() - before)
     off = Emitter()
     off.varint(len(num.attr_list))

@@ -1191,6 +1191,7 @@ def _ops_to_vhlo(ops, out: list, vmap: Dict[int, Value], leaf: tuple):
     unknown, flc = A.UNKNOWN_LOC, A.FileLineColLoc
     get = vmap.get
     append = out.append
+    last_t = last_vt = None
     for op in ops:
         plan = None
         if not op.attributes and not op.regions:
@@ -1215,9 +1216,14 @@ def _ops_to_vhlo(ops, out: list, vmap: Dict[int, Value], leaf: tuple):
                 loc = unknown
         results = []
         for r in op.results:
-            vt = type_to_vhlo(r.type)
-            if vt not in ok:
-                _check_type_at(vt, target, f"{op.name}: result")
+            t = r.type
+            if t is last_t:
+                vt = last_vt
+            else:
+                vt = type_to_vhlo(t)
+                if vt not in ok:
+                    _check_type_at(vt, target, f"{op.name}: result")
+                last_t, last_vt = t, vt
             nv = VValue(vt)
             vmap[id(r)] = nv
             results.append(nv)
