@@ -1580,14 +1580,12 @@ class _Numbering:
                 elif flc_dialect is not None and loc.__class__ is flc and loc.end_line is None \
                         and loc.end_column is None:
                     # number_attr for a plain file location (a new one per op, typically), inline
-                    k = (flc, loc)
-                    rec = attrs.get(k)
-                    if rec is not None:
-                        rec.count += 1
-                        attr_ids[id(loc)] = (loc, rec)
-                        continue
-                    rec = attrs[k] = _Record(loc, flc_dialect)
+                    new = _Record(loc, flc_dialect)
+                    rec = attrs.setdefault((flc, loc), new)     # hashes the location once
                     attr_ids[id(loc)] = (loc, rec)
+                    if rec is not new:
+                        rec.count += 1
+                        continue
                     attr_list.append(rec)
                     fn = loc.filename
                     if fn != last_fn:
