@@ -12,7 +12,8 @@ import re
 
 import numpy as np
 
-_UNSUPPORTED = re.compile(r"UNIMPLEMENTED|[Uu]nsupported|not supported|not implemented|failed to legalize", re.S)
+_UNSUPPORTED = re.compile(r"UNIMPLEMENTED|[Uu]nsupported|not supported|not implemented|failed to legalize|"
+                          r"does not have integral number of total bytes", re.S)
 
 
 def _first_line(e: BaseException) -> str:
@@ -153,7 +154,9 @@ def _iree(device: str):
     import iree.runtime as ireert
     target = {"local-task": "llvm-cpu", "local-sync": "llvm-cpu", "cuda": "cuda",
               "vulkan": "vulkan-spirv", "hip": "rocm"}.get(device, "llvm-cpu")
-    extra = ["--iree-input-demote-f64-to-f32=false"]
+    # const-eval off: corpus programs are all constants, which IREE would otherwise evaluate
+    # while compiling (and its evaluator trips on some, e.g. complex multiply): run them
+    extra = ["--iree-input-demote-f64-to-f32=false", "--iree-opt-const-eval=false"]
     if target == "llvm-cpu":
         extra.append("--iree-llvmcpu-target-cpu=host")
     config = ireert.Config(device)
@@ -173,10 +176,33 @@ def _iree(device: str):
                 outs = []
             elif not isinstance(outs, (list, tuple)):
                 outs = [outs]
-            return ("ok", [("array", np.asarray(o.to_host() if hasattr(o, "to_host") else o)) for o in outs])
+            return ("ok", [("array", _iree_host(o)) for o in outs])
         except Exception as e:
             return _classify("run", e)
     return run, f"iree {target} on {device}"
+
+
+def _iree_host(o):
+    """An IREE result as a numpy array. `to_host` knows no numpy dtype for empty results and
+    for i1/i2/i4 element types IREE packs (low bits first): those come back as the raw bits
+    in uint8, which the comparison casts to the output's element type."""
+    if not hasattr(o, "to_host"):
+        return np.asarray(o)
+    try:
+        return np.asarray(o.to_host())
+    except Exception:
+        bv = o._buffer_view
+        shape = tuple(int(d) for d in bv.shape)
+        n = int(np.prod(shape, dtype=np.int64))
+        if n == 0:
+            return np.zeros(shape, np.uint8)
+        bits = int(bv.element_type) & 0xFF
+        if bits not in (1, 2, 4):
+            raise
+        raw = np.array(bv.map().asarray((int(bv.byte_length),), np.dtype(np.uint8)))
+        per = 8 // bits
+        vals = (raw[:, None] >> (np.arange(per, dtype=np.uint8) * bits)) & ((1 << bits) - 1)
+        return vals.reshape(-1)[:n].reshape(shape).astype(np.uint8)
 
 
 def serve(fd: int, kind: str, option: str):

@@ -80,7 +80,7 @@ def compare_output(actual, expected, et_name: str, rule: Rule, extra_ulps: int =
     else:
         ulp = ulp_difference(actual, expected, et)
         ok = ulp <= np.uint64(rule.max_ulp + extra_ulps)
-    ok = np.asarray(ok)
+    ok = np.asarray(ok).reshape(actual.shape)      # ulp_difference gives 0-d inputs one dimension
     if ok.all():
         return None
     bad = np.argwhere(~ok)
@@ -90,7 +90,7 @@ def compare_output(actual, expected, et_name: str, rule: Rule, extra_ulps: int =
     out = {"index": list(idx), "actual": _fmt(actual[idx]), "expected": _fmt(expected[idx]),
            "count": int(ok.size - np.count_nonzero(ok)), "size": int(ok.size), "rule": rule.describe()}
     if ulp is not None:
-        out["ulp"] = int(np.asarray(ulp)[idx])
+        out["ulp"] = int(np.asarray(ulp).reshape(ok.shape)[idx])
     if rule.kind in ("ulp", "close") and extra_ulps:
         import dataclasses
         out["rule"] = dataclasses.replace(rule, max_ulp=rule.max_ulp + extra_ulps).describe()

@@ -427,6 +427,36 @@ def test_upstream_backend_sample():
     _backend_sample("upstream")
 
 
+HAVE_IREE = importlib.util.find_spec("iree") is not None and all(
+    importlib.util.find_spec(m) is not None for m in ("iree.compiler", "iree.runtime"))
+
+# interpret/ cases where IREE needed adapter work (packed i4 and empty results, const-eval
+# off for complex constants) or differs from the spec (pinned in conformance_iree.txt)
+IREE_INTERPRET = {"ceil.mlir": ["#2@ceil_op_test_f32"], "maximum.mlir": ["#15@max_op_test_c64"],
+                  "add.mlir": ["#2@add_op_test_si4", "#20@add_op_tensor_shape_with_zero_dim_size"],
+                  "iota.mlir": ["#0@iota_op_test_si4_dim_0"], "multiply.mlir": ["#13@mul_op_test_c64"]}
+
+
+def test_iree_backend_sample():
+    """A fixed sample (24 cases, ~1 s each to compile) through IREE against its pinned list."""
+    if not HAVE_IREE:
+        pytest.skip("iree.compiler / iree.runtime not importable")
+    cases = _cases_of(_sample("testdata", 18), "testdata")[:18]
+    for f, ids in IREE_INTERPRET.items():
+        if (SHARED / "interpret" / f).exists():
+            want = {f"interpret/{f}{i}" for i in ids}
+            cases += [c for c in _cases_of([str(SHARED / "interpret" / f)], "interpret") if c.id in want]
+    assert len(cases) <= 25
+    known = _pinned(KNOWN / "conformance_iree.txt")
+    with get_backend("iree") as b:
+        ok, why = b.available()
+        assert ok, why
+        rep = run_suite(b, cases, timeout=120, known=known, complete=False)
+    assert len(rep.outcomes) >= 20
+    assert rep.counts()["pass"] >= 15, rep.format()
+    assert rep.ok, rep.format()
+
+
 def test_cli_list_backends(capsys, monkeypatch):
     from stablehlo_ref.conformance import backends
     monkeypatch.setattr(backends, "BACKENDS", {"reference": backends.BACKENDS["reference"],

@@ -294,3 +294,11 @@ func.func @b() {
 """)
     assert cli_main(["conform", "--backend", "reference", "--corpus", str(corpus), "--jobs", "2"]) == 0
     assert "2 passed" in capsys.readouterr().out
+
+
+def test_scalar_mismatch_reports_ulp():
+    from stablehlo_ref.conformance import Rule
+    m = compare_output(np.float64("nan"), np.float64("inf"), "f64", Rule("atol", atol=1e-4))
+    assert m["index"] == [] and m["count"] == 1 and m["ulp"] > 0
+    m = compare_output(np.float32(1.5), np.float32(1.0), "f32", program_rule("f32"))
+    assert m["index"] == [] and m["ulp"] == 4194304
