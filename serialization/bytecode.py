@@ -2010,15 +2010,11 @@ def _use_lists(root: Operation, rewrites: Dict[int, int]):
     order: List[Operation] = []
     uses: Dict[int, list] = {}
     stack = [root]
+    get = uses.get
     while stack:        # pre-order, as Operation.walk
         op = stack.pop()
+        k = len(order)
         order.append(op)
-        if op.regions:
-            for region in reversed(op.regions):
-                for block in reversed(region.blocks):
-                    stack.extend(reversed(block.operations))
-    get = uses.get
-    for k, op in enumerate(order):
         i = 0
         for v in op.operands:
             lst = get(id(v))
@@ -2027,6 +2023,10 @@ def _use_lists(root: Operation, rewrites: Dict[int, int]):
             else:
                 lst.append((k, i))
             i += 1
+        if op.regions:
+            for region in reversed(op.regions):
+                for block in reversed(region.blocks):
+                    stack.extend(reversed(block.operations))
     opid = {id(op): k for k, op in enumerate(order)} if rewrites else {}
     for lst in uses.values():
         if len(lst) > 1:
