@@ -294,16 +294,15 @@ def _raiser(exc):
 _plan_for = None
 
 
-def _plain_types(op) -> bool:
-    """Whether no operand or result of `op` has a quantized element type (then the kernel
-    runs as it is, without a quantization plan)."""
-    for vs in (op.operands, op.results):
-        for v in vs:
-            t = v.type
-            if t.__class__ is TensorType and t.element_type.__class__ is ElementType:
-                continue
-            if isinstance(t, TensorType) and isinstance(t.element_type, QuantizedType):
-                return False
+def _plain_values(values) -> bool:
+    """Whether none of `values` (an op's operands or results) has a quantized element type
+    (then the kernel runs as it is, without a quantization plan)."""
+    for v in values:
+        t = v.type
+        if t.__class__ is TensorType and t.element_type.__class__ is ElementType:
+            continue
+        if isinstance(t, TensorType) and isinstance(t.element_type, QuantizedType):
+            return False
     return True
 
 
@@ -333,9 +332,11 @@ def _plan_block(block):
             terminator = tuple(op.operands)
             break
         fn = kernels.get(name)
+        results = op.results
+        operands = tuple(op.operands)
         if fn is None:
             fn = _harness_op(name) or _not_implemented(name)
-        elif not _plain_types(op):
+        elif not _plain_values(operands) or not _plain_values(results):
             try:
                 qplan = plan_for(op)
             except StableHLOError as e:
@@ -343,8 +344,6 @@ def _plan_block(block):
             else:
                 if qplan is not None:
                     fn = _quantized_runner(qplan, fn)
-        results = op.results
-        operands = tuple(op.operands)
         n = len(results)
         if n == 0:
             steps.append((op, fn, operands, None, 0, len(operands)))

@@ -155,14 +155,17 @@ def _scatter_dims(op) -> dict:
     dims = c.get("scatter_dims")
     if dims is None:
         f = dict(op.attributes["scatter_dimension_numbers"].fields)
-        dims = c["scatter_dims"] = dict(
-            update_window_dims=list(_ints(f.get("update_window_dims", ()))),
-            inserted_window_dims=list(_ints(f.get("inserted_window_dims", ()))),
-            input_batching_dims=list(_ints(f.get("input_batching_dims", ()))),
-            scatter_indices_batching_dims=list(_ints(f.get("scatter_indices_batching_dims", ()))),
-            scatter_dims_to_operand_dims=list(_ints(f.get("scatter_dims_to_operand_dims", ()))),
-            index_vector_dim=int(f.get("index_vector_dim", 0)),
-        )
+        get = f.get
+        dims = c["scatter_dims"] = {
+            "update_window_dims": [int(v) for v in get("update_window_dims", ())],
+            "inserted_window_dims": [int(v) for v in get("inserted_window_dims", ())],
+            "input_batching_dims": [int(v) for v in get("input_batching_dims", ())],
+            "scatter_indices_batching_dims":
+                [int(v) for v in get("scatter_indices_batching_dims", ())],
+            "scatter_dims_to_operand_dims":
+                [int(v) for v in get("scatter_dims_to_operand_dims", ())],
+            "index_vector_dim": int(get("index_vector_dim", 0)),
+        }
     return dims
 
 
@@ -216,12 +219,22 @@ class _TargetPlan:
             statics[d] = ud
             if d not in scatter_dims_to_operand_dims and updates_shape[ud] > int(input_shape[d]):
                 bad.append((ud, int(input_shape[d])))
-        base = np.zeros((), dtype=np.int64)
-        for ud in range(nu):
-            # scatter axes (no stride of their own) are left to broadcasting
-            base = base[..., None]
-            if coef[ud]:
-                base = base + np.arange(updates_shape[ud], dtype=np.int64) * coef[ud]
+        size = 1
+        for n in updates_shape:
+            size *= int(n)
+        span = sum((int(n) - 1) * c for n, c in zip(updates_shape, coef)) + 1 if size else 1
+        if span <= 4 * size + 64:
+            # base[i] = sum(i[ud] * coef[ud]): a strided view of 0, 1, 2, ... with the
+            # coefficients as strides (scatter axes get stride 0)
+            base = np.ndarray(tuple(updates_shape), dtype=np.int64,
+                              buffer=np.arange(span, dtype=np.int64),
+                              strides=tuple([c * 8 for c in coef]))    # 8: int64's size
+        else:
+            base = np.zeros((), dtype=np.int64)
+            for ud in range(nu):
+                base = base[..., None]
+                if coef[ud]:
+                    base = base + np.arange(updates_shape[ud], dtype=np.int64) * coef[ud]
         base_ok = None
         for ud, n in bad:
             ok = np.broadcast_to(_axis_range(updates_shape[ud], ud, nu) < n, updates_shape)
