@@ -302,3 +302,22 @@ def test_scalar_mismatch_reports_ulp():
     assert m["index"] == [] and m["count"] == 1 and m["ulp"] > 0
     m = compare_output(np.float32(1.5), np.float32(1.0), "f32", program_rule("f32"))
     assert m["index"] == [] and m["ulp"] == 4194304
+
+
+def test_jax_export_program_on_xla(tmp_path, capsys):
+    """A jax.export payload as a user program, random inputs, on XLA against the reference."""
+    import importlib.util
+    if importlib.util.find_spec("jax") is None:
+        pytest.skip("jax not importable")
+    import jax
+    import jax.numpy as jnp
+    from jax import export
+
+    def f(x, w, b):
+        return jax.nn.relu(x @ w + b).sum(axis=0), jnp.argmax(x, axis=1)
+    spec = [jax.ShapeDtypeStruct(s, jnp.float32) for s in ((16, 32), (32, 8), (8,))]
+    p = tmp_path / "model.jaxexp"
+    p.write_bytes(export.export(jax.jit(f))(*spec).serialize())
+    assert cli_main(["conform", "--backend", "xla", "--program", str(p), "--random-inputs", "1"]) == 0
+    out = capsys.readouterr().out
+    assert out.startswith("PASS: model.jaxexp@main") and "output 1: i32, exact" in out
