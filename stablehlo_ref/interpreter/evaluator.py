@@ -55,6 +55,7 @@ def _import_kernels():
     from . import quantized, collective, dynamic  # noqa: F401
     from . import random  # noqa: F401
     from . import nn  # noqa: F401
+    from . import foreign  # noqa: F401   (arith / tensor / scf ops beside StableHLO)
     _KERNELS_IMPORTED.append(True)
 
 
@@ -264,7 +265,7 @@ def _entry(functions, name):
     return func.regions[0].blocks[0], len(ft.inputs)
 
 
-_TERMINATORS = frozenset(("stablehlo.return", "func.return", "chlo.return", "stablehlo.yield"))
+_TERMINATORS = frozenset(("stablehlo.return", "func.return", "chlo.return", "stablehlo.yield", "scf.yield"))
 
 
 def op_cache(op) -> dict:
