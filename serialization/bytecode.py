@@ -13,6 +13,7 @@ bytes that remain.
 """
 from __future__ import annotations
 
+import operator
 import struct
 from typing import Callable, Dict, List, Optional, Tuple
 
@@ -1639,8 +1640,7 @@ class _Numbering:
         self.op_index = {r.obj: r.number for r in self.op_list}
 
 
-def _count_of(r):
-    return r.count
+_count_of = operator.attrgetter("count")
 
 
 def _group_by_dialect_per_byte(lst: List[_Record]):
@@ -1653,8 +1653,10 @@ def _group_by_dialect_per_byte(lst: List[_Record]):
         in_group = (1 << (7 * i)) - in_group
         end = min(start + in_group, len(lst))
         sub = lst[start:end]
-        sub.sort(key=lambda r, f=first: (0, 0) if r.dialect == f else (1, r.dialect))
-        lst[start:end] = sub
+        dialects = [r.dialect for r in sub]
+        if dialects.count(first) != len(dialects):     # else the (stable) sort changes nothing
+            sub.sort(key=lambda r, f=first: (0, 0) if r.dialect == f else (1, r.dialect))
+            lst[start:end] = sub
         first = sub[-1].dialect
         start = end
         if start >= len(lst):
