@@ -246,9 +246,12 @@ class _TargetPlan:
              None if d not in statics else _axis_range(updates_shape[statics[d]], statics[d], nu))
             for k, d in enumerate(scatter_dims_to_operand_dims))
         self.simple = all(p[3] is None for p in self.parts)
-        self.strides = np.array([p[1] for p in self.parts], dtype=np.int64)
-        # compared as unsigned, a negative index is out of bounds too
-        self.bounds = np.array([p[2] for p in self.parts], dtype=np.uint64)
+        if len(self.parts) == 1:
+            self.strides, self.bounds = self.parts[0][1], self.parts[0][2]
+        else:
+            self.strides = np.array([p[1] for p in self.parts], dtype=np.int64)
+            # compared as unsigned, a negative index is out of bounds too
+            self.bounds = np.array([p[2] for p in self.parts], dtype=np.uint64)
         self.base = base
         self.base_ok = None if base_ok is None else base_ok.reshape(-1)
         self.updates_shape = tuple(updates_shape)
@@ -270,11 +273,20 @@ class _TargetPlan:
         shape = self.updates_shape
         valid = self.base_ok
         # out-of-bounds elements get some flat index too; `valid` drops them
-        if self.simple and idx.shape[-1] == len(self.parts):
-            flat = self.base + (idx @ self.strides).reshape(self.axes_shape)
-            inb = idx.view(np.uint64) < self.bounds
+        nk = len(self.parts)
+        if self.simple and idx.shape[-1] == nk:
+            if nk == 1:
+                # one index component (strides and bounds are ints): the index array itself
+                # placed on the update scatter axes
+                c = idx.reshape(self.axes_shape)
+                flat = self.base + c * self.strides
+                inb = c.view(np.uint64) < self.bounds    # as unsigned, negatives are out too
+            else:
+                flat = self.base + (idx @ self.strides).reshape(self.axes_shape)
+                inb = idx.view(np.uint64) < self.bounds
+                inb = inb.all(axis=-1).reshape(self.axes_shape)
             if np.count_nonzero(inb) != inb.size:
-                ok = np.broadcast_to(inb.all(axis=-1).reshape(self.axes_shape), shape).reshape(-1)
+                ok = np.broadcast_to(inb, shape).reshape(-1)
                 valid = ok if valid is None else valid & ok
         else:
             flat = self.base
@@ -420,17 +432,17 @@ def scatter(ctx, op, *args):
     c = op_cache(op)
     info = c.get("scatter")
     if info is None:
-        for t in op.results:
-            if not hasattr(t.type, "element_type"):
-                raise NotImplementedOpError("stablehlo.scatter", f"result type {t.type}")
         result_types = [r.type for r in op.results]
+        for t in result_types:
+            if not hasattr(t, "element_type"):
+                raise NotImplementedOpError("stablehlo.scatter", f"result type {t}")
         info = c["scatter"] = ({}, update_body(op.regions[0], n), result_types,
                                [elem(t).dtype for t in result_types])
     plans, body, result_types, dtypes = info
     key = (inputs[0].shape, indices.shape, updates[0].shape)
     plan = plans.get(key)
     if plan is None:
-        plan = _TargetPlan(key[0], np.shape(indices), key[2], **_scatter_dims(op))
+        plan = _TargetPlan(key[0], key[1], key[2], **_scatter_dims(op))
         if len(plans) < 8:
             plans[key] = plan
     targets, valid = plan.targets(indices)
