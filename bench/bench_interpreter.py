@@ -9,7 +9,9 @@ subprocess (an error in the C++ interpreter aborts its process; the worker is re
     python bench/bench_interpreter.py [--limit N] [--pattern GLOB] [--json OUT]
 
 By default only the programs our interpreter passes are run (those without an entry in
-tests/known_failures/testdata.txt); --all runs every top-level program.
+tests/known_failures/testdata.txt); --all runs every top-level program. Both interpreters
+run each program --repeats times (ours from a fresh parse each time) and the best times are
+kept (bench/README.md says why).
 """
 from __future__ import annotations
 
