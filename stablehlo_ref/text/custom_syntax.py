@@ -433,18 +433,20 @@ def _parse_indices(p):
     return p.sc.delimited("[", "]", p.parse_value_use)
 
 
+def _attrs_colon_type(p):
+    """`[attr-dict] : type` -> (attributes, type)."""
+    attrs = dict(p.parse_attr_dict_body().entries) if p.sc.peek("{") else {}
+    p.sc.expect(":")
+    return attrs, p.parse_type()
+
+
 def parse_tensor_insert(p, name):
     """`tensor.insert %scalar into %dest[%i, ...] [attr-dict] : tensor-type`."""
-    sc = p.sc
     scalar = p.parse_value_use()
-    sc.expect_keyword("into")
+    p.sc.expect_keyword("into")
     dest = p.parse_value_use()
     idx = _parse_indices(p)
-    attrs = {}
-    if sc.peek("{"):
-        attrs.update(p.parse_attr_dict_body().entries)
-    sc.expect(":")
-    t = p.parse_type()
+    attrs, t = _attrs_colon_type(p)
     return Operation(name, [scalar, dest] + idx, [t], attrs)
 
 
@@ -453,11 +455,7 @@ def parse_tensor_extract(p, name):
     sc = p.sc
     src = p.parse_value_use()
     idx = _parse_indices(p)
-    attrs = {}
-    if sc.peek("{"):
-        attrs.update(p.parse_attr_dict_body().entries)
-    sc.expect(":")
-    t = p.parse_type()
+    attrs, t = _attrs_colon_type(p)
     if not isinstance(t, TensorType):
         raise sc.error("tensor.extract needs a tensor type")
     return Operation(name, [src] + idx, [t.element_type], attrs)
