@@ -21,6 +21,7 @@ import numpy as np
 # Turning an upstream test program (`@main()` checked by `@check.*` custom calls) into one
 # whose `@main` returns the checked values lives in the conformance suite, which builds its
 # cases the same way: strip_checks(text) -> (program text, result labels).
+from stablehlo_ref.conformance.backends import from_wire as _from_wire  # noqa: E402
 from stablehlo_ref.conformance.cases import NotRunnable, strip_checks  # noqa: E402,F401
 
 
@@ -183,15 +184,6 @@ class PeerWorker:
         self.conn = None
 
 
-def _from_wire(o):
-    kind, val = o
-    if kind == "array":
-        return val
-    # `dense<...> : tensor<...>` from the C++ side: read it with our own parser
-    attr, _, ty = val.rpartition(" : ")
-    text = (f"func.func @main() -> {ty} {{\n  %0 = stablehlo.constant {attr} : {ty}\n"
-            f"  return %0 : {ty}\n}}\n")
-    return ours_run(ours_parse(text))[0]
 
 
 def jax_available() -> bool:

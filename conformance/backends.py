@@ -133,6 +133,20 @@ def _has_module(name: str) -> bool:
         return False
 
 
+def from_wire(o):
+    """A result sent back by a worker: a numpy array, or MLIR's printed `dense<...> : tensor<...>`
+    (for element types numpy cannot carry across), read with our own parser."""
+    kind, val = o
+    if kind == "array":
+        return val
+    from stablehlo_ref.interpreter import Interpreter
+    from stablehlo_ref.text import parse
+    attr, _, ty = val.rpartition(" : ")
+    text = (f"func.func @main() -> {ty} {{\n  %0 = stablehlo.constant {attr} : {ty}\n"
+            f"  return %0 : {ty}\n}}\n")
+    return np.asarray(Interpreter(parse(text)).call("main", [])[0])
+
+
 class WorkerBackend(Backend):
     """A backend driven in a restartable subprocess (see `_worker.py`)."""
     kind = ""
@@ -259,24 +273,12 @@ class WorkerBackend(Backend):
                 raise BackendUnsupported(f"process aborted{tail}") from None
             raise BackendError(f"process aborted (exit code {code}){tail}", "crash") from None
         if msg[0] == "ok":
-            return [self._from_wire(o) for o in msg[1]]
+            return [from_wire(o) for o in msg[1]]
         _, stage, message = msg
         if stage == "unsupported":
             raise BackendUnsupported(message)
         raise BackendError(message, stage)
 
-    @staticmethod
-    def _from_wire(o):
-        kind, val = o
-        if kind == "array":
-            return val
-        # `dense<...> : tensor<...>` printed by MLIR: read it with our own parser
-        from stablehlo_ref.text import parse
-        from stablehlo_ref.interpreter import Interpreter
-        attr, _, ty = val.rpartition(" : ")
-        text = (f"func.func @main() -> {ty} {{\n  %0 = stablehlo.constant {attr} : {ty}\n"
-                f"  return %0 : {ty}\n}}\n")
-        return np.asarray(Interpreter(parse(text)).call("main", [])[0])
 
     def close(self):
         if self.conn is not None:

@@ -443,15 +443,7 @@ def type_to_vhlo(t) -> VType:
     e = _TO_VHLO_IDS.get(id(t))
     if e is not None and e[0] is t:
         return e[1]
-    try:
-        vt = _TO_VHLO_VALUES.get(t)
-    except TypeError:
-        return _type_to_vhlo(t)
-    if vt is None:
-        vt = _type_to_vhlo(t)
-        if len(_TO_VHLO_VALUES) >= 4096:
-            _TO_VHLO_VALUES.clear()
-        _TO_VHLO_VALUES[t] = vt
+    vt = _memo_by_value(_TO_VHLO_VALUES, t, _type_to_vhlo)
     if len(_TO_VHLO_IDS) >= 16384:
         _TO_VHLO_IDS.clear()
     _TO_VHLO_IDS[id(t)] = (t, vt)
@@ -519,17 +511,22 @@ def type_from_vhlo(t: VType):
     return r
 
 
-def _type_from_vhlo_by_value(t: VType):
+def _memo_by_value(cache: dict, t, convert):
+    """convert(t), remembered by value in `cache` (bounded); unhashable values are not kept."""
     try:
-        r = _FROM_VHLO_TYPES.get(t)
+        r = cache.get(t)
     except TypeError:
-        return _type_from_vhlo(t)
+        return convert(t)
     if r is None:
-        r = _type_from_vhlo(t)
-        if len(_FROM_VHLO_TYPES) >= 4096:
-            _FROM_VHLO_TYPES.clear()
-        _FROM_VHLO_TYPES[t] = r
+        r = convert(t)
+        if len(cache) >= 4096:
+            cache.clear()
+        cache[t] = r
     return r
+
+
+def _type_from_vhlo_by_value(t: VType):
+    return _memo_by_value(_FROM_VHLO_TYPES, t, _type_from_vhlo)
 
 
 def _type_from_vhlo(t: VType):
