@@ -20,6 +20,7 @@ from .. import spec as S
 from ..errors import SerializationError
 from ..ir import attributes as A
 from ..ir.core import Module, Operation
+from ..ir.locations import op_location
 from . import bytecode as B
 from . import vhlo as V
 
@@ -94,11 +95,8 @@ def to_vhlo(module: Module, target: str, steps=None, writer_version=None, leaves
     target; without, every op is built at the current version and downgraded (the general
     path, which writes the same bytes)."""
     root = V.op_to_vhlo(module.op, {}, V.leaf_context(target, writer_version, steps) if leaves else None)
-    if (module.op.location is A.UNKNOWN_LOC and module.op.source is None
-            and isinstance(module.source, str)):
-        # the module the text parser made around top-level functions: MLIR locates it at the
-        # buffer itself (line 0, column 0)
-        root.location = A.FileLineColLoc(module.source, 0, 0)
+    # (a module the text parser made around top-level functions is located at the buffer)
+    root.location = op_location(module.op, module)
     V.downgrade_op(root, target, steps, writer_version)
     return root
 

@@ -131,8 +131,7 @@ _TYPE_CODE = {k: i for i, k in enumerate(_TYPE_CODES)}
 ENUMS = {
     "comparison_direction_v1": ["EQ", "NE", "GE", "GT", "LE", "LT"],
     "comparison_type_v1": ["NOTYPE", "FLOAT", "TOTALORDER", "SIGNED", "UNSIGNED"],
-    "api_version_v1": ["API_VERSION_UNSPECIFIED", "API_VERSION_ORIGINAL", "API_VERSION_STATUS_RETURNING",
-                       "API_VERSION_STATUS_RETURNING_UNIFIED", "API_VERSION_TYPED_FFI"],
+    "api_version_v1": list(A.CUSTOM_CALL_API_VERSIONS),
     "fft_type_v1": ["FFT", "IFFT", "RFFT", "IRFFT"],
     "precision_v1": ["DEFAULT", "HIGH", "HIGHEST"],
     "rng_algorithm_v1": ["DEFAULT", "THREE_FRY", "PHILOX"],

@@ -198,6 +198,11 @@ class AffineMapAttr(Attribute):
     text: str
 
 
+# custom_call's api_version enum, in value order (the IR keeps the value as an i32 IntegerAttr)
+CUSTOM_CALL_API_VERSIONS = ("API_VERSION_UNSPECIFIED", "API_VERSION_ORIGINAL", "API_VERSION_STATUS_RETURNING",
+                            "API_VERSION_STATUS_RETURNING_UNIFIED", "API_VERSION_TYPED_FFI")
+
+
 # ------------------------------------------------------------------ locations
 
 class Location(Attribute):

@@ -8,11 +8,10 @@ from __future__ import annotations
 from functools import lru_cache
 from typing import Any, Dict
 
-from .attributes import (ArrayAttr, Attribute, BoolAttr, DictAttr, EnumAttr, FloatAttr, IntegerAttr,
-                         StringAttr, StructAttr)
+from .attributes import (CUSTOM_CALL_API_VERSIONS, ArrayAttr, Attribute, BoolAttr, DictAttr, EnumAttr,
+                         FloatAttr, IntegerAttr, StringAttr, StructAttr)
 
-_API_VERSIONS = {"API_VERSION_UNSPECIFIED": 0, "API_VERSION_ORIGINAL": 1, "API_VERSION_STATUS_RETURNING": 2,
-                 "API_VERSION_STATUS_RETURNING_UNIFIED": 3, "API_VERSION_TYPED_FFI": 4}
+_API_VERSIONS = {name: i for i, name in enumerate(CUSTOM_CALL_API_VERSIONS)}
 _NONE = object()
 
 
@@ -32,7 +31,7 @@ def _struct_value(v) -> Any:
     return v
 
 
-def equals_default(attr: Attribute, default: Any, kind: str = "") -> bool:
+def equals_default(attr: Attribute, default: Any) -> bool:
     if isinstance(default, bool):
         return isinstance(attr, BoolAttr) and attr.value is default
     if isinstance(default, (int, float)):
