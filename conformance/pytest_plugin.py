@@ -42,7 +42,7 @@ def pytest_generate_tests(metafunc):
     if "stablehlo_case" not in metafunc.fixturenames:
         return
     from .cases import load_cases
-    from .runner import load_known_failures
+    from .runner import is_flaky, load_known_failures
     config = metafunc.config
     if not config.getoption("--stablehlo-backend"):
         raise pytest.UsageError("the conformance suite needs --stablehlo-backend NAME")
@@ -54,7 +54,8 @@ def pytest_generate_tests(metafunc):
     known = load_known_failures(kf) if kf else {}
     params = []
     for c in cases:
-        marks = [pytest.mark.xfail(reason=known[c.id], strict=True)] if c.id in known else []
+        marks = ([pytest.mark.xfail(reason=known[c.id], strict=not is_flaky(known[c.id]))]
+                 if c.id in known else [])
         params.append(pytest.param(c, id=c.id, marks=marks))
     metafunc.parametrize("stablehlo_case", params)
 

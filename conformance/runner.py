@@ -53,9 +53,19 @@ def run_case(backend: Backend, case: Case, timeout: Optional[float] = None) -> C
     return CaseOutcome(case.id, "fail", describe_mismatch(m), mismatch=m, seconds=dt, ops=case.ops)
 
 
+FLAKY = "flaky:"
+
+
+def is_flaky(reason: str) -> bool:
+    """A known-failure entry whose reason starts with `flaky:` pins a case whose outcome
+    depends on the host (CPU features such as flush-to-zero or FMA, seen on machines of the
+    same kind): it may pass or fail, and passing does not make it stale."""
+    return reason.startswith(FLAKY)
+
+
 def load_known_failures(path: str) -> Dict[str, str]:
     """`case-id<TAB>reason` per line; blank lines and `#` comments ignored. Every entry needs
-    a reason."""
+    a reason; a reason starting with `flaky:` allows the case to pass or fail."""
     out = {}
     try:
         with open(path, encoding="utf-8") as f:
@@ -105,7 +115,8 @@ class Report:
         """Known-failure entries that no longer fail (now passing, or naming no case)."""
         if self.known is None:
             return []
-        out = [o.id for o in self.outcomes if o.id in self.known and not self._bad(o)]
+        out = [o.id for o in self.outcomes
+               if o.id in self.known and not self._bad(o) and not is_flaky(self.known[o.id])]
         if self.complete:
             # an entry naming a case that its file (one this run read) no longer has; entries
             # of files not in this run (another corpus, a held-back file) are not judged
