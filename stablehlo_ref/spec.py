@@ -21,10 +21,11 @@ __all__ = [
     "SpecError", "UnknownOpError",
     "OperandSpec", "AttributeSpec", "RegionSpec", "ConstraintSpec", "SyntaxSpec", "VhloChange",
     "DowngradeRequirement", "VhloSpec",
-    "OpSpec", "ElementTypeSpec", "VersionSpec", "Spec",
+    "OpSpec", "ElementTypeSpec", "VersionSpec", "Spec", "EnumCaseSpec", "EnumSpec", "StructFieldSpec", "StructSpec",
     "load", "op", "ops", "has_op", "element_types", "element_type", "versions", "current_version",
     "minimum_version", "parse_version", "vhlo_name", "op_for_vhlo", "ops_for_vhlo", "bytecode_version",
-    "check_consistency", "format_op_table", "format_op",
+    "check_consistency", "format_op_table", "format_op", "enum", "enums", "struct", "structs",
+    "struct_by_mnemonic", "enum_for_vhlo", "terminators",
 ]
 
 DIALECTS = ("stablehlo", "chlo", "func", "check")
@@ -204,6 +205,89 @@ class ElementTypeSpec:
 
 
 @dataclass(frozen=True)
+class EnumCaseSpec:
+    name: str
+    value: int              # the VHLO encoding of the case
+    since: str | None = None
+
+
+@dataclass(frozen=True)
+class EnumSpec:
+    """An enum attribute (``spec/attributes.yaml``): its cases in VHLO order, how text writes it,
+    its default (None: none) and its VHLO attribute."""
+
+    name: str
+    dialect: str
+    text: str               # enum_attr | bare | integer
+    default: str | None
+    vhlo_name: str
+    vhlo_from: str
+    vhlo_to: str
+    cases: tuple[EnumCaseSpec, ...]
+
+    @property
+    def names(self) -> tuple[str, ...]:
+        return tuple(c.name for c in self.cases)
+
+    @property
+    def vhlo_table(self) -> tuple[str | None, ...]:
+        """Case names indexed by VHLO value; None where no case has that value."""
+        out: list[str | None] = [None] * (max(c.value for c in self.cases) + 1)
+        for c in self.cases:
+            out[c.value] = c.name
+        return tuple(out)
+
+    def value(self, name: str) -> int:
+        for c in self.cases:
+            if c.name == name:
+                return c.value
+        raise KeyError(f"{name!r} is not a case of {self.name}")
+
+    def case(self, name: str) -> EnumCaseSpec:
+        for c in self.cases:
+            if c.name == name:
+                return c
+        raise KeyError(f"{name!r} is not a case of {self.name}")
+
+
+_NO_DEFAULT = object()
+
+
+@dataclass(frozen=True)
+class StructFieldSpec:
+    name: str
+    kind: str               # i64 | i64_list | f64 | bool | type | an enum's name
+    default: Any = None     # as written in the spec (lists as tuples); see has_default
+    has_default: bool = False
+    since: str | None = None
+
+
+@dataclass(frozen=True)
+class StructSpec:
+    """A struct attribute (`#stablehlo.gather<...>`): fields in text order with their defaults.
+    ``vhlo`` is "flattened" (the fields are attributes of the op in VHLO), "none", or the name
+    of the VHLO attribute that holds it."""
+
+    name: str
+    dialect: str
+    mnemonic: str
+    vhlo: str
+    fields: tuple[StructFieldSpec, ...]
+    since: str | None = None
+    vhlo_from: str | None = None
+
+    @property
+    def field_names(self) -> tuple[str, ...]:
+        return tuple(f.name for f in self.fields)
+
+    def field(self, name: str) -> StructFieldSpec:
+        for f in self.fields:
+            if f.name == name:
+                return f
+        raise KeyError(f"#{self.dialect}.{self.mnemonic} has no field {name!r}")
+
+
+@dataclass(frozen=True)
 class VersionSpec:
     version: str
     bytecode: int
@@ -224,6 +308,8 @@ class Spec:
     vhlo_attributes: tuple[tuple[str, str, str], ...] = ()  # (name, from, to)
     vhlo_to_ops: Mapping[str, tuple[str, ...]] = field(default_factory=dict)
     element_types_by_text: Mapping[str, ElementTypeSpec] = field(default_factory=dict)
+    enums: Mapping[str, EnumSpec] = field(default_factory=dict)
+    structs: Mapping[str, StructSpec] = field(default_factory=dict)
 
 
 # --------------------------------------------------------------------------- loading
@@ -381,16 +467,103 @@ def load() -> Spec:
     def windows(key):
         return tuple((w["name"], str(w["from"]), str(w["to"])) for w in v_doc.get(key, ()))
 
+    a_doc = _read_yaml(root.joinpath("attributes.yaml"), loader)
+    _validate(_validator(root, "attributes.schema.json"), a_doc, "attributes.yaml")
+    enums_by_name, structs_by_name = _attributes_from_doc(a_doc)
+
     return Spec(
         ops=dict(sorted(ops_by_name.items())), element_types=ets, versions=vs,
         current=str(v_doc["current"]), minimum_supported=str(v_doc["minimum_supported"]),
         compatibility_requirements={k: str(v) for k, v in v_doc.get("compatibility_requirements", {}).items()},
         vhlo_types=windows("vhlo_types"), vhlo_attributes=windows("vhlo_attributes"),
         vhlo_to_ops=vhlo_map, element_types_by_text={e.text: e for e in ets},
+        enums=enums_by_name, structs=structs_by_name,
     )
 
 
+def _frozen(v):
+    return tuple(_frozen(x) for x in v) if isinstance(v, list) else v
+
+
+def _attributes_from_doc(doc: dict) -> tuple[dict, dict]:
+    enums_by_name: dict[str, EnumSpec] = {}
+    for e in doc["enums"]:
+        cases = tuple(EnumCaseSpec(c["name"], c.get("value", i), c.get("since")) for i, c in enumerate(e["cases"]))
+        if len({c.value for c in cases}) != len(cases) or len({c.name for c in cases}) != len(cases):
+            raise SpecError(f"attributes.yaml: enum {e['name']} repeats a case name or value")
+        if e.get("default") is not None and e["default"] not in {c.name for c in cases}:
+            raise SpecError(f"attributes.yaml: enum {e['name']}: default {e['default']} is not one of its cases")
+        v = e["vhlo"]
+        enums_by_name[e["name"]] = EnumSpec(e["name"], e["dialect"], e["text"], e.get("default"), v["name"],
+                                            str(v["from"]), str(v.get("to", "current")), cases)
+    structs_by_name: dict[str, StructSpec] = {}
+    for st in doc["structs"]:
+        fields = tuple(StructFieldSpec(f["name"], f["kind"], _frozen(f.get("default")), "default" in f, f.get("since"))
+                       for f in st["fields"])
+        v = st["vhlo"]
+        structs_by_name[st["name"]] = StructSpec(st["name"], st["dialect"], st["mnemonic"],
+                                                 v if isinstance(v, str) else v["name"], fields, st.get("since"),
+                                                 None if isinstance(v, str) else str(v["from"]))
+    for st in structs_by_name.values():
+        for f in st.fields:
+            if f.kind not in ("i64", "i64_list", "f64", "bool", "type") and f.kind not in enums_by_name:
+                raise SpecError(f"attributes.yaml: field {st.name}.{f.name} has unknown kind {f.kind}")
+    return enums_by_name, structs_by_name
+
+
 # --------------------------------------------------------------------------- accessors
+
+
+def enum(name: str) -> EnumSpec:
+    """An enum attribute by name ("comparison_direction", "custom_call_api_version", ...)."""
+    s = load()
+    try:
+        return s.enums[name]
+    except KeyError:
+        raise KeyError(f"unknown enum attribute {name!r}{_suggest(name, s.enums)}") from None
+
+
+def enums() -> list[EnumSpec]:
+    return list(load().enums.values())
+
+
+def struct(name: str) -> StructSpec:
+    """A struct attribute by name ("gather_dimension_numbers", "result_accuracy", ...)."""
+    s = load()
+    try:
+        return s.structs[name]
+    except KeyError:
+        raise KeyError(f"unknown struct attribute {name!r}{_suggest(name, s.structs)}") from None
+
+
+def structs() -> list[StructSpec]:
+    return list(load().structs.values())
+
+
+@functools.lru_cache(maxsize=None)
+def struct_by_mnemonic(dialect: str, mnemonic: str) -> StructSpec | None:
+    """The struct written `#dialect.mnemonic<...>` in text, or None."""
+    for st in load().structs.values():
+        if st.dialect == dialect and st.mnemonic == mnemonic:
+            return st
+    return None
+
+
+@functools.lru_cache(maxsize=None)
+def enum_for_vhlo(vhlo_attr: str) -> EnumSpec | None:
+    """The enum encoded as VHLO attribute `vhlo_attr` ("vhlo.precision_v1" or "precision_v1")."""
+    if not vhlo_attr.startswith("vhlo."):
+        vhlo_attr = "vhlo." + vhlo_attr
+    for e in load().enums.values():
+        if e.vhlo_name == vhlo_attr:
+            return e
+    return None
+
+
+@functools.lru_cache(maxsize=None)
+def terminators() -> frozenset:
+    """Names of the ops with the `terminator` trait."""
+    return frozenset(o.name for o in load().ops.values() if "terminator" in o.traits)
 
 
 def _suggest(name: str, candidates: Iterable[str]) -> str:
@@ -552,9 +725,20 @@ def check_consistency(spec: Spec | None = None) -> list[str]:
                 prev_hi = hi
             if o.vhlo[-1].to != "current":
                 problems.append(f"{o.name}: last VHLO window does not end at current")
+        for a in o.attributes:
+            e = s.enums.get(a.kind)
+            if e is not None and a.default is not None and a.default not in e.names:
+                problems.append(f"{o.name}: default {a.default} of {a.name} is not a case of {e.name}")
+            st = s.structs.get(a.kind)
+            if st is not None and st.dialect != o.dialect and o.dialect != "stablehlo":
+                problems.append(f"{o.name}: attribute {a.name} is a {st.dialect} struct")
         syn = o.syntax
         if sum((syn.format is not None, syn.custom is not None, syn.generic)) != 1:
             problems.append(f"{o.name}: syntax must be exactly one of format, custom, generic")
+    for en in s.enums.values():
+        for v in [en.vhlo_from] + [c.since for c in en.cases if c.since]:
+            if v not in known:
+                problems.append(f"enum {en.name}: version {v} is not a known version")
     for e in s.element_types:
         if e.since not in known:
             problems.append(f"element type {e.text}: since {e.since} is not a known version")
