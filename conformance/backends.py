@@ -90,7 +90,7 @@ class ReferenceBackend(Backend):
         from stablehlo_ref.text import parse
         try:
             module = parse(program, "<case>")
-            from stablehlo_ref.verify import verify
+            from stablehlo_ref.verifier import verify
             verify(module)
         except StableHLOError as e:
             raise BackendError(f"{type(e).__name__}: {_first_line(e)}", "compile") from None

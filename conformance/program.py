@@ -149,7 +149,7 @@ def program_case(program, entry: str = "main", inputs: Optional[Sequence] = None
     from stablehlo_ref.ir.attributes import StringAttr
     from stablehlo_ref.errors import InterpreterError
     from stablehlo_ref.text import print_module
-    from stablehlo_ref.verify import verify
+    from stablehlo_ref.verifier import verify
 
     if inputs is None and seed is None:
         inputs = []

@@ -24,7 +24,7 @@ from ..ir.locations import op_location
 from . import bytecode as B
 from . import vhlo as V
 
-__all__ = ["serialize", "serialize_as", "deserialize", "artifact_version", "read_vhlo", "write_vhlo"]
+__all__ = ["serialize", "serialize_as", "deserialize", "artifact_version", "read_vhlo", "write_vhlo", "vhlo_ops"]
 
 _CODECS = [B.BuiltinCodec(), V.VhloCodec()]
 _CODEC_MAP = {c.name: c for c in _CODECS}
@@ -202,3 +202,9 @@ def artifact_version(data) -> str:
     if not m:
         raise SerializationError("the producer string names no StableHLO version (expected StableHLO_vX.Y.Z)", "byte 5")
     return ".".join(x.decode() for x in m.groups())
+
+
+def vhlo_ops() -> dict:
+    """The serializer's op mapping: StableHLO/func op name -> the VHLO op names it reads and
+    writes, oldest first (ops without a VHLO encoding, such as chlo's, are absent)."""
+    return {name: tuple(v.name for v in encs) for name, encs in V.tables().encodings.items()}

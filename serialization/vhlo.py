@@ -1580,11 +1580,10 @@ def _convert_attrs(op: Operation, parent: Optional[str]):
                     fl.append((n, v.args[1]))
             attrs[a.name] = A.StructAttr("stablehlo", "dot_algorithm", tuple(fl))
         else:
-            from ..text.parser import STRUCT_FIELDS
             sname = {"conv_dimension_numbers": "conv", "dot_dimension_numbers": "dot",
                      "gather_dimension_numbers": "gather", "scatter_dimension_numbers": "scatter"}[a.kind]
             fl = []
-            for fname, d in STRUCT_FIELDS[sname]:
+            for fname, d in A.STRUCT_FIELDS[sname]:
                 v = struct_vals.get(fname)
                 if v is None:
                     fl.append((fname, d))

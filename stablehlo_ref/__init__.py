@@ -100,7 +100,7 @@ def inline_resources(module: Module) -> int:
 
 def verify(module: Module) -> None:
     """Check every op of `module` against its spec constraints; raise the first VerificationError."""
-    from .verify import verify as _verify
+    from .verifier import verify as _verify
     _verify(module)
 
 

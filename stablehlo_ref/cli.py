@@ -95,7 +95,7 @@ def cmd_run(args) -> int:
         raise UsageError("run takes exactly one FILE (or use --check for several)")
     module = load(args.files[0])
     if not args.no_verify:
-        from .verify import verify
+        from .verifier import verify
         verify(module)
     from .interpreter.evaluator import Interpreter, coerce_argument
     from .errors import InterpreterError
@@ -148,7 +148,7 @@ def cmd_validate(args) -> int:
     """Parse and verify each file: `ok: FILE`, or one error line per problem; 1 if any is invalid."""
     from . import load
     from .errors import UsageError as _Usage
-    from .verify import collect
+    from .verifier import collect
     status = 0
     for path in args.files:
         try:

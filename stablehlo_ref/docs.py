@@ -10,7 +10,7 @@ hand:
   directives the parser and printer both implement, or the text package has a hand-written
   parser for it; ``partial`` when the format uses a directive that one side lacks; ``generic``
   when only MLIR's generic form (which always works) is available.
-* verify: the op has an entry in ``stablehlo_ref.verify.VERIFIERS`` (``no`` while that
+* verify: the op has an entry in ``stablehlo_ref.verifier.VERIFIERS`` (``no`` while that
   registry does not exist).
 * interpret: the op has a kernel in ``stablehlo_ref.interpreter.registry.KERNELS``, or the
   evaluator runs it itself (:data:`EVALUATOR_OPS`).
@@ -82,9 +82,9 @@ def kernel_names() -> Set[str]:
 
 
 def verifier_names() -> Optional[Set[str]]:
-    """Op names with a verifier, or None while ``stablehlo_ref.verify.VERIFIERS`` does not exist."""
+    """Op names with a verifier, or None while ``stablehlo_ref.verifier.VERIFIERS`` does not exist."""
     try:
-        mod = importlib.import_module("stablehlo_ref.verify")
+        mod = importlib.import_module("stablehlo_ref.verifier")
     except ImportError:
         return None
     reg = getattr(mod, "VERIFIERS", None)
@@ -276,7 +276,7 @@ def render_ops_md(rows: Sequence[OpStatus]) -> str:
         "- **parse+print**: `pretty` = the pretty syntax is parsed and printed; `partial` = the spec'd",
         "  format uses a directive not implemented on both sides; `generic` = generic form only (which",
         "  every op supports).",
-        "- **verify**: an op-specific verifier is registered (`stablehlo_ref.verify.VERIFIERS`).",
+        "- **verify**: an op-specific verifier is registered (`stablehlo_ref.verifier.VERIFIERS`).",
         "- **interpret**: the reference interpreter has a kernel (or runs the op itself).",
     ]
     if ser_registry:

@@ -77,7 +77,7 @@ def test_kernels_are_registered_under_spec_names():
 def test_every_op_has_a_verifier_or_is_listed():
     verifiers = docs.verifier_names()
     if verifiers is None:
-        pytest.skip("stablehlo_ref.verify exposes no VERIFIERS registry yet")
+        pytest.skip("stablehlo_ref.verifier exposes no VERIFIERS registry yet")
     _check_coverage("no_verifier.txt", verifiers, "verifier")
 
 

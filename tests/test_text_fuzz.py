@@ -8,7 +8,7 @@ from hypothesis import HealthCheck, given, settings, strategies as st
 
 from stablehlo_ref import parse, print_module
 from stablehlo_ref.errors import StableHLOError
-from stablehlo_ref.verify import verify
+from stablehlo_ref.verifier import verify
 
 _ROOT = Path(__file__).resolve().parent.parent
 _SEEDS = [

@@ -14,7 +14,7 @@ from corpus import SHARED, corpus_files, load_known  # noqa: E402
 
 from stablehlo_ref import parse  # noqa: E402
 from stablehlo_ref.errors import ParseError, StableHLOError, VerificationError  # noqa: E402
-from stablehlo_ref.verify import VERIFIERS, collect, verify  # noqa: E402
+from stablehlo_ref.verifier import VERIFIERS, collect, verify  # noqa: E402
 
 _SPLIT = re.compile(r"^// -----.*\n?", re.M)
 

@@ -8,6 +8,8 @@ from typing import Optional, Tuple, Union
 import ml_dtypes
 import numpy as np
 
+from .. import spec as _spec
+
 
 class Type:
     """Base class of every IR type."""
@@ -57,51 +59,19 @@ class ElementType(Type):
         return self.kind == "unsigned"
 
 
-_ELEMENT_TABLE = [
-    # name, kind, bits, storage dtype name
-    ("i1", "bool", 1, "bool"),
-    ("i2", "signed", 2, "int2"), ("i4", "signed", 4, "int4"), ("i8", "signed", 8, "int8"),
-    ("i16", "signed", 16, "int16"), ("i32", "signed", 32, "int32"), ("i64", "signed", 64, "int64"),
-    ("ui2", "unsigned", 2, "uint2"), ("ui4", "unsigned", 4, "uint4"), ("ui8", "unsigned", 8, "uint8"),
-    ("ui16", "unsigned", 16, "uint16"), ("ui32", "unsigned", 32, "uint32"), ("ui64", "unsigned", 64, "uint64"),
-    ("index", "index", 64, "int64"),
-    ("f4E2M1FN", "float", 4, "float4_e2m1fn"),
-    ("f6E2M3FN", "float", 6, "float6_e2m3fn"),
-    ("f6E3M2FN", "float", 6, "float6_e3m2fn"),
-    ("f8E3M4", "float", 8, "float8_e3m4"),
-    ("f8E4M3", "float", 8, "float8_e4m3"),
-    ("f8E4M3FN", "float", 8, "float8_e4m3fn"),
-    ("f8E4M3FNUZ", "float", 8, "float8_e4m3fnuz"),
-    ("f8E4M3B11FNUZ", "float", 8, "float8_e4m3b11fnuz"),
-    ("f8E5M2", "float", 8, "float8_e5m2"),
-    ("f8E5M2FNUZ", "float", 8, "float8_e5m2fnuz"),
-    ("f8E8M0FNU", "float", 8, "float8_e8m0fnu"),
-    ("bf16", "float", 16, "bfloat16"),
-    ("f16", "float", 16, "float16"),
-    ("f32", "float", 32, "float32"),
-    ("tf32", "float", 19, "float32"),
-    ("f64", "float", 64, "float64"),
-    ("complex<f32>", "complex", 64, "complex64"),
-    ("complex<f64>", "complex", 128, "complex128"),
-]
-
+# Element types from spec/element_types.yaml: tf32 has no numpy type and is held in float32.
 ELEMENT_TYPES: dict[str, ElementType] = {}
 _DTYPES: dict[str, np.dtype] = {}
-for _name, _kind, _bits, _dt in _ELEMENT_TABLE:
-    ELEMENT_TYPES[_name] = ElementType(_name, _kind, _bits, _dt)
-    _DTYPES[_name] = np.dtype(getattr(ml_dtypes, _dt)) if hasattr(ml_dtypes, _dt) and _dt not in (
-        "bool", "int8", "int16", "int32", "int64", "uint8", "uint16", "uint32", "uint64",
-        "float16", "float32", "float64", "complex64", "complex128") else np.dtype(_dt)
+_BY_DTYPE = {}
+for _e in _spec.element_types():
+    _dt = _e.numpy or "float32"
+    ELEMENT_TYPES[_e.text] = ElementType(_e.text, _e.kind, _e.bits, _dt)
+    _DTYPES[_e.text] = np.dtype(getattr(ml_dtypes, _dt) if not hasattr(np, _dt) else _dt)
+    if _e.numpy is not None and _e.kind != "index":
+        _BY_DTYPE[_DTYPES[_e.text]] = ELEMENT_TYPES[_e.text]
 # MLIR also spells signed integers with an explicit `si` prefix.
 for _b in (2, 4, 8, 16, 32, 64):
     ELEMENT_TYPES[f"si{_b}"] = ELEMENT_TYPES[f"i{_b}"]
-
-_BY_DTYPE = {}
-for _name in ("i1", "i2", "i4", "i8", "i16", "i32", "i64", "ui2", "ui4", "ui8", "ui16", "ui32", "ui64",
-              "f4E2M1FN", "f6E2M3FN", "f6E3M2FN", "f8E3M4", "f8E4M3", "f8E4M3FN", "f8E4M3FNUZ",
-              "f8E4M3B11FNUZ", "f8E5M2", "f8E5M2FNUZ", "f8E8M0FNU", "bf16", "f16", "f32", "f64",
-              "complex<f32>", "complex<f64>"):
-    _BY_DTYPE[_DTYPES[_name]] = ELEMENT_TYPES[_name]
 
 
 def element_type(name: str) -> ElementType:

@@ -710,7 +710,7 @@ def _c_dot_dims(p, st, args, op_name):
         ("lhs_contracting_dimensions", lc), ("rhs_contracting_dimensions", rc)))
 
 
-PRECISIONS = ("DEFAULT", "HIGH", "HIGHEST")
+PRECISIONS = _spec.enum("precision").names
 
 
 def _parse_precision_list(p):

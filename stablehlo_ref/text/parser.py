@@ -13,8 +13,8 @@ from ..errors import ParseError
 from ..ir.attributes import (AffineMapAttr, ArrayAttr, Attribute, BoolAttr, CallSiteLoc,
                              DenseArrayAttr, DenseElementsAttr, DenseResourceAttr, DictAttr,
                              EnumAttr, FileLineColLoc, FloatAttr, FusedLoc, IntegerAttr, Location,
-                             NameLoc, OpaqueAttr, StringAttr, StructAttr, SymbolRefAttr, TypeAttr,
-                             UNKNOWN_LOC, UnitAttr, UnknownLoc)
+                             NameLoc, OpaqueAttr, STRUCT_FIELDS, StringAttr, StructAttr, SymbolRefAttr,
+                             TypeAttr, UNKNOWN_LOC, UnitAttr, UnknownLoc, dot_algorithm_problems)
 from ..ir.core import Block, Module, Operation, Region, Value
 from ..ir.types import (ELEMENT_TYPES, ElementType, FunctionType, NoneType, OpaqueType,
                         QuantizedType, TensorType, TokenType, TupleType, Type, UnrankedTensorType)
@@ -31,29 +31,6 @@ _BARE_OP_NAMES = {"module": "builtin.module", "return": "func.return", "call": "
 _SIMPLE_TENSOR = re.compile(r"tensor<[0-9?x]*[a-z][a-z0-9]*>")
 _UNSIGNED_STORAGE = re.compile(r"u(\d+)(?![\w.])")
 _SIGNED_STORAGE = re.compile(r"si(\d+)(?![\w.])")
-
-# Dialect struct attributes whose fields have defaults (omitted when default in text).
-STRUCT_FIELDS = {
-    "gather": (("offset_dims", ()), ("collapsed_slice_dims", ()), ("operand_batching_dims", ()),
-               ("start_indices_batching_dims", ()), ("start_index_map", ()), ("index_vector_dim", 0)),
-    "scatter": (("update_window_dims", ()), ("inserted_window_dims", ()), ("input_batching_dims", ()),
-                ("scatter_indices_batching_dims", ()), ("scatter_dims_to_operand_dims", ()),
-                ("index_vector_dim", 0)),
-    "dot": (("lhs_batching_dimensions", ()), ("rhs_batching_dimensions", ()),
-            ("lhs_contracting_dimensions", ()), ("rhs_contracting_dimensions", ())),
-    "conv": (("input_batch_dimension", 0), ("input_feature_dimension", 0), ("input_spatial_dimensions", ()),
-             ("kernel_input_feature_dimension", 0), ("kernel_output_feature_dimension", 0),
-             ("kernel_spatial_dimensions", ()), ("output_batch_dimension", 0),
-             ("output_feature_dimension", 0), ("output_spatial_dimensions", ())),
-    "result_accuracy": (("atol", 0.0), ("rtol", 0.0), ("ulps", 0),
-                        ("mode", StructAttr("stablehlo", "result_accuracy_mode", (("value", "DEFAULT"),)))),
-    "ragged_dot": (("lhs_batching_dimensions", ()), ("rhs_batching_dimensions", ()),
-                   ("lhs_contracting_dimensions", ()), ("rhs_contracting_dimensions", ()),
-                   ("lhs_ragged_dimensions", ()), ("rhs_group_dimensions", ())),
-    "output_operand_alias": (("output_tuple_indices", ()), ("operand_index", 0), ("operand_tuple_indices", ())),
-    "channel_handle": (("handle", 0), ("type", 0)),
-}
-
 
 class _LocRef(Location):
     """A reference to a `#loc` alias that may be defined later in the file."""
@@ -684,7 +661,6 @@ class Parser:
         attr = StructAttr(dialect, name, fields)
         if name == "dot_algorithm" and dialect == "stablehlo":
             # upstream verifies the attribute as it is built, at its own position
-            from ..verify.ops import dot_algorithm_problems
             problems = dot_algorithm_problems(attr)
             if problems:
                 raise ParseError(problems[0][1], sc.location(start))

@@ -1,4 +1,5 @@
-"""The verifier: checks that a parsed module obeys every op's constraints from the spec.
+"""The verifier: checks that a parsed module obeys every op's constraints from the spec. (The
+package is `stablehlo_ref.verifier`; the public function is `stablehlo_ref.verify`.)
 
     verify(module) -> None                    raises the first VerificationError
     collect(module) -> list[VerificationError] one error per offending op, in program order
@@ -11,16 +12,3 @@ from .core import VERIFIERS, Check, collect, verifier, verify
 
 __all__ = ["verify", "collect", "verifier", "VERIFIERS", "Check"]
 
-
-# `stablehlo_ref.verify` is both this package and the public function of that name: importing
-# the package rebinds the attribute on `stablehlo_ref`, so the package itself is made callable.
-import sys as _sys
-import types as _types
-
-
-class _CallablePackage(_types.ModuleType):
-    def __call__(self, module) -> None:
-        verify(module)
-
-
-_sys.modules[__name__].__class__ = _CallablePackage

@@ -4,7 +4,8 @@ functions below add what each op's constraints require beyond that."""
 from __future__ import annotations
 
 from .. import spec
-from ..ir.attributes import EnumAttr, StructAttr, SymbolRefAttr, StringAttr, FloatAttr, IntegerAttr
+from ..ir.attributes import (EnumAttr, FloatAttr, IntegerAttr, StringAttr, StructAttr, SymbolRefAttr,
+                             dot_algorithm_problems)
 from ..ir.types import ElementType, FunctionType, QuantizedType, TensorType, TokenType, TupleType
 from . import quantized
 from .core import Check, VERIFIERS, verifier
@@ -474,46 +475,6 @@ def dot_general(op, check):
     pc = op.attributes.get("precision_config")
     if pc is not None and hasattr(pc, "elements"):
         check(len(pc.elements) <= 2, "C11", f"precision_config must have 0 or 2 entries, got {len(pc.elements)}")
-
-
-def dot_algorithm_problems(alg: StructAttr) -> list:
-    """(constraint id, message) for each way a #stablehlo.dot_algorithm is invalid by itself
-    (upstream checks these when the attribute is built, i.e. while parsing)."""
-    out = []
-    f = dict(alg.fields)
-    lc, rc, n = (int(f.get(k, 0) or 0) for k in ("lhs_component_count", "rhs_component_count", "num_primitive_operations"))
-    if lc <= 0:
-        out.append(("C22", "lhs component count must be positive"))
-    if rc <= 0:
-        out.append(("C23", "rhs component count must be positive"))
-    if n <= 0:
-        out.append(("C24", "num primitive operations must be positive"))
-    lt, rt, at = (getattr(f.get(k), "name", str(f.get(k))) for k in
-                  ("lhs_precision_type", "rhs_precision_type", "accumulation_type"))
-    imprecise = bool(getattr(f.get("allow_imprecise_accumulation"), "value", f.get("allow_imprecise_accumulation")))
-    if not out and not _known_dot_algorithm(lt, rt, at, lc, rc, n, imprecise):
-        out.append(("", f"dot algorithm not known to be supported on any hardware: {{lhs:'{lt}', rhs:'{rt}', accum:'{at}', "
-                        f"lhs_components:{lc}, rhs_components:{rc}, primitive_ops:{n}, imprecise:{int(imprecise)}}}"))
-    return out
-
-
-# The (lhs, rhs, accumulation, primitive operations) combinations of dot algorithms known to be
-# supported by some hardware (single component each); any pair of f8 types accumulating in f32
-# with one primitive operation is also known, with or without imprecise accumulation.
-_KNOWN_DOT_ALGORITHMS = {
-    ("f16", "f16", "f16", 1), ("f16", "f16", "f32", 1), ("bf16", "bf16", "bf16", 1), ("bf16", "bf16", "f32", 1),
-    ("bf16", "bf16", "f32", 3), ("bf16", "bf16", "f32", 6), ("bf16", "bf16", "f32", 9), ("tf32", "tf32", "f32", 1),
-    ("tf32", "tf32", "f32", 3), ("f32", "f32", "f32", 1), ("f64", "f64", "f64", 1),
-}
-_ANY_F8 = {"f8E3M4", "f8E4M3", "f8E4M3FN", "f8E5M2", "f8E4M3FNUZ", "f8E4M3B11FNUZ", "f8E5M2FNUZ"}
-
-
-def _known_dot_algorithm(lt, rt, at, lc, rc, n, imprecise):
-    if lc != 1 or rc != 1:
-        return False
-    if lt in _ANY_F8 and rt in _ANY_F8 and at == "f32" and n == 1:
-        return True
-    return not imprecise and (lt, rt, at, n) in _KNOWN_DOT_ALGORITHMS
 
 
 @verifier("stablehlo.dot")
