@@ -6,7 +6,7 @@ from __future__ import annotations
 
 from ..ir.attributes import StructAttr
 from ..ir.types import ElementType, TensorType
-from .core import verifier
+from .registry import verifier
 from .shapes import dim_ok, elem, elems_equal, int_value, ints, is_pred, is_tensor, ranked, shapes_compatible
 
 

@@ -1,12 +1,14 @@
 """Quantization rules of the verifier: well-formed quantized element types (storage type,
 scale range, quantization dimension), and the per-op rules on quantization parameters of the
-movement ops (broadcast_in_dim, transpose, reshape), elementwise binary ops and dot_general."""
+movement ops (broadcast_in_dim, transpose, reshape), elementwise binary ops and dot_general, and
+the verifiers of uniform_quantize and uniform_dequantize."""
 from __future__ import annotations
 
 import numpy as np
 
 from ..ir.types import ElementType, QuantizedType
-from .shapes import elem, is_quantized, ranked
+from .registry import verifier
+from .shapes import elem, is_quantized, ranked, shapes_compatible
 
 
 def _per_axis(et) -> bool:
@@ -160,3 +162,24 @@ def check_dot_general(check, lhs, rhs, res, rc):
             check(not _per_axis(eo), "C19", "mismatched rhs and result quantization granularity")
     else:
         check(el == er.expressed_type == eo, "C20", "mismatched lhs, rhs expressed and result element types")
+
+
+@verifier("stablehlo.uniform_quantize")
+def uniform_quantize(op, check):
+    a, r = op.operands[0].type, op.results[0].type
+    check(shapes_compatible(a, r), "C1", f"operand and result must have the same shape (got {a}, {r})")
+    ea, er = elem(a), elem(r)
+    if isinstance(er, QuantizedType):
+        want = ea.expressed_type if isinstance(ea, QuantizedType) else ea
+        check(er.expressed_type == want, "C2",
+              f"Expressed type of result expected to be '{want}', but got '{er.expressed_type}'")
+
+
+@verifier("stablehlo.uniform_dequantize")
+def uniform_dequantize(op, check):
+    a, r = op.operands[0].type, op.results[0].type
+    check(shapes_compatible(a, r), "C1", f"operand and result must have the same shape (got {a}, {r})")
+    ea = elem(a)
+    if isinstance(ea, QuantizedType):
+        check(elem(r) == ea.expressed_type, "C2",
+              f"result element type must be the operand's expressed type {ea.expressed_type}, got {r}")
