@@ -191,10 +191,10 @@ def collective_broadcast(op, check):
 
 @verifier("stablehlo.collective_reduce")
 def collective_reduce(op, check):
-    _channel_check(op, check, "C4")
-    _dynamic_root(op, check, "C5", "collective_reduce")
+    _channel_check(op, check, "C5")
+    _dynamic_root(op, check, "C3", "collective_reduce")
     if op.regions:
-        _reduction_body(op, check, [op.operands[0].type], "C5")
+        _reduction_body(op, check, [op.operands[0].type], "C4")
 
 
 @verifier("stablehlo.infeed")

@@ -259,6 +259,11 @@ def labelled_trait_check(op: Operation, check: Check) -> None:
     same_type_traits(op, check, "C1")
 
 
+def unlabelled_trait_check(op: Operation, check: Check) -> None:
+    """The same-type traits of an op whose spec entry has no constraint C1 (CHLO, legacy ops)."""
+    same_type_traits(op, check, "")
+
+
 def register_trait_checks() -> None:
     """Give every spec op that has a same-type trait and no verifier of its own the trait check;
     run once the verifier modules have registered their ops."""
@@ -267,7 +272,8 @@ def register_trait_checks() -> None:
         s = spec.op(name)
         if name in VERIFIERS or not any(s.has_trait(t) for t in SAME_TYPE_TRAITS):
             continue
-        VERIFIERS[name] = labelled_trait_check
+        has_c1 = any(c.id == "C1" for c in s.constraints)
+        VERIFIERS[name] = labelled_trait_check if has_c1 else unlabelled_trait_check
 
 
 # ------------------------------------------------------------------ the walk

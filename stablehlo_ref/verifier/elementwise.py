@@ -10,25 +10,38 @@ from .shapes import (dim_ok, elem, elems_equal, int_value, is_pred, is_quantized
                      shape_matches, shapes_compatible, types_compatible)
 
 
-@verifier("stablehlo.add", "stablehlo.subtract", "stablehlo.multiply", "stablehlo.divide",
-          "stablehlo.maximum", "stablehlo.minimum", "stablehlo.atan2", "stablehlo.power", "stablehlo.remainder")
-def binary_arith(op, check):
+def _binary(op, check, same, quant, storage, expressed, per_axis):
+    """The shared checks of the elementwise binary ops, each reported under the id the verified
+    op's spec entry gives it (`per_axis` is the ids of the per-axis rules, result, lhs, rhs)."""
     lhs, rhs, res = op.operands[0].type, op.operands[1].type, op.results[0].type
     types = f"got {lhs}, {rhs}, {res}"
-    check(shapes_compatible(lhs, rhs) and shapes_compatible(lhs, res), "C1",
+    check(shapes_compatible(lhs, rhs) and shapes_compatible(lhs, res), same,
           f"operands and result must have the same shape ({types})")
     if not (is_quantized(lhs) or is_quantized(rhs) or is_quantized(res)):
-        check(elems_equal(lhs, rhs) and elems_equal(lhs, res), "C1",
+        check(elems_equal(lhs, rhs) and elems_equal(lhs, res), same,
               f"operands and result must have the same type ({types})")
     else:
-        check(is_quantized(lhs) and is_quantized(rhs) and is_quantized(res), "C2",
+        check(is_quantized(lhs) and is_quantized(rhs) and is_quantized(res), quant,
               f"with quantization, operands and result must all be quantized ({types})")
         el, er, eo = elem(lhs), elem(rhs), elem(res)
-        check(el.storage_type == er.storage_type == eo.storage_type, "C3",
+        check(el.storage_type == er.storage_type == eo.storage_type, storage,
               f"operands and result must share a storage type ({types})")
-        check(el.expressed_type == er.expressed_type == eo.expressed_type, "C4",
+        check(el.expressed_type == er.expressed_type == eo.expressed_type, expressed,
               f"operands and result must share an expressed type ({types})")
-        quantized.check_binary(check, lhs, rhs, res)
+        quantized.check_binary(check, lhs, rhs, res, *per_axis)
+
+
+@verifier("stablehlo.add")
+def add(op, check):
+    _binary(op, check, "C1", "C2", "C3", "C4", ("C5", "C6", "C7"))
+
+
+@verifier("stablehlo.subtract", "stablehlo.multiply", "stablehlo.divide", "stablehlo.maximum",
+          "stablehlo.minimum", "stablehlo.atan2", "stablehlo.power", "stablehlo.remainder")
+def binary_arith(op, check):
+    """Their spec entries state all of add's rules as one: C1, the operands and the result have
+    the same baseline type."""
+    _binary(op, check, "C1", "C1", "C1", "C1", ("C1", "C1", "C1"))
 
 
 _BOOL_INT = ("stablehlo.and", "stablehlo.or", "stablehlo.xor", "stablehlo.not", "stablehlo.popcnt",

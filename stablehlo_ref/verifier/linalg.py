@@ -58,16 +58,17 @@ def dot_general(op, check):
 
 @verifier("stablehlo.dot")
 def dot(op, check):
+    """Legacy op: its spec entry states no constraints, so the diagnostics are unlabelled."""
     lhs, rhs, res = op.operands[0].type, op.operands[1].type, op.results[0].type
     if ranked(lhs) and ranked(rhs):
-        check(lhs.rank in (1, 2) and rhs.rank in (1, 2), "C1", f"dot operands must have rank 1 or 2 (got {lhs}, {rhs})")
-        check(dim_ok(lhs.shape[-1], rhs.shape[0]), "C2", f"contracting dimension sizes differ ({lhs}, {rhs})")
+        check(lhs.rank in (1, 2) and rhs.rank in (1, 2), "", f"dot operands must have rank 1 or 2 (got {lhs}, {rhs})")
+        check(dim_ok(lhs.shape[-1], rhs.shape[0]), "", f"contracting dimension sizes differ ({lhs}, {rhs})")
         if ranked(res):
             expect = list(lhs.shape[:-1]) + list(rhs.shape[1:])
-            check(shape_matches(res, expect), "C3", f"result type {res} does not match the inferred shape {expect}")
+            check(shape_matches(res, expect), "", f"result type {res} does not match the inferred shape {expect}")
     pc = op.attributes.get("precision_config")
     if pc is not None and hasattr(pc, "elements"):
-        check(len(pc.elements) <= 2, "C4", f"precision_config must have 0 or 2 entries, got {len(pc.elements)}")
+        check(len(pc.elements) <= 2, "", f"precision_config must have 0 or 2 entries, got {len(pc.elements)}")
 
 
 @verifier("stablehlo.cholesky")
@@ -84,15 +85,15 @@ def triangular_solve(op, check):
     a, b, r = op.operands[0].type, op.operands[1].type, op.results[0].type
     if not (ranked(a) and ranked(b)):
         return
-    check(a.rank >= 2, "C1", f"operand 'a' must have rank >= 2, but got {a}")
+    check(a.rank >= 2, "C2", f"operand 'a' must have rank >= 2, but got {a}")
     check(a.rank == b.rank, "C2", f"operands 'a' and 'b' must have the same rank, got {a}, {b}")
     check(dim_ok(a.shape[-1], a.shape[-2]), "C3", f"the last two dimensions of 'a' must be equal, got {a}")
     left = getattr(op.attributes.get("left_side"), "value", False)
     shared = b.shape[-2] if left else b.shape[-1]
-    check(dim_ok(a.shape[-1], shared), "C4", f"shared dimension of operands 'a' and 'b' must be compatible, got {a} and {b}")
-    check(all(dim_ok(x, y) for x, y in zip(a.shape[:-2], b.shape[:-2])), "C5",
+    check(dim_ok(a.shape[-1], shared), "C3", f"shared dimension of operands 'a' and 'b' must be compatible, got {a} and {b}")
+    check(all(dim_ok(x, y) for x, y in zip(a.shape[:-2], b.shape[:-2])), "C3",
           f"batch dimensions of the operands must be compatible, got {a} and {b}")
-    check(types_compatible(b, r, True), "C6", f"result type {r} must be the type of 'b' ({b})")
+    check(types_compatible(b, r, True), "C4", f"result type {r} must be the type of 'b' ({b})")
 
 
 @verifier("stablehlo.fft")

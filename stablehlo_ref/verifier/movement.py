@@ -51,12 +51,13 @@ def broadcast_in_dim(op, check):
 
 @verifier("stablehlo.broadcast")
 def broadcast(op, check):
+    """Legacy op: its spec entry states no constraints, so the diagnostics are unlabelled."""
     a, r = op.operands[0].type, op.results[0].type
     sizes = ints(op.attributes.get("broadcast_sizes"))
-    check(elems_equal(a, r, True), "C1", f"result element type must be the operand's (got {a}, {r})")
-    check(all(s >= 0 for s in sizes), "C1", "broadcast_sizes must be non-negative")
+    check(elems_equal(a, r, True), "", f"result element type must be the operand's (got {a}, {r})")
+    check(all(s >= 0 for s in sizes), "", "broadcast_sizes must be non-negative")
     if ranked(a) and ranked(r):
-        check(shape_matches(r, list(sizes) + list(a.shape)), "C1",
+        check(shape_matches(r, list(sizes) + list(a.shape)), "",
               f"result shape must be broadcast_sizes then the operand shape (got {a}, {r})")
 
 

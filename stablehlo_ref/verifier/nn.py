@@ -5,8 +5,10 @@ from .registry import verifier
 from .shapes import dim_ok, elem, elems_equal, int_value, ranked, shapes_compatible
 
 
-@verifier("stablehlo.batch_norm_inference", "stablehlo.batch_norm_training", "stablehlo.batch_norm_grad")
-def batch_norm(op, check):
+def _batch_norm(op, check, ids):
+    """The batch_norm family: `ids` gives, for each value after the operand (operands, then
+    results), the constraint that fixes its size (1-d: the feature count; else the operand's
+    shape)."""
     a = op.operands[0].type
     fi = int_value(op.attributes.get("feature_index"), 0)
     check(fi >= 0, "C1", f"feature_index {fi} must be non-negative")
@@ -15,13 +17,31 @@ def batch_norm(op, check):
     check(fi < a.rank, "C1", f"feature_index {fi} must be smaller than the operand rank {a.rank}")
     n = a.shape[fi]
     vals = list(op.operands[1:]) + list(op.results)
-    for v in vals:
+    for v, cid in zip(vals, ids):
         t = v.type
         check(elems_equal(t, a, True), "C2", f"{t} must have the operand's element type {elem(a)}")
         if ranked(t) and t.rank == 1:
-            check(dim_ok(t.shape[0], n), "C3", f"1-d operands must have {n} entries (the feature count), got {t}")
+            check(dim_ok(t.shape[0], n), cid, f"1-d operands must have {n} entries (the feature count), got {t}")
         elif ranked(t):
-            check(shapes_compatible(t, a), "C7", f"{t} must have the operand's shape {a}")
+            check(shapes_compatible(t, a), cid, f"{t} must have the operand's shape {a}")
+
+
+@verifier("stablehlo.batch_norm_inference")
+def batch_norm_inference(op, check):
+    # scale, offset, mean, variance; result
+    _batch_norm(op, check, ("C3", "C4", "C5", "C6", "C7"))
+
+
+@verifier("stablehlo.batch_norm_training")
+def batch_norm_training(op, check):
+    # scale, offset; output, batch_mean, batch_var
+    _batch_norm(op, check, ("C3", "C4", "C7", "C5", "C6"))
+
+
+@verifier("stablehlo.batch_norm_grad")
+def batch_norm_grad(op, check):
+    # scale, mean, variance, grad_output; grad_operand, grad_scale, grad_offset
+    _batch_norm(op, check, ("C5", "C4", "C4", "C3", "C3", "C4", "C4"))
 
 
 def _einsum_terms(config):

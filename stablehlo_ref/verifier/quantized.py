@@ -131,16 +131,17 @@ def check_reshape(check, a, r):
           "product of dimensions after quantization dimension must match between operand and result")
 
 
-def check_binary(check, lhs, rhs, res):
-    """C5-C7 of the quantized elementwise binary ops."""
+def check_binary(check, lhs, rhs, res, c_result, c_lhs, c_rhs):
+    """The per-axis rules of the quantized elementwise binary ops (add's C5-C7), under the ids
+    the caller gives."""
     el, er, eo = elem(lhs), elem(rhs), elem(res)
-    check(_per_axis(eo) == (_per_axis(el) or _per_axis(er)), "C5",
+    check(_per_axis(eo) == (_per_axis(el) or _per_axis(er)), c_result,
           "result must be per-axis quantized exactly when lhs or rhs is")
     if _per_axis(el):
-        check(el.quantized_dimension == eo.quantized_dimension, "C6",
+        check(el.quantized_dimension == eo.quantized_dimension, c_lhs,
               "quantization_dimension of lhs and result are not same")
     if _per_axis(er):
-        check(er.quantized_dimension == eo.quantized_dimension, "C7",
+        check(er.quantized_dimension == eo.quantized_dimension, c_rhs,
               "quantization_dimension of rhs and result are not same")
 
 
