@@ -7,7 +7,8 @@ from __future__ import annotations
 from ..ir.attributes import IntegerAttr, StructAttr
 from ..ir.types import ElementType, TokenType, TupleType
 from .registry import verifier
-from .shapes import dim_ok, elem, elems_equal, int_value, is_tensor, promotable, ranked, shapes_compatible
+from .shapes import (dim_ok, elem, elems_equal, int_value, is_tensor, promotable, ranked, region_args,
+                     region_returns, shapes_compatible)
 
 
 def _groups(op, check, cid_dup, cid_range, allow_padding=False, require_all=True):
@@ -48,10 +49,9 @@ def _channel_check(op, check, cid):
 def _reduction_body(op, check, operand_types, cid, result_types=None):
     region = op.regions[0]
     n = len(operand_types)
-    args = [a.type for a in region.blocks[0].arguments] if region.blocks else []
+    args = region_args(region)
     check(len(args) == 2 * n, cid, f"reduction region must take {2 * n} parameters, but takes {len(args)}")
-    term = region.blocks[-1].operations[-1] if region.blocks and region.blocks[-1].operations else None
-    rets = [v.type for v in term.operands] if term is not None else []
+    rets = region_returns(region) or []
     check(len(rets) > 0, cid, "the reduction region is expected to return some value(s)")
     check(all(not isinstance(t, TupleType) and is_tensor(t) for t in rets), cid,
           f"reduction region must produce tensor-typed results, but produces {', '.join(map(str, rets))}")

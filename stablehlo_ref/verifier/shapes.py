@@ -93,14 +93,6 @@ def int_value(attr, default=None):
     return int(attr)
 
 
-def fmt(t) -> str:
-    return str(t)
-
-
-def is_scalar_tensor(t) -> bool:
-    return ranked(t) and t.rank == 0
-
-
 def is_pred(t) -> bool:
     e = elem(t)
     return isinstance(e, ElementType) and e.kind == "bool"

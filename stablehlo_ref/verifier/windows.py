@@ -89,17 +89,16 @@ def select_and_scatter(op, check):
             check(shape_matches(src, expect), "C2", f"source shape {src} must be the window count {expect}")
     sel = op.regions[0] if op.regions else None
     if sel is not None and sel.blocks:
-        args = [x.type for x in sel.blocks[0].arguments]
+        args = region_args(sel)
         check(len(args) == 2 and all(ranked(t) and t.rank == 0 and elems_equal(t, a) for t in args), "C9",
               f"select must take two 0-d tensors of {elem(a)}")
-        term = sel.blocks[-1].operations[-1] if sel.blocks[-1].operations else None
-        if term is not None:
-            rets = [v.type for v in term.operands]
+        rets = region_returns(sel)
+        if rets is not None:
             check(len(rets) == 1 and ranked(rets[0]) and rets[0].rank == 0 and is_pred(rets[0]), "C9",
                   "select must return a 0-d tensor of i1")
     if len(op.regions) > 1 and op.regions[1].blocks:
         sc = op.regions[1]
-        args = [x.type for x in sc.blocks[0].arguments]
+        args = region_args(sc)
         check(len(args) == 2 and all(ranked(t) and t.rank == 0 for t in args), "C10", "scatter must take two 0-d tensors")
         check(promotable(elem(a), elem(args[0])), "C10", f"scatter argument type {args[0]} is not promotable from {elem(a)}")
         check(elems_equal(r, args[0]), "C12", f"result element type must be the scatter body's ({args[0]})")
