@@ -6,8 +6,9 @@ from __future__ import annotations
 
 from ..ir.attributes import StructAttr
 from ..ir.types import ElementType, TensorType
-from .core import verifier
-from .shapes import dim_ok, elem, elems_equal, int_value, ints, is_pred, is_tensor, ranked, shapes_compatible
+from .registry import verifier
+from .shapes import (dim_ok, elem, elems_equal, int_value, ints, is_pred, is_tensor, ranked, region_args,
+                     shapes_compatible)
 
 
 def broadcast_shape(types, bdims=None):
@@ -131,7 +132,7 @@ def scan(op, check):
     ins, inits = op.operands[:n_in], op.operands[n_in:n_in + n_init]
     d = int_value(op.attributes.get("dimension"), 0)
     region = op.regions[0] if op.regions else None
-    args = [a.type for a in region.blocks[0].arguments] if region is not None and region.blocks else []
+    args = region_args(region) if region is not None else []
     check(len(args) == n_in + n_init, "", f"expects {n_in + n_init} arguments in the body, but got {len(args)}")
     for i, v in enumerate(ins):
         t = v.type

@@ -1,12 +1,14 @@
-"""Verifiers of the collective ops (all_reduce, reduce_scatter, all_gather, all_to_all,
-collective_permute, collective_broadcast, collective_reduce): replica-group structure and the
-reduction bodies."""
+"""Verifiers of the collective and communication ops: all_reduce, reduce_scatter, all_gather,
+all_to_all, collective_permute, collective_broadcast, collective_reduce (replica-group structure,
+reduction bodies), send/recv (source-target pairs, channel types), infeed/outfeed, the token ops
+after_all/create_token and replica_id/partition_id."""
 from __future__ import annotations
 
-from ..ir.attributes import StructAttr
-from ..ir.types import TensorType, TupleType
-from .core import verifier
-from .shapes import dim_ok, elem, elems_equal, int_value, is_tensor, promotable, ranked, shapes_compatible
+from ..ir.attributes import IntegerAttr, StructAttr
+from ..ir.types import ElementType, TokenType, TupleType
+from .registry import verifier
+from .shapes import (dim_ok, elem, elems_equal, int_value, is_tensor, promotable, ranked, region_args,
+                     region_returns, shapes_compatible)
 
 
 def _groups(op, check, cid_dup, cid_range, allow_padding=False, require_all=True):
@@ -47,10 +49,9 @@ def _channel_check(op, check, cid):
 def _reduction_body(op, check, operand_types, cid, result_types=None):
     region = op.regions[0]
     n = len(operand_types)
-    args = [a.type for a in region.blocks[0].arguments] if region.blocks else []
+    args = region_args(region)
     check(len(args) == 2 * n, cid, f"reduction region must take {2 * n} parameters, but takes {len(args)}")
-    term = region.blocks[-1].operations[-1] if region.blocks and region.blocks[-1].operations else None
-    rets = [v.type for v in term.operands] if term is not None else []
+    rets = region_returns(region) or []
     check(len(rets) > 0, cid, "the reduction region is expected to return some value(s)")
     check(all(not isinstance(t, TupleType) and is_tensor(t) for t in rets), cid,
           f"reduction region must produce tensor-typed results, but produces {', '.join(map(str, rets))}")
@@ -84,7 +85,7 @@ def reduce_scatter(op, check):
     check(d >= 0, "C2", f"scatter_dimension {d} must be non-negative")
     if ranked(a):
         check(d < a.rank, "C2", f"scatter_dimension {d} is out of range for {a}")
-    groups = _groups(op, check, "C3", "C5")
+    _groups(op, check, "C3", "C5")
     _channel_check(op, check, "C6")
     _reduction_body(op, check, [a], "C7", [r])
     if ranked(a) and ranked(r):
@@ -190,7 +191,94 @@ def collective_broadcast(op, check):
 
 @verifier("stablehlo.collective_reduce")
 def collective_reduce(op, check):
-    _channel_check(op, check, "C4")
-    n = _dynamic_root(op, check, "C5", "collective_reduce")
+    _channel_check(op, check, "C5")
+    _dynamic_root(op, check, "C3", "collective_reduce")
     if op.regions:
-        _reduction_body(op, check, [op.operands[0].type], "C5")
+        _reduction_body(op, check, [op.operands[0].type], "C4")
+
+
+@verifier("stablehlo.infeed")
+def infeed(op, check):
+    rs = [r.type for r in op.results]
+    check(len(rs) >= 1, "C1", "result is expected to be at least of size 1, but got 0")
+    check(all(not isinstance(t, TokenType) for t in rs[:-1]), "C2",
+          "all result types except the last are expected to be tensors")
+    check(isinstance(rs[-1], TokenType), "C3", f"last element of result types is expected to be of token type, but got {rs[-1]}")
+    layout = op.attributes.get("layout")
+    if op.name == "stablehlo.infeed" and layout is not None and hasattr(layout, "elements"):
+        n = len(rs) - 1
+        check(len(layout.elements) == n, "",
+              f"layout-attribute size must be {n} (which is the number of op-results - 1 (for token result)), "
+              f"but got {len(layout.elements)}")
+        for item in layout.elements:
+            check(hasattr(item, "elements"), "", f"layout-attribute elements are expected to be arrays, but got {item}")
+            for leaf in item.elements:
+                check(isinstance(leaf, IntegerAttr), "",
+                      f"layout-attribute's leaf elements are expected to be of type integer, but got {leaf}")
+
+
+@verifier("stablehlo.recv")
+def recv(op, check):
+    rs = [r.type for r in op.results]
+    check(len(rs) >= 1 and isinstance(rs[-1], TokenType), "",
+          "the last result is expected to be of token type")
+    check(all(not isinstance(t, TokenType) for t in rs[:-1]), "", "all results except the last are expected to be tensors")
+    _source_target_pairs(op, check)
+    _host_transfer_channel(op, check, "HOST_TO_DEVICE")
+
+
+@verifier("stablehlo.send")
+def send(op, check):
+    check(len(op.operands) >= 1 and isinstance(op.operands[-1].type, TokenType), "",
+          "the last operand is expected to be a token")
+    _source_target_pairs(op, check)
+    _host_transfer_channel(op, check, "DEVICE_TO_HOST")
+
+
+def _source_target_pairs(op, check):
+    arr = getattr(op.attributes.get("source_target_pairs"), "array", None)
+    if arr is None or arr.size == 0:
+        return
+    check(arr.ndim == 2 and arr.shape[1] == 2, "C1", f"source_target_pairs must have shape (N, 2), got {tuple(arr.shape)}")
+    src, dst = [int(x) for x in arr[:, 0]], [int(x) for x in arr[:, 1]]
+    check(len(set(src)) == len(src), "C2", "duplicate sources not allowed")
+    check(len(set(dst)) == len(dst), "C3", "duplicate targets not allowed")
+    check(all(x >= 0 for x in src + dst), "C4", "process ids in source_target_pairs must be non-negative")
+
+
+def _host_transfer_channel(op, check, host_kind):
+    """send/recv: the channel type matches is_host_transfer (1 = DEVICE_TO_DEVICE, 2 = DEVICE_TO_HOST,
+    3 = HOST_TO_DEVICE)."""
+    ch = op.attributes.get("channel_handle")
+    t = ch.get("type") if isinstance(ch, StructAttr) else None
+    if t is None:
+        return
+    t = int(t)
+    host = getattr(op.attributes.get("is_host_transfer"), "value", False)
+    names = {1: "DEVICE_TO_DEVICE", 2: "DEVICE_TO_HOST", 3: "HOST_TO_DEVICE"}
+    cid = "C5"
+    if host:
+        check(names.get(t) == host_kind, cid, f"channel_type should be {host_kind} when is_host_transfer is true")
+    else:
+        check(t in (0, 1), cid, "channel_type should be DEVICE_TO_DEVICE when is_host_transfer is false")
+
+
+@verifier("stablehlo.outfeed")
+def outfeed(op, check):
+    check(len(op.operands) >= 1 and isinstance(op.operands[-1].type, TokenType), "",
+          "the last operand must be a token")
+    check(all(not isinstance(v.type, TokenType) for v in op.operands[:-1]), "", "all inputs before the token must be tensors")
+
+
+@verifier("stablehlo.after_all", "stablehlo.create_token")
+def tokens(op, check):
+    check(all(isinstance(v.type, TokenType) for v in op.operands), "", "all inputs must be tokens")
+    check(len(op.results) == 1 and isinstance(op.results[0].type, TokenType), "", "the result must be a token")
+
+
+@verifier("stablehlo.replica_id", "stablehlo.partition_id")
+def process_id(op, check):
+    r = op.results[0].type
+    e = elem(r)
+    check(ranked(r) and r.rank == 0 and isinstance(e, ElementType) and e.name == "ui32", "",
+          f"result must be a 0-d tensor of ui32, got {r}")

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from ..ir.attributes import StructAttr
 from ..ir.types import QuantizedType
-from .core import verifier
+from .registry import verifier
 from .shapes import const_ints, dim_ok, elem, ints, int_value, is_quantized, ranked
 
 

@@ -1,56 +1,20 @@
-"""The verifier's machinery: the `VERIFIERS` registry, the `Check` object a verifier uses to
-state constraints, the generic checks every op gets from its spec entry (operand, result,
-attribute and region counts and kinds, operand types), function-level checks (`func.return`,
-`func.call`), and the module walk behind `verify` and `collect`."""
+"""The verifier's machinery: the generic checks every op gets from its spec entry (operand,
+result, attribute and region counts and kinds, operand types, well-formed quantized types), the
+same-type trait checks registered for ops without a verifier of their own, and the module walk
+behind `verify` and `collect`. The per-op checking functions come from the `registry`."""
 from __future__ import annotations
 
 import re
-from typing import Callable, Dict, List, Optional
-
+from typing import List, Optional
+from .. import spec
 from ..errors import VerificationError
-from ..ir.attributes import (ArrayAttr, BoolAttr, DenseArrayAttr, DenseElementsAttr, DenseResourceAttr,
-                             EnumAttr, FloatAttr, IntegerAttr, StringAttr, StructAttr, SymbolRefAttr,
-                             UnitAttr, DictAttr, TypeAttr)
+from ..ir.attributes import (BoolAttr, DenseArrayAttr, DenseElementsAttr, DenseResourceAttr, EnumAttr,
+                             FloatAttr, IntegerAttr, StringAttr, StructAttr, UnitAttr)
 from ..ir.core import Module, Operation
-from ..ir.types import (ElementType, FunctionType, QuantizedType, TensorType, TokenType, TupleType,
-                        UnrankedTensorType)
-
-VerifierFn = Callable[[Operation, "Check"], None]
-VERIFIERS: Dict[str, VerifierFn] = {}
-
-
-def verifier(*names: str):
-    """Register a checking function for one or more op names: `fn(op, check)`."""
-    def deco(fn):
-        for n in names:
-            VERIFIERS[n] = fn
-        return fn
-    return deco
-
-
-class _Violation(Exception):
-    def __init__(self, cid: str, message: str):
-        super().__init__(message)
-        self.cid = cid
-        self.message = message
-
-
-class Check:
-    """Passed to every verifier: `check(cond, "C3", "what is wrong")` states one constraint;
-    the first one that does not hold stops the op's verification."""
-
-    def __init__(self, op: Operation, module: Optional[Module] = None, func: Optional[Operation] = None):
-        self.op = op
-        self.module = module
-        self.func = func      # the enclosing func.func, if any
-
-    def __call__(self, cond, cid: str, message: str) -> None:
-        if not cond:
-            raise _Violation(cid, message)
-
-    def fail(self, cid: str, message: str):
-        raise _Violation(cid, message)
-
+from ..ir.types import ElementType, QuantizedType, TensorType, TokenType, TupleType, UnrankedTensorType
+from .quantized import tensor_type_problem
+from .registry import VERIFIERS, Check, Violation
+from .shapes import SAME_TYPE_TRAITS, same_type_traits
 
 def make_error(op: Operation, cid: str, message: str) -> VerificationError:
     label = f"{cid}: " if cid else ""
@@ -288,11 +252,34 @@ def generic_checks(op: Operation, check: Check, spec_op) -> None:
                   f"{what} #{i} ({m.name}) must be {m.type.replace('_', ' ')}, got {v.type}")
 
 
+# ------------------------------------------------------------------ trait checks
+
+def labelled_trait_check(op: Operation, check: Check) -> None:
+    """The same-type traits of an op whose spec entry states them as its C1."""
+    same_type_traits(op, check, "C1")
+
+
+def unlabelled_trait_check(op: Operation, check: Check) -> None:
+    """The same-type traits of an op whose spec entry has no constraint C1 (CHLO, legacy ops)."""
+    same_type_traits(op, check, "")
+
+
+def register_trait_checks() -> None:
+    """Give every spec op that has a same-type trait and no verifier of its own the trait check;
+    run once the verifier modules have registered their ops."""
+    for name in spec.ops():
+        name = name if isinstance(name, str) else name.name
+        s = spec.op(name)
+        if name in VERIFIERS or not any(s.has_trait(t) for t in SAME_TYPE_TRAITS):
+            continue
+        has_c1 = any(c.id == "C1" for c in s.constraints)
+        VERIFIERS[name] = labelled_trait_check if has_c1 else unlabelled_trait_check
+
+
 # ------------------------------------------------------------------ the walk
 
 def _quantized_types(op: Operation, check: Check) -> None:
     """Every quantized tensor type an op uses must be well formed on its own."""
-    from .quantized import tensor_type_problem
     for what, values in (("operand", op.operands), ("result", op.results)):
         for i, v in enumerate(values):
             t = v.type
@@ -300,8 +287,8 @@ def _quantized_types(op: Operation, check: Check) -> None:
                 msg = tensor_type_problem(t)
                 check(msg is None, "", f"{what} #{i}: {msg}")
 
+
 def _verify_op(op: Operation, module: Optional[Module], func=None) -> Optional[VerificationError]:
-    from .. import spec
     check = Check(op, module, func)
     try:
         if spec.has_op(op.name):
@@ -310,7 +297,7 @@ def _verify_op(op: Operation, module: Optional[Module], func=None) -> Optional[V
         fn = VERIFIERS.get(op.name)
         if fn is not None:
             fn(op, check)
-    except _Violation as v:
+    except Violation as v:
         return make_error(op, v.cid, v.message)
     except (IndexError, KeyError, TypeError, ValueError, AttributeError, ZeroDivisionError) as e:
         # A malformed op that a verifier did not anticipate: still a verification error, not a crash.
@@ -320,7 +307,6 @@ def _verify_op(op: Operation, module: Optional[Module], func=None) -> Optional[V
 
 def collect(module: Module) -> List[VerificationError]:
     """Every op's first constraint violation, in program order."""
-    from . import ops  # noqa: F401  (registers the per-op verifiers)
     errors = []
 
     def walk(op, func):

@@ -1,12 +1,14 @@
 """Quantization rules of the verifier: well-formed quantized element types (storage type,
 scale range, quantization dimension), and the per-op rules on quantization parameters of the
-movement ops (broadcast_in_dim, transpose, reshape), elementwise binary ops and dot_general."""
+movement ops (broadcast_in_dim, transpose, reshape), elementwise binary ops and dot_general, and
+the verifiers of uniform_quantize and uniform_dequantize."""
 from __future__ import annotations
 
 import numpy as np
 
 from ..ir.types import ElementType, QuantizedType
-from .shapes import elem, is_quantized, ranked
+from .registry import verifier
+from .shapes import elem, is_quantized, ranked, shapes_compatible
 
 
 def _per_axis(et) -> bool:
@@ -129,16 +131,17 @@ def check_reshape(check, a, r):
           "product of dimensions after quantization dimension must match between operand and result")
 
 
-def check_binary(check, lhs, rhs, res):
-    """C5-C7 of the quantized elementwise binary ops."""
+def check_binary(check, lhs, rhs, res, c_result, c_lhs, c_rhs):
+    """The per-axis rules of the quantized elementwise binary ops (add's C5-C7), under the ids
+    the caller gives."""
     el, er, eo = elem(lhs), elem(rhs), elem(res)
-    check(_per_axis(eo) == (_per_axis(el) or _per_axis(er)), "C5",
+    check(_per_axis(eo) == (_per_axis(el) or _per_axis(er)), c_result,
           "result must be per-axis quantized exactly when lhs or rhs is")
     if _per_axis(el):
-        check(el.quantized_dimension == eo.quantized_dimension, "C6",
+        check(el.quantized_dimension == eo.quantized_dimension, c_lhs,
               "quantization_dimension of lhs and result are not same")
     if _per_axis(er):
-        check(er.quantized_dimension == eo.quantized_dimension, "C7",
+        check(er.quantized_dimension == eo.quantized_dimension, c_rhs,
               "quantization_dimension of rhs and result are not same")
 
 
@@ -160,3 +163,24 @@ def check_dot_general(check, lhs, rhs, res, rc):
             check(not _per_axis(eo), "C19", "mismatched rhs and result quantization granularity")
     else:
         check(el == er.expressed_type == eo, "C20", "mismatched lhs, rhs expressed and result element types")
+
+
+@verifier("stablehlo.uniform_quantize")
+def uniform_quantize(op, check):
+    a, r = op.operands[0].type, op.results[0].type
+    check(shapes_compatible(a, r), "C1", f"operand and result must have the same shape (got {a}, {r})")
+    ea, er = elem(a), elem(r)
+    if isinstance(er, QuantizedType):
+        want = ea.expressed_type if isinstance(ea, QuantizedType) else ea
+        check(er.expressed_type == want, "C2",
+              f"Expressed type of result expected to be '{want}', but got '{er.expressed_type}'")
+
+
+@verifier("stablehlo.uniform_dequantize")
+def uniform_dequantize(op, check):
+    a, r = op.operands[0].type, op.results[0].type
+    check(shapes_compatible(a, r), "C1", f"operand and result must have the same shape (got {a}, {r})")
+    ea = elem(a)
+    if isinstance(ea, QuantizedType):
+        check(elem(r) == ea.expressed_type, "C2",
+              f"result element type must be the operand's expressed type {ea.expressed_type}, got {r}")

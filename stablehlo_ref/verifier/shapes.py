@@ -1,10 +1,13 @@
-"""Type and shape helpers for the verifier: compatibility with dynamic dimensions (`?` matches
-any size), element types with quantization parameters ignored, and small inference rules."""
+"""Type, shape and region helpers shared by the verifier modules: compatibility with dynamic
+dimensions (`?` matches any size), element types with quantization parameters ignored, small
+inference rules, the checks several ops share (the spec's same-type traits, reduction bodies,
+constant shape operands) and reading region arguments and terminators."""
 from __future__ import annotations
 
 from typing import Optional, Sequence
 
-from ..ir.attributes import DenseArrayAttr, DenseElementsAttr, IntegerAttr, BoolAttr
+from .. import spec
+from ..ir.attributes import BoolAttr, DenseArrayAttr, DenseElementsAttr, IntegerAttr, StructAttr
 from ..ir.types import ElementType, QuantizedType, TensorType, TupleType, UnrankedTensorType
 
 
@@ -90,14 +93,6 @@ def int_value(attr, default=None):
     return int(attr)
 
 
-def fmt(t) -> str:
-    return str(t)
-
-
-def is_scalar_tensor(t) -> bool:
-    return ranked(t) and t.rank == 0
-
-
 def is_pred(t) -> bool:
     e = elem(t)
     return isinstance(e, ElementType) and e.kind == "bool"
@@ -130,3 +125,87 @@ def const_ints(value):
         return ints(owner.attributes.get("value"))
     except (TypeError, ValueError, AttributeError):
         return None
+
+# ------------------------------------------------------------------ checks shared by several ops
+
+def same_type_traits(op, check, cid: str) -> None:
+    """The spec's same-operands-and-result type / shape / element type traits of `op`, reported
+    under constraint `cid` ("" for ops whose spec entry has no constraint ids)."""
+    s = spec.op(op.name)
+    vals = [v for v in op.operands + op.results if is_tensor(v.type)]
+    if len(vals) < 2:
+        return
+    if s.has_trait("same_operands_and_result_type"):
+        first = vals[0].type
+        check(all(types_compatible(first, v.type, ignore_quant=True) for v in vals[1:]), cid,
+              f"operands and result must have the same type (got {types_of(op.operands + op.results)})")
+    if s.has_trait("same_operands_and_result_shape"):
+        first = vals[0].type
+        check(all(shapes_compatible(first, v.type) for v in vals[1:]), cid,
+              f"operands and result must have the same shape (got {types_of(op.operands + op.results)})")
+    if s.has_trait("same_operands_and_result_element_type"):
+        first = vals[0].type
+        check(all(elems_equal(first, v.type, ignore_quant=True) for v in vals[1:]), cid,
+              f"operands and result must have the same element type (got {types_of(op.operands + op.results)})")
+
+
+SAME_TYPE_TRAITS = ("same_operands_and_result_type", "same_operands_and_result_shape",
+                    "same_operands_and_result_element_type")
+
+
+def types_of(vals):
+    return ", ".join(str(v.type) for v in vals)
+
+
+def bounds(t):
+    """The `#stablehlo.bounds<...>` of a tensor type (None entries unbounded), or None."""
+    enc = getattr(t, "encoding", None)
+    if isinstance(enc, StructAttr) and enc.name == "bounds":
+        return tuple(enc.get("bounds", ()) or ())
+    return None
+
+
+def region_returns(region):
+    if not region.blocks or not region.blocks[-1].operations:
+        return None
+    term = region.blocks[-1].operations[-1]
+    return [v.type for v in term.operands]
+
+
+def region_args(region):
+    return [a.type for a in region.blocks[0].arguments] if region.blocks else []
+
+
+def reducer_body(check, op, region, inits, cid, scalar=False):
+    n = len(inits)
+    args = region_args(region)
+    rets = region_returns(region)
+    check(len(args) == 2 * n, cid, f"body must take {2 * n} arguments, takes {len(args)}")
+    if rets is not None:
+        check(len(rets) == n, cid, f"body must return {n} value(s), returns {len(rets)}")
+        for i, t in enumerate(rets):
+            check(is_tensor(t), cid, f"body result #{i} must be a tensor, got {t}")
+    for i in range(n):
+        for j in (i, i + n):
+            a = args[j]
+            check((ranked(a) and a.rank == 0) if scalar else shapes_compatible(a, inits[i]), cid, f"body argument #{j} ({a}) must have the shape of {inits[i]}")
+            check(promotable(elem(inits[i]), elem(a)), cid,
+                  f"body argument #{j} type {a} is not promotable from {inits[i]}")
+        if rets is not None:
+            check(types_compatible(args[i], rets[i]), cid,
+                  f"body result #{i} ({rets[i]}) must have the type of argument #{i} ({args[i]})")
+    return rets
+
+
+def sorted_distinct(xs):
+    return list(xs) == sorted(set(xs))
+
+
+def constant_output_shape(op, check, value, r, cid):
+    """A constant shape operand must describe the result type."""
+    shape = const_ints(value)
+    if shape is None or not ranked(r):
+        return
+    fmt = "[" + ", ".join(map(str, shape)) + "]"
+    check(all(x >= 0 for x in shape) and len(shape) == r.rank and all(dim_ok(x, y) for x, y in zip(shape, r.shape)),
+          cid, f"output shape {fmt} is incompatible with return type of operation '{r}'")
