@@ -16,13 +16,13 @@ from __future__ import annotations
 import re
 from typing import Optional
 
-from .. import spec as S
-from ..errors import SerializationError
-from ..ir import attributes as A
-from ..ir.core import Module, Operation
-from ..ir.locations import op_location
-from . import bytecode as B
-from . import vhlo as V
+from stablehlo_ref import spec as S
+from stablehlo_ref.errors import SerializationError
+from stablehlo_ref.ir import attributes as A
+from stablehlo_ref.ir.core import Module, Operation
+from stablehlo_ref.ir.locations import op_location
+from stablehlo_ref.serialization import bytecode as B
+from stablehlo_ref.serialization import vhlo as V
 
 __all__ = ["serialize", "serialize_as", "deserialize", "artifact_version", "read_vhlo", "write_vhlo", "vhlo_ops"]
 

@@ -19,10 +19,10 @@ from typing import Callable, Dict, List, Optional, Tuple
 
 import numpy as np
 
-from ..errors import SerializationError
-from ..ir import attributes as A
-from ..ir import types as T
-from ..ir.core import Block, Module, Operation, Region, Value
+from stablehlo_ref.errors import SerializationError
+from stablehlo_ref.ir import attributes as A
+from stablehlo_ref.ir import types as T
+from stablehlo_ref.ir.core import Block, Module, Operation, Region, Value
 
 MAGIC = b"ML\xefR"
 MAX_VERSION = 6

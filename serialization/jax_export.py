@@ -11,7 +11,7 @@ from __future__ import annotations
 import struct
 from typing import List, Optional
 
-from ..errors import SerializationError
+from stablehlo_ref.errors import SerializationError
 
 _MAGIC = b"ML\xefR"
 

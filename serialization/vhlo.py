@@ -14,13 +14,13 @@ from typing import Dict, List, Optional, Tuple
 
 import numpy as np
 
-from .. import spec as S
-from ..errors import SerializationError
-from ..ir import attributes as A
-from ..ir import types as T
-from ..ir.core import Block, Module, Operation, Region, Value
-from ..ir.locations import op_location, source_location
-from . import bytecode as B
+from stablehlo_ref import spec as S
+from stablehlo_ref.errors import SerializationError
+from stablehlo_ref.ir import attributes as A
+from stablehlo_ref.ir import types as T
+from stablehlo_ref.ir.core import Block, Module, Operation, Region, Value
+from stablehlo_ref.ir.locations import op_location, source_location
+from stablehlo_ref.serialization import bytecode as B
 
 
 # ============================================================ values
@@ -577,7 +577,7 @@ def _type_from_vhlo(t: VType):
 
 
 def _parse_types(text: str):
-    from ..text.parser import Parser
+    from stablehlo_ref.text.parser import Parser
     p = Parser(text)
     out = [p.parse_type()]
     while p.sc.accept(","):
