@@ -21,12 +21,20 @@ from stablehlo_ref.errors import SerializationError
 from stablehlo_ref.ir import attributes as A
 from stablehlo_ref.ir.core import Module, Operation
 from stablehlo_ref.ir.locations import op_location
-from stablehlo_ref.serialization import bytecode as B
-from stablehlo_ref.serialization import vhlo as V
+from stablehlo_ref.serialization.builtin_codec import BuiltinCodec
+from stablehlo_ref.serialization.dialect_codec import DialectWriter
+from stablehlo_ref.serialization.encoding import MAGIC
+from stablehlo_ref.serialization.op_mapping import inherent_names, tables
+from stablehlo_ref.serialization.reader import properties_reader, read_file
+from stablehlo_ref.serialization.stablehlo_to_vhlo import leaf_context, op_to_vhlo
+from stablehlo_ref.serialization.versions import downgrade_op, upgrade_op
+from stablehlo_ref.serialization.vhlo_codec import VhloCodec
+from stablehlo_ref.serialization.vhlo_to_stablehlo import op_from_vhlo
+from stablehlo_ref.serialization.writer import write_file
 
 __all__ = ["serialize", "serialize_as", "deserialize", "artifact_version", "read_vhlo", "write_vhlo", "vhlo_ops"]
 
-_CODECS = [B.BuiltinCodec(), V.VhloCodec()]
+_CODECS = [BuiltinCodec(), VhloCodec()]
 _CODEC_MAP = {c.name: c for c in _CODECS}
 
 
@@ -43,12 +51,12 @@ def _check_target(target: str):
     return f"{v[0]}.{v[1]}.0"
 
 
-def _props_writer(op: Operation, w: B.DialectWriter) -> bool:
+def _props_writer(op: Operation, w: DialectWriter) -> bool:
     if op.name == "builtin.module":
         w.optional_attr(op.attributes.get("sym_name"))
         w.optional_attr(op.attributes.get("sym_visibility"))
         return True
-    names = V.inherent_names(op.name)
+    names = inherent_names(op.name)
     if not names:
         return False
     for n in names:
@@ -70,7 +78,7 @@ def _make_dict_of(version: int):
             cache[id(op)] = None
             return None
         if version >= 5:
-            inherent = set(V.inherent_names(op.name) or ())
+            inherent = set(inherent_names(op.name) or ())
             items = [(k, v) for k, v in op.attributes.items() if k not in inherent]
         else:
             items = list(op.attributes.items())
@@ -94,10 +102,10 @@ def to_vhlo(module: Module, target: str, steps=None, writer_version=None, leaves
     `leaves` (the default), ops that need no more are made as light `LeafOp`s directly at
     target; without, every op is built at the current version and downgraded (the general
     path, which writes the same bytes)."""
-    root = V.op_to_vhlo(module.op, {}, V.leaf_context(target, writer_version, steps) if leaves else None)
+    root = op_to_vhlo(module.op, {}, leaf_context(target, writer_version, steps) if leaves else None)
     # (a module the text parser made around top-level functions is located at the buffer)
     root.location = op_location(module.op, module)
-    V.downgrade_op(root, target, steps, writer_version)
+    downgrade_op(root, target, steps, writer_version)
     return root
 
 
@@ -105,7 +113,7 @@ def write_vhlo(root: Operation, target: str, producer_version: str, steps=None) 
     """Write a VHLO module op; `steps` (op id -> rewrite count) replays upstream's use-list
     order changes so that the bytes match upstream's."""
     version = S.bytecode_version(target)
-    return B.write_file(root, version=version, producer="StableHLO_v" + producer_version, codecs=_CODECS,
+    return write_file(root, version=version, producer="StableHLO_v" + producer_version, codecs=_CODECS,
                         dict_of=_make_dict_of(version), props_writer=_props_writer, rewrites=steps,
                         isolated_of=_isolated_from_above)
 
@@ -143,7 +151,7 @@ def read_vhlo(data):
         raise SerializationError("deserialize() expects bytes")
     if isinstance(data, bytearray):
         data = bytes(data)
-    root, f = B.read_file(data, _CODEC_MAP)
+    root, f = read_file(data, _CODEC_MAP)
     if root.name != "builtin.module":
         raise SerializationError(f"the top-level operation is {root.name}, expected builtin.module", "byte 0")
     _apply_properties(root, f)
@@ -153,14 +161,14 @@ def read_vhlo(data):
 def _apply_properties(op: Operation, f):
     props = f.op_props.get(id(op))
     if props is not None:
-        r = B.properties_reader(f, props)
+        r = properties_reader(f, props)
         if op.name == "builtin.module":
             for n in ("sym_name", "sym_visibility"):
                 a = r.optional_attr()
                 if a is not None:
                     op.attributes[n] = a
         else:
-            names = V.inherent_names(op.name)
+            names = inherent_names(op.name)
             if names is None:
                 raise SerializationError(f"unknown VHLO op {op.name} (this reader knows StableHLO up to "
                                          f"{S.current_version()})", f"byte {props[0]}")
@@ -178,8 +186,8 @@ def deserialize(data) -> Module:
     """Read a portable artifact (any version 0.9.0 .. current) into a StableHLO Module."""
     root, _version, producer = read_vhlo(data)
     try:
-        V.upgrade_op(root)
-        new = V.op_from_vhlo(root, {}, None)
+        upgrade_op(root)
+        new = op_from_vhlo(root, {}, None)
     except SerializationError as e:
         if producer and producer not in e.message:
             e.message += f" (artifact produced by {producer})"
@@ -195,7 +203,7 @@ _VERSION_RE = re.compile(rb"StableHLO_v(\d+)\.(\d+)\.(\d+)")
 def artifact_version(data) -> str:
     """The StableHLO version named in an artifact's producer string (`StableHLO_vX.Y.Z`)."""
     b = bytes(data[:4096]) if not isinstance(data, bytes) else data[:4096]
-    if len(b) < 4 or b[:4] != B.MAGIC:
+    if len(b) < 4 or b[:4] != MAGIC:
         raise SerializationError("not a portable artifact: missing the MLIR bytecode magic", "byte 0")
     head = b.split(b"\x00", 1)[0]
     m = _VERSION_RE.search(head)
@@ -207,4 +215,4 @@ def artifact_version(data) -> str:
 def vhlo_ops() -> dict:
     """The serializer's op mapping: StableHLO/func op name -> the VHLO op names it reads and
     writes, oldest first (ops without a VHLO encoding, such as chlo's, are absent)."""
-    return {name: tuple(v.name for v in encs) for name, encs in V.tables().encodings.items()}
+    return {name: tuple(v.name for v in encs) for name, encs in tables().encodings.items()}

@@ -33,7 +33,7 @@ from stablehlo_ref.errors import SerializationError  # noqa: E402
 from stablehlo_ref.ir.attributes import ArrayAttr, DictAttr, FloatAttr  # noqa: E402
 from stablehlo_ref.ir.equality import assert_modules_equal  # noqa: E402
 from stablehlo_ref.serialization import artifact_version, deserialize, serialize, serialize_as  # noqa: E402
-from stablehlo_ref.serialization import bytecode as B  # noqa: E402
+from stablehlo_ref.serialization import encoding as B  # noqa: E402
 
 SHARED = REPO.parent / "shared"
 VECTORS = SHARED / "vectors" / "portable"

@@ -13,9 +13,9 @@ from hypothesis import strategies as st
 import stablehlo_ref as shr
 from stablehlo_ref.ir.attributes import DenseElementsAttr
 from stablehlo_ref.ir.types import ELEMENT_TYPES, TensorType
-from stablehlo_ref.serialization import bytecode as B
+from stablehlo_ref.serialization import encoding as B
 from stablehlo_ref.serialization import deserialize, serialize
-from stablehlo_ref.serialization.vhlo import Blob
+from stablehlo_ref.serialization.vhlo_values import Blob
 
 
 def _consts_module(arrays):

@@ -21,7 +21,7 @@ import stablehlo_ref.serialization as SZ  # noqa: E402
 from stablehlo_ref import spec  # noqa: E402
 from stablehlo_ref.errors import SerializationError  # noqa: E402
 from stablehlo_ref.ir.equality import assert_modules_equal  # noqa: E402
-from stablehlo_ref.serialization import bytecode as B  # noqa: E402
+from stablehlo_ref.serialization.numbering import LeafOp  # noqa: E402
 
 
 def general(m, target, strip=False, writer=None) -> bytes:
@@ -29,7 +29,7 @@ def general(m, target, strip=False, writer=None) -> bytes:
     conv = SZ._check_target(target)
     steps = {}
     root = SZ.to_vhlo(m, conv, steps, writer, leaves=False)
-    assert not any(isinstance(o, B.LeafOp) for o in _walk(root))
+    assert not any(isinstance(o, LeafOp) for o in _walk(root))
     if strip:
         SZ._strip_locations(root)
     return SZ.write_vhlo(root, conv, target, steps)

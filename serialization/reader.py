@@ -1,0 +1,562 @@
+"""Reading MLIR bytecode: the string, dialect, attribute/type, IR, properties and resource
+sections of a file into the generic `stablehlo_ref.ir` structure, with op names as stored
+(`vhlo.add_v1`); attributes and types are decoded (lazily, once each) by the dialect codecs.
+Any bytecode version 0 .. MAX_VERSION is accepted."""
+from __future__ import annotations
+
+from typing import Dict
+
+from stablehlo_ref.errors import SerializationError
+from stablehlo_ref.ir import attributes as A
+from stablehlo_ref.ir.core import Block, Operation, Region, Value
+from stablehlo_ref.serialization.builtin_codec import BuiltinCodec
+from stablehlo_ref.serialization.dialect_codec import DialectCodec, DialectReader
+from stablehlo_ref.serialization.encoding import (Cursor, MAGIC, MAX_NESTING, MAX_VERSION, M_ATTRS, M_OPERANDS,
+                                                  M_PROPERTIES, M_REGIONS, M_RESULTS, M_SUCCESSORS, M_USELIST,
+                                                  S_ATTRTYPE, S_ATTRTYPE_OFFSET, S_DIALECT, S_DIALECT_VERSIONS,
+                                                  S_IR, S_PROPERTIES, S_RESOURCE, S_RESOURCE_OFFSET, S_STRING,
+                                                  _SECTION_NAMES)
+
+_BUSY = object()   # an attribute/type cache slot whose entry is being decoded
+
+
+class _FileReader:
+    def __init__(self, data, codecs: Dict[str, DialectCodec]):
+        self.data = data if isinstance(data, (bytes, memoryview)) else bytes(data)
+        # blobs (tensor data) are handed out as views of the file's bytes: no copies
+        self.view = memoryview(self.data)
+        self.codecs = codecs
+        self.depth = 0
+        cur = Cursor(self.data)
+        if len(self.data) < 4 or bytes(self.data[:4]) != MAGIC:
+            raise SerializationError("not MLIR bytecode: the file does not start with the magic ML\\xefR", "byte 0")
+        cur.pos = 4
+        at = cur.pos
+        self.version = cur.varint("the bytecode version")
+        if self.version > MAX_VERSION:
+            cur.fail(f"bytecode version {self.version} is newer than the newest supported version {MAX_VERSION}", at)
+        self.producer = cur.cstring("producer string")
+        self.sections: Dict[int, Tuple[int, int]] = {}
+        while not cur.at_end():
+            at = cur.pos
+            sid_raw = cur.byte("a section id")
+            sid = sid_raw & 0x7F
+            length = cur.varint("a section length")
+            if sid_raw & 0x80:
+                align = cur.varint("a section alignment")
+                if align == 0 or align & (align - 1) or align > 4096:
+                    cur.fail(f"section alignment {align} is not a power of two", at)
+                while cur.pos % align:
+                    if cur.byte("alignment padding") != 0xCB:
+                        cur.fail("bad alignment padding byte (expected 0xCB)", cur.pos - 1)
+            if sid >= 9 or sid == S_DIALECT_VERSIONS:
+                cur.fail(f"unknown section id {sid}", at)
+            if sid in self.sections:
+                cur.fail(f"duplicate top-level section {_SECTION_NAMES[sid]} ({sid})", at)
+            start = cur.skip(length, f"section {_SECTION_NAMES[sid]}")
+            self.sections[sid] = (start, cur.pos)
+        required = [S_STRING, S_DIALECT, S_ATTRTYPE, S_ATTRTYPE_OFFSET, S_IR]
+        if self.version >= 5:
+            required.append(S_PROPERTIES)
+        for sid in required:
+            if sid not in self.sections:
+                raise SerializationError(f"missing data for top-level section: {_SECTION_NAMES[sid]} ({sid})",
+                                         f"byte {len(self.data)}")
+        if (S_RESOURCE in self.sections) != (S_RESOURCE_OFFSET in self.sections):
+            raise SerializationError("resource and resource-offset sections must come together", f"byte {len(self.data)}")
+        self._read_strings()
+        self._read_properties()
+        self._read_dialects()
+        self._read_attr_type_offsets()
+        self.resources = self._read_resources()
+        self.op_props: Dict[int, Tuple[int, int]] = {}
+
+    def section(self, sid) -> Cursor:
+        s, e = self.sections[sid]
+        return Cursor(self.data, s, e)
+
+    # ---- strings
+    def _read_strings(self):
+        cur = self.section(S_STRING)
+        n = cur.count("string count", 2)
+        sizes = [cur.varint("a string size") for _ in range(n)]
+        sizes.reverse()
+        self.strings: List[str] = []
+        for sz in sizes:
+            if sz < 1:
+                cur.fail("string size 0 (must include the NUL)")
+            raw = cur.take(sz, "string data")
+            if raw[-1] != 0:
+                cur.fail("string is not NUL-terminated", cur.pos - 1)
+            try:
+                self.strings.append(bytes(raw[:-1]).decode("utf-8"))
+            except UnicodeDecodeError:
+                cur.fail("string is not UTF-8", cur.pos - sz)
+        if not cur.at_end():
+            cur.fail("trailing data in the string section")
+
+    def string(self, idx: int, at: int) -> str:
+        if idx >= len(self.strings):
+            raise SerializationError(f"string reference {idx} out of range (table has {len(self.strings)})", f"byte {at}")
+        return self.strings[idx]
+
+    # ---- properties
+    def _read_properties(self):
+        self.properties: List[Tuple[int, int]] = []
+        if S_PROPERTIES not in self.sections:
+            return
+        cur = self.section(S_PROPERTIES)
+        n = cur.count("properties count")
+        for _ in range(n):
+            sz = cur.varint("a properties entry size")
+            s = cur.skip(sz, "properties entry")
+            self.properties.append((s, cur.pos))
+        if not cur.at_end():
+            cur.fail("trailing data in the properties section")
+
+    # ---- dialects
+    def _read_dialects(self):
+        cur = self.section(S_DIALECT)
+        n = cur.count("dialect count")
+        self.dialects: List[str] = []
+        for _ in range(n):
+            at = cur.pos
+            if self.version >= 1:
+                idx, has_version = cur.varint_flag("a dialect name")
+                if has_version:
+                    sid = cur.byte("dialect version section id")
+                    if sid & 0x7F != S_DIALECT_VERSIONS:
+                        cur.fail(f"expected a dialect version section, found section id {sid}")
+                    ln = cur.varint("dialect version length")
+                    cur.take(ln, "dialect version")
+            else:
+                idx = cur.varint("a dialect name")
+            self.dialects.append(self.string(idx, at))
+        if self.version >= 4:
+            cur.varint("op name count")
+        self.op_names: List[str] = []
+        while not cur.at_end():
+            at = cur.pos
+            d = cur.varint("a dialect index")
+            if d >= len(self.dialects):
+                cur.fail(f"dialect index {d} out of range", at)
+            k = cur.count("op name count")
+            for _ in range(k):
+                at = cur.pos
+                if self.version >= 5:
+                    idx, _registered = cur.varint_flag("an op name")
+                else:
+                    idx = cur.varint("an op name")
+                self.op_names.append(self.dialects[d] + "." + self.string(idx, at))
+
+    # ---- attributes and types
+    def _read_attr_type_offsets(self):
+        cur = self.section(S_ATTRTYPE_OFFSET)
+        data_start, data_end = self.sections[S_ATTRTYPE]
+        n_attr = cur.count("attribute count")
+        n_type = cur.count("type count")
+        if n_attr + n_type > cur.remaining:
+            cur.fail(f"{n_attr} attributes and {n_type} types do not fit the offset section")
+        entries: List[Tuple[str, int, int, bool]] = []
+        offset = data_start
+        for total in (n_attr, n_attr + n_type):
+            while len(entries) < total:
+                at = cur.pos
+                d = cur.varint("a dialect index")
+                if d >= len(self.dialects):
+                    cur.fail(f"dialect index {d} out of range", at)
+                k = cur.count("entry count")
+                if len(entries) + k > total:
+                    cur.fail("attribute/type group runs past the declared count", at)
+                for _ in range(k):
+                    at = cur.pos
+                    size, custom = cur.varint_flag("an entry size")
+                    if offset + size > data_end:
+                        cur.fail("attribute/type entry runs past the end of the data section", at)
+                    entries.append((self.dialects[d], offset, offset + size, custom))
+                    offset += size
+        if not cur.at_end():
+            cur.fail("trailing data in the attribute/type offset section")
+        self.attr_entries = entries[:n_attr]
+        self.type_entries = entries[n_attr:]
+        self.attr_cache: List[object] = [None] * n_attr
+        self._builtin_is_ours = self.codecs.get("builtin").__class__ is BuiltinCodec
+        self.type_cache: List[object] = [None] * n_type
+        self.n_attr, self.n_type = n_attr, n_type
+
+    def _decode(self, kind, idx, at):
+        entries = self.attr_entries if kind == "attr" else self.type_entries
+        cache = self.attr_cache if kind == "attr" else self.type_cache
+        if idx >= len(entries):
+            raise SerializationError(f"{kind} reference {idx} out of range (table has {len(entries)})", f"byte {at}")
+        v = cache[idx]
+        if v is not None and v is not _BUSY:
+            return v
+        dialect, s, e, custom = entries[idx]
+        if v is _BUSY or self.depth > MAX_NESTING:
+            raise SerializationError(f"{kind} #{idx} refers to itself or nests too deeply", f"byte {s}")
+        if custom and e - s >= 4 and self.data[s] == 0x17 and kind == "attr" and dialect == "builtin" \
+                and self._builtin_is_ours:
+            v = self._file_loc(idx, s, e)
+            if v is not None:
+                return v
+        cache[idx] = _BUSY
+        self.depth += 1
+        try:
+            cur = Cursor(self.data, s, e)
+            if not custom:
+                text = cur.cstring(f"{kind} assembly text")
+                raise SerializationError(f"{kind} #{idx} of dialect {dialect!r} is stored as text ({text!r}); "
+                                         "textual attribute/type entries are not supported", f"byte {s}")
+            codec = self.codecs.get(dialect)
+            if codec is None:
+                raise SerializationError(f"{kind} #{idx} belongs to dialect {dialect!r}, which this reader does not know",
+                                         f"byte {s}")
+            r = DialectReader(self, cur)
+            v = codec.read_attr(r) if kind == "attr" else codec.read_type(r)
+            if not cur.at_end():
+                cur.fail(f"trailing bytes in {dialect} {kind} #{idx}")
+        except BaseException:
+            cache[idx] = None
+            raise
+        finally:
+            self.depth -= 1
+        cache[idx] = v
+        return v
+
+    def _file_loc(self, idx, s, e):
+        """The builtin codec's most frequent entry, a plain file location (code 11: file name
+        reference, line, column), decoded without the generic machinery; None (nothing cached)
+        when the entry is anything else or malformed, for the general path to handle."""
+        cur = Cursor(self.data, s + 1, e)
+        at = cur.pos
+        fi = cur.varint("an attribute reference")
+        line = cur.varint("a line")
+        col = cur.varint("a column")
+        if cur.pos != e:
+            return None
+        cache = self.attr_cache
+        cache[idx] = _BUSY
+        self.depth += 1
+        try:
+            fn = self.attr(fi, at)
+        finally:
+            self.depth -= 1
+            cache[idx] = None
+        if fn.__class__ is not A.StringAttr:
+            return None
+        v = cache[idx] = A.FileLineColLoc(fn.value, line, col)
+        return v
+
+    def attr(self, idx, at=0):
+        if idx < self.n_attr:
+            v = self.attr_cache[idx]
+            if v is not None and v is not _BUSY:
+                return v
+        return self._decode("attr", idx, at)
+
+    def type(self, idx, at=0):
+        if idx < self.n_type:
+            v = self.type_cache[idx]
+            if v is not None and v is not _BUSY:
+                return v
+        return self._decode("type", idx, at)
+
+    # ---- resources (parsed and validated; blobs are kept by key)
+    def _read_resources(self) -> dict:
+        out = {}
+        if S_RESOURCE_OFFSET not in self.sections:
+            return out
+        off = self.section(S_RESOURCE_OFFSET)
+        data = self.section(S_RESOURCE)
+
+        def group():
+            n = off.count("resource entry count")
+            for _ in range(n):
+                at = off.pos
+                key = self.string(off.varint("a resource key"), at)
+                size = off.varint("a resource entry size")
+                kind = off.byte("a resource kind")
+                body = Cursor(self.data, data.pos, data.pos + size)
+                data.take(size, "resource entry")
+                if kind == 0:
+                    align = body.varint("blob alignment")
+                    n2 = body.varint("blob size")
+                    while body.pos % max(align, 1) and body.remaining > n2:
+                        body.byte()
+                    s = body.skip(n2, "resource blob")
+                    out[key] = self.view[s:body.pos]
+        n_ext = off.count("external resource group count")
+        for _ in range(n_ext):
+            off.varint("a resource provider name")
+            group()
+        while not off.at_end():
+            at = off.pos
+            d = off.varint("a dialect index")
+            if d >= len(self.dialects):
+                off.fail(f"dialect index {d} out of range", at)
+            group()
+        return out
+
+    # ---- IR
+    def read_ir(self) -> Operation:
+        cur = self.section(S_IR)
+        n, has_args = cur.varint_flag("top-level block")
+        if n != 1 or has_args:
+            cur.fail("the IR section must hold exactly one top-level operation")
+        scopes = [_ValueScope()]
+        op = self._read_op(cur, scopes, None)
+        if not cur.at_end():
+            cur.fail("trailing data in the IR section")
+        return op
+
+    def _read_op(self, cur: Cursor, scopes, blocks) -> Operation:
+        self.depth += 1
+        if self.depth > MAX_NESTING:
+            cur.fail("operations nest too deeply")
+        data = cur.data
+        # one-byte varints (the common case) are decoded inline; anything else, and every
+        # error, goes through the cursor's checked readers
+        pos = cur.pos
+        b = data[pos] if pos < cur.end else 0
+        if b & 1:
+            ni = b >> 1
+            cur.pos = pos + 1
+        else:
+            ni = cur.varint("an op name")
+        if ni >= len(self.op_names):
+            cur.fail(f"op name index {ni} out of range", pos)
+        name = self.op_names[ni]
+        mask = cur.byte("op encoding mask")
+        if mask & 0x80:
+            cur.fail(f"bad op encoding mask {mask:#x}", cur.pos - 1)
+        at = pos = cur.pos
+        b = data[pos] if pos < cur.end else 0
+        if b & 1:
+            cur.pos = pos + 1
+            li = b >> 1
+        else:
+            li = cur.varint("op location")
+        loc = self.attr_cache[li] if li < self.n_attr else None
+        if loc is None or loc is _BUSY:
+            loc = self._decode("attr", li, at)
+        attrs: Dict[str, object] = {}
+        if mask & M_ATTRS:
+            at = cur.pos
+            d = self.attr(cur.varint("op attribute dictionary"), at)
+            if not isinstance(d, A.DictAttr):
+                cur.fail("op attributes are not a dictionary", at)
+            attrs.update(d.entries)
+        props = None
+        if mask & M_PROPERTIES:
+            if self.version < 5:
+                cur.fail("properties in a file older than bytecode version 5")
+            at = cur.pos
+            pi = cur.varint("op properties")
+            if pi >= len(self.properties):
+                cur.fail(f"properties index {pi} out of range", at)
+            props = self.properties[pi]
+        result_types = []
+        if mask & M_RESULTS:
+            k = cur.count("result count")
+            type_cache, n_type = self.type_cache, self.n_type
+            for _ in range(k):
+                at = pos = cur.pos
+                b = data[pos] if pos < cur.end else 0
+                if b & 1:
+                    cur.pos = pos + 1
+                    ti = b >> 1
+                else:
+                    ti = cur.varint("a result type")
+                t = type_cache[ti] if ti < n_type else None
+                result_types.append(t if t is not None and t is not _BUSY else self._decode("type", ti, at))
+        operand_ids = []
+        if mask & M_OPERANDS:
+            k = cur.count("operand count")
+            for _ in range(k):
+                pos = cur.pos
+                b = data[pos] if pos < cur.end else 0
+                if b & 1:
+                    cur.pos = pos + 1
+                    operand_ids.append((pos, b >> 1))
+                else:
+                    operand_ids.append((pos, cur.varint("an operand")))
+        if mask & M_SUCCESSORS:
+            k = cur.count("successor count")
+            for _ in range(k):
+                at = cur.pos
+                b = cur.varint("a successor")
+                if blocks is None or b >= len(blocks):
+                    cur.fail(f"successor block {b} out of range", at)
+        op = Operation(name, [], result_types, attrs, location=loc)
+        if props is not None:
+            self.op_props[id(op)] = props
+        scope = scopes[-1]
+        if operand_ids:
+            values, operands = scope.values, op.operands
+            nvals = len(values)
+            for pos, vid in operand_ids:
+                v = values[vid] if vid < nvals else None
+                operands.append(v if v is not None else scope.use(vid, op, len(operands), cur, pos))
+        if scope.forward or not scope.next_ids:
+            for r in op.results:
+                scope.define(r, cur)
+        elif op.results:
+            # define(), inline: no forward references wait on these slots
+            values, nxt = scope.values, scope.next_ids
+            i = nxt[-1]
+            for r in op.results:
+                if i >= len(values):
+                    cur.fail("more values defined than the region declared")
+                values[i] = r
+                i += 1
+            nxt[-1] = i
+        if mask & M_USELIST:
+            if self.version < 3:
+                cur.fail("use-list orders in a file older than bytecode version 3")
+            self._skip_uselists(cur, len(op.results))
+        if mask & M_REGIONS:
+            nreg, isolated = cur.varint_flag("region count")
+            if nreg > cur.remaining:
+                cur.fail(f"region count {nreg} larger than the data left")
+            if isolated:
+                scopes.append(_ValueScope())
+            if isolated and self.version >= 2:
+                at = cur.pos
+                sid = cur.byte("nested IR section id")
+                if sid & 0x7F != S_IR:
+                    cur.fail(f"expected a nested IR section, found section id {sid & 0x7F}", at)
+                ln = cur.varint("nested IR section length")
+                if sid & 0x80:
+                    align = cur.varint("section alignment")
+                    while align > 1 and cur.pos % align:
+                        cur.byte()
+                sub = Cursor(self.data, cur.pos, cur.pos)
+                cur.skip(ln, "nested IR section")
+                sub.end = cur.pos
+                for _ in range(nreg):
+                    op.regions.append(self._read_region(sub, scopes))
+                if not sub.at_end():
+                    sub.fail("trailing data in a nested IR section")
+            else:
+                for _ in range(nreg):
+                    op.regions.append(self._read_region(cur, scopes))
+            if isolated:
+                scopes.pop().check_resolved(cur)
+        self.depth -= 1
+        return op
+
+    def _skip_uselists(self, cur, n_values):
+        count = cur.count("use-list count") if n_values > 1 else 1
+        for _ in range(count):
+            if n_values > 1:
+                at = cur.pos
+                if cur.varint("use-list value index") >= n_values:
+                    cur.fail("use-list value index out of range", at)
+            k, _pair = cur.varint_flag("use-list length")
+            k = k if k <= cur.remaining else cur.fail("use-list length larger than the data left")
+            for _ in range(k):
+                cur.varint("use-list entry")
+
+    def _read_region(self, cur, scopes) -> Region:
+        nblocks = cur.count("block count")
+        region = Region()
+        if nblocks == 0:
+            return region
+        at = cur.pos
+        nvalues = cur.varint("region value count")
+        if nvalues > 8 * len(self.data) + 64:
+            cur.fail(f"region value count {nvalues} is impossible for a file this size", at)
+        scope = scopes[-1]
+        scope.push(nvalues)
+        blocks = [Block() for _ in range(nblocks)]
+        region.blocks = blocks
+        for b in blocks:
+            b.parent = region
+            nops, has_args = cur.varint_flag("block header")
+            if has_args:
+                nargs = cur.count("block argument count")
+                for _ in range(nargs):
+                    at = cur.pos
+                    if self.version >= 4:
+                        ti, has_loc = cur.varint_flag("a block argument")
+                        t = self.type(ti, at)
+                        loc = None
+                        if has_loc:
+                            at = cur.pos
+                            loc = self.attr(cur.varint("a block argument location"), at)
+                    else:
+                        t = self.type(cur.varint("a block argument type"), at)
+                        at = cur.pos
+                        loc = self.attr(cur.varint("a block argument location"), at)
+                    if isinstance(loc, A.UnknownLoc):
+                        loc = None
+                    v = b.add_argument(t, None, loc)
+                    scope.define(v, cur)
+                if self.version >= 3:
+                    flag = cur.byte("block use-list flag")
+                    if flag & M_USELIST:
+                        self._skip_uselists(cur, nargs)
+                    elif flag:
+                        cur.fail(f"bad block use-list flag {flag:#x}", cur.pos - 1)
+            if nops > cur.remaining:
+                cur.fail(f"block op count {nops} larger than the data left")
+            for _ in range(nops):
+                b.operations.append(self._read_op(cur, scopes, blocks))
+        scope.pop(nvalues)
+        return region
+
+
+class _ValueScope:
+    """Value slots of one isolated scope (MLIR's reader layout: nested regions append)."""
+
+    def __init__(self):
+        self.values: List[Optional[Value]] = []
+        self.next_ids: List[int] = []
+        self.forward: Dict[int, list] = {}
+
+    def push(self, n):
+        self.next_ids.append(len(self.values))
+        self.values.extend([None] * n)
+
+    def pop(self, n):
+        del self.values[len(self.values) - n:]
+        self.next_ids.pop()
+
+    def define(self, v: Value, cur):
+        if not self.next_ids:
+            return  # the root op's results are not addressable
+        i = self.next_ids[-1]
+        if i >= len(self.values):
+            cur.fail("more values defined than the region declared")
+        self.next_ids[-1] = i + 1
+        self.values[i] = v
+        for op, k in self.forward.pop(i, ()):
+            if op.operands[k].type is not None and op.operands[k].type != v.type:
+                cur.fail("forward reference used with a different type")
+            op.operands[k] = v
+
+    def use(self, vid, op, k, cur, at) -> Value:
+        if vid >= len(self.values):
+            cur.fail(f"operand refers to value {vid}, but only {len(self.values)} are in scope", at)
+        v = self.values[vid]
+        if v is None:
+            self.forward.setdefault(vid, []).append((op, k))
+            return Value(None)
+        return v
+
+    def check_resolved(self, cur):
+        if self.forward:
+            cur.fail(f"operand refers to value {min(self.forward)}, which is never defined")
+
+
+def read_file(data, codecs: Dict[str, DialectCodec]):
+    """Parse MLIR bytecode -> (root Operation, reader). Op attributes hold the discardable
+    (v >= 5) or all (v < 5) attributes; op._props holds the (start, end) of its properties."""
+    f = _FileReader(data, codecs)
+    root = f.read_ir()
+    return root, f
+
+
+def properties_reader(f: _FileReader, span) -> DialectReader:
+    return DialectReader(f, Cursor(f.data, span[0], span[1]))

@@ -1,0 +1,353 @@
+"""VHLO IR at the current version -> StableHLO IR: types, attributes (struct attributes
+rebuilt, attributes equal to their defaults dropped, as upstream does) and ops, converted in
+place."""
+from __future__ import annotations
+
+from typing import Dict, Optional, Tuple
+
+import numpy as np
+
+from stablehlo_ref import spec as S
+from stablehlo_ref.errors import SerializationError
+from stablehlo_ref.ir import attributes as A
+from stablehlo_ref.ir import types as T
+from stablehlo_ref.ir.core import Operation, Value
+from stablehlo_ref.serialization.builtin_codec import decode_elements, raw_to_float
+from stablehlo_ref.serialization.defaults import default_value
+from stablehlo_ref.serialization.encoding import INT64_MIN
+from stablehlo_ref.serialization.op_mapping import _DOT_ALGORITHM_FIELDS, _STRUCT_KINDS, tables
+from stablehlo_ref.serialization.vhlo_codec import ENUMS, _KIND_OF_ENUM, _SCALAR_TYPES, _float_et, _vhlo_elem_builtin
+from stablehlo_ref.serialization.vhlo_values import (NONE_TYPE_ATTR, VAttr, VType, _bool, _memo_by_value, _raw_f64,
+                                                     _storage_range, _string)
+
+_FROM_VHLO_TYPES: Dict[VType, object] = {}
+
+
+_FROM_VHLO_IDS: Dict[int, tuple] = {}     # id(VType) -> (VType, type): keeps the VType alive
+
+
+def type_from_vhlo(t: VType):
+    """VHLO type -> StableHLO type (memoized by identity, then by value: both are immutable)."""
+    e = _FROM_VHLO_IDS.get(id(t))
+    if e is not None and e[0] is t:
+        return e[1]
+    r = _type_from_vhlo_by_value(t)
+    if len(_FROM_VHLO_IDS) >= 16384:
+        _FROM_VHLO_IDS.clear()
+    _FROM_VHLO_IDS[id(t)] = (t, r)
+    return r
+
+
+def _memo_by_value(cache: dict, t, convert):
+    """convert(t), remembered by value in `cache` (bounded); unhashable values are not kept."""
+    try:
+        r = cache.get(t)
+    except TypeError:
+        return convert(t)
+    if r is None:
+        r = convert(t)
+        if len(cache) >= 4096:
+            cache.clear()
+        cache[t] = r
+    return r
+
+
+def _type_from_vhlo_by_value(t: VType):
+    return _memo_by_value(_FROM_VHLO_TYPES, t, _type_from_vhlo)
+
+
+def _type_from_vhlo(t: VType):
+    k = t.kind
+    if k == "tensor_v1":
+        shape, et, enc = t.args
+        e = None
+        if enc is not None:
+            if not (isinstance(enc, VAttr) and enc.kind == "type_extensions_v1"):
+                raise SerializationError(f"unsupported tensor encoding {enc}")
+            e = A.StructAttr("stablehlo", "bounds", (("bounds", tuple(None if d == INT64_MIN else d for d in enc.args[0])),))
+        if any(d < 0 and d != INT64_MIN for d in shape):
+            raise SerializationError(f"tensor type with negative dimension {shape}")
+        return T.TensorType(tuple(None if d == INT64_MIN else d for d in shape), type_from_vhlo(et), e)
+    if k == "complex_v1":
+        return T.ELEMENT_TYPES[f"complex<{type_from_vhlo(t.args[0]).name}>"]
+    if k == "token_v1":
+        return T.TokenType()
+    if k == "tuple_v1":
+        return T.TupleType(tuple(type_from_vhlo(x) for x in t.args[0]))
+    if k == "func_v1":
+        return T.FunctionType(tuple(type_from_vhlo(x) for x in t.args[0]), tuple(type_from_vhlo(x) for x in t.args[1]))
+    if k == "unranked_tensor_v1":
+        return T.UnrankedTensorType(type_from_vhlo(t.args[0]))
+    if k == "none_v1":
+        return T.NoneType()
+    if k in ("quant_v1", "quant_per_axis_v1"):
+        st = type_from_vhlo(t.args[1])
+        ex = type_from_vhlo(t.args[2])
+        signed = bool(t.args[0] & 1)
+        lo, hi = _storage_range(st, signed)
+        if k == "quant_v1":
+            _, _, _, scale, zp, mn, mx = t.args
+            scales, zps, qd = (_raw_f64(scale),), (zp,), None
+        else:
+            _, _, _, qd, mn, mx, sc, zps = t.args
+            scales, zps = tuple(_raw_f64(s) for s in sc), tuple(zps)
+        return T.QuantizedType(st, ex, scales, zps, qd, None if mn == lo else mn, None if mx == hi else mx, signed)
+    if k == "future_v1":
+        return T.OpaqueType("!stablehlo.future<" + ", ".join(str(type_from_vhlo(x)) for x in t.args[0]) + ">")
+    if k == "buffer_v1":
+        shape, et = t.args
+        dims = "".join(("?" if d == INT64_MIN else str(d)) + "x" for d in shape)
+        return T.OpaqueType(f"memref<{dims}{type_from_vhlo(et)}>")
+    et = _vhlo_elem_builtin(k)
+    if et is not None and k in _SCALAR_TYPES:
+        return et
+    raise SerializationError(f"VHLO type {k} has no StableHLO equivalent in this implementation")
+
+
+def _tensor_array(a: VAttr) -> Tuple[np.ndarray, T.TensorType]:
+    bt = type_from_vhlo(a.args[0])
+    if not isinstance(bt, T.TensorType):
+        raise SerializationError(f"tensor_v1 attribute of non-tensor type {a.args[0]}")
+    arr = decode_elements(a.args[1].data, bt, lambda m: (_ for _ in ()).throw(SerializationError(m)))
+    return arr, bt
+
+
+def attr_from_vhlo(a, kind: Optional[str] = None):
+    """VHLO attribute -> StableHLO/builtin attribute; `kind` is the spec's attribute kind."""
+    if not isinstance(a, VAttr):
+        return a
+    k = a.kind
+    if k == "bool_v1":
+        if kind == "unit":
+            return A.UnitAttr()
+        return A.BoolAttr(a.args[0])
+    if k == "integer_v1":
+        return A.IntegerAttr(a.args[1], type_from_vhlo(a.args[0]))
+    if k == "float_v1":
+        et = _float_et(a.args[0])
+        return A.FloatAttr(raw_to_float(a.args[1], et), et)
+    if k == "string_v1":
+        if kind == "symbol_ref":
+            return A.SymbolRefAttr(a.args[0])
+        return A.StringAttr(a.args[0])
+    if k == "type_v1":
+        return A.TypeAttr(type_from_vhlo(a.args[0]))
+    if k == "array_v1":
+        sub = "symbol_ref" if kind == "symbol_array" else None
+        return A.ArrayAttr(tuple(attr_from_vhlo(x, sub) for x in a.args[0]))
+    if k == "dict_v1":
+        entries = []
+        for kk, v in a.args[0]:
+            if not (isinstance(kk, VAttr) and kk.kind == "string_v1"):
+                raise SerializationError("dict_v1 key is not a string")
+            entries.append((kk.args[0], attr_from_vhlo(v)))
+        return A.DictAttr(tuple(entries))
+    if k == "tensor_v1":
+        arr, bt = _tensor_array(a)
+        if kind in ("dense_i64_array", "dense_bool_array"):
+            return A.DenseArrayAttr(bt.element_type, tuple(bool(x) for x in arr.reshape(-1)) if bt.element_type.kind == "bool"
+                                    else tuple(int(x) for x in arr.reshape(-1)))
+        return A.DenseElementsAttr(bt, arr)
+    if k in ENUMS:
+        if k == "api_version_v1":
+            return A.IntegerAttr(ENUMS[k].index(a.args[0]), T.ELEMENT_TYPES["i32"])
+        if k == "result_accuracy_mode_v1":
+            return A.StructAttr("stablehlo", "result_accuracy_mode", (("value", a.args[0]),))
+        return A.EnumAttr("stablehlo", _KIND_OF_ENUM[k], a.args[0])
+    if k == "output_operand_alias_v1":
+        return A.StructAttr("stablehlo", "output_operand_alias", (("output_tuple_indices", a.args[0]),
+                                                                  ("operand_index", a.args[1]),
+                                                                  ("operand_tuple_indices", a.args[2])))
+    if k == "result_accuracy_v1":
+        return A.StructAttr("stablehlo", "result_accuracy", (
+            ("atol", _raw_f64(a.args[0])), ("rtol", _raw_f64(a.args[1])), ("ulps", a.args[2]),
+            ("mode", attr_from_vhlo(a.args[3]))))
+    if k == "replica_group_mesh_axes_v1":
+        mesh, axes = a.args
+        return A.StructAttr("stablehlo", "replica_group_mesh_axes", (
+            ("mesh", A.SymbolRefAttr(_vstr(mesh))), ("axes", tuple(attr_from_vhlo(x) for x in _varr(axes)))))
+    if k == "axis_ref_v1":
+        name, sub = a.args
+        fields = [("name", A.StringAttr(_vstr(name)))]
+        if sub is not None:
+            if not (isinstance(sub, VAttr) and sub.kind == "sub_axis_info_v1"):
+                raise SerializationError("axis_ref_v1 sub-axis info is not a sub_axis_info_v1")
+            fields.append(("sub_axis_info", attr_from_vhlo(sub)))
+        return A.StructAttr("stablehlo", "axis_ref", tuple(fields))
+    if k == "mesh_axis_v1":
+        return A.StructAttr("stablehlo", "mesh_axis", (("name", A.StringAttr(_vstr(a.args[0]))), ("size", a.args[1])))
+    if k == "mesh_v1":
+        fields = [("axes", tuple(attr_from_vhlo(x) for x in _varr(a.args[0])))]
+        if a.args[1] is not None:
+            fields.append(("device_ids", attr_from_vhlo(a.args[1])))
+        return A.StructAttr("stablehlo", "mesh", tuple(fields))
+    if k == "sub_axis_info_v1":
+        return A.StructAttr("stablehlo", "sub_axis_info", (("pre_size", a.args[0]), ("size", a.args[1])))
+    raise SerializationError(f"VHLO attribute {k} has no StableHLO equivalent in this implementation")
+
+
+def _vstr(a) -> str:
+    if not (isinstance(a, VAttr) and a.kind == "string_v1"):
+        raise SerializationError(f"expected a string_v1 attribute, found {a}")
+    return a.args[0]
+
+
+def _varr(a) -> tuple:
+    if not (isinstance(a, VAttr) and a.kind == "array_v1"):
+        raise SerializationError(f"expected an array_v1 attribute, found {a}")
+    return a.args[0]
+
+
+def _is_default(op_short: str, name: str, v: VAttr, attrs) -> bool:
+    """Whether upstream's VHLO -> StableHLO step drops this attribute."""
+    if name == "precision_config":
+        return v.kind == "array_v1" and all(x == VAttr("precision_v1", ("DEFAULT",)) for x in v.args[0])
+    if name == "backend_config" and op_short == "custom_call":
+        return v in (_string(""), VAttr("dict_v1", ((),)))
+    if name in ("operand_layouts", "result_layouts") and op_short == "custom_call":
+        empty = VAttr("array_v1", ((),))
+        return attrs.get("operand_layouts") == empty and attrs.get("result_layouts") == empty
+    if name in ("window_strides", "lhs_dilation", "rhs_dilation", "base_dilations", "window_dilations",
+                "padding", "window_reversal") and op_short in ("convolution", "dynamic_conv", "reduce_window",
+                                                               "select_and_scatter"):
+        if v.kind != "tensor_v1":
+            return False
+        arr, _ = _tensor_array(v)
+        want = 0 if name in ("padding", "window_reversal") else 1
+        return bool(np.all(arr == want))
+    d = default_value(op_short, name, attrs)
+    return d is not None and d == v
+
+
+_FROM_INFO: Dict[Tuple[str, bool], tuple] = {}
+
+
+def _from_info(name: str, in_func: bool) -> tuple:
+    """Per VHLO op name (and whether its parent is a func.func): (StableHLO op spec, attribute
+    kinds by name, VHLO attribute names, short name, struct-valued attribute specs)."""
+    ospec, venc = tables().by_vhlo[name]
+    if name == "vhlo.return_v1" and in_func:
+        ospec = S.op("func.return")
+    info = (ospec, {a.name: a.kind for a in ospec.attributes}, set(n.rstrip(".") for n in venc.attributes),
+            ospec.short_name, [a for a in ospec.attributes if a.kind in _STRUCT_KINDS])
+    _FROM_INFO[(name, in_func)] = info
+    return info
+
+
+def op_from_vhlo(op: Operation, vmap: Dict[int, Value], parent: Optional[str]) -> Operation:
+    """Current-VHLO op -> StableHLO op (recursively). Converts in place: the VHLO ops, blocks
+    and values the reader made become the StableHLO ones (names, attributes and types are
+    replaced), so that reading builds each op once. `vmap` collects the ids of the values
+    defined so far (an operand must be defined before its use)."""
+    _from_vhlo_in_place(op, set(), parent)
+    return op
+
+
+def _convert_attrs(op: Operation, parent: Optional[str]):
+    """(StableHLO name, StableHLO attributes) of a non-module VHLO op."""
+    info = _FROM_INFO.get((op.name, parent == "func.func"))
+    if info is None:
+        info = _from_info(op.name, parent == "func.func")
+    ospec, kinds, vnames, short, struct_specs = info
+    attrs = {}
+    struct_vals: Dict[str, Dict[str, object]] = {}
+    for name, v in op.attributes.items():
+        if name not in vnames:
+            attrs[name] = attr_from_vhlo(v)      # discardable
+            continue
+        if name in kinds:
+            kind = kinds[name]
+            if _is_default(short, name, v, op.attributes):
+                continue
+            if kind == "unit":
+                if v == _bool(True):
+                    attrs[name] = A.UnitAttr()
+                continue
+            if kind == "custom_call_api_version":
+                attrs[name] = attr_from_vhlo(v)
+                continue
+            if kind == "array" and short in ("custom_call",) and name == "called_computations":
+                attrs[name] = attr_from_vhlo(v, "symbol_array")
+                continue
+            attrs[name] = attr_from_vhlo(v, kind)
+        else:
+            struct_vals[name] = v
+    # rebuild struct attributes
+    for a in struct_specs:
+        if a.kind == "channel_handle":
+            cid = struct_vals.get("channel_id")
+            ctype = struct_vals.get("channel_type")
+            h = cid.args[1] if cid is not None else 0
+            ty = ctype.args[1] if ctype is not None else 0
+            if cid is None or h == 0 and ty == 0 and ctype is None:
+                if cid is not None and h != 0:
+                    pass
+                else:
+                    continue
+            attrs[a.name] = A.StructAttr("stablehlo", "channel_handle", (("handle", h), ("type", ty)))
+        elif a.kind == "dot_algorithm":
+            vals = [struct_vals.get(n) for n in _DOT_ALGORITHM_FIELDS]
+            if all(v is None or v == NONE_TYPE_ATTR for v in vals):
+                continue
+            fl = []
+            for n, v in zip(_DOT_ALGORITHM_FIELDS, vals):
+                if v.kind == "type_v1":
+                    fl.append((n, type_from_vhlo(v.args[0])))
+                elif v.kind == "bool_v1":
+                    fl.append((n, v.args[0]))
+                else:
+                    fl.append((n, v.args[1]))
+            attrs[a.name] = A.StructAttr("stablehlo", "dot_algorithm", tuple(fl))
+        else:
+            sname = {"conv_dimension_numbers": "conv", "dot_dimension_numbers": "dot",
+                     "gather_dimension_numbers": "gather", "scatter_dimension_numbers": "scatter"}[a.kind]
+            fl = []
+            for fname, d in A.STRUCT_FIELDS[sname]:
+                v = struct_vals.get(fname)
+                if v is None:
+                    fl.append((fname, d))
+                elif v.kind == "integer_v1":
+                    fl.append((fname, v.args[1]))
+                else:
+                    arr, _ = _tensor_array(v)
+                    fl.append((fname, tuple(int(x) for x in arr.reshape(-1))))
+            attrs[a.name] = A.StructAttr("stablehlo", sname, tuple(fl))
+    return ospec.name, attrs
+
+
+# per VHLO op name (and whether its parent is a func.func): the StableHLO name when the op
+# carries no VHLO attributes at all (nothing to convert), else None
+_PLAIN_NAME: Dict[Tuple[str, bool], Optional[str]] = {}
+
+
+def _from_vhlo_in_place(op: Operation, defined: set, parent: Optional[str]):
+    if op.name == "builtin.module":
+        op.attributes = {k: attr_from_vhlo(v) for k, v in op.attributes.items()}
+        child_parent = "builtin.module"
+    else:
+        if op.attributes:
+            child_parent, op.attributes = _convert_attrs(op, parent)
+        else:
+            key = (op.name, parent == "func.func")
+            child_parent = _PLAIN_NAME.get(key)
+            if child_parent is None:
+                child_parent, op.attributes = _convert_attrs(op, parent)
+                if not op.attributes:
+                    _PLAIN_NAME[key] = child_parent
+        op.name = child_parent
+        for r in op.results:
+            r.type = type_from_vhlo(r.type)
+    add = defined.add
+    for r in op.results:
+        add(id(r))
+    for o in op.operands:
+        if id(o) not in defined:
+            raise KeyError(f"{op.name}: an operand is used before it is defined")
+    for r in op.regions:
+        for b in r.blocks:
+            b.parent = r
+            for a in b.arguments:
+                a.type = type_from_vhlo(a.type)
+                add(id(a))
+            for o in b.operations:
+                _from_vhlo_in_place(o, defined, child_parent)

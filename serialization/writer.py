@@ -1,0 +1,469 @@
+"""Writing MLIR bytecode: the dialect, attribute/type, IR, string and properties sections of a
+numbered op tree, with upstream's use-list orders, laid out byte for byte as upstream's writer
+lays them out."""
+from __future__ import annotations
+
+from typing import Callable, Dict, List, Optional
+
+from stablehlo_ref.errors import SerializationError
+from stablehlo_ref.ir import attributes as A
+from stablehlo_ref.ir.core import Operation, Region
+from stablehlo_ref.serialization.builtin_codec import BuiltinCodec, _string_attr
+from stablehlo_ref.serialization.dialect_codec import DialectCodec, DialectWriter
+from stablehlo_ref.serialization.encoding import (MAGIC, M_ATTRS, M_OPERANDS, M_PROPERTIES, M_REGIONS, M_RESULTS,
+                                                  M_USELIST, S_ATTRTYPE, S_ATTRTYPE_OFFSET, S_DIALECT, S_IR,
+                                                  S_PROPERTIES, S_RESOURCE, S_RESOURCE_OFFSET, S_STRING, Emitter,
+                                                  _SMALL, _SMALL_VARINTS, varint_bytes)
+from stablehlo_ref.serialization.numbering import LeafOp, _Numbering, _Record, _Strings
+
+def _uses_outside(op: Operation) -> bool:
+    """True if some op nested in `op`'s regions uses a value defined outside `op`."""
+    inside = set()
+    used = []
+
+    add = inside.add
+
+    def walk(o):
+        for r in o.regions:
+            for b in r.blocks:
+                for a in b.arguments:
+                    add(id(a))
+                for n in b.operations:
+                    for res in n.results:
+                        add(id(res))
+                    used.extend(n.operands)
+                    if n.regions:
+                        walk(n)
+    walk(op)
+    return not inside.issuperset(map(id, used))
+
+
+def write_file(root: Operation, *, version: int, producer: str, codecs: List[DialectCodec],
+               dict_of: Callable[[Operation], Optional[A.DictAttr]],
+               props_writer: Callable[[Operation, DialectWriter], bool],
+               isolated_of: Optional[Callable[[Operation], bool]] = None,
+               rewrites: Optional[Dict[int, int]] = None) -> bytes:
+    """Write `root` as MLIR bytecode.
+
+    `dict_of(op)` gives the attribute dictionary to store in the op (None: none),
+    `props_writer(op, w)` writes the op's properties and returns whether it has any
+    (only called for version >= 5)."""
+    isolated_cache: Dict[int, bool] = {}
+
+    def isolated(op):
+        r = isolated_cache.get(id(op))
+        if r is None:
+            r = isolated_cache[id(op)] = (op is root) or (isolated_of(op) if isolated_of else False) or not _uses_outside(op)
+        return r
+
+    num = _Numbering(codecs, version, props_writer)
+    # ---- numbering walk (values are numbered while writing, with the reader's layout)
+    num.number_op(root, dict_of(root))
+    stack = [r for r in root.regions]
+    while stack:
+        region = stack.pop()
+        for b in region.blocks:
+            num.number_block(b, dict_of)
+        for b in region.blocks:
+            for op in b.operations:
+                stack.extend(op.regions)
+    num.finalize()
+    uses = _use_lists(root, rewrites or {}) if version >= 3 else None
+    strings = _Strings()
+    codec_by_name = {c.name: c for c in codecs}
+
+    # ---- dialect section
+    dialect_names = sorted(num.dialects, key=num.dialects.get)
+    de = Emitter()
+    de.varint(len(dialect_names))
+    for d in dialect_names:
+        sid = strings.insert(d)
+        if version < 1:
+            de.varint(sid)
+        else:
+            de.varint_flag(sid, False)
+    if version >= 4:
+        de.varint(len(num.op_list))
+    _write_groups(de, num.op_list, lambda r: (de.varint(strings.insert(r.obj.split(".", 1)[1])) if version < 5
+                                              else de.varint_flag(strings.insert(r.obj.split(".", 1)[1]), True)))
+
+    # ---- attribute/type sections (written straight into one emitter; big blobs by reference)
+    data = Emitter()
+    sizes: List[int] = []
+    dw = DialectWriter(num, data, strings)
+    flc, builtin = A.FileLineColLoc, codec_by_name.get("builtin")
+    small, SMALL = _SMALL_VARINTS, _SMALL
+    file_numbers: Dict[str, bytes] = {}
+    codec_of_dialect = [codec_by_name[d] for d in dialect_names]
+    flc_dialect = (num.dialects.get("builtin", -1)
+                   if builtin is not None and builtin.__class__ is BuiltinCodec else -1)
+    for recs, is_attr in ((num.attr_list, True), (num.type_list, False)):
+        for r in recs:
+            a = r.obj
+            if is_attr and a.__class__ is flc and r.dialect == flc_dialect and a.end_line is None \
+                    and a.end_column is None:
+                # BuiltinCodec.write_attr's encoding of the most frequent attribute, inline
+                fn = a.filename
+                fb = file_numbers.get(fn)
+                if fb is None:
+                    fb = file_numbers[fn] = varint_bytes(num.attr_number(_string_attr(fn)))
+                line, col = a.line, a.column
+                piece = (small[11] + fb + (small[line] if 0 <= line < SMALL else varint_bytes(line))
+                         + (small[col] if 0 <= col < SMALL else varint_bytes(col)))
+                data.buf += piece
+                sizes.append(len(piece))
+                continue
+            codec = codec_of_dialect[r.dialect]
+            before = data.size()
+            if is_attr:
+                codec.write_attr(a, dw)
+            else:
+                codec.write_type(a, dw)
+            sizes.append(data.size() - before)
+    off = Emitter()
+    off.varint(len(num.attr_list))
+    off.varint(len(num.type_list))
+    # each entry: its size, flagged (varint_flag(size, True) = varint(2 * size + 1))
+    flagged = [small[2 * n + 1] if 2 * n + 1 < SMALL else varint_bytes(2 * n + 1) for n in sizes]
+    at = 0
+    for recs in (num.attr_list, num.type_list):
+        i = 0
+        while i < len(recs):
+            j = i
+            d = recs[i].dialect
+            while j < len(recs) and recs[j].dialect == d:
+                j += 1
+            off.varint(d)
+            off.varint(j - i)
+            off.buf += b"".join(flagged[at:at + j - i])
+            at += j - i
+            i = j
+
+    # ---- IR section
+    props_entries: List[bytes] = []
+    props_index: Dict[bytes, int] = {}
+    props_emitter = Emitter()
+    props_w = DialectWriter(num, props_emitter, strings)
+
+    def op_props(op) -> Optional[int]:
+        props_emitter.buf = bytearray()
+        if not props_writer(op, props_w):
+            return None
+        body = props_emitter.buf
+        entry = varint_bytes(len(body)) + bytes(body)
+        i = props_index.get(entry)
+        if i is None:
+            i = props_index[entry] = len(props_entries)
+            props_entries.append(entry)
+        return i
+
+    op_index = num.op_index
+    attr_ids, attr_number = num.attr_ids, num.attr_number
+    type_ids, type_number = num.type_ids, num.type_number
+    unknown = A.UNKNOWN_LOC
+    small, SMALL = _SMALL_VARINTS, _SMALL
+
+    def write_op(e: Emitter, op: Operation, scope: "_WriteScope"):
+        buf = e.buf
+        v = op_index[op.name]
+        buf += small[v] if v < SMALL else varint_bytes(v)
+        mask_at = len(buf)
+        buf.append(0)
+        mask = 0
+        loc = op.location if op.location is not None else unknown
+        ent = attr_ids.get(id(loc))
+        v = ent[1].number if ent is not None and ent[0] is loc else attr_number(loc)
+        buf += small[v] if v < SMALL else varint_bytes(v)
+        leaf = op.__class__ is LeafOp
+        d = None if leaf else dict_of(op)
+        if d is not None:
+            mask |= M_ATTRS
+            e.varint(attr_number(d))
+        if version >= 5 and not leaf:
+            pi = op_props(op)
+            if pi is not None:
+                mask |= M_PROPERTIES
+                e.varint(pi)
+        results = op.results
+        if results:
+            mask |= M_RESULTS
+            buf += small[len(results)] if len(results) < SMALL else varint_bytes(len(results))
+            for r in results:
+                t = r.type
+                ent = type_ids.get(id(t))
+                v = ent[1].number if ent is not None and ent[0] is t else type_number(t)
+                buf += small[v] if v < SMALL else varint_bytes(v)
+        if op.operands:
+            mask |= M_OPERANDS
+            v = len(op.operands)
+            buf += small[v] if v < SMALL else varint_bytes(v)
+            ids = scope.ids
+            for x in op.operands:
+                vid = ids.get(id(x))
+                if vid is None:
+                    raise SerializationError(f"{op.name} uses a value that is not defined before it")
+                buf += small[vid] if vid < SMALL else varint_bytes(vid)
+        if results:
+            nxt = scope.next_ids
+            if nxt:
+                ids = scope.ids
+                k = nxt[-1]
+                for r in results:
+                    ids[id(r)] = k
+                    k += 1
+                nxt[-1] = k
+            if uses is not None:
+                for r in results:
+                    lst = uses.get(id(r))
+                    if lst is not None and len(lst) > 1:
+                        if _write_use_orders(e, results, uses):
+                            mask |= M_USELIST
+                        break
+        if op.regions:
+            mask |= M_REGIONS
+        buf[mask_at] = mask
+        if op.regions:
+            iso = isolated(op)
+            e.varint_flag(len(op.regions), iso)
+            if iso:
+                inner = _WriteScope()
+                if version >= 2:
+                    sub = Emitter()
+                    for r in op.regions:
+                        write_region(sub, r, inner)
+                    e.section(S_IR, sub)
+                else:
+                    for r in op.regions:
+                        write_region(e, r, inner)
+            else:
+                for r in op.regions:
+                    write_region(e, r, scope)
+
+    def write_region(e: Emitter, region: Region, scope: "_WriteScope"):
+        if not region.blocks:
+            e.varint(0)
+            return
+        nvalues = sum([len(b.arguments) + sum([len(o.results) for o in b.operations]) for b in region.blocks])
+        e.varint(len(region.blocks))
+        e.varint(nvalues)
+        scope.push(nvalues)
+        for b in region.blocks:
+            e.varint_flag(len(b.operations), bool(b.arguments))
+            if b.arguments:
+                e.varint(len(b.arguments))
+                for v, loc in zip(b.arguments, b.arg_locations):
+                    loc = loc if loc is not None else A.UNKNOWN_LOC
+                    if version >= 4:
+                        unknown = isinstance(loc, A.UnknownLoc)
+                        e.varint_flag(type_number(v.type), not unknown)
+                        if not unknown:
+                            e.varint(attr_number(loc))
+                    else:
+                        e.varint(type_number(v.type))
+                        e.varint(attr_number(loc))
+                    scope.define(v)
+                if version >= 3:
+                    at = len(e.buf)
+                    e.byte(0)
+                    if _write_use_orders(e, b.arguments, uses):
+                        e.buf[at] = M_USELIST
+            buf = e.buf
+            for op in b.operations:
+                if op.__class__ is not LeafOp:
+                    write_op(e, op, scope)
+                    buf = e.buf     # a nested section of 64 KiB or more starts a new buffer
+                    continue
+                # write_op for an op without attributes, properties or regions, inline
+                v = op_index[op.name]
+                buf += small[v] if v < SMALL else varint_bytes(v)
+                mask_at = len(buf)
+                buf.append(0)
+                mask = 0
+                loc = op.location
+                ent = attr_ids.get(id(loc))
+                v = ent[1].number if ent is not None and ent[0] is loc else attr_number(loc)
+                buf += small[v] if v < SMALL else varint_bytes(v)
+                results = op.results
+                if results:
+                    mask = M_RESULTS
+                    v = len(results)
+                    buf += small[v] if v < SMALL else varint_bytes(v)
+                    for r in results:
+                        t = r.type
+                        ent = type_ids.get(id(t))
+                        v = ent[1].number if ent is not None and ent[0] is t else type_number(t)
+                        buf += small[v] if v < SMALL else varint_bytes(v)
+                operands = op.operands
+                if operands:
+                    mask |= M_OPERANDS
+                    v = len(operands)
+                    buf += small[v] if v < SMALL else varint_bytes(v)
+                    ids = scope.ids
+                    for x in operands:
+                        vid = ids.get(id(x))
+                        if vid is None:
+                            raise SerializationError(f"{op.name} uses a value that is not defined before it")
+                        buf += small[vid] if vid < SMALL else varint_bytes(vid)
+                if results:
+                    nxt = scope.next_ids
+                    if nxt:
+                        ids = scope.ids
+                        k = nxt[-1]
+                        for r in results:
+                            ids[id(r)] = k
+                            k += 1
+                        nxt[-1] = k
+                    if uses is not None:
+                        for r in results:
+                            lst = uses.get(id(r))
+                            if lst is not None and len(lst) > 1:
+                                if _write_use_orders(e, results, uses):
+                                    mask |= M_USELIST
+                                break
+                buf[mask_at] = mask
+        scope.pop(nvalues)
+
+    ir = Emitter()
+    ir.varint_flag(1, False)
+    write_op(ir, root, _WriteScope())
+
+    # ---- strings
+    se = Emitter()
+    se.varint(len(strings.order))
+    encoded = [s.encode("utf-8") for s in strings.order]
+    for b in reversed(encoded):
+        se.varint(len(b) + 1)
+    for b in encoded:
+        se.raw(b)
+        se.byte(0)
+
+    out = Emitter()
+    out.raw(MAGIC)
+    out.varint(version)
+    out.raw(producer.encode("utf-8") + b"\x00")
+    out.section(S_DIALECT, de)
+    out.section(S_ATTRTYPE_OFFSET, off)
+    out.section(S_ATTRTYPE, data)
+    out.section(S_IR, ir)
+    out.section(S_RESOURCE_OFFSET, b"\x01")
+    out.section(S_RESOURCE, b"")
+    out.section(S_STRING, se)
+    if version >= 5:
+        pe = Emitter()
+        pe.varint(len(props_entries))
+        for p in props_entries:
+            pe.raw(p)
+        out.section(S_PROPERTIES, pe)
+    return out.getvalue()
+
+
+def _use_lists(root: Operation, rewrites: Dict[int, int]):
+    """Per value, its uses [(op id, operand number)] in MLIR's use-list order after parsing and
+    upstream's version rewrites: parsing pushes each new use to the front (so uses are in
+    descending id order); recreating an op makes its operand uses the newest ones and reverses
+    the use lists of its results (replaceAllUsesWith moves uses one by one)."""
+    order: List[Operation] = []
+    uses: Dict[int, list] = {}
+    stack = [root]
+    get = uses.get
+    while stack:        # pre-order, as Operation.walk
+        op = stack.pop()
+        k = len(order)
+        order.append(op)
+        i = 0
+        for v in op.operands:
+            lst = get(id(v))
+            if lst is None:
+                uses[id(v)] = [(k, i)]
+            else:
+                lst.append((k, i))
+            i += 1
+        if op.regions:
+            for region in reversed(op.regions):
+                for block in reversed(region.blocks):
+                    stack.extend(reversed(block.operations))
+    opid = {id(op): k for k, op in enumerate(order)} if rewrites else {}
+    for lst in uses.values():
+        if len(lst) > 1:
+            lst.reverse()
+    for op in (order if rewrites else ()):
+        n = rewrites.get(id(op), 0)
+        k = opid[id(op)]
+        for _ in range(n):
+            for i, v in enumerate(op.operands):
+                lst = uses[id(v)]
+                lst.remove((k, i))
+                lst.insert(0, (k, i))
+            for r in op.results:
+                lst = uses.get(id(r))
+                if lst:
+                    lst.reverse()
+    return uses
+
+
+def _write_use_orders(e: Emitter, values, uses) -> bool:
+    orders = {}
+    for idx, v in enumerate(values):
+        lst = uses.get(id(v))
+        if not lst or len(lst) < 2:
+            continue
+        ids = [(k << 32) | i for k, i in lst]
+        if all(ids[j] > ids[j + 1] for j in range(len(ids) - 1)):
+            continue
+        pairs = sorted(enumerate(ids), key=lambda p: -p[1])
+        orders[idx] = [p[0] for p in pairs]
+    if not orders:
+        return False
+    if len(values) != 1:
+        e.varint(len(orders))
+    # upstream iterates a hash map keyed by the value index (bucket = index * 37 mod 64)
+    for idx in sorted(orders, key=lambda k: ((k * 37) & 63, k)):
+        order = orders[idx]
+        if len(values) != 1:
+            e.varint(idx)
+        shuffled = sum(1 for j, x in enumerate(order) if j != x)
+        if shuffled < len(order) // 2:
+            e.varint_flag(shuffled * 2, True)
+            for j, x in enumerate(order):
+                if j != x:
+                    e.varint(x)
+                    e.varint(j)
+        else:
+            e.varint_flag(len(order), False)
+            for x in order:
+                e.varint(x)
+    return True
+
+
+def _write_groups(e: Emitter, recs: List[_Record], emit_one):
+    i = 0
+    while i < len(recs):
+        j = i
+        while j < len(recs) and recs[j].dialect == recs[i].dialect:
+            j += 1
+        e.varint(recs[i].dialect)
+        e.varint(j - i)
+        for r in recs[i:j]:
+            emit_one(r)
+        i = j
+
+
+class _WriteScope:
+    def __init__(self):
+        self.ids: Dict[int, int] = {}
+        self.size = 0
+        self.next_ids: List[int] = []
+
+    def push(self, n):
+        self.next_ids.append(self.size)
+        self.size += n
+
+    def pop(self, n):
+        self.size -= n
+        self.next_ids.pop()
+
+    def define(self, v):
+        if not self.next_ids:
+            return
+        self.ids[id(v)] = self.next_ids[-1]
+        self.next_ids[-1] += 1
