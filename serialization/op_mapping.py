@@ -8,27 +8,39 @@ from typing import Dict, List, Optional, Tuple
 
 from stablehlo_ref import spec as S
 
-_STRUCT_KINDS = {"conv_dimension_numbers", "dot_dimension_numbers", "gather_dimension_numbers",
-                 "scatter_dimension_numbers", "dot_algorithm", "channel_handle"}
-_DOT_ALGORITHM_FIELDS = ("lhs_precision_type", "rhs_precision_type", "accumulation_type", "lhs_component_count",
-                         "rhs_component_count", "num_primitive_operations", "allow_imprecise_accumulation")
+# struct attribute kinds whose fields VHLO carries as attributes of the op (spec: `vhlo: flattened`)
+_STRUCT_KINDS = frozenset(st.name for st in S.structs() if st.vhlo == "flattened")
+_DOT_ALGORITHM_FIELDS = S.struct("dot_algorithm").field_names
+# VHLO's names of the channel handle's fields
 _CHANNEL_FIELDS = {"channel_id": "handle", "channel_type": "type"}
+
+
+def flattened_structs(op_name: str) -> List[Tuple[S.AttributeSpec, S.StructSpec]]:
+    """The attributes of StableHLO op `op_name` whose struct VHLO spreads out, with the struct."""
+    return [(a, S.struct(a.kind)) for a in S.op(op_name).attributes if a.kind in _STRUCT_KINDS]
 
 
 class _Tables:
     def __init__(self):
         self.by_vhlo: Dict[str, Tuple[S.OpSpec, S.VhloSpec]] = {}
         self.encodings: Dict[str, List[S.VhloSpec]] = {}
+        self.by_short: Dict[str, str] = {}      # short name -> op name (stablehlo's first)
         for o in S.ops():
             if not o.vhlo:
                 continue
             self.encodings[o.name] = list(o.vhlo)
+            if o.short_name not in self.by_short or o.name.startswith("stablehlo."):
+                self.by_short[o.short_name] = o.name
             for v in o.vhlo:
                 if v.name not in self.by_vhlo or o.name.startswith("stablehlo."):
                     self.by_vhlo[v.name] = (o, v)
         s = S.load()
         self.type_since = {n.split(".", 1)[1]: f for n, f, _ in s.vhlo_types}
         self.attr_since = {n.split(".", 1)[1]: f for n, f, _ in s.vhlo_attributes}
+
+    def stablehlo_name(self, short: str) -> Optional[str]:
+        """The op with a VHLO encoding named `short` after its dialect (stablehlo's first)."""
+        return self.by_short.get(short)
 
     def latest(self, op_name: str) -> S.VhloSpec:
         return self.encodings[op_name][-1]

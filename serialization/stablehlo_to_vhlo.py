@@ -19,10 +19,11 @@ from stablehlo_ref.serialization.encoding import INT64_MIN
 from stablehlo_ref.serialization.numbering import LeafOp as VLeaf
 from stablehlo_ref.serialization.op_mapping import _STRUCT_KINDS, _ver, tables
 from stablehlo_ref.serialization.versions import _check_type_at, _down_plan, _ok_set
-from stablehlo_ref.serialization.vhlo_codec import ENUMS, _ENUM_OF_KIND, _elem_vhlo_name
+from stablehlo_ref.serialization.vhlo_codec import ENUM_SPECS, VHLO_ENUM_OF_KIND, enum_attr, vhlo_element_kind
 from stablehlo_ref.serialization.vhlo_values import (VAttr, VType, VValue, _bool, _f64_raw, _i64, _i64_tensor,
                                                      _memo_by_value, _storage_range, _string, _tensor)
 
+_API_VERSIONS = S.enum("custom_call_api_version")   # the IR holds it as its i32 value
 _TO_VHLO_IDS: Dict[int, tuple] = {}     # id(type) -> (type, VType): keeps the type alive
 _TO_VHLO_VALUES: Dict[object, VType] = {}
 
@@ -46,7 +47,7 @@ def _type_to_vhlo(t) -> VType:
     if isinstance(t, T.ElementType):
         if t.kind == "complex":
             return VType("complex_v1", (type_to_vhlo(T.ELEMENT_TYPES[t.name[8:-1]]),))
-        return VType(_elem_vhlo_name(t))
+        return VType(vhlo_element_kind(t))
     if isinstance(t, T.TensorType):
         enc = None
         if t.encoding is not None:
@@ -145,25 +146,24 @@ def attr_to_vhlo(a, where: str = "") -> VAttr:
         bt = T.TensorType((n,), a.element_type)
         return _tensor(type_to_vhlo(bt), np.array(a.values, dtype=a.element_type.dtype), bt)
     if isinstance(a, A.EnumAttr):
-        kind = _ENUM_OF_KIND.get(a.kind)
-        if kind is None or a.value not in ENUMS[kind]:
+        kind = VHLO_ENUM_OF_KIND.get(a.kind)
+        if kind is None or a.value not in ENUM_SPECS[kind].names:
             raise SerializationError(f"{where}: enum {a.kind} {a.value} has no VHLO encoding")
         return VAttr(kind, (a.value,))
     if isinstance(a, A.StructAttr):
         if a.name == "output_operand_alias":
-            f = dict(a.fields)
-            return VAttr("output_operand_alias_v1", (tuple(f.get("output_tuple_indices", ())),
-                                                     int(f.get("operand_index", 0)),
-                                                     tuple(f.get("operand_tuple_indices", ()))))
+            f = _struct_fields(a)
+            return VAttr("output_operand_alias_v1", (tuple(f["output_tuple_indices"]), int(f["operand_index"]),
+                                                     tuple(f["operand_tuple_indices"])))
         if a.name == "result_accuracy":
-            f = dict(a.fields)
-            mode = f.get("mode", "DEFAULT")
+            f = _struct_fields(a)
+            mode = f["mode"]
             if isinstance(mode, A.StructAttr):
                 mode = mode.get("value")
             elif isinstance(mode, A.EnumAttr):
                 mode = mode.value
-            return VAttr("result_accuracy_v1", (_f64_raw(float(f.get("atol", 0.0))), _f64_raw(float(f.get("rtol", 0.0))),
-                                                int(f.get("ulps", 0)), VAttr("result_accuracy_mode_v1", (mode,))))
+            return VAttr("result_accuracy_v1", (_f64_raw(float(f["atol"])), _f64_raw(float(f["rtol"])),
+                                                int(f["ulps"]), VAttr("result_accuracy_mode_v1", (mode,))))
         if a.name == "result_accuracy_mode":
             return VAttr("result_accuracy_mode_v1", (a.get("value"),))
         if a.name in ("replica_group_mesh_axes", "axis_ref", "mesh_axis", "mesh"):
@@ -176,6 +176,14 @@ def attr_to_vhlo(a, where: str = "") -> VAttr:
             "inline it first: `stablehlo-ref convert --inline-resources`, or "
             "stablehlo_ref.inline_resources(module)")
     raise SerializationError(f"{where}: attribute {a!r} has no VHLO encoding")
+
+
+def _struct_fields(a: A.StructAttr) -> dict:
+    """The fields of a struct attribute by name, those it leaves out at their spec defaults."""
+    st = S.struct_by_mnemonic(a.dialect, a.name)
+    f = {fs.name: fs.default for fs in st.fields}
+    f.update(a.fields)
+    return f
 
 
 def _plain_str(x) -> str:
@@ -452,10 +460,10 @@ def _attrs_to_vhlo(op: Operation, where: _Where, kinds, vnames, short) -> Dict[s
             attrs[name] = _bool(True)
             continue
         if kind == "custom_call_api_version" and isinstance(a, A.IntegerAttr):
-            vals = ENUMS["api_version_v1"]
-            if not 0 <= a.value < len(vals):
+            vals = _API_VERSIONS.vhlo_table
+            if not 0 <= a.value < len(vals) or vals[a.value] is None:
                 raise SerializationError(f"{where}: api_version {a.value} is not a known custom call API version")
-            attrs[name] = VAttr("api_version_v1", (vals[a.value],))
+            attrs[name] = enum_attr(_API_VERSIONS.name, vals[a.value])
             continue
         if name in ("version",) and op.name == "stablehlo.composite" and isinstance(a, A.IntegerAttr):
             attrs[name] = VAttr("integer_v1", (type_to_vhlo(a.type or T.ELEMENT_TYPES["i64"]), a.value))

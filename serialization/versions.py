@@ -8,7 +8,7 @@ from typing import Dict, Optional, Tuple
 from stablehlo_ref import spec as S
 from stablehlo_ref.errors import SerializationError
 from stablehlo_ref.ir.core import Operation
-from stablehlo_ref.serialization.defaults import default_value
+from stablehlo_ref.serialization.defaults import _DICT_CONFIG_APIS, default_value
 from stablehlo_ref.serialization.numbering import LeafOp as VLeaf
 from stablehlo_ref.serialization.op_mapping import _ver, tables
 from stablehlo_ref.serialization.vhlo_values import VAttr, VType, _i64_tensor
@@ -125,8 +125,9 @@ def downgrade_op(op: Operation, target_str: str, steps: Optional[Dict[int, int]]
                 raise SerializationError(f"{where}: future-typed inputs need StableHLO {req.below} or newer")
         elif "backend_config" in req.text:
             bc = op.attributes.get("backend_config")
-            if (bc is not None and bc.kind == "dict_v1") or op.attributes.get("api_version") == VAttr("api_version_v1", ("API_VERSION_TYPED_FFI",)):
-                raise SerializationError(f"{where}: a dictionary backend_config or API_VERSION_TYPED_FFI needs "
+            if (bc is not None and bc.kind == "dict_v1") or op.attributes.get("api_version") in _DICT_CONFIG_APIS:
+                apis = " or ".join(sorted(a.args[0] for a in _DICT_CONFIG_APIS))
+                raise SerializationError(f"{where}: a dictionary backend_config or {apis} needs "
                                          f"StableHLO {req.below} or newer (target {target_str})")
     if op.attributes:
         ok = _ok_set(target)

@@ -5,8 +5,8 @@ from __future__ import annotations
 
 from typing import Optional, Tuple
 
+from stablehlo_ref import spec as S
 from stablehlo_ref.errors import SerializationError
-from stablehlo_ref.ir import attributes as A
 from stablehlo_ref.ir import types as T
 from stablehlo_ref.serialization.dialect_codec import DialectCodec, DialectReader, DialectWriter
 from stablehlo_ref.serialization.vhlo_values import Blob, VAttr, VType
@@ -26,60 +26,57 @@ _TYPE_CODES = ["bool_v1", "complex_v1", "bf16_v1", "f16_v1", "f32_v1", "f64_v1",
                "f4E2M1FN_v1", "f6E2M3FN_v1", "f6E3M2FN_v1", "f8E8M0FNU_v1", "buffer_v1", "future_v1"]
 _TYPE_CODE = {k: i for i, k in enumerate(_TYPE_CODES)}
 
-ENUMS = {
-    "comparison_direction_v1": ["EQ", "NE", "GE", "GT", "LE", "LT"],
-    "comparison_type_v1": ["NOTYPE", "FLOAT", "TOTALORDER", "SIGNED", "UNSIGNED"],
-    "api_version_v1": list(A.CUSTOM_CALL_API_VERSIONS),
-    "fft_type_v1": ["FFT", "IFFT", "RFFT", "IRFFT"],
-    "precision_v1": ["DEFAULT", "HIGH", "HIGHEST"],
-    "rng_algorithm_v1": ["DEFAULT", "THREE_FRY", "PHILOX"],
-    "rng_distribution_v1": [None, "UNIFORM", "NORMAL"],
-    "transpose_v1": ["TRANSPOSE_INVALID", "NO_TRANSPOSE", "TRANSPOSE", "ADJOINT"],
-    "result_accuracy_mode_v1": ["DEFAULT", "HIGHEST", "TOLERANCE"],
-}
-# StableHLO enum kind (as the text parser names it) -> VHLO enum attribute
-_ENUM_OF_KIND = {"comparison_direction": "comparison_direction_v1", "comparison_type": "comparison_type_v1",
-                 "precision": "precision_v1", "fft_type": "fft_type_v1", "rng_algorithm": "rng_algorithm_v1",
-                 "rng_distribution": "rng_distribution_v1", "transpose": "transpose_v1",
-                 "result_accuracy_mode": "result_accuracy_mode_v1"}
-_KIND_OF_ENUM = {v: k for k, v in _ENUM_OF_KIND.items()}
-
-_SCALAR_TYPES = {"bool_v1", "bf16_v1", "f16_v1", "f32_v1", "f64_v1", "f8E4M3FN_v1", "f8E5M2_v1", "index_v1",
-                 "i4_v1", "i8_v1", "i16_v1", "i32_v1", "i64_v1", "ui4_v1", "ui8_v1", "ui16_v1", "ui32_v1",
-                 "ui64_v1", "token_v1", "witness_v1", "f8E4M3FNUZ_v1", "f8E5M2FNUZ_v1", "f8E4M3B11FNUZ_v1",
-                 "i2_v1", "ui2_v1", "none_v1", "tf31_v1", "f8E4M3_v1", "f8E3M4_v1", "f4E2M1FN_v1",
-                 "f6E2M3FN_v1", "f6E3M2FN_v1", "f8E8M0FNU_v1"}
+def _short(vhlo_name: str) -> str:
+    """"vhlo.precision_v1" -> "precision_v1" (VAttr/VType kinds carry no dialect prefix)."""
+    return vhlo_name.split(".", 1)[1]
 
 
-def _elem_vhlo_name(et: T.ElementType) -> str:
-    if et.name == "i1":
-        return "bool_v1"
-    if et.name == "tf32":
-        return "tf31_v1"
-    return et.name + "_v1"
+# VHLO enum attribute kind -> its spec (spec/attributes.yaml: cases in VHLO order, defaults)
+ENUM_SPECS = {_short(e.vhlo_name): e for e in S.enums()}
+# kind -> case names indexed by VHLO value (None where no case has that value), and back
+_ENUM_CASES = {k: e.vhlo_table for k, e in ENUM_SPECS.items()}
+_ENUM_VALUES = {k: {c.name: c.value for c in e.cases} for k, e in ENUM_SPECS.items()}
+# StableHLO enum kind (an `#stablehlo<kind CASE>` EnumAttr) -> VHLO enum kind; enums that the IR
+# holds as integers (custom_call's api_version) are not EnumAttrs
+VHLO_ENUM_OF_KIND = {e.name: k for k, e in ENUM_SPECS.items() if e.text != "integer"}
 
 
-def _vhlo_elem_builtin(kind: str) -> Optional[T.ElementType]:
-    if kind == "bool_v1":
-        return T.ELEMENT_TYPES["i1"]
-    if kind == "tf31_v1":
-        return T.ELEMENT_TYPES["tf32"]
-    name = kind[:-3]
-    return T.ELEMENT_TYPES.get(name)
+def enum_attr(enum_name: str, case: Optional[str] = None) -> VAttr:
+    """The VHLO attribute of case `case` (default: the enum's default) of spec enum `enum_name`."""
+    e = S.enum(enum_name)
+    return VAttr(_short(e.vhlo_name), (e.default if case is None else case,))
+
+
+# element types: VHLO type kind <-> builtin element type (spec/element_types.yaml `vhlo:`);
+# complex types are complex_v1 of their component and are not in these tables
+_VHLO_OF_ELEMENT = {et.text: _short(et.vhlo) for et in S.element_types() if et.kind != "complex"}
+_ELEMENT_OF_VHLO = {k: T.ELEMENT_TYPES[text] for text, k in _VHLO_OF_ELEMENT.items()}
+# VHLO types without fields: the element types and the token, witness and none types
+_SCALAR_TYPES = frozenset(_ELEMENT_OF_VHLO) | {"token_v1", "witness_v1", "none_v1"}
+
+
+def vhlo_element_kind(et: T.ElementType) -> str:
+    """The VHLO type kind of a (non-complex) builtin element type: i1 -> "bool_v1"."""
+    return _VHLO_OF_ELEMENT[et.name]
+
+
+def builtin_element_type(kind: str) -> Optional[T.ElementType]:
+    """The builtin element type of a VHLO type kind, or None if it is not an element type."""
+    return _ELEMENT_OF_VHLO.get(kind)
 
 
 def _int_width(t: VType) -> Tuple[int, bool]:
     """(bit width, signed) of a VHLO integer type (index: 64, signed)."""
     if t.kind == "index_v1":
         return 64, True
-    et = _vhlo_elem_builtin(t.kind)
+    et = builtin_element_type(t.kind)
     if et is None or not et.is_integer or et.kind == "bool":
         raise SerializationError(f"integer attribute of non-integer VHLO type {t.kind}")
     return et.bits, et.kind == "signed"
 
 
 def _float_et(t: VType) -> T.ElementType:
-    et = _vhlo_elem_builtin(t.kind)
+    et = builtin_element_type(t.kind)
     if et is None or not et.is_float:
         raise SerializationError(f"float attribute of non-float VHLO type {t.kind}")
     return et
@@ -100,10 +97,10 @@ class VhloCodec(DialectCodec):
         if code == 0 or code >= len(_ATTR_CODES):
             r.cur.fail(f"unknown vhlo attribute code: {code}", at)
         kind = _ATTR_CODES[code]
-        if kind in ENUMS:
+        vals = _ENUM_CASES.get(kind)
+        if vals is not None:
             at = r.cur.pos
             v = r.varint("an enum value")
-            vals = ENUMS[kind]
             if v >= len(vals) or vals[v] is None:
                 r.cur.fail(f"invalid {kind} enum value {v}", at)
             return VAttr(kind, (vals[v],))
@@ -212,8 +209,9 @@ class VhloCodec(DialectCodec):
         if kind not in _ATTR_CODE:
             raise SerializationError(f"cannot write unknown VHLO attribute {kind}")
         w.varint(_ATTR_CODE[kind])
-        if kind in ENUMS:
-            w.varint(ENUMS[kind].index(args[0]))
+        values = _ENUM_VALUES.get(kind)
+        if values is not None:
+            w.varint(values[args[0]])
         elif kind == "array_v1":
             w.list(args[0], w.attr)
         elif kind == "bool_v1":

@@ -13,10 +13,10 @@ from stablehlo_ref.ir import attributes as A
 from stablehlo_ref.ir import types as T
 from stablehlo_ref.ir.core import Operation, Value
 from stablehlo_ref.serialization.builtin_codec import decode_elements, raw_to_float
-from stablehlo_ref.serialization.defaults import default_value
+from stablehlo_ref.serialization.defaults import _EMPTY_ARRAY, _EMPTY_DICT, default_value, window_kind
 from stablehlo_ref.serialization.encoding import INT64_MIN
-from stablehlo_ref.serialization.op_mapping import _DOT_ALGORITHM_FIELDS, _STRUCT_KINDS, tables
-from stablehlo_ref.serialization.vhlo_codec import ENUMS, _KIND_OF_ENUM, _SCALAR_TYPES, _float_et, _vhlo_elem_builtin
+from stablehlo_ref.serialization.op_mapping import _CHANNEL_FIELDS, _DOT_ALGORITHM_FIELDS, _STRUCT_KINDS, tables
+from stablehlo_ref.serialization.vhlo_codec import ENUM_SPECS, enum_attr, _SCALAR_TYPES, _float_et, builtin_element_type
 from stablehlo_ref.serialization.vhlo_values import (NONE_TYPE_ATTR, VAttr, VType, _bool, _memo_by_value, _raw_f64,
                                                      _storage_range, _string)
 
@@ -98,7 +98,7 @@ def _type_from_vhlo(t: VType):
         shape, et = t.args
         dims = "".join(("?" if d == INT64_MIN else str(d)) + "x" for d in shape)
         return T.OpaqueType(f"memref<{dims}{type_from_vhlo(et)}>")
-    et = _vhlo_elem_builtin(k)
+    et = builtin_element_type(k)
     if et is not None and k in _SCALAR_TYPES:
         return et
     raise SerializationError(f"VHLO type {k} has no StableHLO equivalent in this implementation")
@@ -148,12 +148,13 @@ def attr_from_vhlo(a, kind: Optional[str] = None):
             return A.DenseArrayAttr(bt.element_type, tuple(bool(x) for x in arr.reshape(-1)) if bt.element_type.kind == "bool"
                                     else tuple(int(x) for x in arr.reshape(-1)))
         return A.DenseElementsAttr(bt, arr)
-    if k in ENUMS:
-        if k == "api_version_v1":
-            return A.IntegerAttr(ENUMS[k].index(a.args[0]), T.ELEMENT_TYPES["i32"])
+    e = ENUM_SPECS.get(k)
+    if e is not None:
+        if e.text == "integer":         # custom_call's api_version: its i32 value
+            return A.IntegerAttr(e.value(a.args[0]), T.ELEMENT_TYPES["i32"])
         if k == "result_accuracy_mode_v1":
-            return A.StructAttr("stablehlo", "result_accuracy_mode", (("value", a.args[0]),))
-        return A.EnumAttr("stablehlo", _KIND_OF_ENUM[k], a.args[0])
+            return A.StructAttr(e.dialect, e.name, (("value", a.args[0]),))
+        return A.EnumAttr(e.dialect, e.name, a.args[0])
     if k == "output_operand_alias_v1":
         return A.StructAttr("stablehlo", "output_operand_alias", (("output_tuple_indices", a.args[0]),
                                                                   ("operand_index", a.args[1]),
@@ -201,22 +202,24 @@ def _varr(a) -> tuple:
 def _is_default(op_short: str, name: str, v: VAttr, attrs) -> bool:
     """Whether upstream's VHLO -> StableHLO step drops this attribute."""
     if name == "precision_config":
-        return v.kind == "array_v1" and all(x == VAttr("precision_v1", ("DEFAULT",)) for x in v.args[0])
+        return v.kind == "array_v1" and all(x == _DEFAULT_PRECISION for x in v.args[0])
     if name == "backend_config" and op_short == "custom_call":
-        return v in (_string(""), VAttr("dict_v1", ((),)))
+        return v in (_string(""), _EMPTY_DICT)
     if name in ("operand_layouts", "result_layouts") and op_short == "custom_call":
-        empty = VAttr("array_v1", ((),))
-        return attrs.get("operand_layouts") == empty and attrs.get("result_layouts") == empty
-    if name in ("window_strides", "lhs_dilation", "rhs_dilation", "base_dilations", "window_dilations",
-                "padding", "window_reversal") and op_short in ("convolution", "dynamic_conv", "reduce_window",
-                                                               "select_and_scatter"):
+        # upstream drops the layouts only together
+        return attrs.get("operand_layouts") == _EMPTY_ARRAY and attrs.get("result_layouts") == _EMPTY_ARRAY
+    wk = window_kind(op_short, name)
+    if wk is not None:
         if v.kind != "tensor_v1":
             return False
         arr, _ = _tensor_array(v)
-        want = 0 if name in ("padding", "window_reversal") else 1
+        want = 1 if wk == "dense_i64_array" else 0     # strides and dilations; padding and reversal
         return bool(np.all(arr == want))
     d = default_value(op_short, name, attrs)
     return d is not None and d == v
+
+
+_DEFAULT_PRECISION = enum_attr("precision")
 
 
 _FROM_INFO: Dict[Tuple[str, bool], tuple] = {}
@@ -279,12 +282,10 @@ def _convert_attrs(op: Operation, parent: Optional[str]):
             ctype = struct_vals.get("channel_type")
             h = cid.args[1] if cid is not None else 0
             ty = ctype.args[1] if ctype is not None else 0
-            if cid is None or h == 0 and ty == 0 and ctype is None:
-                if cid is not None and h != 0:
-                    pass
-                else:
-                    continue
-            attrs[a.name] = A.StructAttr("stablehlo", "channel_handle", (("handle", h), ("type", ty)))
+            if cid is None or (h == 0 and ctype is None):
+                continue
+            attrs[a.name] = A.StructAttr("stablehlo", "channel_handle", ((_CHANNEL_FIELDS["channel_id"], h),
+                                                                          (_CHANNEL_FIELDS["channel_type"], ty)))
         elif a.kind == "dot_algorithm":
             vals = [struct_vals.get(n) for n in _DOT_ALGORITHM_FIELDS]
             if all(v is None or v == NONE_TYPE_ATTR for v in vals):
@@ -299,10 +300,11 @@ def _convert_attrs(op: Operation, parent: Optional[str]):
                     fl.append((n, v.args[1]))
             attrs[a.name] = A.StructAttr("stablehlo", "dot_algorithm", tuple(fl))
         else:
-            sname = {"conv_dimension_numbers": "conv", "dot_dimension_numbers": "dot",
-                     "gather_dimension_numbers": "gather", "scatter_dimension_numbers": "scatter"}[a.kind]
+            st = S.struct(a.kind)
+            sname = st.mnemonic
             fl = []
-            for fname, d in A.STRUCT_FIELDS[sname]:
+            for f in st.fields:
+                fname, d = f.name, f.default
                 v = struct_vals.get(fname)
                 if v is None:
                     fl.append((fname, d))
@@ -311,7 +313,7 @@ def _convert_attrs(op: Operation, parent: Optional[str]):
                 else:
                     arr, _ = _tensor_array(v)
                     fl.append((fname, tuple(int(x) for x in arr.reshape(-1))))
-            attrs[a.name] = A.StructAttr("stablehlo", sname, tuple(fl))
+            attrs[a.name] = A.StructAttr(st.dialect, sname, tuple(fl))
     return ospec.name, attrs
 
 

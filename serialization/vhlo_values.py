@@ -167,4 +167,3 @@ def _bool(b: bool) -> VAttr:
 
 
 NONE_TYPE_ATTR = VAttr("type_v1", (VType("none_v1"),))
-DEFAULT_ACCURACY = VAttr("result_accuracy_v1", (0, 0, 0, VAttr("result_accuracy_mode_v1", ("DEFAULT",))))
