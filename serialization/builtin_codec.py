@@ -11,15 +11,10 @@ from stablehlo_ref.ir import types as T
 from stablehlo_ref.serialization.dialect_codec import DialectCodec, DialectReader, DialectWriter
 from stablehlo_ref.serialization.encoding import INT64_MIN
 
-_FLOAT_BITS = {"bf16": 16, "f16": 16, "f32": 32, "f64": 64, "tf32": 19}
 _FLOAT_TYPE_CODES = {"bf16": 3, "f16": 4, "f32": 5, "f64": 6, "tf32": 21, "f8E5M2": 22, "f8E4M3": 23,
                      "f8E4M3FN": 24, "f8E5M2FNUZ": 25, "f8E4M3FNUZ": 26, "f8E4M3B11FNUZ": 27,
                      "f8E3M4": 28, "f4E2M1FN": 29, "f6E2M3FN": 30, "f6E3M2FN": 31, "f8E8M0FNU": 32}
 _FLOAT_BY_CODE = {v: k for k, v in _FLOAT_TYPE_CODES.items()}
-
-
-def float_bits_of(et) -> int:
-    return et.bits
 
 
 def float_to_raw(value: float, et) -> int:
@@ -355,10 +350,6 @@ def _dense_array(r, et, n, blob):
 
 
 # ============================================================ dense element data (shared with VHLO)
-
-def _storage_dtype(et):
-    return et.dtype
-
 
 def decode_elements(blob, t: T.TensorType, fail) -> np.ndarray:
     """Raw MLIR dense-elements data -> a read-only numpy array of the tensor's storage dtype

@@ -56,7 +56,8 @@ def _check_any_at(x, target, where):
             _check_any_at(y, target, where)
 
 
-def _elem(t):
+def _vhlo_element_type(t):
+    """The element type of a VHLO tensor type (other VHLO types as they are)."""
     if isinstance(t, VType) and t.kind == "tensor_v1":
         return t.args[1]
     return t
@@ -117,7 +118,7 @@ def downgrade_op(op: Operation, target_str: str, steps: Optional[Dict[int, int]]
     for req in reqs:
         if "element types" in req.text:
             for a, r in zip(op.operands, op.results):
-                if _elem(a.type) != _elem(r.type):
+                if _vhlo_element_type(a.type) != _vhlo_element_type(r.type):
                     raise SerializationError(f"{where}: a reduction accumulating in a wider type needs StableHLO "
                                              f"{req.below} or newer (target {target_str})")
         elif "future" in req.text:
