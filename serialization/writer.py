@@ -163,66 +163,75 @@ def write_file(root: Operation, *, version: int, producer: str, codecs: List[Dia
     unknown = A.UNKNOWN_LOC
     small, SMALL = _SMALL_VARINTS, _SMALL
 
-    def write_op(e: Emitter, op: Operation, scope: "_WriteScope"):
+    def write_ops(e: Emitter, ops, scope: "_WriteScope"):
+        """Encode each op of `ops` (a block's, or the root alone): name, mask, location, then
+        what it has of attributes, properties, results, operands, use-list orders and regions.
+        Leaf ops (most of a large program) skip the parts they cannot have."""
         buf = e.buf
-        v = op_index[op.name]
-        buf += small[v] if v < SMALL else varint_bytes(v)
-        mask_at = len(buf)
-        buf.append(0)
-        mask = 0
-        loc = op.location if op.location is not None else unknown
-        ent = attr_ids.get(id(loc))
-        v = ent[1].number if ent is not None and ent[0] is loc else attr_number(loc)
-        buf += small[v] if v < SMALL else varint_bytes(v)
-        leaf = op.__class__ is LeafOp
-        d = None if leaf else dict_of(op)
-        if d is not None:
-            mask |= M_ATTRS
-            e.varint(attr_number(d))
-        if version >= 5 and not leaf:
-            pi = op_props(op)
-            if pi is not None:
-                mask |= M_PROPERTIES
-                e.varint(pi)
-        results = op.results
-        if results:
-            mask |= M_RESULTS
-            buf += small[len(results)] if len(results) < SMALL else varint_bytes(len(results))
-            for r in results:
-                t = r.type
-                ent = type_ids.get(id(t))
-                v = ent[1].number if ent is not None and ent[0] is t else type_number(t)
-                buf += small[v] if v < SMALL else varint_bytes(v)
-        if op.operands:
-            mask |= M_OPERANDS
-            v = len(op.operands)
+        for op in ops:
+            v = op_index[op.name]
             buf += small[v] if v < SMALL else varint_bytes(v)
-            ids = scope.ids
-            for x in op.operands:
-                vid = ids.get(id(x))
-                if vid is None:
-                    raise SerializationError(f"{op.name} uses a value that is not defined before it")
-                buf += small[vid] if vid < SMALL else varint_bytes(vid)
-        if results:
-            nxt = scope.next_ids
-            if nxt:
+            mask_at = len(buf)
+            buf.append(0)
+            mask = 0
+            loc = op.location
+            if loc is None:
+                loc = unknown
+            ent = attr_ids.get(id(loc))
+            v = ent[1].number if ent is not None and ent[0] is loc else attr_number(loc)
+            buf += small[v] if v < SMALL else varint_bytes(v)
+            leaf = op.__class__ is LeafOp
+            if not leaf:
+                d = dict_of(op)
+                if d is not None:
+                    mask = M_ATTRS
+                    e.varint(attr_number(d))
+                if version >= 5:
+                    pi = op_props(op)
+                    if pi is not None:
+                        mask |= M_PROPERTIES
+                        e.varint(pi)
+            results = op.results
+            if results:
+                mask |= M_RESULTS
+                v = len(results)
+                buf += small[v] if v < SMALL else varint_bytes(v)
+                for r in results:
+                    t = r.type
+                    ent = type_ids.get(id(t))
+                    v = ent[1].number if ent is not None and ent[0] is t else type_number(t)
+                    buf += small[v] if v < SMALL else varint_bytes(v)
+            operands = op.operands
+            if operands:
+                mask |= M_OPERANDS
+                v = len(operands)
+                buf += small[v] if v < SMALL else varint_bytes(v)
                 ids = scope.ids
-                k = nxt[-1]
-                for r in results:
-                    ids[id(r)] = k
-                    k += 1
-                nxt[-1] = k
-            if uses is not None:
-                for r in results:
-                    lst = uses.get(id(r))
-                    if lst is not None and len(lst) > 1:
-                        if _write_use_orders(e, results, uses):
-                            mask |= M_USELIST
-                        break
-        if op.regions:
-            mask |= M_REGIONS
-        buf[mask_at] = mask
-        if op.regions:
+                for x in operands:
+                    vid = ids.get(id(x))
+                    if vid is None:
+                        raise SerializationError(f"{op.name} uses a value that is not defined before it")
+                    buf += small[vid] if vid < SMALL else varint_bytes(vid)
+            if results:
+                nxt = scope.next_ids
+                if nxt:
+                    ids = scope.ids
+                    k = nxt[-1]
+                    for r in results:
+                        ids[id(r)] = k
+                        k += 1
+                    nxt[-1] = k
+                if uses is not None:
+                    for r in results:
+                        lst = uses.get(id(r))
+                        if lst is not None and len(lst) > 1:
+                            if _write_use_orders(e, results, uses):
+                                mask |= M_USELIST
+                            break
+            if leaf or not op.regions:
+                buf[mask_at] = mask
+                continue
+            buf[mask_at] = mask | M_REGIONS
             iso = isolated(op)
             e.varint_flag(len(op.regions), iso)
             if iso:
@@ -238,6 +247,7 @@ def write_file(root: Operation, *, version: int, producer: str, codecs: List[Dia
             else:
                 for r in op.regions:
                     write_region(e, r, scope)
+            buf = e.buf     # a nested section of 64 KiB or more starts a new buffer
 
     def write_region(e: Emitter, region: Region, scope: "_WriteScope"):
         if not region.blocks:
@@ -254,9 +264,9 @@ def write_file(root: Operation, *, version: int, producer: str, codecs: List[Dia
                 for v, loc in zip(b.arguments, b.arg_locations):
                     loc = loc if loc is not None else A.UNKNOWN_LOC
                     if version >= 4:
-                        unknown = isinstance(loc, A.UnknownLoc)
-                        e.varint_flag(type_number(v.type), not unknown)
-                        if not unknown:
+                        unknown_loc = isinstance(loc, A.UnknownLoc)
+                        e.varint_flag(type_number(v.type), not unknown_loc)
+                        if not unknown_loc:
                             e.varint(attr_number(loc))
                     else:
                         e.varint(type_number(v.type))
@@ -267,65 +277,12 @@ def write_file(root: Operation, *, version: int, producer: str, codecs: List[Dia
                     e.byte(0)
                     if _write_use_orders(e, b.arguments, uses):
                         e.buf[at] = M_USELIST
-            buf = e.buf
-            for op in b.operations:
-                if op.__class__ is not LeafOp:
-                    write_op(e, op, scope)
-                    buf = e.buf     # a nested section of 64 KiB or more starts a new buffer
-                    continue
-                # write_op for an op without attributes, properties or regions, inline
-                v = op_index[op.name]
-                buf += small[v] if v < SMALL else varint_bytes(v)
-                mask_at = len(buf)
-                buf.append(0)
-                mask = 0
-                loc = op.location
-                ent = attr_ids.get(id(loc))
-                v = ent[1].number if ent is not None and ent[0] is loc else attr_number(loc)
-                buf += small[v] if v < SMALL else varint_bytes(v)
-                results = op.results
-                if results:
-                    mask = M_RESULTS
-                    v = len(results)
-                    buf += small[v] if v < SMALL else varint_bytes(v)
-                    for r in results:
-                        t = r.type
-                        ent = type_ids.get(id(t))
-                        v = ent[1].number if ent is not None and ent[0] is t else type_number(t)
-                        buf += small[v] if v < SMALL else varint_bytes(v)
-                operands = op.operands
-                if operands:
-                    mask |= M_OPERANDS
-                    v = len(operands)
-                    buf += small[v] if v < SMALL else varint_bytes(v)
-                    ids = scope.ids
-                    for x in operands:
-                        vid = ids.get(id(x))
-                        if vid is None:
-                            raise SerializationError(f"{op.name} uses a value that is not defined before it")
-                        buf += small[vid] if vid < SMALL else varint_bytes(vid)
-                if results:
-                    nxt = scope.next_ids
-                    if nxt:
-                        ids = scope.ids
-                        k = nxt[-1]
-                        for r in results:
-                            ids[id(r)] = k
-                            k += 1
-                        nxt[-1] = k
-                    if uses is not None:
-                        for r in results:
-                            lst = uses.get(id(r))
-                            if lst is not None and len(lst) > 1:
-                                if _write_use_orders(e, results, uses):
-                                    mask |= M_USELIST
-                                break
-                buf[mask_at] = mask
+            write_ops(e, b.operations, scope)
         scope.pop(nvalues)
 
     ir = Emitter()
     ir.varint_flag(1, False)
-    write_op(ir, root, _WriteScope())
+    write_ops(ir, (root,), _WriteScope())
 
     # ---- strings
     se = Emitter()
