@@ -10,6 +10,19 @@ bytecode version that target uses, laid out exactly as upstream lays it out. Rea
 any bytecode version 0..6 and any VHLO version from 0.9.0 to the current one, upgrades to the
 current VHLO and converts to StableHLO (dropping attributes equal to their defaults, as
 upstream does).
+
+Layout (bytes -> IR -> VHLO -> StableHLO, and back):
+    encoding           varints, zigzag, sections, Cursor / Emitter
+    dialect_codec      the interface of a dialect's attribute/type encodings
+    builtin_codec      builtin attributes and types, dense element data
+    vhlo_values        VType / VAttr / Blob and small VHLO constructors
+    vhlo_codec         VHLO attribute/type codes (enums and element names from the spec)
+    reader / writer    MLIR bytecode files; numbering: upstream's entry order for writing
+    op_mapping         which VHLO encodings encode each op (from the spec)
+    defaults           values of absent attributes (from the spec's defaults)
+    versions           version windows, downgrade and upgrade between encodings
+    stablehlo_to_vhlo, vhlo_to_stablehlo   the IR conversions
+    jax_export         the jax.export payload around an artifact
 """
 from __future__ import annotations
 
