@@ -299,7 +299,7 @@ def test_custom_call_layouts_must_come_in_pairs():
     assert any("either both" in e for e in _errs(body.replace("{extra}", "")))
 
 
-if __name__ == "__main__":   # quick measurement: python tests/test_verify.py
+if __name__ == "__main__":   # quick measurement: python tests/test_verifier.py
     from collections import Counter
     total = Counter()
     for rel in OPS_FILES:

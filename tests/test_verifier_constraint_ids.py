@@ -152,7 +152,7 @@ OPS_FILES = corpus_files("ops")
 
 @pytest.mark.skipif(not OPS_FILES, reason="../shared/stablehlo-tests not present")
 def test_reported_ids_exist_in_spec():
-    from test_verify import split_chunks
+    from test_verifier import split_chunks
     bad = set()
     for rel in OPS_FILES:
         for chunk in split_chunks((SHARED / rel).read_text()):

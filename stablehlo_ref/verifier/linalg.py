@@ -47,7 +47,7 @@ def dot_general(op, check):
     alg = op.attributes.get("algorithm")
     if isinstance(alg, StructAttr):
         pc = op.attributes.get("precision_config")
-        check(all(getattr(e, "value", "DEFAULT") == "DEFAULT" for e in getattr(pc, "elements", ()) or ()), "C21",
+        check(all(getattr(e, "value", None) == "DEFAULT" for e in getattr(pc, "elements", ()) or ()), "C21",
               "precision_config must be DEFAULT when an algorithm is specified")
         for cid, msg in dot_algorithm_problems(alg):
             check(False, cid, msg)
@@ -99,7 +99,7 @@ def triangular_solve(op, check):
 @verifier("stablehlo.fft")
 def fft(op, check):
     a, r = op.operands[0].type, op.results[0].type
-    kind = getattr(op.attributes.get("fft_type"), "value", "FFT")
+    kind = getattr(op.attributes.get("fft_type"), "value", None)
     n = ints(op.attributes.get("fft_length"))
     check(1 <= len(n) <= 3, "C3", f"fft_length must have 1 to 3 entries, has {len(n)}")
     if ranked(a):

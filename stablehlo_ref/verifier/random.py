@@ -26,7 +26,7 @@ def rng(op, check):
 def rng_bit_generator(op, check):
     s, so = op.operands[0].type, op.results[0].type
     check(types_compatible(s, so), "C1", f"initial_state and output_state must have the same type (got {s}, {so})")
-    alg = getattr(op.attributes.get("rng_algorithm"), "value", "DEFAULT")
+    alg = getattr(op.attributes.get("rng_algorithm"), "value", None)
     if ranked(s) and s.is_static:
         n = s.num_elements
         if alg == "THREE_FRY":
