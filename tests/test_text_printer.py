@@ -5,7 +5,7 @@ import pytest
 
 from stablehlo_ref import parse, print_module
 from stablehlo_ref.ir.types import ELEMENT_TYPES
-from stablehlo_ref.text.printer import format_float
+from stablehlo_ref.ir.floats import format_float
 
 
 def test_floats_as_mlir_writes_them():
@@ -126,7 +126,7 @@ func.func @f(%x: tensor<3xf32>, %n: tensor<i64>) -> (tensor<i64>, tensor<3xf32>,
 ])
 def test_floats_print_as_mlir(value, et, text):
     from stablehlo_ref.ir.types import ELEMENT_TYPES
-    from stablehlo_ref.text.printer import format_float
+    from stablehlo_ref.ir.floats import format_float
     assert format_float(value, ELEMENT_TYPES[et]) == text
 
 

@@ -9,6 +9,7 @@ import ml_dtypes
 import numpy as np
 
 from .. import spec as _spec
+from .floats import format_float
 
 
 class Type:
@@ -115,7 +116,6 @@ class QuantizedType(Type):
         return self.storage_type.dtype
 
     def __str__(self) -> str:
-        from ..text.printer import format_float
         st = self.storage_type.name
         if self.storage_min is not None:
             st += f"<{self.storage_min}:{self.storage_max}>"

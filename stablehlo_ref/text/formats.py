@@ -14,7 +14,9 @@ from .. import spec as _spec
 from ..ir.attributes import (ArrayAttr, BoolAttr, DenseArrayAttr, DenseElementsAttr, EnumAttr,
                              FloatAttr, IntegerAttr, StringAttr, StructAttr, SymbolRefAttr)
 from ..ir.core import Operation
+from ..ir.floats import format_float
 from ..ir.types import ELEMENT_TYPES, FunctionType, TensorType, TupleType
+from .conv_dims import parse_conv_dims
 
 # ---------------------------------------------------------------- format AST
 
@@ -229,7 +231,6 @@ def print_attr_value(pr, op_name: str, aspec, attr) -> str:
     if kind in _INT_KINDS and isinstance(attr, BoolAttr):
         return "true" if attr.value else "false"
     if kind in ("f32", "f64") and isinstance(attr, FloatAttr):
-        from .printer import format_float
         return format_float(attr.value, attr.type)
     if kind in ("dense_i64_array", "dense_bool_array") and isinstance(attr, DenseArrayAttr):
         return "[" + ", ".join(pr.scalar(v, attr.element_type) for v in attr.values) + "]"
@@ -630,7 +631,6 @@ def _c_exp_mant(p, st, args, op_name):
 
 
 def _c_conv_dims(p, st, args, op_name):
-    from .parser import parse_conv_dims
     st.attrs[args[0].name] = StructAttr("stablehlo", "conv", parse_conv_dims(p))
 
 

@@ -19,6 +19,7 @@ from ..ir.core import Block, Module, Operation, Region, Value
 from ..ir.types import (ELEMENT_TYPES, ElementType, FunctionType, NoneType, OpaqueType,
                         QuantizedType, TensorType, TokenType, TupleType, Type, UnrankedTensorType)
 from . import dense
+from .conv_dims import parse_conv_dims
 from .lexer import (BANG_ID, BARE_ID, BLOCK_ID, FLOAT, HASH_ID, INTEGER, NUMBER, STRING,
                     SYMBOL_ID, VALUE_ID, Scanner, unescape_string)
 
@@ -974,53 +975,6 @@ def _check_vhlo_attr(sc, sub, body, pos):
         m = re.search(r"mode\s*=\s*(#[\w.]+)", body)
         if m and not m.group(1).startswith("#vhlo."):
             raise sc.error("expected VHLO result accuracy mode", pos)
-
-
-def parse_conv_dims(p: Parser):
-    """`[b, 0, 1, f]x[0, 1, i, o]->[b, 0, 1, f]` -> conv dimension-number fields."""
-    sc = p.sc
-
-    def dims(letters):
-        sc.expect("[")
-        items = []
-        if not sc.accept("]"):
-            while True:
-                sc.ws()
-                m = re.compile(r"\d+|[a-z]").match(sc.s, sc.pos)
-                if not m:
-                    raise sc.error("expected dimension label")
-                sc.pos = m.end()
-                items.append(m.group(0))
-                if not sc.accept(","):
-                    break
-            sc.expect("]")
-        named = {}
-        spatial = {}
-        for i, it in enumerate(items):
-            if it.isdigit():
-                spatial[int(it)] = i
-            elif it in letters:
-                if it in named:
-                    raise sc.error(f"dimension '{it}' appears twice")
-                named[it] = i
-            else:
-                raise sc.error(f"unexpected dimension label '{it}' (expected one of {', '.join(letters)} or a number)")
-        for l in letters:
-            if l not in named:
-                raise sc.error(f"missing dimension label '{l}'")
-        if sorted(spatial) != list(range(len(spatial))):
-            raise sc.error("spatial dimensions must be numbered 0..N-1")
-        return named, tuple(spatial[k] for k in range(len(spatial)))
-    i_named, i_sp = dims("bf")
-    sc.expect("x")
-    k_named, k_sp = dims("io")
-    sc.expect("->")
-    o_named, o_sp = dims("bf")
-    return (("input_batch_dimension", i_named["b"]), ("input_feature_dimension", i_named["f"]),
-            ("input_spatial_dimensions", i_sp), ("kernel_input_feature_dimension", k_named["i"]),
-            ("kernel_output_feature_dimension", k_named["o"]), ("kernel_spatial_dimensions", k_sp),
-            ("output_batch_dimension", o_named["b"]), ("output_feature_dimension", o_named["f"]),
-            ("output_spatial_dimensions", o_sp))
 
 
 _SYNTAX_MODULES = None
