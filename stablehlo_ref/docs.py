@@ -112,27 +112,28 @@ def _serialization_registry():
 
 
 def parse_print_status(o: "_spec.OpSpec") -> str:
-    from .text import custom_syntax, formats, printer
-    if o.name in custom_syntax.PARSERS:
+    from .text.custom_syntax import OP_SYNTAX
+    from .text.directives import DIRECTIVES
+    from .text.format_ast import compile_format
+    if o.name in OP_SYNTAX:
         return "pretty"
     if not o.syntax.format:
         return "generic"
     try:
-        elems = formats.compile_format(o.syntax.format)
+        elems = compile_format(o.syntax.format)
     except Exception:  # noqa: BLE001 - a format the compiler rejects cannot be used
         return "generic"
-    names = set(_custom_directives(elems))
-    if names <= set(formats.CUSTOM_PARSE) and names <= set(printer.CUSTOM_PRINT):
+    if set(_custom_directives(elems)) <= set(DIRECTIVES):
         return "pretty"
     return "partial"
 
 
 def _custom_directives(elems) -> Iterable[str]:
-    from .text import formats
+    from .text.format_ast import Custom, Optional_
     for e in elems:
-        if isinstance(e, formats.Custom):
+        if isinstance(e, Custom):
             yield e.name
-        elif isinstance(e, formats.Optional_):
+        elif isinstance(e, Optional_):
             yield from _custom_directives(e.elems)
             yield from _custom_directives(e.else_elems or ())
 

@@ -131,7 +131,7 @@ def test_floats_print_as_mlir(value, et, text):
 
 
 def test_strings_escape_as_llvm():
-    from stablehlo_ref.text.printer import escape_string
+    from stablehlo_ref.text.print_types import escape_string
     assert escape_string('x\ny\t"q\\ é \x7f') == '"x\\0Ay\\09\\22q\\\\ \\C3\\A9 \\7F"'
     m = parse('module attributes {a.b = "x\\0Ay\\09\\22q\\\\ \\C3\\A9 \\7F"} {\n}')
     assert m.op.attributes["a.b"].value == 'x\ny\t"q\\ é \x7f'

@@ -1,182 +1,23 @@
-"""Pretty syntax driven by the spec: each op's `syntax.format` (an MLIR assembly-format string)
-is compiled once into a small element list that both the parser and the printer walk. Named
-`custom<...>` directives are implemented here, one small function pair each."""
+"""Ops in their spec'd pretty form: each op's `syntax.format` (compiled by format_ast.py) is
+turned once into a plan of parse steps (`parse_with_format`), and walked by
+`print_with_format` to write the op back; attribute values in their stripped form are read
+and written side by side (`parse_attr_value` / `print_attr_value`). The `custom<...>`
+directives live in directives.py."""
 from __future__ import annotations
 
 import re
-from dataclasses import dataclass
-from functools import lru_cache
-from typing import List, Optional, Tuple
-
-import numpy as np
+from typing import List
 
 from .. import spec as _spec
-from ..ir.attributes import (ArrayAttr, BoolAttr, DenseArrayAttr, DenseElementsAttr, EnumAttr,
-                             FloatAttr, IntegerAttr, StringAttr, StructAttr, SymbolRefAttr)
+from ..ir.attributes import BoolAttr, DenseArrayAttr, EnumAttr, FloatAttr, IntegerAttr, StringAttr
 from ..ir.core import Operation
+from ..ir.defaults import is_default
 from ..ir.floats import format_float
-from ..ir.types import ELEMENT_TYPES, FunctionType, TensorType, TupleType
-from .conv_dims import parse_conv_dims
-
-# ---------------------------------------------------------------- format AST
-
-
-@dataclass
-class Lit:
-    text: str
-
-
-@dataclass
-class Var:
-    name: str
-    anchor: bool = False
-
-
-@dataclass
-class Kw:             # operands | results | regions | attr-dict | attr-dict-with-keyword
-    name: str
-    anchor: bool = False
-
-
-@dataclass
-class TypeDir:
-    arg: object
-
-
-@dataclass
-class RefDir:
-    arg: object
-
-
-@dataclass
-class FuncType:
-    inputs: object
-    results: object
-
-
-@dataclass
-class Custom:
-    name: str
-    args: list
-
-
-@dataclass
-class Optional_:
-    elems: list
-    else_elems: list
-
-
-_TOK = re.compile(r"\s*(?:`([^`]*)`|\$(\w+)|(attr-dict-with-keyword|attr-dict|functional-type|"
-                  r"operands|results|regions|successors|type|ref|custom)|(<)(\w+)(>)|([()^,?:]))")
-
-
-def compile_format(fmt: str) -> list:
-    toks = []
-    pos = 0
-    while pos < len(fmt):
-        m = _TOK.match(fmt, pos)
-        if not m:
-            if fmt[pos:].strip() == "":
-                break
-            raise ValueError(f"bad format near {fmt[pos:pos + 20]!r}")
-        pos = m.end()
-        if m.group(1) is not None:
-            toks.append(("lit", m.group(1)))
-        elif m.group(2):
-            toks.append(("var", m.group(2)))
-        elif m.group(3):
-            toks.append(("kw", m.group(3)))
-        elif m.group(4):
-            toks.append(("angle", m.group(5)))
-        else:
-            toks.append(("p", m.group(7)))
-    elems, i = _parse_elems(toks, 0, top=True)
-    return elems
-
-
-def _parse_arg(toks, i):
-    kind, v = toks[i]
-    if kind == "var":
-        return Var(v), i + 1
-    if kind == "kw" and v in ("operands", "results"):
-        return Kw(v), i + 1
-    if kind == "kw" and v in ("type", "ref"):
-        assert toks[i + 1] == ("p", "(")
-        inner, j = _parse_arg(toks, i + 2)
-        assert toks[j] == ("p", ")")
-        return (TypeDir(inner) if v == "type" else RefDir(inner)), j + 1
-    raise ValueError(f"bad directive argument {toks[i]}")
-
-
-def _parse_elems(toks, i, top=False):
-    elems = []
-    while i < len(toks):
-        kind, v = toks[i]
-        if kind == "p" and v == ")":
-            return elems, i
-        if kind == "p" and v == "^":
-            elems[-1].anchor = True
-            i += 1
-            continue
-        if kind == "lit":
-            elems.append(Lit(v))
-            i += 1
-        elif kind == "var":
-            elems.append(Var(v))
-            i += 1
-        elif kind == "kw":
-            if v in ("type", "ref"):
-                a, i = _parse_arg(toks, i)
-                elems.append(a)
-            elif v == "functional-type":
-                assert toks[i + 1] == ("p", "(")
-                a, j = _parse_arg(toks, i + 2)
-                assert toks[j] == ("p", ",")
-                b, j = _parse_arg(toks, j + 1)
-                assert toks[j] == ("p", ")")
-                elems.append(FuncType(a, b))
-                i = j + 1
-            elif v == "custom":
-                name = toks[i + 1][1]
-                assert toks[i + 2] == ("p", "(")
-                args = []
-                j = i + 3
-                while toks[j] != ("p", ")"):
-                    a, j = _parse_arg(toks, j)
-                    args.append(a)
-                    if toks[j] == ("p", ","):
-                        j += 1
-                elems.append(Custom(name, args))
-                i = j + 1
-            else:
-                elems.append(Kw(v))
-                i += 1
-        elif kind == "p" and v == "(":
-            inner, j = _parse_elems(toks, i + 1)
-            assert toks[j] == ("p", ")")
-            j += 1
-            else_elems = []
-            if toks[j] == ("p", ":"):
-                assert toks[j + 1] == ("p", "(")
-                else_elems, j = _parse_elems(toks, j + 2)
-                j += 1
-            assert toks[j] == ("p", "?"), toks[j]
-            elems.append(Optional_(inner, else_elems))
-            i = j + 1
-        else:
-            raise ValueError(f"unexpected {toks[i]} in format")
-    return elems, i
-
-
-@lru_cache(maxsize=None)
-def format_for(op_name: str):
-    """The compiled format of an op, or None when it has no spec'd pretty form."""
-    if not _spec.has_op(op_name):
-        return None
-    s = _spec.op(op_name).syntax
-    if not s.format:
-        return None
-    return compile_format(s.format)
+from ..ir.types import ELEMENT_TYPES, FunctionType
+from .directives import DIRECTIVES
+from .format_ast import (Custom, FuncType, Kw, Lit, Optional_, RefDir, TypeDir, Var, _is_variadic_key,
+                         _kind_of, _kinds, _type_key)
+from .print_types import ftype, type_text
 
 
 # ---------------------------------------------------------------- attribute kinds
@@ -256,30 +97,6 @@ class _State:
 
     def result_names(self):
         return [r.name for r in self.spec.results]
-
-
-_KINDS_CACHE: dict = {}
-
-
-def _kinds(op_spec) -> dict:
-    """name -> (kind, spec entry) for an op's operands, attributes, regions and results
-    (the first declaration of a name wins, as in the spec's lookup order)."""
-    d = _KINDS_CACHE.get(op_spec.name)
-    if d is None:
-        d = {}
-        for kind, entries in (("result", op_spec.results), ("region", op_spec.regions),
-                              ("attr", op_spec.attributes), ("operand", op_spec.operands)):
-            for e in entries:
-                d[e.name] = (kind, e)
-        _KINDS_CACHE[op_spec.name] = d
-    return d
-
-
-def _kind_of(op_spec, name):
-    r = _kinds(op_spec).get(name)
-    if r is None:
-        raise KeyError(f"format of {op_spec.name} names unknown variable ${name}")
-    return r
 
 
 # Each op's format is compiled once into a "plan": a list of step functions `step(p, st)`
@@ -459,7 +276,8 @@ def _compile_step(op_spec, e, op_name):
             st.types[kout] = list(ft.results)
         return func_type
     if isinstance(e, Custom):
-        fn = CUSTOM_PARSE.get(e.name)
+        d = DIRECTIVES.get(e.name)
+        fn = d.parse if d is not None else None
         args = e.args
         if fn is None:
             def unsupported(p, st):
@@ -478,304 +296,235 @@ def _compile_step(op_spec, e, op_name):
     raise ValueError(f"unexpected format element {e!r}")
 
 
-def _is_variadic_key(op_spec, key):
-    if key in ("operands", "results"):
-        return True
-    r = _kinds(op_spec).get(key[1:])
-    if r is None:
+def print_with_format(pr, op: Operation, fmt, indent: int):
+    """`op` in its spec'd pretty form with the printer `pr`; None where the op cannot be
+    written in it (the printer then writes the generic form)."""
+    ospec = _spec.op(op.name)
+    # split operands by spec operand groups
+    groups = _operand_groups(op, ospec)
+    if groups is None:
+        return None
+    used_attrs = set(_format_attr_names(ospec, fmt))
+    pad = "  " * indent
+    saved_counters = [list(c) for c in pr.counters]
+    # (values are named up front when a whole module prints; only a lone op names as it goes)
+    saved_names = None if all(id(r) in pr.names for r in op.results) else dict(pr.names)
+    saved_dialects = list(pr.default_dialect)
+    head = pr.name_results(op)
+    out: List[str] = []      # tokens
+    region_lines: List[List[str]] = []
+
+    def emit(tok, kind="elem"):
+        out.append((kind, tok))
+
+    def types_of(key):
+        if key == "operands":
+            return [v.type for v in op.operands]
+        if key == "results":
+            return [r.type for r in op.results]
+        kind, s = _kind_of(ospec, key[1:])
+        if kind == "operand":
+            return [v.type for v in groups[key[1:]]]
+        if kind == "result":
+            names = [r.name for r in ospec.results]
+            if len(names) == len(op.results):
+                return [op.results[names.index(key[1:])].type]
+            if len(names) == 1:
+                return [r.type for r in op.results]
+            raise _Fallback()
+        raise ValueError(key)
+
+    def anchor_present(elems):
+        for e in elems:
+            if getattr(e, "anchor", False):
+                if isinstance(e, Var):
+                    kind, s = _kind_of(ospec, e.name)
+                    if kind == "operand":
+                        return bool(groups[e.name])
+                    if kind == "attr":
+                        return e.name in op.attributes
+                    if kind == "region":
+                        return bool(op.regions)
+                if isinstance(e, TypeDir):
+                    return bool(types_of(_type_key(e.arg)))
+                if isinstance(e, Kw) and e.name == "operands":
+                    return bool(op.operands)
         return False
-    s = r[1]
-    return getattr(s, "variadic", False) or getattr(s, "optional", False)
 
+    def walk(elems):
+        for e in elems:
+            if isinstance(e, Lit):
+                if e.text in ("", " "):
+                    emit(e.text, "space")
+                else:
+                    emit(e.text, "lit")
+            elif isinstance(e, Var):
+                kind, s = _kind_of(ospec, e.name)
+                if kind == "operand":
+                    emit(", ".join(pr.value(v) for v in groups[e.name]))
+                elif kind == "attr":
+                    used_attrs.add(e.name)
+                    if e.name not in op.attributes:
+                        raise _Fallback()        # the pretty form cannot leave it out
+                    a = op.attributes[e.name]
+                    if s.kind == "string" and isinstance(a, StringAttr) and a.type is not None:
+                        raise _Fallback()        # a typed string has no pretty spelling here
+                    emit(print_attr_value(pr, op.name, s, a))
+                elif kind == "region":
+                    idx = [r.name for r in ospec.regions].index(e.name)
+                    if idx < len(op.regions):
+                        region_lines.append(pr.region(op.regions[idx], indent, entry_args=True))
+                        emit("\x00region%d" % (len(region_lines) - 1))
+            elif isinstance(e, Kw):
+                if e.name == "operands":
+                    emit(", ".join(pr.value(v) for v in op.operands))
+                elif e.name in ("attr-dict", "attr-dict-with-keyword"):
+                    # (ODS leaves out attributes that hold their default value)
+                    rest = [(k, v) for k, v in op.attributes.items() if k not in used_attrs
+                            and not is_default(op.name, k, v)]
+                    text = ""
+                    if rest:
+                        text = ("attributes " if e.name == "attr-dict-with-keyword" else "") + pr.attr_dict(rest)
+                    emit(text, "attrdict")
+            elif isinstance(e, TypeDir):
+                ts = types_of(_type_key(e.arg))
+                emit(", ".join(type_text(t) for t in ts))
+            elif isinstance(e, FuncType):
+                ins = types_of(_type_key(e.inputs))
+                outs = types_of(_type_key(e.results))
+                emit(ftype(ins, outs))
+            elif isinstance(e, Custom):
+                d = DIRECTIVES.get(e.name)
+                fn = d.print if d is not None else None
+                if fn is None:
+                    raise _Fallback()
+                s = fn(pr, op, ospec, groups, e.args, types_of, used_attrs)
+                if s is None:
+                    raise _Fallback()
+                emit(s)
+            elif isinstance(e, Optional_):
+                if anchor_present(e.elems):
+                    walk(e.elems)
+                else:
+                    walk(e.else_elems)
 
-def _type_key(arg):
-    if isinstance(arg, TypeDir):
-        arg = arg.arg
-    if isinstance(arg, Kw):
-        return arg.name
-    return "$" + arg.name
-
-
-def _is_variadic(st, key):
-    return _is_variadic_key(st.spec, key)
-
-
-def _assign(st, keys, types):
-    for k, t in zip(keys, types):
-        st.types[k] = [t]
-
-
-# --- custom directives (parse)
-
-def _c_same_type(p, st, args, op_name):
-    keys = [_type_key(a) for a in args]
-    t = p.parse_type()
-    if isinstance(t, FunctionType):
-        ins = list(t.inputs)
-        if keys[0] == "operands" or _is_variadic(st, keys[0]):
-            st.types[keys[0]] = ins
+    try:
+        walk(fmt)
+    except _Fallback:
+        pr.counters[:] = saved_counters
+        if saved_names is not None:
+            pr.names = saved_names
+        pr.default_dialect[:] = saved_dialects
+        return None
+    # join the pieces with MLIR's spacing rules for declarative formats
+    s = f"{pad}{head}{op.name}"
+    emit_space, last_punct = True, False
+    for kind, tok in out:
+        if kind == "lit":
+            if emit_space and _space_before(tok, last_punct):
+                s += " "
+            s += tok
+            emit_space = len(tok) != 1 or tok not in "<({["
+            last_punct = tok[0] != "_" and not tok[0].isalpha()
+        elif kind == "space":
+            if tok:
+                s += " "
+            last_punct = not tok
+            emit_space = False
+        elif kind == "attrdict":
+            if tok:
+                s += " " + tok
+            last_punct = False
         else:
-            _assign(st, keys[:-1], ins)
-        st.types[keys[-1]] = list(t.results)
-        return
-    for k in keys[:-1]:
-        st.types[k] = [t]
-    st.types[keys[-1]] = [t]
-
-
-def _c_variadic_same(p, st, args, op_name):
-    keys = [_type_key(a) for a in args if not isinstance(a, RefDir)]
-    t = p.parse_type()
-    if isinstance(t, FunctionType):
-        st.types[keys[0]] = list(t.inputs)
-        st.types[keys[-1]] = list(t.results)
-    else:
-        st.types[keys[-1]] = [t]
-
-
-def _c_select(p, st, args, op_name):
-    keys = [_type_key(a) for a in args]
-    types = p.parse_type_list()
-    if len(types) == 1 and isinstance(types[0], FunctionType):
-        _assign(st, keys[:3], types[0].inputs)
-        st.types[keys[3]] = list(types[0].results)
-    elif len(types) == 2:
-        st.types[keys[0]] = [types[0]]
-        for k in keys[1:]:
-            st.types[k] = [types[1]]
-    else:
-        raise p.sc.error("expected functional type or list of two types")
-
-
-def _real_of(t):
-    et = t.element_type
-    name = {"complex<f32>": "f32", "complex<f64>": "f64"}.get(getattr(et, "name", ""))
-    return TensorType(t.shape, ELEMENT_TYPES[name], t.encoding) if name else t
-
-
-def _c_complex(p, st, args, op_name):
-    keys = [_type_key(a) for a in args]
-    t = p.parse_type()
-    if isinstance(t, FunctionType):
-        _assign(st, keys[:2], t.inputs)
-        st.types[keys[2]] = list(t.results)
-    else:
-        et = getattr(t, "element_type", None)
-        if not isinstance(t, TensorType) or not getattr(et, "is_complex", False):
-            raise p.sc.error(f"custom op '{op_name}' expected tensor with complex element type")
-        st.types[keys[2]] = [t]
-
-
-def _c_tuple(p, st, args, op_name):
-    keys = [_type_key(a) for a in args]
-    t = p.parse_type()
-    if not isinstance(t, TupleType):
-        raise p.sc.error("expected tuple type")
-    st.types[keys[-1]] = [t]
-
-
-def _c_pairwise(p, st, args, op_name):
-    keys = [_type_key(a) for a in args]
-    pos = p.sc.pos
-    types = p.parse_type_list()
-    k0 = keys[0]
-    n = len(st.all_operands or []) if k0 == "operands" else len(st.operands.get(k0[1:], []))
-    if n != len(types):
-        raise p.sc.error(f"custom op '{op_name}' number of operands and types do not match: "
-                         f"got {n} operands and {len(types)} types", pos)
-    st.types[keys[0]] = types
-    st.types[keys[1]] = list(types)
-
-
-def _c_variadic_operand_with_attr(p, st, args, op_name):
-    sc = p.sc
-    vals = []
-    while sc.peek("%"):
-        vals.append(p.parse_value_use())
-        sc.expect(",")
-    st.operands[args[0].name] = vals
-
-
-def _c_custom_call_target(p, st, args, op_name):
-    ref = p._parse_symbol_ref()
-    st.attrs[args[0].name] = StringAttr(ref.root)
-
-
-def _c_slice_ranges(p, st, args, op_name):
-    sc = p.sc
-    sc.expect("[")
-    start, limit, stride = [], [], []
-    if not sc.accept("]"):
-        while True:
-            start.append(sc.integer())
-            sc.expect(":")
-            limit.append(sc.integer())
-            stride.append(sc.integer() if sc.accept(":") else 1)
-            if not sc.accept(","):
-                break
-        sc.expect("]")
-    i64 = ELEMENT_TYPES["i64"]
-    for a, v in zip(args, (start, limit, stride)):
-        st.attrs[a.name] = DenseArrayAttr(i64, tuple(v))
-
-
-def _c_exp_mant(p, st, args, op_name):
-    sc = p.sc
-    kw = sc.bare_id("e#m#")
-    m = re.fullmatch(r"e(\d+)m(\d+)", kw)
-    if not m:
-        raise sc.error(f"expected exponent mantissa in format e#m#, saw {kw}")
-    i32 = ELEMENT_TYPES["i32"]
-    st.attrs[args[0].name] = IntegerAttr(int(m.group(1)), i32)
-    st.attrs[args[1].name] = IntegerAttr(int(m.group(2)), i32)
-
-
-def _c_conv_dims(p, st, args, op_name):
-    st.attrs[args[0].name] = StructAttr("stablehlo", "conv", parse_conv_dims(p))
-
-
-def _c_window(p, st, args, op_name):
-    sc = p.sc
-    names = {"stride": 0, "pad": 1, "lhs_dilate": 2, "rhs_dilate": 3, "reverse": 4}
-    seen = set()
-    i64 = ELEMENT_TYPES["i64"]
-    while True:
-        sc.ws()
-        m = re.compile(r"[a-z_]+").match(sc.s, sc.pos)
-        if not m or m.group(0) not in names:
-            break
-        key = m.group(0)
-        if key in seen:
-            raise sc.error(f"duplicate window attribute {key}")
-        seen.add(key)
-        sc.pos = m.end()
-        sc.expect("=")
-        target = args[names[key]].name
-        if key == "pad":
-            sc.expect("[")
-            rows = []
-            if not sc.accept("]"):
-                while True:
-                    sc.expect("[")
-                    lo = sc.integer()
-                    sc.expect(",")
-                    hi = sc.integer()
-                    sc.expect("]")
-                    rows.append((lo, hi))
-                    if not sc.accept(","):
-                        break
-                sc.expect("]")
-            arr = np.array(rows, dtype=np.int64).reshape(len(rows), 2)
-            st.attrs[target] = DenseElementsAttr(TensorType((len(rows), 2), i64), arr)
-        else:
-            sc.expect("[")
-            vals = []
-            if not sc.accept("]"):
-                while True:
-                    if key == "reverse" and (sc.peek_keyword("true") or sc.peek_keyword("false")):
-                        vals.append(sc.accept_keyword("true") or not sc.accept_keyword("false"))
-                    else:
-                        vals.append(sc.integer())
-                    if not sc.accept(","):
-                        break
-                sc.expect("]")
-            if key == "reverse":
-                st.attrs[target] = DenseArrayAttr(ELEMENT_TYPES["i1"], tuple(bool(v) for v in vals))
+            if emit_space:
+                s += " "
+                last_punct = False
+            emit_space = True
+            s += tok
+    lines = [s]
+    if region_lines:
+        # substitute region placeholders
+        final = []
+        text = s
+        parts = re.split("(\x00region\\d+)", text)
+        cur = ""
+        for part in parts:
+            m = re.match("\x00region(\\d+)", part)
+            if m:
+                rl = region_lines[int(m.group(1))]
+                cur += rl[0]
+                final.append(cur)
+                final.extend(rl[1:-1])
+                cur = rl[-1]
             else:
-                st.attrs[target] = DenseArrayAttr(i64, tuple(vals))
-        if not sc.accept(","):
-            break
+                cur += part
+        final.append(cur)
+        lines = final
+    lines[-1] += pr.trailing_loc(op.location)
+    return lines
 
 
-def _int_list(sc):
-    return tuple(sc.delimited("[", "]", sc.integer))
+def _space_before(lit: str, last_punct: bool) -> bool:
+    """Whether MLIR puts a space before a format literal."""
+    if len(lit) != 1 and lit != "->":
+        return True
+    if last_punct:
+        return lit[0] not in ">)}],"
+    return lit[0] not in "<>(){}[],"
 
 
-def _c_dot_dims(p, st, args, op_name):
-    sc = p.sc
-    lb = rb = lc = rc = ()
-    if sc.accept_keyword("batching_dims"):
-        sc.expect("=")
-        lb = _int_list(sc)
-        sc.expect_keyword("x")
-        rb = _int_list(sc)
-        sc.expect(",")
-    sc.expect_keyword("contracting_dims")
-    sc.expect("=")
-    lc = _int_list(sc)
-    sc.expect_keyword("x")
-    rc = _int_list(sc)
-    st.attrs[args[0].name] = StructAttr("stablehlo", "dot", (
-        ("lhs_batching_dimensions", lb), ("rhs_batching_dimensions", rb),
-        ("lhs_contracting_dimensions", lc), ("rhs_contracting_dimensions", rc)))
+_FORMAT_ATTRS: dict = {}
 
 
-PRECISIONS = _spec.enum("precision").names
+def _format_attr_names(ospec, fmt):
+    """The attributes an op's format spells out itself (kept out of its attr-dict, wherever the
+    attr-dict stands in the format)."""
+    names = _FORMAT_ATTRS.get(ospec.name)
+    if names is None:
+        kinds = _kinds(ospec)
+        names = set()
+
+        def visit(elems):
+            for e in elems:
+                if isinstance(e, Var) and kinds.get(e.name, ("",))[0] == "attr":
+                    names.add(e.name)
+                elif isinstance(e, Custom):
+                    for a in e.args:
+                        while isinstance(a, (TypeDir, RefDir)):
+                            a = a.arg
+                        if isinstance(a, Var) and kinds.get(a.name, ("",))[0] == "attr":
+                            names.add(a.name)
+                elif isinstance(e, Optional_):
+                    visit(e.elems)
+                    visit(e.else_elems)
+        visit(fmt)
+        names = _FORMAT_ATTRS[ospec.name] = frozenset(names)
+    return names
 
 
-def _parse_precision_list(p):
-    sc = p.sc
-    sc.expect("[")
-    vals = []
-    if not sc.accept("]"):
-        while True:
-            pos = sc.pos
-            v = sc.bare_id("precision")
-            if v not in PRECISIONS:
-                raise sc.error(f"expected precision to be one of: {', '.join(PRECISIONS)}", pos)
-            vals.append(EnumAttr("stablehlo", "precision", v))
-            if not sc.accept(","):
-                break
-        sc.expect("]")
-    return ArrayAttr(tuple(vals))
+class _Fallback(Exception):
+    pass
 
 
-def _c_precision(p, st, args, op_name):
-    sc = p.sc
-    save = sc.pos
-    if not sc.accept(","):
-        return
-    if not sc.accept_keyword("precision"):
-        sc.pos = save
-        return
-    sc.expect("=")
-    st.attrs[args[0].name] = _parse_precision_list(p)
-
-
-def _c_precision_algorithm(p, st, args, op_name):
-    sc = p.sc
-    save = sc.pos
-    if not sc.accept(","):
-        return
-    if sc.accept_keyword("algorithm"):
-        sc.expect("=")
-        st.attrs[args[1].name] = p._parse_struct("stablehlo", "dot_algorithm")
-        return
-    if not sc.accept_keyword("precision"):
-        sc.pos = save
-        return
-    sc.expect("=")
-    st.attrs[args[0].name] = _parse_precision_list(p)
-    if sc.accept(","):
-        sc.expect_keyword("algorithm")
-        sc.expect("=")
-        st.attrs[args[1].name] = p._parse_struct("stablehlo", "dot_algorithm")
-
-
-CUSTOM_PARSE = {
-    "SameOperandsAndResultType": _c_same_type,
-    "VariadicSameOperandsAndResultType": _c_variadic_same,
-    "SelectOpType": _c_select,
-    "ComplexOpType": _c_complex,
-    "TupleOpType": _c_tuple,
-    "PairwiseOpType": _c_pairwise,
-    "VariadicOperandWithAttribute": _c_variadic_operand_with_attr,
-    "CustomCallTarget": _c_custom_call_target,
-    "SliceRanges": _c_slice_ranges,
-    "ExponentMantissa": _c_exp_mant,
-    "ConvolutionDimensions": _c_conv_dims,
-    "WindowAttributes": _c_window,
-    "DotDimensionNumbers": _c_dot_dims,
-    "PrecisionConfig": _c_precision,
-    "PrecisionConfigAndAlgorithm": _c_precision_algorithm,
-}
+def _operand_groups(op, ospec):
+    ops = list(op.operands)
+    specs = list(ospec.operands)
+    n_var = sum(1 for o in specs if o.variadic or o.optional)
+    fixed = len(specs) - n_var
+    if n_var > 1:
+        return None if len(ops) != len(specs) else {o.name: [v] for o, v in zip(specs, ops)}
+    extra = len(ops) - fixed
+    if extra < 0:
+        return None
+    groups = {}
+    i = 0
+    for o in specs:
+        if o.variadic or o.optional:
+            if o.optional and extra > 1:
+                return None
+            groups[o.name] = ops[i:i + extra]
+            i += extra
+        else:
+            groups[o.name] = [ops[i]]
+            i += 1
+    return groups

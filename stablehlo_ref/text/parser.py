@@ -20,8 +20,11 @@ from ..ir.types import (ELEMENT_TYPES, ElementType, FunctionType, NoneType, Opaq
                         QuantizedType, TensorType, TokenType, TupleType, Type, UnrankedTensorType)
 from . import dense
 from .conv_dims import parse_conv_dims
-from .lexer import (BANG_ID, BARE_ID, BLOCK_ID, FLOAT, HASH_ID, INTEGER, NUMBER, STRING,
-                    SYMBOL_ID, VALUE_ID, Scanner, unescape_string)
+from .custom_syntax import OP_SYNTAX
+from .format_ast import format_for
+from .formats import parse_with_format
+from .lexer import (BANG_ID, BARE_ID, BLOCK_ID, HASH_ID, NUMBER, STRING, VALUE_ID, Scanner,
+                    unescape_string)
 
 _DIMS = re.compile(r"((?:(?:\d+|\?)x)*)")
 _ELEM_NAME = re.compile(r"(?:complex<\s*(?:f32|f64)\s*>|[a-zA-Z][a-zA-Z0-9]*)")
@@ -944,14 +947,13 @@ class Parser:
 
     # --------------------------------------------------------------- pretty ops
     def _parse_pretty_op(self, name: str, pos: int, nresults: int) -> Operation:
-        custom_syntax, formats = _syntax_modules()
-        handler = custom_syntax.PARSERS.get(name)
-        if handler is not None:
-            return handler(self, name)
-        fmt = formats.format_for(name)
+        syntax = OP_SYNTAX.get(name)
+        if syntax is not None:
+            return syntax.parse(self, name)
+        fmt = format_for(name)
         if fmt is None:
             raise self.sc.error(f"unknown operation '{name}' (or it has no pretty form; write it in generic form \"{name}\"(...))", pos)
-        return formats.parse_with_format(self, name, fmt)
+        return parse_with_format(self, name, fmt)
 
 
 def _check_result_accuracy(sc, f, pos):
@@ -975,17 +977,6 @@ def _check_vhlo_attr(sc, sub, body, pos):
         m = re.search(r"mode\s*=\s*(#[\w.]+)", body)
         if m and not m.group(1).startswith("#vhlo."):
             raise sc.error("expected VHLO result accuracy mode", pos)
-
-
-_SYNTAX_MODULES = None
-
-
-def _syntax_modules():
-    global _SYNTAX_MODULES
-    if _SYNTAX_MODULES is None:
-        from . import custom_syntax, formats
-        _SYNTAX_MODULES = (custom_syntax, formats)
-    return _SYNTAX_MODULES
 
 
 def parse(text: str, filename: str = "<string>") -> Module:
