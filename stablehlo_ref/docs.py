@@ -65,19 +65,8 @@ _DIALECT_TITLES = {"stablehlo": "StableHLO", "chlo": "CHLO", "func": "func", "ch
 
 
 def kernel_names() -> Set[str]:
-    """Op names with an interpreter kernel, after importing every kernel module."""
+    """Op names with an interpreter kernel (the package registers them when imported)."""
     from .interpreter import registry
-    try:
-        from .interpreter.evaluator import _import_kernels
-        _import_kernels()
-    except ImportError:
-        # a kernel module named by the evaluator is missing: count the ones that import
-        from . import interpreter
-        for m in pkgutil.iter_modules(interpreter.__path__):
-            try:
-                importlib.import_module(f"{interpreter.__name__}.{m.name}")
-            except Exception:  # noqa: BLE001 - a broken module simply registers nothing
-                pass
     return set(registry.KERNELS)
 
 

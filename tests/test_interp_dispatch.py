@@ -4,7 +4,7 @@ import pytest
 
 from stablehlo_ref.errors import NotImplementedOpError
 from stablehlo_ref.interpreter import Interpreter, run
-from stablehlo_ref.interpreter.evaluator import op_cache
+from stablehlo_ref.interpreter.registry import op_cache
 from stablehlo_ref.interpreter.movement import broadcast_array
 from stablehlo_ref.text import parse
 

@@ -16,21 +16,12 @@ from collections import defaultdict, deque
 
 import numpy as np
 
-from ..errors import InterpreterError, NotImplementedOpError, StableHLOError
+from ..errors import InterpreterError
 from .numerics import elem
-from .registry import kernel
+from .registry import TOKEN, harness_op, kernel
 
 # Ops of the `interpreter` test dialect (not StableHLO spec ops, so not in KERNELS).
-HARNESS_OPS = {}
-
 RENDEZVOUS_TIMEOUT_S = 120.0
-
-
-def harness_op(name):
-    def deco(fn):
-        HARNESS_OPS[name] = fn
-        return fn
-    return deco
 
 
 class _Aborted(Exception):
@@ -390,7 +381,6 @@ def partition_id(ctx, op):
 
 # ------------------------------------------------------------------ tokens, channels, feeds
 def _token():
-    from .evaluator import TOKEN
     return TOKEN
 
 

@@ -4,7 +4,7 @@ from __future__ import annotations
 import numpy as np
 
 from ..errors import InterpreterError, NotImplementedOpError
-from .registry import kernel
+from .registry import harness_op, kernel
 
 
 @kernel("func.call")
@@ -126,13 +126,8 @@ def expect_serialized_eq(ctx, op, expected):
     return []
 
 
-def _register_harness_ops():
-    from .collective import HARNESS_OPS
-    HARNESS_OPS.setdefault("interpreter.probe", _probe)
-    HARNESS_OPS.setdefault("interpreter.print", _print)
-
-
-_register_harness_ops()
+harness_op("interpreter.probe")(_probe)
+harness_op("interpreter.print")(_print)
 
 
 # ------------------------------------------------------------------ scan

@@ -5,7 +5,7 @@ from __future__ import annotations
 import numpy as np
 
 from ..errors import NotImplementedOpError
-from .evaluator import op_cache
+from .registry import op_cache
 from .numerics import compute_dtype, elem, from_compute, to_compute, wrap_int
 from .registry import kernel
 

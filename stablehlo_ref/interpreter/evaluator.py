@@ -4,26 +4,15 @@ Runtime values are numpy arrays whose dtype is the storage dtype of the element 
 (`numerics`), Python tuples for tuples, and `Token` for tokens."""
 from __future__ import annotations
 
-import sys
 from typing import List, Sequence
 
 import numpy as np
 
 from ..errors import InterpreterError, NotImplementedOpError, StableHLOError
 from ..ir.attributes import describe_location
-from ..ir.core import Module, Operation, Value
+from ..ir.core import Module, Value
 from ..ir.types import ElementType, QuantizedType, TensorType, TokenType, TupleType
-from .registry import KERNELS
-
-
-class Token:
-    """The runtime value of `!stablehlo.token`."""
-
-    def __repr__(self):
-        return "<token>"
-
-
-TOKEN = Token()
+from .registry import HARNESS_OPS, KERNELS, TERMINATORS, TOKEN
 
 
 class _Return(Exception):
@@ -44,30 +33,8 @@ class _Scope(dict):
         return self.parent[key]
 
 
-_KERNELS_IMPORTED = []
-
-
-def _import_kernels():
-    if _KERNELS_IMPORTED:
-        return
-    from . import elementwise, movement, reduction, control, linalg, check, chlo, conv  # noqa: F401
-    from . import indexing, sorting, windows  # noqa: F401
-    from . import quantized, collective, dynamic  # noqa: F401
-    from . import random  # noqa: F401
-    from . import nn  # noqa: F401
-    from . import foreign  # noqa: F401   (arith / tensor / scf ops beside StableHLO)
-    _KERNELS_IMPORTED.append(True)
-
-
-def _harness_op(name):
-    """Ops of the `interpreter` test dialect (run_parallel, probe, print), or None."""
-    from .collective import HARNESS_OPS
-    return HARNESS_OPS.get(name)
-
-
 class Interpreter:
     def __init__(self, module: Module, trace=None, custom_call_handler=None):
-        _import_kernels()
         self.module = module
         self._functions = None       # name -> func.func op, read from the module on first use
         self._entries = {}           # name -> (entry block, number of arguments)
@@ -265,21 +232,6 @@ def _entry(functions, name):
     return func.regions[0].blocks[0], len(ft.inputs)
 
 
-_TERMINATORS = frozenset(("stablehlo.return", "func.return", "chlo.return", "stablehlo.yield", "scf.yield"))
-
-
-def op_cache(op) -> dict:
-    """A dict on `op` for what kernels derive from it once (decoded attributes, recognized
-    bodies), kept for the life of the op; ops made without `__init__` get a fresh one."""
-    try:
-        c = op._cache
-    except AttributeError:
-        return {}
-    if c is None:
-        c = op._cache = {}
-    return c
-
-
 def _not_implemented(name):
     def raise_(ctx, op, *args):
         raise NotImplementedOpError(name)
@@ -329,14 +281,14 @@ def _plan_block(block):
     terminator = None
     for op in block.operations:
         name = op.name
-        if name in _TERMINATORS:
+        if name in TERMINATORS:
             terminator = tuple(op.operands)
             break
         fn = kernels.get(name)
         results = op.results
         operands = tuple(op.operands)
         if fn is None:
-            fn = _harness_op(name) or _not_implemented(name)
+            fn = HARNESS_OPS.get(name) or _not_implemented(name)
         elif not _plain_values(operands) or not _plain_values(results):
             try:
                 qplan = plan_for(op)

@@ -15,7 +15,7 @@ import numpy as np
 from ..errors import InterpreterError, NotImplementedOpError
 from .numerics import compute_dtype, elem, from_compute
 from .reduction import _PRIMITIVES, recognize_binary_body
-from .evaluator import op_cache
+from .registry import op_cache
 from .registry import kernel
 
 _INT64_SAFE = np.int64(1) << 62

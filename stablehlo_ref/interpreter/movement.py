@@ -4,10 +4,9 @@ from __future__ import annotations
 
 import numpy as np
 
-from ..errors import InterpreterError, NotImplementedOpError, StableHLOError
+from ..errors import InterpreterError, StableHLOError
 from ..ir.attributes import DenseElementsAttr, DenseResourceAttr
-from ..ir.types import TensorType
-from .evaluator import op_cache
+from .registry import op_cache
 from .numerics import elem, from_compute
 from .registry import kernel
 

@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import numpy as np
 
-from ..errors import NotImplementedOpError
 from .numerics import compute_dtype, elem, from_compute
 from .registry import kernel
 

@@ -1,7 +1,13 @@
-"""The kernel registry, keyed by op name: `@kernel("stablehlo.add")`."""
+"""The interpreter's registries and runtime vocabulary, a leaf every kernel module may import:
+`KERNELS` (`@kernel("stablehlo.add")`), `HARNESS_OPS` (the `interpreter` test dialect:
+`@harness_op("interpreter.run_parallel")`), the ops that end a block (`TERMINATORS`: the
+spec's `terminator` trait plus the foreign dialects' `scf.yield`), the runtime token and the
+per-op cache kernels keep what they derive from an op in."""
 from __future__ import annotations
 
 from typing import Callable, Dict
+
+from .. import spec as _spec
 
 KERNELS: Dict[str, Callable] = {}
 
@@ -14,3 +20,39 @@ def kernel(*names: str):
             KERNELS[n] = fn
         return fn
     return deco
+
+
+HARNESS_OPS: Dict[str, Callable] = {}
+
+
+def harness_op(name: str):
+    def deco(fn):
+        HARNESS_OPS[name] = fn
+        return fn
+    return deco
+
+
+# scf.yield ends the body of scf.for (foreign.py), an op outside the spec
+TERMINATORS = _spec.terminators() | {"scf.yield"}
+
+
+class Token:
+    """The runtime value of `!stablehlo.token`."""
+
+    def __repr__(self):
+        return "<token>"
+
+
+TOKEN = Token()
+
+
+def op_cache(op) -> dict:
+    """A dict on `op` for what kernels derive from it once (decoded attributes, recognized
+    bodies), kept for the life of the op; ops made without `__init__` get a fresh one."""
+    try:
+        c = op._cache
+    except AttributeError:
+        return {}
+    if c is None:
+        c = op._cache = {}
+    return c
