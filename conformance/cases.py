@@ -23,12 +23,13 @@ import numpy as np
 
 from stablehlo_ref.errors import StableHLOError
 
-# upstream's tolerances (see stablehlo_ref/interpreter/check.py)
-EQ_TOLERANCE = 1e-4
-DIALECT_ALMOST_EQ_TOLERANCE = 1e-4
-CUSTOM_CALL_ALMOST_EQ_TOLERANCE = 1e-3
-DIALECT_CLOSE_MAX_ULP = 1
-CUSTOM_CALL_CLOSE_MAX_ULP = 3
+from stablehlo_ref.interpreter.check import (ALMOST_EQ_TOLERANCE as DIALECT_ALMOST_EQ_TOLERANCE,
+                                             CUSTOM_CALL_ALMOST_EQ_TOLERANCE, CUSTOM_CALL_CLOSE_ULPS,
+                                             DIALECT_CLOSE_ULPS, EQ_TOLERANCE)
+
+# the tolerances of the reference's check ops (stablehlo_ref/interpreter/check.py)
+DIALECT_CLOSE_MAX_ULP = DIALECT_CLOSE_ULPS[1]
+CUSTOM_CALL_CLOSE_MAX_ULP = CUSTOM_CALL_CLOSE_ULPS[1]
 
 # ops every program has; left out of a case's op list so the per-op summary names the ops
 # under test

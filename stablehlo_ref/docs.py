@@ -14,9 +14,9 @@ hand:
   registry does not exist).
 * interpret: the op has a kernel in ``stablehlo_ref.interpreter.registry.KERNELS``, or the
   evaluator runs it itself (:data:`EVALUATOR_OPS`).
-* VHLO read / write: while ``stablehlo_ref.serialization`` registers no ops
-  (``VHLO_READERS`` / ``VHLO_WRITERS``, keyed by op name or VHLO name), the encodings the spec
-  defines; once it does, whether the serializer handles the op.
+* VHLO read / write: the VHLO encodings the serializer maps to the op
+  (``stablehlo_ref.serialization.vhlo_ops()``); without that package, the encodings the spec
+  defines.
 * corpus cases: the number of upstream test cases (``// -----`` chunks of
   ``interpret/*.mlir``, files of ``testdata/**``) in ``../shared/stablehlo-tests`` that name the
   op.  That folder is not part of the project, so this column is the only one that depends on
@@ -49,11 +49,8 @@ END = "<!-- status:end -->"
 
 # Ops the evaluator runs itself rather than through a kernel (see interpreter/evaluator.py):
 # function bodies are entered by Interpreter.call, terminators end a block.
-EVALUATOR_OPS = {
-    "func.func": "function: its body is run by Interpreter.call",
-    "func.return": "terminator: handled by the evaluator",
-    "stablehlo.return": "terminator: handled by the evaluator",
-}
+EVALUATOR_OPS = {"func.func": "function: its body is run by Interpreter.call",
+                 **{t: "terminator: handled by the evaluator" for t in sorted(_spec.terminators())}}
 
 COLUMNS = ("op", "status", "since", "parse+print", "verify", "interpret", "VHLO read", "VHLO write",
            "corpus cases")
@@ -88,16 +85,14 @@ def verifier_names() -> Optional[Set[str]]:
     return set(reg)
 
 
-def _serialization_registry():
-    """(readable, writable) name sets from ``stablehlo_ref.serialization``, or None."""
+def _serialization_registry() -> Optional[Dict[str, tuple]]:
+    """The serializer's op mapping (op name -> the VHLO op names it reads, oldest first; the
+    last is the one it writes), or None without ``stablehlo_ref.serialization``."""
     try:
-        mod = importlib.import_module("stablehlo_ref.serialization")
+        from .serialization import vhlo_ops
     except ImportError:
         return None
-    r, w = getattr(mod, "VHLO_READERS", None), getattr(mod, "VHLO_WRITERS", None)
-    if r is None and w is None:
-        return None
-    return set(r or ()), set(w or ())
+    return vhlo_ops()
 
 
 def parse_print_status(o: "_spec.OpSpec") -> str:
@@ -199,7 +194,7 @@ class OpStatus:
     verify: bool
     interpret: str        # kernel | evaluator | no
     vhlo_encodings: tuple  # VHLO names, oldest first
-    vhlo_read: Optional[bool]   # None: no serializer registry yet
+    vhlo_read: Optional[bool]   # None: stablehlo_ref.serialization is not importable
     vhlo_write: Optional[bool]
     corpus: str           # a count, or "-"
 
@@ -222,8 +217,8 @@ def op_statuses(corpus: Optional[Mapping[str, int]] = None,
         enc = tuple(v.name for v in o.vhlo)
         read = write = None
         if ser is not None:
-            keys = {o.name, *enc}
-            read, write = bool(keys & ser[0]), bool(keys & ser[1])
+            enc = tuple(ser.get(o.name, ()))
+            read = write = bool(enc)
         if corpus is not None:
             c = str(corpus.get(o.name, 0))
         else:
@@ -240,9 +235,7 @@ def _short(vhlo_name: str) -> str:
 def _vhlo_cells(r: OpStatus):
     if not r.vhlo_encodings:
         return "—", "—"
-    if r.vhlo_read is None:
-        return ", ".join(_short(n) for n in r.vhlo_encodings), _short(r.vhlo_encodings[-1])
-    return ("yes" if r.vhlo_read else "no"), ("yes" if r.vhlo_write else "no")
+    return ", ".join(_short(n) for n in r.vhlo_encodings), _short(r.vhlo_encodings[-1])
 
 
 def _cells(r: OpStatus) -> List[str]:
@@ -270,7 +263,11 @@ def render_ops_md(rows: Sequence[OpStatus]) -> str:
         "- **interpret**: the reference interpreter has a kernel (or runs the op itself).",
     ]
     if ser_registry:
-        out.append("- **VHLO read / write**: the portable-artifact reader / writer handles the op.")
+        out += [
+            "- **VHLO read / write**: the VHLO encodings the portable-artifact reader maps to the op",
+            "  (`stablehlo_ref.serialization.vhlo_ops()`: read, every one; write, the current one at",
+            "  the current version; older targets downgrade). `—`: the serializer has no VHLO form for it.",
+        ]
     else:
         out += [
             "- **VHLO read / write**: the VHLO encodings the spec defines (read: every one; write: the",
@@ -304,11 +301,11 @@ def render_summary(rows: Sequence[OpStatus]) -> str:
     for r in rows:
         groups.setdefault(_group(r), []).append(r)
     ser_registry = any(r.vhlo_read is not None for r in rows)
-    vhlo_head = "VHLO read/write" if ser_registry else "VHLO encoding (spec)"
+    vhlo_head = "VHLO read+write" if ser_registry else "VHLO encoding (spec)"
 
     def line(name, rs):
         if ser_registry:
-            vh = f"{sum(bool(r.vhlo_read) for r in rs)}/{sum(bool(r.vhlo_write) for r in rs)}"
+            vh = str(sum(bool(r.vhlo_read and r.vhlo_write) for r in rs))
         else:
             vh = str(sum(bool(r.vhlo_encodings) for r in rs))
         return (f"| {name} | {len(rs)} | {sum(r.parse_print == 'pretty' for r in rs)} | "

@@ -11,6 +11,7 @@ from __future__ import annotations
 import numpy as np
 
 from ..errors import InterpreterError, NotImplementedOpError
+from ..ir.defaults import default_of
 from .numerics import elem
 from .registry import kernel
 
@@ -137,7 +138,7 @@ def sort(ctx, op, *xs):
         return []
     rank = xs[0].ndim
     dim_attr = op.attributes.get("dimension")
-    dim = int(dim_attr.value) if dim_attr is not None else -1
+    dim = int(dim_attr.value) if dim_attr is not None else default_of("stablehlo.sort", "dimension")
     if dim < 0:
         dim += rank
     if not 0 <= dim < max(rank, 1):

@@ -31,6 +31,11 @@ def _struct_value(v) -> Any:
     return v
 
 
+def default_of(op_name: str, attr_name: str) -> Any:
+    """The spec's default value of an op's attribute (KeyError when the spec gives none)."""
+    return _defaults(op_name)[attr_name]
+
+
 def equals_default(attr: Attribute, default: Any) -> bool:
     if isinstance(default, bool):
         return isinstance(attr, BoolAttr) and attr.value is default
