@@ -9,18 +9,8 @@ from __future__ import annotations
 import numpy as np
 
 from ..errors import InterpreterError, NotImplementedOpError
-from .numerics import elem, from_compute
+from .numerics import accumulation_dtype, elem, from_compute
 from .registry import kernel
-
-
-def _compute_dtype(et):
-    if et.is_complex:
-        return np.complex128
-    if et.is_float:
-        return np.float64
-    if et.is_bool:
-        return np.int64
-    return np.int64 if (et.is_signed or et.bits < 64) else np.uint64
 
 
 def _dilate(x, axes, factors):
@@ -58,7 +48,7 @@ def convolve(lhs, rhs, *, strides, padding, lhs_dilation, rhs_dilation, reversal
     ki, ko, ksp = dims["kernel_input_feature_dimension"], dims["kernel_output_feature_dimension"], list(dims["kernel_spatial_dimensions"])
     ob, of, osp = dims["output_batch_dimension"], dims["output_feature_dimension"], list(dims["output_spatial_dimensions"])
     ns = len(isp)
-    cd = _compute_dtype(et)
+    cd = accumulation_dtype(et)
     x = np.transpose(lhs, [ib, if_] + isp).astype(cd)      # N, C, S...
     w = np.transpose(rhs, [ko, ki] + ksp).astype(cd)       # O, I, K...
     sp_axes = list(range(2, 2 + ns))

@@ -3,7 +3,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from .numerics import elem, from_compute
+from .numerics import accumulation_dtype, elem, from_compute
 from .registry import kernel
 
 
@@ -17,14 +17,7 @@ def dot_general_arrays(lhs, rhs, lb, rb, lc, rc, et):
     B = int(np.prod(bshape)) if bshape else 1
     L = int(np.prod(lfs)) if lfs else 1
     R = int(np.prod(rfs)) if rfs else 1
-    if et.is_complex:
-        cd = et.dtype
-    elif et.is_float:
-        cd = np.float64
-    elif et.is_bool:
-        cd = np.int64
-    else:
-        cd = np.int64 if (et.is_signed or et.bits < 64) else np.uint64
+    cd = accumulation_dtype(et)
     # C-contiguous operands: np.matmul on strided 3-D views falls back to a slow non-BLAS loop
     a = np.transpose(lhs, list(lb) + lfree + list(lc)).astype(cd, order="C").reshape(B, L, csize)
     b = np.transpose(rhs, list(rb) + list(rc) + rfree).astype(cd, order="C").reshape(B, csize, R)
@@ -80,10 +73,6 @@ def _enum(attr, default):
     return str(getattr(attr, "value", attr))
 
 
-def _linalg_dtype(et):
-    return np.complex128 if et.is_complex else np.float64
-
-
 @kernel("stablehlo.fft")
 def fft(ctx, op, x):
     from ..errors import InterpreterError
@@ -124,7 +113,7 @@ def triangular_solve(ctx, op, a, b):
     unit = _flag(a_.get("unit_diagonal"))
     trans = _enum(a_.get("transpose_a"), "NO_TRANSPOSE")
     et = elem(op.results[0].type)
-    X = solve_triangular(a, b, left, lower, unit, trans, _linalg_dtype(et))
+    X = solve_triangular(a, b, left, lower, unit, trans, accumulation_dtype(et))
     return X.astype(et.dtype) if et.is_complex else from_compute(X, et)
 
 
@@ -158,7 +147,7 @@ def solve_triangular(a, b, left: bool, lower: bool, unit: bool, trans: str, cd):
 def cholesky(ctx, op, a):
     lower = _flag(op.attributes.get("lower"))
     et = elem(op.results[0].type)
-    cd = _linalg_dtype(et)
+    cd = accumulation_dtype(et)
     A = a.astype(cd)
     # only the named triangle is read; build the Hermitian matrix from it
     T = np.tril(A) if lower else np.triu(A)

@@ -7,7 +7,7 @@ import re
 import numpy as np
 
 from ..errors import InterpreterError, NotImplementedOpError
-from .numerics import elem, from_compute
+from .numerics import accumulation_dtype, elem, from_compute
 from .registry import kernel
 
 
@@ -84,14 +84,7 @@ def _einsum(op, *operands):
     if not _EINSUM.match(cfg) or cfg.count(",") != len(operands) - 1:
         raise InterpreterError(f"{op.name}: invalid einsum_config '{cfg}'")
     et = elem(op.results[0].type)
-    if et.is_complex:
-        cd = et.dtype
-    elif et.is_float:
-        cd = np.float64
-    elif et.is_bool:
-        cd = np.int64
-    else:
-        cd = np.int64 if (et.is_signed or et.bits < 64) else np.uint64
+    cd = accumulation_dtype(et)
     out = np.einsum(cfg, *[np.asarray(o).astype(cd) for o in operands])
     if et.is_bool:
         return np.asarray(out != 0)

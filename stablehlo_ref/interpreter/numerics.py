@@ -46,6 +46,20 @@ def compute_dtype(et: ElementType) -> np.dtype:
     return dt
 
 
+def accumulation_dtype(et: ElementType) -> np.dtype:
+    """The numpy dtype sums of products (dot_general, convolution, einsum) accumulate in before
+    rounding once to `et`: f64 for floats, c128 for complex, i64 for integers and booleans
+    (u64 for 64-bit unsigned). Unlike `compute_dtype` (elementwise arithmetic, which wraps in
+    the type itself), accumulation never overflows a narrower integer type on the way."""
+    if et.is_complex:
+        return np.dtype(np.complex128)
+    if et.is_float:
+        return np.dtype(np.float64)
+    if et.is_bool:
+        return np.dtype(np.int64)
+    return np.dtype(np.int64 if (et.is_signed or et.bits < 64) else np.uint64)
+
+
 def to_compute(x: np.ndarray, et: ElementType) -> np.ndarray:
     dt = compute_dtype(et)
     if x.dtype == dt:
