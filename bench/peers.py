@@ -8,7 +8,6 @@ peer columns (`pip install -e .[interop]`). The program rewriting comes from
 `stablehlo_ref.conformance`."""
 from __future__ import annotations
 
-import multiprocessing as mp
 import os
 import time
 from dataclasses import dataclass, field
@@ -23,6 +22,7 @@ import numpy as np
 # cases the same way: strip_checks(text) -> (program text, result labels).
 from stablehlo_ref.conformance.backends import from_wire as _from_wire  # noqa: E402
 from stablehlo_ref.conformance.cases import NotRunnable, strip_checks  # noqa: E402,F401
+from stablehlo_ref.conformance.worker import WorkerCrashed, WorkerProcess, WorkerStartError, WorkerTimeout  # noqa: E402
 
 
 # ---------------------------------------------------------------------------- our side
@@ -47,7 +47,7 @@ def _attr_to_numpy(attr):
 
 
 def _worker(conn):
-    os.environ.setdefault("JAX_PLATFORMS", "cpu")
+    """The peer worker process (started by PeerWorker through conformance.worker)."""
     from jax._src.interpreters import mlir as jmlir
     from jaxlib.mlir import ir
     from jaxlib.mlir.dialects import stablehlo
@@ -123,67 +123,33 @@ class PeerResult:
 
 class PeerWorker:
     """One subprocess running jaxlib's C++ interpreter and XLA on request; restarted
-    after a crash (the C++ interpreter aborts the process on any error) or a timeout."""
+    after a crash (the C++ interpreter aborts the process on any error) or a timeout
+    (the lifecycle is conformance.worker.WorkerProcess, which the backends use too)."""
 
     def __init__(self):
-        self._ctx = mp.get_context("spawn")
-        self.proc = None
-        self.conn = None
-
-    def _start(self):
-        parent, child = self._ctx.Pipe()
-        self.proc = self._ctx.Process(target=_worker, args=(child,), daemon=True)
-        self.proc.start()
-        child.close()
-        self.conn = parent
-        if not parent.poll(120):
-            self._kill()
-            raise RuntimeError("peer worker did not start (is jax installed?)")
-        try:
-            msg = parent.recv()
-        except EOFError:
-            self._kill()
-            raise RuntimeError("peer worker died at start (is jax installed?)") from None
-        assert msg == ("ready",)
-
-    def _kill(self):
-        if self.proc is not None:
-            self.proc.kill()
-            self.proc.join()
-        self.proc = None
-        self.conn = None
+        self.worker = WorkerProcess("peers", "_worker", name="peer worker", env={"JAX_PLATFORMS": "cpu"},
+                                    path=(os.path.dirname(os.path.abspath(__file__)),), start_timeout=120)
 
     def call(self, kind: str, text: str, args=(), timeout: float = 120.0) -> PeerResult:
-        if self.proc is None or not self.proc.is_alive():
-            self._start()
-        self.conn.send((kind, text, [np.asarray(a) for a in args]))
+        if not self.worker.alive:
+            self.worker.kill()
+            try:
+                ready = self.worker.start()
+            except WorkerStartError as e:
+                raise RuntimeError(f"{e} (is jax installed?)") from None
+            assert ready == ("ready",), ready
         try:
-            if not self.conn.poll(timeout):
-                self._kill()
-                return PeerResult("timeout", message=f"no answer in {timeout:g} s")
-            msg = self.conn.recv()
-        except (EOFError, ConnectionError, OSError):
-            code = self.proc.exitcode if self.proc else None
-            self._kill()
-            return PeerResult("crash", message=f"process aborted (exit code {code})")
+            msg = self.worker.request((kind, text, [np.asarray(a) for a in args]), timeout)
+        except WorkerTimeout:
+            return PeerResult("timeout", message=f"no answer in {timeout:g} s")
+        except WorkerCrashed as e:
+            return PeerResult("crash", message=str(e))
         if msg[0] == "error":
             return PeerResult("error", message=msg[1])
         return PeerResult("ok", times=msg[1], outputs=[_from_wire(o) for o in msg[2]])
 
     def close(self):
-        if self.conn is not None:
-            try:
-                self.conn.send(None)
-            except OSError:
-                pass
-        if self.proc is not None:
-            self.proc.join(5)
-            if self.proc.is_alive():
-                self.proc.kill()
-        self.proc = None
-        self.conn = None
-
-
+        self.worker.close()
 
 
 def jax_available() -> bool:

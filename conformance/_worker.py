@@ -205,13 +205,8 @@ def _iree_host(o):
         return vals.reshape(-1)[:n].reshape(shape).astype(np.uint8)
 
 
-def serve(fd: int, kind: str, option: str):
-    """Entry point of the worker process: `fd` is its end of a socket pair."""
-    from multiprocessing.connection import Connection
-    main(Connection(fd), kind, option)
-
-
 def main(conn, kind: str, option: str):
+    """Entry point of the worker process (started by conformance.worker.WorkerProcess)."""
     if kind == "xla" and option == "cpu":
         os.environ.setdefault("JAX_PLATFORMS", "cpu")
     try:

@@ -11,14 +11,13 @@ worker subprocess: `import stablehlo_ref.conformance` needs neither."""
 from __future__ import annotations
 
 import importlib.util
-import os
 import signal
-import tempfile
 import threading
 from typing import Callable, Dict, List, Optional, Sequence, Tuple
 
 import numpy as np
 
+from stablehlo_ref.conformance.worker import WorkerCrashed, WorkerProcess, WorkerStartError, WorkerTimeout
 from stablehlo_ref.errors import StableHLOError, UsageError
 
 
@@ -155,10 +154,8 @@ class WorkerBackend(Backend):
     start_timeout = 180.0
 
     def __init__(self):
-        self.proc = None
-        self.conn = None
+        self.worker = None
         self._desc = None
-        self._stderr = None
         self._start_error = None
 
     def available(self):
@@ -180,98 +177,42 @@ class WorkerBackend(Backend):
         """A second worker process of the same kind (not started until used)."""
         import copy
         c = copy.copy(self)
-        c.proc = c.conn = c._stderr = c._start_error = None
+        c.worker = c._start_error = None
         return c
 
     def _start(self):
-        import socket
-        import subprocess
-        import sys
-        from multiprocessing.connection import Connection
         if self._start_error:
             raise BackendError(self._start_error, "crash")
-        if self._stderr is None:
-            fd, self._stderr = tempfile.mkstemp(prefix="conform-worker-", suffix=".log")
-            os.close(fd)
-        ours, theirs = socket.socketpair()
-        env = dict(os.environ)
-        if self.kind == "xla" and self.option == "cpu":
-            env.setdefault("JAX_PLATFORMS", "cpu")
-        with open(self._stderr, "ab") as log:
-            # a fresh interpreter (not fork: jax and native runtimes dislike it; not
-            # multiprocessing's spawn: that re-imports the caller's __main__)
-            self.proc = subprocess.Popen(
-                [sys.executable, "-c", "import sys; from stablehlo_ref.conformance import _worker; "
-                 "_worker.serve(int(sys.argv[1]), sys.argv[2], sys.argv[3])",
-                 str(theirs.fileno()), self.kind, self.option or "-"],
-                pass_fds=(theirs.fileno(),), stdin=subprocess.DEVNULL, stdout=log, stderr=log, env=env)
-        theirs.close()
-        self.conn = Connection(ours.detach())
+        env = {"JAX_PLATFORMS": "cpu"} if self.kind == "xla" and self.option == "cpu" else {}
+        self.worker = WorkerProcess("stablehlo_ref.conformance._worker", "main", (self.kind, self.option or "-"),
+                                    name=f"{self.name} worker", env=env, start_timeout=self.start_timeout)
         try:
-            if not self.conn.poll(self.start_timeout):
-                raise EOFError
-            msg = self.conn.recv()
-        except (EOFError, OSError):
-            self._kill()
-            self._start_error = f"{self.name} worker did not start{self._stderr_tail(0)}"
+            msg = self.worker.start()
+        except WorkerStartError as e:
+            self._start_error = str(e)
             raise BackendError(self._start_error, "crash") from None
         if msg[0] != "ready":
-            self._kill()
+            self.worker.kill()
             self._start_error = f"{self.name} unavailable: {msg[1]}"
             raise BackendError(self._start_error, "crash")
         self._desc = msg[1]
 
     def _ensure(self):
-        if self.proc is None or self.proc.poll() is not None:
-            self._kill()
+        if self.worker is None or not self.worker.alive:
+            if self.worker is not None:
+                self.worker.close()
             self._start()
-
-    def _stderr_tail(self, offset: int) -> str:
-        try:
-            with open(self._stderr, "rb") as f:
-                f.seek(offset)
-                data = f.read().decode("utf-8", "replace")
-        except (OSError, TypeError):
-            return ""
-        lines = [l.strip() for l in data.splitlines() if l.strip()]
-        # the abort's reason, not the stack trace after it
-        interesting = [l for l in lines if "LLVM ERROR" in l or "Check failed" in l or "error" in l.lower()
-                       or "Unsupported" in l or l[:1] == "F" and "]" in l[:40]]
-        interesting = [l for l in interesting if not l.startswith("***")]
-        pick = interesting[:1] or [l for l in lines if not l.startswith("@")][-1:]
-        return f": {pick[0][:300]}" if pick else ""
-
-    def _kill(self):
-        if self.proc is not None:
-            if self.proc.poll() is None:
-                self.proc.kill()
-            self.proc.wait()
-        if self.conn is not None:
-            self.conn.close()
-        self.proc = None
-        self.conn = None
 
     def run(self, program, inputs, timeout=None):
         self._ensure()
-        offset = os.path.getsize(self._stderr) if self._stderr and os.path.exists(self._stderr) else 0
-        self.conn.send((program, [np.asarray(a) for a in inputs]))
         try:
-            if not self.conn.poll(timeout):
-                self._kill()
-                raise BackendError(f"no result in {timeout:g} s (worker restarted)", "timeout")
-            msg = self.conn.recv()
-        except (EOFError, ConnectionError, OSError):
-            code = None
-            if self.proc is not None:
-                try:
-                    code = self.proc.wait(5)
-                except Exception:     # noqa: BLE001 - still alive: killed below
-                    pass
-            self._kill()
-            tail = self._stderr_tail(offset)
-            if "nsupported" in tail:
-                raise BackendUnsupported(f"process aborted{tail}") from None
-            raise BackendError(f"process aborted (exit code {code}){tail}", "crash") from None
+            msg = self.worker.request((program, [np.asarray(a) for a in inputs]), timeout)
+        except WorkerTimeout as e:
+            raise BackendError(str(e), "timeout") from None
+        except WorkerCrashed as e:
+            if "nsupported" in e.tail:
+                raise BackendUnsupported(f"process aborted{e.tail}") from None
+            raise BackendError(str(e), "crash") from None
         if msg[0] == "ok":
             return [from_wire(o) for o in msg[1]]
         _, stage, message = msg
@@ -279,25 +220,10 @@ class WorkerBackend(Backend):
             raise BackendUnsupported(message)
         raise BackendError(message, stage)
 
-
     def close(self):
-        if self.conn is not None:
-            try:
-                self.conn.send(None)
-            except OSError:
-                pass
-        if self.proc is not None:
-            try:
-                self.proc.wait(5)
-            except Exception:         # noqa: BLE001 - killed below
-                pass
-        self._kill()
-        if self._stderr:
-            try:
-                os.unlink(self._stderr)
-            except OSError:
-                pass
-            self._stderr = None
+        if self.worker is not None:
+            self.worker.close()
+            self.worker = None
 
 
 class XlaBackend(WorkerBackend):
