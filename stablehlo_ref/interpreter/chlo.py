@@ -11,10 +11,9 @@ from __future__ import annotations
 import numpy as np
 
 from ..errors import InterpreterError, NotImplementedOpError
-from . import elementwise as ew
 from .elementwise import make_complex
 from .numerics import elem, from_compute
-from .registry import kernel
+from .registry import KERNELS, args, kernel, register_table
 
 _PI = np.pi
 _EULER = 0.57721566490153286061
@@ -432,51 +431,12 @@ def next_after(x, y, et):
 
 # ------------------------------------------------------------------ kernels: unary math
 
-@kernel("chlo.lgamma")
-def k_lgamma(ctx, op, x):
-    return _real_unary(op, x, lgamma)
-
-
-@kernel("chlo.digamma")
-def k_digamma(ctx, op, x):
-    return _real_unary(op, x, digamma)
-
-
-@kernel("chlo.erf")
-def k_erf(ctx, op, x):
-    return _real_unary(op, x, erf)
-
-
-@kernel("chlo.erfc")
-def k_erfc(ctx, op, x):
-    return _real_unary(op, x, erfc)
-
-
-@kernel("chlo.erf_inv")
-def k_erf_inv(ctx, op, x):
-    return _real_unary(op, x, erf_inv)
-
-
-@kernel("chlo.bessel_i1e")
-def k_bessel_i1e(ctx, op, x):
-    return _real_unary(op, x, bessel_i1e)
-
 
 def _binary_float(op, a, b, fn):
     et = _rt(op)
     if not et.is_float:
         raise NotImplementedOpError(op.name, f"dtype {et}")
     return from_compute(fn(_f64(a), _f64(b)), et)
-
-
-@kernel("chlo.polygamma")
-def k_polygamma(ctx, op, n, x):
-    return _binary_float(op, n, x, polygamma)
-
-
-@kernel("chlo.zeta")
-def k_zeta(ctx, op, s, q):
-    return _binary_float(op, s, q, zeta)
 
 
 @kernel("chlo.next_after")
@@ -495,51 +455,6 @@ def casin(z):
 
 def cacos(z):
     return np.arccos(z)
-
-
-@kernel("chlo.asin")
-def k_asin(ctx, op, x):
-    return _real_unary(op, x, np.arcsin, casin)
-
-
-@kernel("chlo.acos")
-def k_acos(ctx, op, x):
-    return _real_unary(op, x, np.arccos, cacos)
-
-
-@kernel("chlo.atan")
-def k_atan(ctx, op, x):
-    return _real_unary(op, x, np.arctan, np.arctan)
-
-
-@kernel("chlo.asinh")
-def k_asinh(ctx, op, x):
-    return _real_unary(op, x, np.arcsinh, np.arcsinh)
-
-
-@kernel("chlo.acosh")
-def k_acosh(ctx, op, x):
-    return _real_unary(op, x, np.arccosh, np.arccosh)
-
-
-@kernel("chlo.atanh")
-def k_atanh(ctx, op, x):
-    return _real_unary(op, x, np.arctanh, np.arctanh)
-
-
-@kernel("chlo.sinh")
-def k_sinh(ctx, op, x):
-    return _real_unary(op, x, np.sinh, np.sinh)
-
-
-@kernel("chlo.cosh")
-def k_cosh(ctx, op, x):
-    return _real_unary(op, x, np.cosh, np.cosh)
-
-
-@kernel("chlo.tan")
-def k_tan(ctx, op, x):
-    return _real_unary(op, x, np.tan, np.tan)
 
 
 @kernel("chlo._asin_acos_kernel")
@@ -564,7 +479,7 @@ def k_square(ctx, op, x):
             imag = 2 * (re * im)
             return make_complex(real, imag).astype(et.dtype)
         if et.is_integer or et.is_bool:
-            return ew.multiply(ctx, op, x, x)
+            return KERNELS["stablehlo.multiply"](ctx, op, x, x)
         return from_compute(_f64(x) * _f64(x), et)
 
 
@@ -671,28 +586,25 @@ def _bcast(op, arrays):
         out.append(a)
     try:
         target = np.broadcast_shapes(*[a.shape for a in out])
-    except ValueError as e:
+    except ValueError:
         raise InterpreterError(f"{op.name}: operands are not broadcast-compatible: "
                                f"{[a.shape for a in arrays]}") from None
     return [np.broadcast_to(a, target) for a in out]
 
 
-def _bcast_kernel(fn):
+def _bcast_kernel(name):
+    """chlo.broadcast_X: the kernel of X (looked up when it runs) on the operands broadcast."""
     def k(ctx, op, *args):
-        return np.ascontiguousarray(fn(ctx, op, *_bcast(op, args)))
+        return np.ascontiguousarray(KERNELS[name](ctx, op, *_bcast(op, args)))
     return k
 
 
-for _name, _fn in [
-    ("add", ew.add), ("subtract", ew.subtract), ("multiply", ew.multiply), ("divide", ew.divide),
-    ("remainder", ew.remainder), ("maximum", ew.maximum), ("minimum", ew.minimum),
-    ("power", ew.power), ("atan2", ew.atan2), ("and", ew.and_), ("or", ew.or_), ("xor", ew.xor),
-    ("shift_left", ew.shift_left), ("shift_right_logical", ew.shift_right_logical),
-    ("shift_right_arithmetic", ew.shift_right_arithmetic), ("complex", ew.complex_),
-    ("compare", ew.compare), ("select", ew.select), ("next_after", k_next_after),
-    ("polygamma", k_polygamma), ("zeta", k_zeta),
-]:
-    kernel(f"chlo.broadcast_{_name}")(_bcast_kernel(_fn))
+for _name in ("add", "subtract", "multiply", "divide", "remainder", "maximum", "minimum", "power", "atan2",
+              "and", "or", "xor", "shift_left", "shift_right_logical", "shift_right_arithmetic", "complex",
+              "compare", "select"):
+    kernel(f"chlo.broadcast_{_name}")(_bcast_kernel(f"stablehlo.{_name}"))
+for _name in ("next_after", "polygamma", "zeta"):
+    kernel(f"chlo.broadcast_{_name}")(_bcast_kernel(f"chlo.{_name}"))
 
 
 # ------------------------------------------------------------------ ragged_dot
@@ -744,7 +656,6 @@ def k_ragged_dot(ctx, op, lhs, rhs, group_sizes):
     rshape = tuple(op.results[0].type.shape)
     if r in lc:                                  # mode 2: ragged contracting dimension
         outs = []
-        bpos = sorted(lb)
         for m in _ragged_masks(group_sizes, nb, lhs.shape[r]):
             shape = [1] * lhs.ndim
             for k, bd in enumerate(lb[:m.ndim - 1]):
@@ -778,3 +689,31 @@ def k_ragged_dot(ctx, op, lhs, rhs, group_sizes):
         raise InterpreterError(f"chlo.ragged_dot: result shape {tuple(out.shape)} does not match "
                                f"the declared {rshape}")
     return out.astype(et.dtype) if et.is_complex else from_compute(out, et)
+
+
+# Kernels that differ only by the functions they hand to a shared helper, as tables registered
+# in a loop (onnx's OpRunBinaryNumpy pattern): op name -> the helper's arguments after the operands.
+_REAL_UNARY_KERNELS = {
+    "chlo.lgamma": args(lgamma),
+    "chlo.digamma": args(digamma),
+    "chlo.erf": args(erf),
+    "chlo.erfc": args(erfc),
+    "chlo.erf_inv": args(erf_inv),
+    "chlo.bessel_i1e": args(bessel_i1e),
+    "chlo.asin": args(np.arcsin, casin),
+    "chlo.acos": args(np.arccos, cacos),
+    "chlo.atan": args(np.arctan, np.arctan),
+    "chlo.asinh": args(np.arcsinh, np.arcsinh),
+    "chlo.acosh": args(np.arccosh, np.arccosh),
+    "chlo.atanh": args(np.arctanh, np.arctanh),
+    "chlo.sinh": args(np.sinh, np.sinh),
+    "chlo.cosh": args(np.cosh, np.cosh),
+    "chlo.tan": args(np.tan, np.tan),
+}
+register_table(_REAL_UNARY_KERNELS, _real_unary, 1)
+
+_BINARY_FLOAT_KERNELS = {
+    "chlo.polygamma": args(polygamma),
+    "chlo.zeta": args(zeta),
+}
+register_table(_BINARY_FLOAT_KERNELS, _binary_float, 2)

@@ -5,9 +5,8 @@ from __future__ import annotations
 import numpy as np
 
 from ..errors import NotImplementedOpError
-from .registry import op_cache
 from .numerics import compute_dtype, elem, from_compute, to_compute, wrap_int
-from .registry import kernel
+from .registry import args, kernel, op_cache, register_table
 
 
 def make_complex(re, im):
@@ -60,21 +59,6 @@ def _binary(op, a, b, int_fn, float_fn, bool_fn=None, complex_fn=None, name="", 
     return from_compute(float_fn(ca, cb), et)
 
 
-@kernel("stablehlo.add")
-def add(ctx, op, a, b):
-    return _binary(op, a, b, np.add, np.add, np.logical_or, exact=True)
-
-
-@kernel("stablehlo.subtract")
-def subtract(ctx, op, a, b):
-    return _binary(op, a, b, np.subtract, np.subtract, exact=True)
-
-
-@kernel("stablehlo.multiply")
-def multiply(ctx, op, a, b):
-    return _binary(op, a, b, np.multiply, np.multiply, np.logical_and, exact=True)
-
-
 def _int_div(x, y, et):
     x = x.astype(np.int64) if et.is_signed else x.astype(np.uint64)
     y = y.astype(np.int64) if et.is_signed else y.astype(np.uint64)
@@ -109,7 +93,13 @@ def divide(ctx, op, a, b):
     et = _rt(op)
     if et.is_integer and not et.is_bool:
         return wrap_int(_int_div(a, b, et), et)
-    return _binary(op, a, b, None, np.divide, exact=True)
+    return _binary(op, a, b, None, np.divide, complex_fn=_complex_divide, exact=True)
+
+
+def _complex_divide(a, b):
+    # in complex128, then rounded once: complex64's own division underflows intermediate
+    # products of subnormal parts (0+1e-45j / (1.4e-18+1e-15j) loses its imaginary part)
+    return np.divide(a.astype(np.complex128), b.astype(np.complex128))
 
 
 @kernel("stablehlo.remainder")
@@ -201,11 +191,6 @@ def _unary(op, x, float_fn, int_fn=None, complex_fn=None, bool_fn=None):
     return from_compute(int_fn(to_compute(x, et)), et)
 
 
-@kernel("stablehlo.negate")
-def negate(ctx, op, x):
-    return _unary(op, x, np.negative, lambda v: 0 - v.astype(np.int64) if v.dtype.kind == "u" else np.negative(v))
-
-
 @kernel("stablehlo.abs")
 def abs_(ctx, op, x):
     et_in = _ot(op)
@@ -225,11 +210,6 @@ def cexp(z):
     return make_complex(real, imag)
 
 
-@kernel("stablehlo.exponential")
-def exponential(ctx, op, x):
-    return _unary(op, x, np.exp, complex_fn=cexp)
-
-
 @kernel("stablehlo.exponential_minus_one")
 def expm1(ctx, op, x):
     def cexpm1(z):
@@ -239,11 +219,6 @@ def expm1(ctx, op, x):
         im = np.exp(xr) * np.sin(yi)
         return make_complex(re, im)
     return _unary(op, x, np.expm1, complex_fn=cexpm1)
-
-
-@kernel("stablehlo.log")
-def log(ctx, op, x):
-    return _unary(op, x, np.log)
 
 
 @kernel("stablehlo.log_plus_one")
@@ -264,61 +239,6 @@ def log1p(ctx, op, x):
         im = np.arctan2(yi, xp1)
         return make_complex(re, im)
     return _unary(op, x, np.log1p, complex_fn=clog1p)
-
-
-@kernel("stablehlo.logistic")
-def logistic(ctx, op, x):
-    return _unary(op, x, lambda v: 1.0 / (1.0 + np.exp(-v)))
-
-
-@kernel("stablehlo.tanh")
-def tanh(ctx, op, x):
-    return _unary(op, x, np.tanh)
-
-
-@kernel("stablehlo.sqrt")
-def sqrt(ctx, op, x):
-    return _unary(op, x, np.sqrt)
-
-
-@kernel("stablehlo.rsqrt")
-def rsqrt(ctx, op, x):
-    return _unary(op, x, lambda v: 1.0 / np.sqrt(v))
-
-
-@kernel("stablehlo.cbrt")
-def cbrt(ctx, op, x):
-    return _unary(op, x, np.cbrt, complex_fn=lambda z: z ** (1.0 / 3.0))
-
-
-@kernel("stablehlo.sine")
-def sine(ctx, op, x):
-    return _unary(op, x, np.sin)
-
-
-@kernel("stablehlo.cosine")
-def cosine(ctx, op, x):
-    return _unary(op, x, np.cos)
-
-
-@kernel("stablehlo.tan")
-def tan(ctx, op, x):
-    return _unary(op, x, np.tan)
-
-
-@kernel("stablehlo.floor")
-def floor(ctx, op, x):
-    return _unary(op, x, np.floor)
-
-
-@kernel("stablehlo.ceil")
-def ceil(ctx, op, x):
-    return _unary(op, x, np.ceil)
-
-
-@kernel("stablehlo.round_nearest_even")
-def round_even(ctx, op, x):
-    return _unary(op, x, np.rint)
 
 
 @kernel("stablehlo.round_nearest_afz")
@@ -363,21 +283,6 @@ def _bitwise(op, a, b, fn):
     if et.is_bool or (et.bits >= 8 and a.dtype == b.dtype == et.dtype):
         return fn(a, b)                 # exact in the storage type itself
     return wrap_int(fn(to_compute(a, et), to_compute(b, et)), et)
-
-
-@kernel("stablehlo.and")
-def and_(ctx, op, a, b):
-    return _bitwise(op, a, b, np.bitwise_and)
-
-
-@kernel("stablehlo.or")
-def or_(ctx, op, a, b):
-    return _bitwise(op, a, b, np.bitwise_or)
-
-
-@kernel("stablehlo.xor")
-def xor(ctx, op, a, b):
-    return _bitwise(op, a, b, np.bitwise_xor)
 
 
 def _unsigned_view(x, et):
@@ -461,7 +366,6 @@ def clz(ctx, op, x):
     et = _rt(op)
     bits = et.bits
     u = _unsigned_view(x, et)
-    n = np.zeros(u.shape, dtype=np.int64)
     v = u.copy()
     # bit length via repeated halving of the search window (loop over bit positions, not elements)
     length = np.zeros(u.shape, dtype=np.int64)
@@ -822,3 +726,38 @@ def reduce_precision(ctx, op, x):
         keep = x if mbits > 0 else np.full(x.shape, np.inf).astype(et.dtype)
         out = np.where(nan, keep, out).astype(et.dtype)
     return out
+
+
+# Kernels that differ only by the functions they hand to a shared helper, as tables registered
+# in a loop (onnx's OpRunBinaryNumpy pattern): op name -> the helper's arguments after the operands.
+_BINARY_KERNELS = {
+    "stablehlo.add": args(np.add, np.add, np.logical_or, exact=True),
+    "stablehlo.subtract": args(np.subtract, np.subtract, exact=True),
+    "stablehlo.multiply": args(np.multiply, np.multiply, np.logical_and, exact=True),
+}
+register_table(_BINARY_KERNELS, _binary, 2)
+
+_UNARY_KERNELS = {
+    "stablehlo.negate": args(np.negative, lambda v: 0 - v.astype(np.int64) if v.dtype.kind == "u" else np.negative(v)),
+    "stablehlo.exponential": args(np.exp, complex_fn=cexp),
+    "stablehlo.log": args(np.log),
+    "stablehlo.logistic": args(lambda v: 1.0 / (1.0 + np.exp(-v))),
+    "stablehlo.tanh": args(np.tanh),
+    "stablehlo.sqrt": args(np.sqrt),
+    "stablehlo.rsqrt": args(lambda v: 1.0 / np.sqrt(v)),
+    "stablehlo.cbrt": args(np.cbrt, complex_fn=lambda z: z ** (1.0 / 3.0)),
+    "stablehlo.sine": args(np.sin),
+    "stablehlo.cosine": args(np.cos),
+    "stablehlo.tan": args(np.tan),
+    "stablehlo.floor": args(np.floor),
+    "stablehlo.ceil": args(np.ceil),
+    "stablehlo.round_nearest_even": args(np.rint),
+}
+register_table(_UNARY_KERNELS, _unary, 1)
+
+_BITWISE_KERNELS = {
+    "stablehlo.and": args(np.bitwise_and),
+    "stablehlo.or": args(np.bitwise_or),
+    "stablehlo.xor": args(np.bitwise_xor),
+}
+register_table(_BITWISE_KERNELS, _bitwise, 2)

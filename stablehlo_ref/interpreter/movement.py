@@ -149,12 +149,9 @@ def reverse(ctx, op, x):
 @kernel("stablehlo.pad")
 def pad(ctx, op, x, value):
     lo = _ints(op, "edge_padding_low")
-    hi = _ints(op, "edge_padding_high")
     interior = _ints(op, "interior_padding")
     shape = _shape(op)
     out = np.full(shape, value.reshape(()), dtype=x.dtype)
-    # place x with interior padding into a temporary of the unclipped size, then clip
-    full = [x.shape[i] + (x.shape[i] - 1) * interior[i] if x.shape[i] else 0 for i in range(x.ndim)]
     src_sl = []
     dst_sl = []
     for i in range(x.ndim):

@@ -56,3 +56,24 @@ def op_cache(op) -> dict:
     if c is None:
         c = op._cache = {}
     return c
+
+
+def args(*positional, **keywords):
+    """The arguments a table kernel hands its helper after the operands (see register_table)."""
+    return positional, keywords
+
+
+def register_table(table: Dict[str, tuple], helper: Callable, arity: int) -> None:
+    """Register one kernel per entry of `table` (op name -> `args(...)`): each calls
+    `helper(op, *operands, *positional, **keywords)` on its `arity` operands."""
+    for name, (positional, keywords) in table.items():
+        if arity == 1:
+            def run(ctx, op, x, _p=positional, _k=keywords):
+                return helper(op, x, *_p, **_k)
+        elif arity == 2:
+            def run(ctx, op, a, b, _p=positional, _k=keywords):
+                return helper(op, a, b, *_p, **_k)
+        else:
+            raise ValueError(f"table kernels take 1 or 2 operands, not {arity}")
+        run.__name__ = run.__qualname__ = name
+        kernel(name)(run)
