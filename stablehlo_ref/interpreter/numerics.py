@@ -3,21 +3,16 @@ computed (a wider numpy type where needed), with one rounding to the result type
 wrap-around for integers of every width, sub-byte ones included."""
 from __future__ import annotations
 
+import functools
+
 import numpy as np
 
-from ..ir.types import ElementType, QuantizedType, TensorType
+from ..ir.types import ElementType, elem as _elem
 
 _NATIVE_FLOATS = ("f16", "f32", "f64")
 
-
-def elem(t) -> ElementType:
-    """The element type of a tensor type (the storage type for quantized tensors)."""
-    et = t.element_type if t.__class__ is TensorType or isinstance(t, TensorType) else t
-    if et.__class__ is ElementType:
-        return et
-    if isinstance(et, QuantizedType):
-        return et.storage_type
-    return et
+# the element type values of a type are held in (a quantized type's storage type)
+elem = functools.partial(_elem, storage=True)
 
 
 _COMPUTE_DTYPES: dict = {}

@@ -212,3 +212,16 @@ class OpaqueType(Type):
 
 def scalar_tensor(et: ElementType) -> TensorType:
     return TensorType((), et)
+
+
+def elem(t, storage: bool = False):
+    """The element type of a tensor type, ranked or unranked (an element type, plain or
+    quantized, is its own); None for a type without one (token, tuple, function, opaque).
+    `storage`: a quantized element type gives its storage type (how the values are held)."""
+    c = t.__class__
+    et = t.element_type if c is TensorType or c is UnrankedTensorType or isinstance(t, (TensorType, UnrankedTensorType)) else t
+    if et.__class__ is ElementType:
+        return et
+    if isinstance(et, QuantizedType):
+        return et.storage_type if storage else et
+    return et if isinstance(et, ElementType) else None

@@ -8,7 +8,7 @@ from typing import Optional, Sequence
 
 from .. import spec
 from ..ir.attributes import BoolAttr, DenseArrayAttr, DenseElementsAttr, IntegerAttr, StructAttr
-from ..ir.types import ElementType, QuantizedType, TensorType, TupleType, UnrankedTensorType
+from ..ir.types import ElementType, QuantizedType, TensorType, TupleType, UnrankedTensorType, elem
 
 
 def is_tensor(t) -> bool:
@@ -17,10 +17,6 @@ def is_tensor(t) -> bool:
 
 def ranked(t) -> bool:
     return isinstance(t, TensorType)
-
-
-def elem(t):
-    return getattr(t, "element_type", None)
 
 
 def is_quantized(t) -> bool:
