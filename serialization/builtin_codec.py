@@ -3,6 +3,8 @@ dictionaries, integers, floats, dense elements, locations, builtin types), and t
 of dense element data that VHLO tensors share."""
 from __future__ import annotations
 
+from typing import Dict
+
 import numpy as np
 
 from stablehlo_ref.errors import SerializationError

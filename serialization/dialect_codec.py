@@ -37,7 +37,7 @@ class DialectReader:
 
     __slots__ = ("f", "cur")
 
-    def __init__(self, file: "_FileReader", cur: Cursor):
+    def __init__(self, file, cur: Cursor):   # file: reader._FileReader
         self.f = file
         self.cur = cur
 
@@ -106,7 +106,7 @@ class DialectWriter:
 
     __slots__ = ("n", "e", "s")
 
-    def __init__(self, numbering: "_Numbering", emitter: Optional[Emitter], strings: Optional["_Strings"]):
+    def __init__(self, numbering, emitter: Optional[Emitter], strings):   # numbering.Numbering, writer strings
         self.n = numbering
         self.e = emitter
         self.s = strings

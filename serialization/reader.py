@@ -4,7 +4,7 @@ sections of a file into the generic `stablehlo_ref.ir` structure, with op names 
 Any bytecode version 0 .. MAX_VERSION is accepted."""
 from __future__ import annotations
 
-from typing import Dict
+from typing import Dict, List, Optional, Tuple
 
 from stablehlo_ref.errors import SerializationError
 from stablehlo_ref.ir import attributes as A

@@ -38,20 +38,6 @@ def type_from_vhlo(t: VType):
     return r
 
 
-def _memo_by_value(cache: dict, t, convert):
-    """convert(t), remembered by value in `cache` (bounded); unhashable values are not kept."""
-    try:
-        r = cache.get(t)
-    except TypeError:
-        return convert(t)
-    if r is None:
-        r = convert(t)
-        if len(cache) >= 4096:
-            cache.clear()
-        cache[t] = r
-    return r
-
-
 def _type_from_vhlo_by_value(t: VType):
     return _memo_by_value(_FROM_VHLO_TYPES, t, _type_from_vhlo)
 

@@ -2,7 +2,7 @@
 quantized types, and opaque types of other dialects. All types are immutable and hashable."""
 from __future__ import annotations
 
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from typing import Optional, Tuple, Union
 
 import ml_dtypes
