@@ -82,6 +82,14 @@ class Case:
     labels: List[str] = field(default_factory=list)           # "0", "1.real", ...
     expected_from: List[str] = field(default_factory=list)    # constant | reference
     ops: Tuple[str, ...] = ()             # op names the program uses (trivial ones left out)
+    # What the case exercises and where its expectation comes from. Upstream-program cases
+    # leave op/element_type/variant empty (their `ops` says what they use); generated cases
+    # fill them: op "stablehlo.add", element_type "bf16", variant "broadcast_dims=[0]" or "".
+    op: str = ""
+    element_type: str = ""
+    variant: str = ""
+    oracle: str = ""                      # how `expected` was computed (e.g. "python-int", "mpmath")
+    provenance: str = ""                  # where the case comes from (corpus path, generator + seed)
 
     @property
     def source(self) -> str:

@@ -25,9 +25,15 @@ class CaseOutcome:
     stage: str = ""
     seconds: float = 0.0
     ops: tuple = ()
+    op: str = ""                 # copied from the case (generated cases say what they test)
+    element_type: str = ""
+    variant: str = ""
 
     def to_json(self):
         d = {"id": self.id, "status": self.status, "seconds": round(self.seconds, 4), "ops": list(self.ops)}
+        for k in ("op", "element_type", "variant"):
+            if getattr(self, k):
+                d[k] = getattr(self, k)
         if self.message:
             d["message"] = self.message
         if self.stage:
@@ -39,18 +45,19 @@ class CaseOutcome:
 
 def run_case(backend: Backend, case: Case, timeout: Optional[float] = None) -> CaseOutcome:
     t0 = time.perf_counter()
+    what = dict(ops=case.ops, op=case.op, element_type=case.element_type, variant=case.variant)
     try:
         outs = backend.run(case.program, case.inputs, timeout=timeout)
     except BackendUnsupported as e:
         return CaseOutcome(case.id, "unsupported", str(e), stage="unsupported",
-                           seconds=time.perf_counter() - t0, ops=case.ops)
+                           seconds=time.perf_counter() - t0, **what)
     except BackendError as e:
-        return CaseOutcome(case.id, "error", str(e), stage=e.stage, seconds=time.perf_counter() - t0, ops=case.ops)
+        return CaseOutcome(case.id, "error", str(e), stage=e.stage, seconds=time.perf_counter() - t0, **what)
     dt = time.perf_counter() - t0
     m = compare_case(case, outs, backend.extra_ulps, backend.atol_scale)
     if m is None:
-        return CaseOutcome(case.id, "pass", seconds=dt, ops=case.ops)
-    return CaseOutcome(case.id, "fail", describe_mismatch(m), mismatch=m, seconds=dt, ops=case.ops)
+        return CaseOutcome(case.id, "pass", seconds=dt, **what)
+    return CaseOutcome(case.id, "fail", describe_mismatch(m), mismatch=m, seconds=dt, **what)
 
 
 FLAKY = "flaky:"

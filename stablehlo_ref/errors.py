@@ -49,3 +49,14 @@ class UsageError(StableHLOError):
     """Bad command-line usage or an I/O problem (exit code 2)."""
 
     exit_code = 2
+
+
+class LimitError(StableHLOError):
+    """A resource limit (tensor size, live memory, loop steps, time, nesting depth) that the
+    input would exceed. `flag` names the command-line flag (and API argument) that raises it."""
+
+    def __init__(self, message: str, location: str | None = None, flag: str | None = None):
+        if flag:
+            message = f"{message} (raise the limit with {flag})"
+        super().__init__(message, location)
+        self.flag = flag
