@@ -31,7 +31,9 @@ def split_chunks(text: str):
     return chunks
 
 
-_EXPECT = re.compile(r"//\s*expected-error(?:-re)?\s*(?:@([+-]\d+|above|below))?\s*\{\{")
+# MLIR's -verify-diagnostics finds the marker anywhere in a line (`// @expected-error@+1 {{...}}`
+# counts too), so this does as well.
+_EXPECT = re.compile(r"expected-error(?:-re)?\s*(?:@([+-]\d+|above|below))?\s*\{\{")
 
 
 def expected_lines(chunk: str):

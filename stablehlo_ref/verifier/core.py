@@ -8,7 +8,7 @@ import re
 from typing import List, Optional
 from .. import spec
 from ..errors import VerificationError
-from ..ir.attributes import (BoolAttr, DenseArrayAttr, DenseElementsAttr, DenseResourceAttr, EnumAttr,
+from ..ir.attributes import (ArrayAttr, BoolAttr, DenseArrayAttr, DenseElementsAttr, DenseResourceAttr, EnumAttr,
                              FloatAttr, IntegerAttr, StringAttr, StructAttr, UnitAttr)
 from ..ir.core import Module, Operation
 from ..ir.types import ElementType, QuantizedType, TensorType, TokenType, TupleType, UnrankedTensorType
@@ -75,6 +75,9 @@ def _parse_category(cat: str):
         return (set(), None, False, False, {"token"}, False)
     if cat in ("tuple",):
         return (set(), None, False, False, {"tuple"}, False)
+    if cat in ("dimension_tensor", "static_dimension_tensor"):
+        # a 1-d tensor of integers or index values (a shape); static when the name says so
+        return ({"int", "index"}, 1, cat.startswith("static"), False, set(), True)
     rank = None
     if "scalar" in cat or cat.startswith("0d"):
         rank = 0
@@ -174,20 +177,40 @@ def type_matches(t, cat: str) -> bool:
 
 # ------------------------------------------------------------------ attribute kinds
 
+_INT_RANGES = {"i64": (-(1 << 63), (1 << 63) - 1), "i32": (-(1 << 31), (1 << 31) - 1),
+               "ui64": (0, (1 << 64) - 1), "ui32": (0, (1 << 32) - 1)}
+_ENUM_KINDS = ("comparison_direction", "comparison_type", "fft_type", "rng_distribution", "rng_algorithm",
+               "transpose")
+
+
+def _enum_ok(a, kind: str) -> bool:
+    """An enum attribute of `kind` whose value is one of the spec's cases."""
+    if not isinstance(a, EnumAttr) or a.kind != kind:
+        return False
+    try:
+        return a.value in {c.name for c in spec.enum(kind).cases}
+    except (KeyError, LookupError):
+        return True
+
+
 def _attr_kind_ok(kind: str, a) -> bool:
     if kind in ("dense_i64_array", "dense_bool_array"):
         return isinstance(a, DenseArrayAttr)
     if kind in ("i64", "i32", "ui64", "ui32"):
-        return isinstance(a, IntegerAttr)
+        if not isinstance(a, IntegerAttr):
+            return False
+        lo, hi = _INT_RANGES[kind]
+        return lo <= int(a.value) <= hi
+    if kind == "precision_config":
+        return isinstance(a, ArrayAttr) and all(_enum_ok(e, "precision") for e in a.elements)
     if kind == "i1":
         return isinstance(a, (BoolAttr, UnitAttr, IntegerAttr))
     if kind in ("f32", "f64"):
         return isinstance(a, (FloatAttr, IntegerAttr))
     if kind == "string":
         return isinstance(a, StringAttr)
-    if kind in ("comparison_direction", "comparison_type", "fft_type", "rng_distribution", "rng_algorithm",
-                "transpose"):
-        return isinstance(a, EnumAttr)
+    if kind in _ENUM_KINDS:
+        return _enum_ok(a, kind)
     if kind in ("dense_i64_elements", "dense_elements"):
         return isinstance(a, (DenseElementsAttr, DenseResourceAttr))
     if kind in ("gather_dimension_numbers", "scatter_dimension_numbers", "dot_dimension_numbers",
@@ -278,14 +301,30 @@ def register_trait_checks() -> None:
 
 # ------------------------------------------------------------------ the walk
 
-def _quantized_types(op: Operation, check: Check) -> None:
-    """Every quantized tensor type an op uses must be well formed on its own."""
+def _leaf_types(t):
+    if isinstance(t, TupleType):
+        for x in t.types:
+            yield from _leaf_types(x)
+    else:
+        yield t
+
+
+def _well_formed_types(op: Operation, check: Check) -> None:
+    """Every tensor type an op uses must be well formed on its own: its bounds encoding and its
+    quantized element type (upstream checks these as the type is built)."""
     for what, values in (("operand", op.operands), ("result", op.results)):
         for i, v in enumerate(values):
-            t = v.type
-            if isinstance(t, TensorType) and isinstance(t.element_type, QuantizedType):
-                msg = tensor_type_problem(t)
-                check(msg is None, "", f"{what} #{i}: {msg}")
+            for t in _leaf_types(v.type):
+                if isinstance(t, TensorType) and (t.encoding is not None or isinstance(t.element_type, QuantizedType)):
+                    msg = tensor_type_problem(t)
+                    check(msg is None, "", f"{what} #{i}: {msg}")
+    for region in op.regions:
+        for block in region.blocks:
+            for j, a in enumerate(block.arguments):
+                for t in _leaf_types(a.type):
+                    if isinstance(t, TensorType):
+                        msg = tensor_type_problem(t)
+                        check(msg is None, "", f"block argument #{j}: {msg}")
 
 
 def _verify_op(op: Operation, module: Optional[Module], func=None) -> Optional[VerificationError]:
@@ -293,7 +332,7 @@ def _verify_op(op: Operation, module: Optional[Module], func=None) -> Optional[V
     try:
         if spec.has_op(op.name):
             generic_checks(op, check, spec.op(op.name))
-            _quantized_types(op, check)
+        _well_formed_types(op, check)
         fn = VERIFIERS.get(op.name)
         if fn is not None:
             fn(op, check)
