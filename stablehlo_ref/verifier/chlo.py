@@ -8,7 +8,7 @@ from ..ir.attributes import StructAttr
 from ..ir.types import ElementType, TensorType
 from .registry import verifier
 from .shapes import (dim_ok, elem, elems_equal, int_value, ints, is_pred, is_tensor, ranked, region_args,
-                     shapes_compatible)
+                     region_returns, shape_matches, shapes_compatible)
 
 
 def broadcast_shape(types, bdims=None):
@@ -127,18 +127,28 @@ def top_k(op, check):
 
 @verifier("chlo.scan")
 def scan(op, check):
+    """Inputs scanned along `dimension` with carries (inits): one scan size (scan_dim_size or the
+    inputs' static sizes), body arguments the input slices then the carries, and results inferred
+    from the body's terminator (outputs get the scan dimension back, carries as they are)."""
     seg = op.attributes.get("operandSegmentSizes")
     n_in, n_init = (ints(seg) + (0, 0))[:2] if seg is not None else (len(op.operands), 0)
     ins, inits = op.operands[:n_in], op.operands[n_in:n_in + n_init]
+    check(n_in + len(op.results) - n_init > 0 or n_in > 0, "", "at least one of inputs or outputs must be present")
     d = int_value(op.attributes.get("dimension"), 0)
+    size = int_value(op.attributes.get("scan_dim_size"))
+    for i, v in enumerate(ins):
+        t = v.type
+        check(ranked(t), "", f"operand {i} is not ranked")
+        check(0 <= d < t.rank, "", f"scan dimension of operand {i} is out of bounds")
+        if t.shape[d] is None:
+            continue
+        check(size is None or size == t.shape[d], "", f"invalid scan dimension size of operand {i}")
+        size = t.shape[d]
     region = op.regions[0] if op.regions else None
     args = region_args(region) if region is not None else []
     check(len(args) == n_in + n_init, "", f"expects {n_in + n_init} arguments in the body, but got {len(args)}")
     for i, v in enumerate(ins):
         t = v.type
-        if not ranked(t):
-            continue
-        check(0 <= d < t.rank, "", f"scan dimension of operand {i} is out of bounds")
         elem_t = TensorType(t.shape[:d] + t.shape[d + 1:], t.element_type)
         check(not ranked(args[i]) or (shapes_compatible(elem_t, args[i]) and elems_equal(elem_t, args[i])), "",
               f"operand and body argument {i} are incompatible")
@@ -146,6 +156,19 @@ def scan(op, check):
         a = args[n_in + j]
         check(shapes_compatible(v.type, a) and elems_equal(v.type, a), "",
               f"operand and body argument {n_in + j} are incompatible")
+    rets = region_returns(region) if region is not None else None
+    if rets is None:
+        return
+    check(len(rets) >= n_init, "", f"ScanOp body must return at least {n_init} values (carries)")
+    n_out = len(rets) - n_init
+    check(len(op.results) == len(rets), "", f"expects {len(rets)} results (the body's), got {len(op.results)}")
+    for k, (t, r) in enumerate(zip(rets, op.results)):
+        check(ranked(t), "", f"terminator operand {k} is not ranked")
+        shape = list(t.shape)
+        if k < n_out:
+            shape.insert(d, size)
+        check(not ranked(r.type) or (shape_matches(r.type, shape) and elems_equal(t, r.type)), "",
+              f"result #{k} ({r.type}) is incompatible with the inferred type of shape {shape}")
 
 
 @verifier("chlo.ragged_dot")

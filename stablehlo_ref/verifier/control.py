@@ -101,7 +101,7 @@ def func_func(op, check):
     ft = getattr(op.attributes.get("function_type"), "type", None)
     if isinstance(ft, FunctionType):
         for t in list(ft.inputs) + list(ft.results):
-            msg = quantized.tensor_type_problem(t) if ranked(t) else None
+            msg = quantized.type_problem(t)
             check(msg is None, "", f"function type {t}: {msg}")
     if not isinstance(ft, FunctionType) or not op.regions or not op.regions[0].blocks:
         return

@@ -12,9 +12,9 @@ from ..ir.attributes import (ArrayAttr, BoolAttr, DenseArrayAttr, DenseElementsA
                              FloatAttr, IntegerAttr, StringAttr, StructAttr, UnitAttr)
 from ..ir.core import Module, Operation
 from ..ir.types import ElementType, QuantizedType, TensorType, TokenType, TupleType, UnrankedTensorType
-from .quantized import tensor_type_problem
+from .quantized import type_problem
 from .registry import VERIFIERS, Check, Violation
-from .shapes import SAME_TYPE_TRAITS, same_type_traits
+from .shapes import SAME_TYPE_TRAITS, bounds, same_type_traits
 
 def make_error(op: Operation, cid: str, message: str) -> VerificationError:
     label = f"{cid}: " if cid else ""
@@ -85,7 +85,7 @@ def _parse_category(cat: str):
         rank = 1
     elif "_2d_" in cat:
         rank = 2
-    static = "static_shape" in cat and "bounded" not in cat or "static_shape_tensor_per_axis" in cat or cat.startswith("static_1d") or cat.startswith("static_2d")
+    static = "bounded" not in cat and ("static_shape" in cat or cat.startswith("static_1d") or cat.startswith("static_2d"))
     m = re.search(r"tensor_of\(([^)]*)\)", cat)
     if m:
         words = {w.strip() for w in m.group(1).split(",")}
@@ -135,6 +135,12 @@ def _parse_category(cat: str):
     return (classes, rank, static, allow_q, kinds, True)
 
 
+def _single_bounded(t) -> bool:
+    """Exactly one dynamic dimension, and it has a bound (upstream's hasSingleBoundedDimension)."""
+    bs = bounds(t)
+    return bs is not None and sum(b is not None for b in bs) == 1 and sum(d is None for d in t.shape) == 1
+
+
 _CAT_CACHE: dict = {}
 
 
@@ -157,8 +163,10 @@ def type_matches(t, cat: str) -> bool:
         return False
     if rank is not None and t.rank != rank:
         return False
-    if static and not t.is_static and not (t.encoding is not None and "bounded" in cat):
+    if static and not t.is_static:
         return False
+    if "bounded" in cat and "static_shape" in cat and not t.is_static and not _single_bounded(t):
+        return False   # statically shaped or single bounded dimension
     et = t.element_type
     if isinstance(et, QuantizedType):
         if not allow_q:
@@ -301,30 +309,18 @@ def register_trait_checks() -> None:
 
 # ------------------------------------------------------------------ the walk
 
-def _leaf_types(t):
-    if isinstance(t, TupleType):
-        for x in t.types:
-            yield from _leaf_types(x)
-    else:
-        yield t
-
-
 def _well_formed_types(op: Operation, check: Check) -> None:
     """Every tensor type an op uses must be well formed on its own: its bounds encoding and its
     quantized element type (upstream checks these as the type is built)."""
     for what, values in (("operand", op.operands), ("result", op.results)):
         for i, v in enumerate(values):
-            for t in _leaf_types(v.type):
-                if isinstance(t, TensorType) and (t.encoding is not None or isinstance(t.element_type, QuantizedType)):
-                    msg = tensor_type_problem(t)
-                    check(msg is None, "", f"{what} #{i}: {msg}")
+            msg = type_problem(v.type)
+            check(msg is None, "", f"{what} #{i}: {msg}")
     for region in op.regions:
         for block in region.blocks:
             for j, a in enumerate(block.arguments):
-                for t in _leaf_types(a.type):
-                    if isinstance(t, TensorType):
-                        msg = tensor_type_problem(t)
-                        check(msg is None, "", f"block argument #{j}: {msg}")
+                msg = type_problem(a.type)
+                check(msg is None, "", f"block argument #{j}: {msg}")
 
 
 def _verify_op(op: Operation, module: Optional[Module], func=None) -> Optional[VerificationError]:

@@ -6,7 +6,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from ..ir.types import ElementType, QuantizedType
+from ..ir.types import ElementType, OpaqueType, QuantizedType, TupleType
 from .registry import verifier
 from .shapes import bounds, elem, is_quantized, ranked, shapes_compatible
 
@@ -208,3 +208,25 @@ def uniform_dequantize(op, check):
     if isinstance(ea, QuantizedType):
         check(elem(r) == ea.expressed_type, "C2",
               f"result element type must be the operand's expressed type {ea.expressed_type}, got {r}")
+
+
+_KNOWN_DIALECT_TYPES = ("!stablehlo.future", "!stablehlo.token")
+
+
+def type_problem(t):
+    """What is wrong with any type on its own (tuples element by element), or None: tensor
+    bounds and quantization, and a `!stablehlo.X` type that StableHLO does not define."""
+    if isinstance(t, TupleType):
+        for x in t.types:
+            msg = type_problem(x)
+            if msg:
+                return msg
+        return None
+    if isinstance(t, OpaqueType):
+        head = t.text.split("<", 1)[0]
+        if head.startswith("!stablehlo.") and head not in _KNOWN_DIALECT_TYPES:
+            return f"unknown stablehlo type: {head[len('!stablehlo.'):]}"
+        return None
+    if ranked(t):
+        return tensor_type_problem(t)
+    return None
