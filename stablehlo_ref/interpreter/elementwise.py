@@ -5,7 +5,7 @@ from __future__ import annotations
 import numpy as np
 
 from ..errors import NotImplementedOpError
-from .numerics import compute_dtype, elem, from_compute, to_compute, wrap_int
+from .numerics import contiguous, compute_dtype, elem, from_compute, to_compute, wrap_int
 from .registry import args, kernel, op_cache, register_table
 
 
@@ -410,7 +410,7 @@ def total_order_key(x: np.ndarray, et=None):
     dt = x.dtype
     udt = {1: np.uint8, 2: np.uint16, 4: np.uint32, 8: np.uint64}[dt.itemsize]
     sdt = {1: np.int8, 2: np.int16, 4: np.int32, 8: np.int64}[dt.itemsize]
-    bits = np.ascontiguousarray(x).view(udt).astype(np.int64) if dt.itemsize < 8 else np.ascontiguousarray(x).view(sdt)
+    bits = contiguous(x).view(udt).astype(np.int64) if dt.itemsize < 8 else contiguous(x).view(sdt)
     width = dt.itemsize * 8
     if dt.itemsize < 8:
         sign = (bits >> (width - 1)) & 1
@@ -668,7 +668,7 @@ def bitcast_convert(ctx, op, x):
     sb, db = src.bits, dst.bits
     if _whole_bytes(src) and _whole_bytes(dst):
         # little-endian memory already orders the pieces lowest bits first
-        return np.ascontiguousarray(x).reshape(-1).view(dst.dtype).reshape(rshape)
+        return contiguous(x).reshape(-1).view(dst.dtype).reshape(rshape)
     if src.is_complex or dst.is_complex:
         raise NotImplementedOpError(op.name, f"{src} -> {dst}")
     u = storage_bits(x, src)

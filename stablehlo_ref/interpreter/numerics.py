@@ -114,9 +114,9 @@ def ulp_difference(a: np.ndarray, b: np.ndarray, et: ElementType) -> np.ndarray:
     udt = {1: np.uint8, 2: np.uint16, 4: np.uint32, 8: np.uint64}[dt.itemsize]
     fa = a.astype(np.float64)
     fb = b.astype(np.float64)
-    bit_eq = np.ascontiguousarray(a).view(udt) == np.ascontiguousarray(b).view(udt)
-    ma = np.ascontiguousarray(np.abs(a)).view(udt).astype(np.uint64)
-    mb = np.ascontiguousarray(np.abs(b)).view(udt).astype(np.uint64)
+    bit_eq = contiguous(a).view(udt) == contiguous(b).view(udt)
+    ma = contiguous(np.abs(a)).view(udt).astype(np.uint64)
+    mb = contiguous(np.abs(b)).view(udt).astype(np.uint64)
     neg_a = np.signbit(fa)
     neg_b = np.signbit(fb)
     diff = np.where(neg_a != neg_b, ma + mb, np.where(ma > mb, ma - mb, mb - ma))
@@ -143,3 +143,10 @@ def approx_equal_float(a, b, tol):
         both_nan = np.isnan(fa) & np.isnan(fb)
         close = np.isfinite(fa) & np.isfinite(fb) & (np.abs(fa - fb) <= tol)
     return eq | both_nan | close
+
+
+def contiguous(x) -> np.ndarray:
+    """`x` as a C-contiguous array of its own shape (np.ascontiguousarray makes a rank-0
+    array rank-1, which changed result shapes)."""
+    x = np.asarray(x)
+    return x if x.flags.c_contiguous else np.array(x, order="C")
