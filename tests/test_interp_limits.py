@@ -160,3 +160,62 @@ func.func @f() -> tensor<i32> {
 }"""
     with pytest.raises(LimitError, match="call depth"):
         _run(src)
+
+
+def _sort_program(n, body, t0="f32", t1="i32"):
+    return f"""func.func @main(%a: tensor<{n}x{t0}>, %b: tensor<{n}x{t1}>) -> (tensor<{n}x{t0}>, tensor<{n}x{t1}>) {{
+  %r:2 = "stablehlo.sort"(%a, %b) ({{
+  ^bb0(%x: tensor<{t0}>, %y: tensor<{t0}>, %i: tensor<{t1}>, %j: tensor<{t1}>):
+{body}
+  }}) {{dimension = 0 : i64, is_stable = true}} : (tensor<{n}x{t0}>, tensor<{n}x{t1}>) -> (tensor<{n}x{t0}>, tensor<{n}x{t1}>)
+  return %r#0, %r#1 : tensor<{n}x{t0}>, tensor<{n}x{t1}>
+}}"""
+
+
+LEX_ASC_DESC = """    %lt = stablehlo.compare LT, %x, %y, TOTALORDER : (tensor<f32>, tensor<f32>) -> tensor<i1>
+    %eq = stablehlo.compare EQ, %x, %y, TOTALORDER : (tensor<f32>, tensor<f32>) -> tensor<i1>
+    %gt = stablehlo.compare GT, %i, %j, SIGNED : (tensor<i32>, tensor<i32>) -> tensor<i1>
+    %a2 = stablehlo.and %eq, %gt : tensor<i1>
+    %o = stablehlo.or %lt, %a2 : tensor<i1>
+    stablehlo.return %o : tensor<i1>"""
+
+BY_ABS = """    %ax = stablehlo.abs %x : tensor<f32>
+    %ay = stablehlo.abs %y : tensor<f32>
+    %lt = stablehlo.compare LT, %ax, %ay, FLOAT : (tensor<f32>, tensor<f32>) -> tensor<i1>
+    stablehlo.return %lt : tensor<i1>"""
+
+
+@pytest.mark.parametrize("body,expected", [
+    (LEX_ASC_DESC, lambda a, b: np.lexsort((-b.astype(np.int64), a))),
+    (BY_ABS, lambda a, b: np.argsort(np.abs(a), kind="stable")),
+])
+def test_sort_with_custom_comparator_matches_numpy(body, expected):
+    rng = np.random.default_rng(1)
+    n = 3000
+    a = rng.integers(-50, 50, n).astype(np.float32)
+    b = rng.integers(0, 20, n).astype(np.int32)
+    x, y = _run(_sort_program(n, body), a, b)
+    o = expected(a, b)
+    np.testing.assert_array_equal(x, a[o])
+    np.testing.assert_array_equal(y, b[o])
+
+
+@pytest.mark.slow
+def test_sort_of_a_million_with_custom_comparator_finishes():
+    rng = np.random.default_rng(0)
+    n = 10 ** 6
+    a = rng.integers(0, 1000, n).astype(np.float32)
+    b = rng.integers(0, 100, n).astype(np.int32)
+    x, y = _run(_sort_program(n, LEX_ASC_DESC), a, b)
+    o = np.lexsort((-b.astype(np.int64), a))
+    np.testing.assert_array_equal(x, a[o])
+    np.testing.assert_array_equal(y, b[o])
+
+
+@pytest.mark.parametrize("k,n", [(3, 1000), (1, 5000), (200, 1000), (0, 300)])
+def test_top_k_partition_matches_stable_sort(k, n):
+    from stablehlo_ref.interpreter.sorting import _top_k_order
+    rng = np.random.default_rng(k)
+    key = rng.integers(0, 20, (4, n))      # many ties, so the tie rule is exercised
+    np.testing.assert_array_equal(_top_k_order(key, k),
+                                  np.argsort(key, axis=-1, kind="stable")[:, :k])

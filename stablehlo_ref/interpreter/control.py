@@ -17,13 +17,16 @@ def while_(ctx, op, *args):
     cond, body = op.regions
     run_cond = ctx.region_runner(cond)
     run_body = ctx.region_runner(body)
-    tick = ctx.tick
+    max_steps = ctx.max_steps
+    deadline = ctx.deadline
     vals = list(args)
     while True:
         c = run_cond(vals)[0]
         if not (bool(c) if c.__class__ is np.bool_ else bool(np.asarray(c).reshape(()))):
             return vals
-        tick(op)
+        n = ctx.steps = ctx.steps + 1
+        if n > max_steps or deadline is not None:
+            ctx.tick(op, counted=True)
         vals = run_body(vals)
 
 

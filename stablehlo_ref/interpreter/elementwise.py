@@ -88,10 +88,32 @@ def _int_rem(x, y, et):
     return np.where(zero, x, r)
 
 
+def _scalar_int_div_rem(a, b, et, rem: bool):
+    """Integer divide or remainder of two rank-0 values in Python integers (the spec's
+    semantics: truncation toward zero, x / 0 = -1 (all ones unsigned), x % 0 = x,
+    INT_MIN / -1 = INT_MIN, INT_MIN % -1 = 0), as a numpy scalar of et's dtype."""
+    bits = et.bits
+    signed = et.is_signed
+    x, y = int(a), int(b)
+    if y == 0:
+        v = x if rem else (-1 if signed else (1 << bits) - 1)
+    else:
+        q = abs(x) // abs(y)
+        if (x < 0) != (y < 0):
+            q = -q
+        v = x - q * y if rem else q
+    v &= (1 << bits) - 1
+    if signed and v >= 1 << (bits - 1):
+        v -= 1 << bits
+    return et.dtype.type(v)
+
+
 @kernel("stablehlo.divide")
 def divide(ctx, op, a, b):
     et = _rt(op)
     if et.is_integer and not et.is_bool:
+        if a.ndim == 0 and b.ndim == 0:
+            return _scalar_int_div_rem(a, b, et, False)
         return wrap_int(_int_div(a, b, et), et)
     return _binary(op, a, b, None, np.divide, complex_fn=_complex_divide, exact=True)
 
@@ -106,6 +128,8 @@ def _complex_divide(a, b):
 def remainder(ctx, op, a, b):
     et = _rt(op)
     if et.is_integer and not et.is_bool:
+        if a.ndim == 0 and b.ndim == 0:
+            return _scalar_int_div_rem(a, b, et, True)
         return wrap_int(_int_rem(a, b, et), et)
     if et.is_complex:
         raise NotImplementedOpError(op.name, f"dtype {et}")

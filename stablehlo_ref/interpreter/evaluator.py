@@ -26,6 +26,7 @@ from ..errors import InterpreterError, LimitError, StableHLOError
 from ..ir.core import Module
 from ..ir.types import TensorType, TokenType, TupleType
 from ..limits import DEFAULT, FLAGS, Limits
+from . import blas
 from .plan import KERNEL_ERRORS, function_info, plan_block
 from .registry import TOKEN
 
@@ -86,9 +87,11 @@ class Interpreter:
         # region runner; Python-to-Python calls use no C stack): the interpreter's own limits
         # (max_nesting, the call depth) must be reached before Python's recursion limit
         need = 1000 + 8 * (min(info.max_depth, limits.max_nesting) + 2000)
+        blas.enter()
         try:
             return self._call_top_inner(name, block, info, args, need)
         finally:
+            blas.leave()
             if own_deadline:
                 self.deadline = None
 
@@ -119,12 +122,7 @@ class Interpreter:
         prev_frame, prev_info = self._frame, self._info
         self._frame, self._info = frame, info
         try:
-            plan = self._plan(block, info)
-            i = 0
-            for s in plan.arg_slots:
-                frame[s] = args[i]
-                i += 1
-            return plan.execute(self, frame)
+            return self._plan(block, info).execute(self, frame, args)
         finally:
             self._frame, self._info = prev_frame, prev_info
 
@@ -150,24 +148,12 @@ class Interpreter:
                 raise InterpreterError("region has no block")
             from ..errors import NotImplementedOpError
             raise NotImplementedOpError("regions with several blocks")
-        plan = self._plan(blocks[0], self._info)
+        execute = self._plan(blocks[0], self._info).execute
         frame = self._frame
-        slots = plan.arg_slots
         ctx = self
 
-        if len(slots) == 1:
-            s0 = slots[0]
-
-            def run(args):
-                frame[s0] = args[0]
-                return plan.execute(ctx, frame)
-        else:
-            def run(args):
-                i = 0
-                for s in slots:
-                    frame[s] = args[i]
-                    i += 1
-                return plan.execute(ctx, frame)
+        def run(args):
+            return execute(ctx, frame, args)
         return run
 
     def run_region(self, region, args: list, parent=None) -> list:
@@ -176,9 +162,11 @@ class Interpreter:
         (`parent` is accepted for compatibility and ignored)."""
         return self.region_runner(region)(args)
 
-    def tick(self, op) -> None:
-        """Count one loop iteration of `op` against `max_steps` and check the deadline."""
-        self.steps += 1
+    def tick(self, op, counted=False) -> None:
+        """Count one loop iteration of `op` (unless the caller has: `counted`) against
+        `max_steps` and check the deadline."""
+        if not counted:
+            self.steps += 1
         if self.steps > self.max_steps:
             raise LimitError(f"{op.name}: more than {self.max_steps} loop iterations",
                              op.where(), FLAGS["max_steps"])

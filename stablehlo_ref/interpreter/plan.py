@@ -185,17 +185,23 @@ class Plan:
     __slots__ = ("nops", "limits", "info", "arg_slots", "steps", "term_slots", "runs", "code",
                  "lines", "live_after", "compilable")
 
-    def execute(self, ctx, frame):
+    def execute(self, ctx, frame, args):
+        """Bind `args` to the block's arguments in `frame`, run the block, return the
+        operands of its terminator."""
         code = self.code
         if code is None:
+            i = 0
+            for s in self.arg_slots:
+                frame[s] = args[i]
+                i += 1
             if ctx.trace is not None:
                 return self._interpret(ctx, frame, True)
             if self.runs == 0 or not self.compilable:
                 self.runs += 1
                 return self._interpret(ctx, frame, False)
-            code = self.code = _compile(self)
+            code = self.code = _compile(self, ctx)
         try:
-            return code(ctx, frame)
+            return code(ctx, frame, args)
         except StableHLOError as e:
             if e.location is None:
                 e.location = self._failed_op(e, code).where()
@@ -209,7 +215,7 @@ class Plan:
         tb = e.__traceback__
         while tb is not None:
             if tb.tb_frame.f_code is target:
-                line = tb.tb_lineno - 2
+                line = tb.tb_lineno - 3
                 if 0 <= line < len(self.steps):
                     return self.steps[line][0]
                 break
@@ -466,15 +472,33 @@ def _fast_form(op):
     return None
 
 
-def _compile(plan: Plan):
-    """One Python function for the plan's steps; line 2 + i of its source is step i."""
-    lines = ["def _block(ctx, f):"]
+def _compile(plan: Plan, ctx):
+    """One Python function `_block(ctx, f, a)` for the plan's steps: line 2 binds the
+    arguments `a`, line 3 + i of its source is step i. Constants are made once, here, and
+    bound like the kernels (they depend on nothing that changes between runs)."""
+    lines = ["def _block(ctx, f, a):"]
+    if plan.arg_slots:
+        lines.append("    " + "; ".join(f"f[{s}] = a[{k}]" for k, s in enumerate(plan.arg_slots)))
+    else:
+        lines.append("    pass")
     import numpy as np
     env = {"SEQ": (list, tuple), "BOOL": np.bool_, "ND": np.ndarray}
     for i, (op, fn, ins, out, mode, frees, fast) in enumerate(plan.steps):
         args = [f"f[{s}]" for s in ins]
         kname, oname = f"K{i}", f"O{i}"
         call = f"{kname}(ctx, {oname}{''.join(', ' + a for a in args)})"
+        if mode == 1 and op.name == "stablehlo.constant" and fn is KERNELS.get(op.name):
+            try:
+                value = fn(ctx, op)
+            except StableHLOError:
+                value = None
+            if value is not None and value.__class__ is not list:
+                if value.__class__ is np.ndarray and value.ndim == 0 and value.dtype.kind in "biuf" \
+                        and value.dtype.isnative and value.dtype.itemsize in (1, 2, 4, 8) \
+                        and value.dtype.type.__module__ == "numpy":
+                    value = value[()]         # a numpy scalar: operators on it stay scalar
+                env[f"C{i}"] = value
+                fast = f"C{i}"
         if mode == 1:
             if fast is not None:
                 stmt = f"f[{out}] = " + fast.format(*args).replace("%s", call)
