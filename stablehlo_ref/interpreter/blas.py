@@ -33,14 +33,18 @@ def _controllers():
     return c
 
 
+_CORES = os.cpu_count() or 1
+
+
 def threads_for(flops: float) -> int:
-    cores = os.cpu_count() or 1
-    return max(1, min(cores, int(flops // _FLOPS_PER_THREAD)))
+    if flops < 2 * _FLOPS_PER_THREAD:
+        return 1
+    return max(1, min(_CORES, int(flops // _FLOPS_PER_THREAD)))
 
 
 def use_threads(flops: float) -> None:
     """Set the BLAS thread count for a call of about `flops` floating-point operations."""
-    want = threads_for(flops)
+    want = 1 if flops < 2 * _FLOPS_PER_THREAD else threads_for(flops)
     if want == _state["current"]:
         return
     with _lock:
@@ -54,17 +58,16 @@ def use_threads(flops: float) -> None:
 
 def enter() -> None:
     """A top-level run starts."""
-    with _lock:
-        _state["runs"] += 1
+    _state["runs"] += 1
 
 
 def leave() -> None:
     """A top-level run ends: when it was the last one running, give BLAS back the thread
     count it had before the first call of `use_threads`."""
+    _state["runs"] -= 1
+    if _state["runs"] > 0 or _state["current"] is None:
+        return
     with _lock:
-        _state["runs"] -= 1
-        if _state["runs"] > 0 or _state["current"] is None:
-            return
         for lc, n in zip(_controllers(), _state["original"] or ()):
             try:
                 lc.set_num_threads(n)

@@ -11,8 +11,8 @@ where the op has quantized types), the operand and result slots, how the results
 which large values die after it (their slots are cleared, so memory is freed as soon as a value
 is dead), and the errors known before running (no kernel, an invalid use, a result type over
 the tensor-size limit, live memory over its limit, regions nested too deep), which are raised
-when the op is reached. The first run of a block walks these steps; a block that runs again is
-compiled into one straight-line Python function (`_compile`) in which every op is one line: its
+when the op is reached. The first runs of a block walk these steps; a block that keeps running
+is compiled into one straight-line Python function (`_compile`) in which every op is one line: its
 kernel and op bound as globals, operands read from the frame by constant index, and, for ops on
 native integer and float types whose exact semantics a Python operator keeps (+, -, * with
 integer wrap-around and float rounding in the operands' own dtype, comparisons, select of a
@@ -31,6 +31,9 @@ KERNEL_ERRORS = (ValueError, IndexError, TypeError, OverflowError, ZeroDivisionE
 # a value of at least this many elements (or of a dynamic shape, or a tuple) has its slot
 # cleared after its last use; smaller ones are left until the block runs again
 _FREE_ELEMENTS = 4096
+# a block is compiled on its run after this many (a block that runs a few times, such as a
+# function body, gains less than compiling costs: about as much as running it 50 times)
+_COMPILE_AFTER_RUNS = 16
 # blocks with more steps than this are never compiled (compiling costs more than it saves)
 _MAX_COMPILED_STEPS = 20000
 
@@ -70,6 +73,33 @@ def _size_key(body):
 
 
 def _analyse(body) -> FunctionInfo:
+    for op in body.operations:
+        if op.regions:
+            return _analyse_nested(body)
+    # a body without regions: one pass, no scopes
+    info = FunctionInfo()
+    slots = info.slots
+    last_use = info.last_use
+    bad = info.bad_uses
+    n = 0
+    for a in body.arguments:
+        slots[a] = n
+        n += 1
+    for i, op in enumerate(body.operations):
+        for v in op.operands:
+            if v in slots:
+                last_use[v] = i
+            elif op not in bad:
+                bad[op] = v
+        for r in op.results:
+            slots[r] = n
+            n += 1
+    info.depth[body] = 0
+    info.nslots = n
+    return info
+
+
+def _analyse_nested(body) -> FunctionInfo:
     info = FunctionInfo()
     slots = info.slots
     last_use = info.last_use
@@ -159,26 +189,48 @@ def _raiser(exc):
     return raise_
 
 
+def _direct_call(callee):
+    """func.call with its callee's name read once."""
+    name = getattr(callee, "root", None)
+    if not isinstance(name, str):
+        return KERNELS["func.call"]
+
+    def call(ctx, op, *args):
+        return ctx.call(name, args)
+    return call
+
+
 def _quantized_runner(qplan, fn):
     def run_quantized(ctx, op, *args):
         return qplan(ctx, fn, list(args))
     return run_quantized
 
 
+_SIZES = {}
+
+
 def _static_bytes(t):
-    """(elements, bytes) of a tensor type with a static shape; None otherwise."""
-    if t.__class__ is not TensorType or any(d is None or d < 0 for d in t.shape):
-        return None
-    from .numerics import elem
-    try:
-        et = elem(t)
-        itemsize = et.dtype.itemsize
-    except Exception:  # noqa: BLE001 - a type without a storage dtype is not counted
-        return None
-    n = 1
-    for d in t.shape:
-        n *= d
-    return n, n * itemsize
+    """(elements, bytes) of a tensor type with a static shape; None otherwise (cached per
+    type)."""
+    hit = _SIZES.get(id(t))
+    if hit is not None and hit[0] is t:       # (the type is kept, so its id is not reused)
+        return hit[1]
+    out = None
+    if t.__class__ is TensorType and all(d is not None and d >= 0 for d in t.shape):
+        from .numerics import elem
+        try:
+            itemsize = elem(t).dtype.itemsize
+        except Exception:  # noqa: BLE001 - a type without a storage dtype is not counted
+            itemsize = None
+        if itemsize is not None:
+            n = 1
+            for d in t.shape:
+                n *= d
+            out = (n, n * itemsize)
+    if len(_SIZES) > 100_000:
+        _SIZES.clear()
+    _SIZES[id(t)] = (t, out)
+    return out
 
 
 class Plan:
@@ -196,7 +248,7 @@ class Plan:
                 i += 1
             if ctx.trace is not None:
                 return self._interpret(ctx, frame, True)
-            if self.runs == 0 or not self.compilable:
+            if self.runs < _COMPILE_AFTER_RUNS or not self.compilable:
                 self.runs += 1
                 return self._interpret(ctx, frame, False)
             code = self.code = _compile(self, ctx)
@@ -223,10 +275,20 @@ class Plan:
         return self.steps[-1][0] if self.steps else _NoOp
 
     def _interpret(self, ctx, frame, traced):
-        for step in self.steps:
-            op, fn, ins, out, mode, frees, _ = step
+        for op, fn, ins, out, mode, frees, _ in self.steps:
             try:
-                v = fn(ctx, op, *[frame[s] for s in ins])
+                k = len(ins)
+                # the common arities pass their operands without building a list
+                if k == 2:
+                    v = fn(ctx, op, frame[ins[0]], frame[ins[1]])
+                elif k == 1:
+                    v = fn(ctx, op, frame[ins[0]])
+                elif k == 0:
+                    v = fn(ctx, op)
+                elif k == 3:
+                    v = fn(ctx, op, frame[ins[0]], frame[ins[1]], frame[ins[2]])
+                else:
+                    v = fn(ctx, op, *[frame[s] for s in ins])
                 if mode == 1:
                     if v.__class__ is list or v.__class__ is tuple:
                         v = v[0]
@@ -240,8 +302,9 @@ class Plan:
                         frame[s] = x
                 if traced:
                     _trace(ctx, op, [frame[s] for s in _result_slots(out, mode)])
-                for s in frees:
-                    frame[s] = None
+                if frees:
+                    for s in frees:
+                        frame[s] = None
             except StableHLOError as e:
                 if e.location is None:
                     e.location = op.where()
@@ -314,11 +377,12 @@ def plan_block(block, info: FunctionInfo, limits) -> Plan:
     steps = []
     live_after = []
     term = None
+    max_elements, max_bytes = limits.max_tensor_elements, limits.max_tensor_bytes
     for i, op in enumerate(block.operations):
         name = op.name
         if name in TERMINATORS:
             term = tuple(slots.get(v, -1) for v in op.operands)
-            if -1 in term or op in bad:
+            if -1 in term or (bad and op in bad):
                 term = None
                 steps.append((op, _raiser(InterpreterError(
                     f"{name}: operand used before it is defined", op.where())), (), None, 0, (), None))
@@ -337,9 +401,12 @@ def plan_block(block, info: FunctionInfo, limits) -> Plan:
             else:
                 if qplan is not None:
                     fn = _quantized_runner(qplan, fn)
-        elif exact:
-            fast = _fast_form(op)
-        if op in bad:
+        else:
+            fast = exact        # the op's fast form is decided when the block is compiled
+        if name == "func.call" and fn is kernels.get(name) and "callee" in op.attributes:
+            fn = _direct_call(op.attributes["callee"])
+        is_bad = bool(bad) and op in bad
+        if is_bad:
             fn = _raiser(InterpreterError(f"{name}: operand used before it is defined",
                                           op.where()))
             fast = None
@@ -352,7 +419,7 @@ def plan_block(block, info: FunctionInfo, limits) -> Plan:
         for r in results:
             sb = _static_bytes(r.type)
             if sb is not None:
-                if not failing:
+                if (sb[0] > max_elements or sb[1] > max_bytes) and not failing:
                     try:
                         check_tensor(r.type.shape, 8 * sb[1] // sb[0] if sb[0] else 8,
                                      name, op.where(), limits)
@@ -371,7 +438,7 @@ def plan_block(block, info: FunctionInfo, limits) -> Plan:
         frees = tuple(dying.pop(i, ()))
         for s in frees:
             live -= sizes.get(s, 0)
-        ins = tuple(slots[v] for v in operands)
+        ins = () if is_bad else tuple([slots[v] for v in operands])
         if n == 0:
             steps.append((op, fn, ins, None, 0, frees, None))
         elif n == 1:
@@ -379,7 +446,7 @@ def plan_block(block, info: FunctionInfo, limits) -> Plan:
             steps.append((op, fn, ins, slots[r], 2 if r.type.__class__ is TupleType else 1,
                           frees, fast))
         else:
-            steps.append((op, fn, ins, tuple(slots[r] for r in results), 3, frees, None))
+            steps.append((op, fn, ins, tuple([slots[r] for r in results]), 3, frees, None))
         live_after.append(live)
     p = Plan()
     p.nops = len(block.operations)
@@ -477,6 +544,12 @@ def _compile(plan: Plan, ctx):
     arguments `a`, line 3 + i of its source is step i. Constants are made once, here, and
     bound like the kernels (they depend on nothing that changes between runs)."""
     lines = ["def _block(ctx, f, a):"]
+    steps = plan.steps
+    for i, step in enumerate(steps):
+        if step[6] is True:
+            steps[i] = step[:6] + (_fast_form(step[0]),)
+        elif step[6] is False:
+            steps[i] = step[:6] + (None,)
     if plan.arg_slots:
         lines.append("    " + "; ".join(f"f[{s}] = a[{k}]" for k, s in enumerate(plan.arg_slots)))
     else:
