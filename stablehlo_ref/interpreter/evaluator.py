@@ -27,7 +27,7 @@ from ..ir.core import Module
 from ..ir.types import TensorType, TokenType, TupleType
 from ..limits import DEFAULT, FLAGS, Limits
 from . import blas
-from .plan import KERNEL_ERRORS, function_info, plan_block
+from .plan import KERNEL_ERRORS, function_info, function_info_of_block, plan_block
 from .registry import TOKEN
 
 _NEVER = sys.maxsize
@@ -50,6 +50,7 @@ class Interpreter:
         self.deadline = None         # time.monotonic() past which the run stops, or None
         self._frame = None           # the frame of the function running now
         self._info = None            # and its FunctionInfo
+        self._isolated = {}          # id(block) -> (block, FunctionInfo) of regions run alone
 
     @property
     def functions(self) -> dict:
@@ -148,8 +149,19 @@ class Interpreter:
                 raise InterpreterError("region has no block")
             from ..errors import NotImplementedOpError
             raise NotImplementedOpError("regions with several blocks")
-        execute = self._plan(blocks[0], self._info).execute
-        frame = self._frame
+        block = blocks[0]
+        info = self._info
+        if info is not None and _belongs(block, info):
+            frame = self._frame
+        else:
+            # a region run outside the function that holds it (e.g. by a fresh interpreter
+            # per device): analysed on its own, in a frame of its own, seeing no outer values
+            hit = self._isolated.get(id(block))
+            if hit is None or hit[0] is not block:
+                hit = self._isolated[id(block)] = (block, function_info_of_block(block))
+            info = hit[1]
+            frame = [None] * info.nslots
+        execute = self._plan(block, info).execute
         ctx = self
 
         def run(args):
@@ -173,6 +185,16 @@ class Interpreter:
         if self.deadline is not None and time.monotonic() > self.deadline:
             raise LimitError(f"{op.name}: the run took longer than {self.limits.timeout} s",
                              op.where(), FLAGS["timeout"])
+
+
+def _belongs(block, info) -> bool:
+    """Whether `block` is part of the function `info` describes."""
+    for a in block.arguments:
+        return a in info.slots
+    for op in block.operations:
+        for r in op.results:
+            return r in info.slots
+    return True
 
 
 def _entry(functions, name):

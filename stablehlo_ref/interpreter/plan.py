@@ -68,6 +68,11 @@ def function_info(func, body) -> FunctionInfo:
     return info
 
 
+def function_info_of_block(block) -> FunctionInfo:
+    """The analysis of a block run on its own, as if it were a function's body."""
+    return _analyse(block)
+
+
 def _size_key(body):
     return (id(body), len(body.operations))
 
