@@ -3,7 +3,7 @@
 Public API (stable names):
     parse(text) -> Module
     load(path) -> Module
-    run(module, *arrays, entry="main") -> tuple of numpy arrays
+    run(module, *arrays, entry="main", limits=None) -> tuple of numpy arrays
     print_module(module, *, generic=False, strip_debuginfo=False) -> str
     verify(module) -> None  (raises VerificationError on an invalid program)
 """
@@ -67,10 +67,12 @@ def load_bytes(data: bytes, name: str = "<bytes>", text_name: Optional[str] = No
         raise SerializationError(e.message, f"{name}: {e.location}" if e.location else name) from None
 
 
-def run(module: Module, *arrays, entry: str = "main") -> tuple:
-    """Interpret function `entry` of `module` on numpy arrays; returns a tuple of arrays."""
+def run(module: Module, *arrays, entry: str = "main", limits=None) -> tuple:
+    """Interpret function `entry` of `module` on numpy arrays; returns a tuple of arrays.
+    `limits`: a `stablehlo_ref.limits.Limits` (tensor size, live memory, `max_steps` loop
+    iterations, `timeout` seconds, nesting); without it the defaults apply."""
     from .interpreter import run as _run
-    return _run(module, *arrays, entry=entry)
+    return _run(module, *arrays, entry=entry, limits=limits)
 
 
 def serialize(module: Module, target: str = "1.0.0", strip_debuginfo: bool = False) -> bytes:
