@@ -30,7 +30,9 @@ import re
 from typing import Optional
 
 from stablehlo_ref import spec as S
+from stablehlo_ref.deep import call_with_room
 from stablehlo_ref.errors import SerializationError
+from stablehlo_ref.limits import DEFAULT, Limits
 from stablehlo_ref.ir import attributes as A
 from stablehlo_ref.ir.core import Module, Operation
 from stablehlo_ref.ir.locations import op_location
@@ -148,6 +150,10 @@ def serialize_as(module: Module, target: str = "1.0.0", strip_debuginfo: bool = 
     creates ops directly in encodings that ours reaches by rewriting newer ones."""
     if not isinstance(module, Module):
         raise SerializationError("serialize() expects a Module")
+    return call_with_room(_serialize_as, module, target, strip_debuginfo, writer_version)
+
+
+def _serialize_as(module, target, strip_debuginfo, writer_version):
     conv = _check_target(target)
     if writer_version is not None:
         _check_target(writer_version)
@@ -158,13 +164,13 @@ def serialize_as(module: Module, target: str = "1.0.0", strip_debuginfo: bool = 
     return write_vhlo(root, conv, target, steps)
 
 
-def read_vhlo(data):
+def read_vhlo(data, limits: Optional[Limits] = None):
     """Portable artifact -> (VHLO module op as stored, bytecode version, producer)."""
     if not isinstance(data, (bytes, bytearray, memoryview)):
         raise SerializationError("deserialize() expects bytes")
     if isinstance(data, bytearray):
         data = bytes(data)
-    root, f = read_file(data, _CODEC_MAP)
+    root, f = read_file(data, _CODEC_MAP, limits or DEFAULT)
     if root.name != "builtin.module":
         raise SerializationError(f"the top-level operation is {root.name}, expected builtin.module", "byte 0")
     _apply_properties(root, f)
@@ -195,9 +201,14 @@ def _apply_properties(op: Operation, f):
                 _apply_properties(o, f)
 
 
-def deserialize(data) -> Module:
-    """Read a portable artifact (any version 0.9.0 .. current) into a StableHLO Module."""
-    root, _version, producer = read_vhlo(data)
+def deserialize(data, limits: Optional[Limits] = None) -> Module:
+    """Read a portable artifact (any version 0.9.0 .. current) into a StableHLO Module.
+    `limits` bounds element counts, blob sizes and nesting, checked before allocating."""
+    return call_with_room(_deserialize, data, limits or DEFAULT, limits=limits)
+
+
+def _deserialize(data, limits: Limits) -> Module:
+    root, _version, producer = read_vhlo(data, limits)
     try:
         upgrade_op(root)
         new = op_from_vhlo(root, {}, None)

@@ -126,8 +126,16 @@ class TypeAttrParser:
         m = _DIMS.match(sc.s, sc.pos)
         dims = []
         if m and m.group(1):
+            at = sc.pos
             for d in m.group(1).split("x")[:-1]:
-                dims.append(None if d == "?" else int(d))
+                if d == "?":
+                    dims.append(None)
+                    continue
+                v = sc.int_value(d, at)
+                if v >= 1 << 63:
+                    raise sc.error(f"dimension {d} does not fit in 64 bits", at)
+                dims.append(v)
+                at += len(d) + 1
             sc.pos = m.end()
         et = self.parse_element_type()
         enc = None
@@ -195,8 +203,11 @@ class TypeAttrParser:
             raise sc.error("expected number")
         t = m.group(0)
         if "0x" in t:
-            return float(np.frombuffer(int(t, 16).to_bytes(8, "little"), np.float64)[0])
-        return float(t)
+            bits = sc.int_value(t, m.start())
+            if not 0 <= bits < 1 << 64:
+                raise sc.error(f"hexadecimal float literal {t[:40]} does not fit in 64 bits", m.start())
+            return float(np.frombuffer(bits.to_bytes(8, "little"), np.float64)[0])
+        return sc.float_value(t, m.start())
 
     def parse_function_type(self) -> FunctionType:
         sc = self.sc
@@ -308,22 +319,46 @@ class TypeAttrParser:
             text = m.group(0)
             t = None
             if sc.accept(":"):
+                tpos = sc.pos
                 t = self.parse_type()
             is_float_text = ("." in text or "e" in text or "E" in text) and "0x" not in text
             if t is None:
                 if is_float_text:
-                    return FloatAttr(float(text), ELEMENT_TYPES["f64"])
-                return IntegerAttr(int(text, 0) if "0x" in text else int(text), ELEMENT_TYPES["i64"])
+                    return FloatAttr(sc.float_value(text, p), ELEMENT_TYPES["f64"])
+                return IntegerAttr(self._int_in_range(text, p, ELEMENT_TYPES["i64"]), ELEMENT_TYPES["i64"])
             if isinstance(t, ElementType) and t.is_float:
                 if "0x" in text and not is_float_text:
-                    return FloatAttr(float(dense.bits_to_float(int(text, 16), t)), t)
-                return FloatAttr(float(text), t)
-            return IntegerAttr(int(text, 0) if "0x" in text else int(text), t)
+                    return FloatAttr(float(dense.bits_to_float(sc.int_value(text, p), t)), t)
+                return FloatAttr(sc.float_value(text, p), t)
+            if not isinstance(t, ElementType) or not t.is_integer:
+                raise sc.error(f"a number attribute needs an integer, index or float type, not {t}", tpos)
+            if is_float_text:
+                raise sc.error(f"expected an integer literal for type {t}, got '{text[:40]}'", p)
+            return IntegerAttr(self._int_in_range(text, p, t), t)
         # a type used as an attribute
         try:
             return TypeAttr(self.parse_type())
         except ParseError:
             raise sc.error("expected attribute")
+
+    def _int_in_range(self, text: str, pos: int, t: ElementType) -> int:
+        """An integer literal's value, checked against the width of `t` as MLIR checks it
+        (a signless integer takes both the signed and the unsigned range)."""
+        sc = self.sc
+        v = sc.int_value(text, pos)
+        if t.kind == "index":
+            bits = 64
+        else:
+            bits = t.bits
+        if t.kind == "bool":
+            ok = v in (0, 1, -1)
+        elif t.kind == "unsigned":
+            ok = 0 <= v < 1 << bits
+        else:
+            ok = -(1 << (bits - 1)) <= v < 1 << bits
+        if not ok:
+            raise sc.error(f"integer constant {text[:40]} out of range for type {t}", pos)
+        return v
 
     def _scalar_for(self, et: ElementType):
         sc = self.sc
@@ -348,8 +383,8 @@ class TypeAttrParser:
             raise sc.error("expected number")
         t = m.group(0)
         if "0x" in t and "." not in t:
-            return float(dense.bits_to_float(int(t, 16), et))
-        return float(t)
+            return float(dense.bits_to_float(sc.int_value(t, m.start()), et))
+        return sc.float_value(t, m.start())
 
     def _parse_symbol_ref(self) -> SymbolRefAttr:
         sc = self.sc
@@ -561,8 +596,8 @@ class TypeAttrParser:
             sc.pos = m.end()
             t = m.group(0)
             if "." in t or ("e" in t.lower() and "0x" not in t):
-                return float(t)
-            return int(t, 0) if "0x" in t else int(t)
+                return sc.float_value(t, m.start())
+            return sc.int_value(t, m.start())
         if sc.peek("#") or sc.peek('"') or sc.peek("@"):
             return self.parse_attribute()
         if sc.accept("("):

@@ -120,9 +120,9 @@ class Printer:
             if isinstance(base, np.ndarray) and base.size == 1 and arr.ndim and not any(arr.strides):
                 return self.scalar(base.reshape(-1)[0], et)
             return ""
-        flat = arr.reshape(-1)
         if a.is_splat:      # one element, or all equal (MLIR keeps such attributes as splats)
-            return self.scalar(flat[0], et)
+            return self.scalar(arr.flat[0], et)      # (no copy of a broadcast splat)
+        flat = arr.reshape(-1)
         if arr.size > _LARGE:
             return '"' + dense.array_to_hex(arr) + '"'
         if arr.ndim == 0:
@@ -603,5 +603,6 @@ def print_module(module: Module, *, generic: bool = False, strip_debuginfo: bool
     prints as MLIR does with -mlir-print-debuginfo (every op and block argument located, the
     positions of text without `loc(...)` included, `#loc` aliases); `strip_debuginfo` prints
     none."""
-    return Printer(module, generic=generic, strip_debuginfo=strip_debuginfo,
-                   debuginfo=debuginfo).print_module()
+    from ..deep import call_with_room
+    return call_with_room(lambda: Printer(module, generic=generic, strip_debuginfo=strip_debuginfo,
+                                          debuginfo=debuginfo).print_module())
