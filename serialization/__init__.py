@@ -35,6 +35,7 @@ from stablehlo_ref.errors import SerializationError
 from stablehlo_ref.limits import DEFAULT, Limits
 from stablehlo_ref.ir import attributes as A
 from stablehlo_ref.ir.core import Module, Operation
+from stablehlo_ref.ir.wellformed import read_problem
 from stablehlo_ref.ir.locations import op_location
 from stablehlo_ref.serialization.builtin_codec import BuiltinCodec
 from stablehlo_ref.serialization.dialect_codec import DialectWriter
@@ -166,6 +167,11 @@ def _serialize_as(module, target, strip_debuginfo, writer_version):
 
 def read_vhlo(data, limits: Optional[Limits] = None):
     """Portable artifact -> (VHLO module op as stored, bytecode version, producer)."""
+    root, f = _read_vhlo(data, limits)
+    return root, f.version, f.producer
+
+
+def _read_vhlo(data, limits):
     if not isinstance(data, (bytes, bytearray, memoryview)):
         raise SerializationError("deserialize() expects bytes")
     if isinstance(data, bytearray):
@@ -174,7 +180,7 @@ def read_vhlo(data, limits: Optional[Limits] = None):
     if root.name != "builtin.module":
         raise SerializationError(f"the top-level operation is {root.name}, expected builtin.module", "byte 0")
     _apply_properties(root, f)
-    return root, f.version, f.producer
+    return root, f
 
 
 def _apply_properties(op: Operation, f):
@@ -208,7 +214,8 @@ def deserialize(data, limits: Optional[Limits] = None) -> Module:
 
 
 def _deserialize(data, limits: Limits) -> Module:
-    root, _version, producer = read_vhlo(data, limits)
+    root, f = _read_vhlo(data, limits)
+    producer = f.producer
     try:
         upgrade_op(root)
         new = op_from_vhlo(root, {}, None)
@@ -218,6 +225,12 @@ def _deserialize(data, limits: Limits) -> Module:
         raise
     except (KeyError, IndexError, ValueError, TypeError, AttributeError) as e:
         raise SerializationError(f"malformed VHLO program ({type(e).__name__}: {e}); artifact produced by {producer}") from None
+    # what was read must be built as the spec says: an artifact can put any attribute, type or
+    # location anywhere, and nothing downstream (verifier, printer, interpreter) expects that
+    for op in new.walk():
+        problem = read_problem(op)
+        if problem is not None:
+            raise SerializationError(f"{op.name}: {problem}", f"byte {f.op_offsets.get(id(op), '?')}")
     return Module(new)
 
 

@@ -74,6 +74,7 @@ class _FileReader:
         self._read_attr_type_offsets()
         self.resources = self._read_resources()
         self.op_props: Dict[int, Tuple[int, int]] = {}
+        self.op_offsets: Dict[int, int] = {}      # id(op) -> byte offset of its encoding
 
     def section(self, sid) -> Cursor:
         s, e = self.sections[sid]
@@ -331,11 +332,12 @@ class _FileReader:
             ni = cur.varint("an op name")
         if ni >= len(self.op_names):
             cur.fail(f"op name index {ni} out of range", pos)
+        op_at = pos
         name = self.op_names[ni]
         mask = cur.byte("op encoding mask")
         if mask & 0x80:
             cur.fail(f"bad op encoding mask {mask:#x}", cur.pos - 1)
-        at = pos = cur.pos
+        at = at_loc = pos = cur.pos
         b = data[pos] if pos < cur.end else 0
         if b & 1:
             cur.pos = pos + 1
@@ -393,7 +395,10 @@ class _FileReader:
                 b = cur.varint("a successor")
                 if blocks is None or b >= len(blocks):
                     cur.fail(f"successor block {b} out of range", at)
+        if not isinstance(loc, A.Location):
+            cur.fail(f"the location of {name} is {type(loc).__name__}, not a location", at_loc)
         op = Operation(name, [], result_types, attrs, location=loc)
+        self.op_offsets[id(op)] = op_at
         if props is not None:
             self.op_props[id(op)] = props
         scope = scopes[-1]
@@ -503,6 +508,8 @@ class _FileReader:
                         t = self.type(cur.varint("a block argument type"), at)
                         at = cur.pos
                         loc = self.attr(cur.varint("a block argument location"), at)
+                    if loc is not None and not isinstance(loc, A.Location):
+                        cur.fail(f"a block argument's location is {type(loc).__name__}, not a location", at)
                     if isinstance(loc, A.UnknownLoc):
                         loc = None
                     v = b.add_argument(t, None, loc)

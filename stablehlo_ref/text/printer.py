@@ -18,6 +18,7 @@ from ..ir.attributes import (AffineMapAttr, ArrayAttr, Attribute, BoolAttr, Call
 from ..ir.core import Module, Operation
 from ..ir.defaults import is_default
 from ..ir.floats import format_float
+from ..ir.wellformed import shape_problem
 from ..ir.locations import arg_location, op_location
 from ..ir.types import ELEMENT_TYPES, ElementType, Type
 from . import dense
@@ -422,7 +423,9 @@ class Printer:
 
     def _op(self, op: Operation, indent: int) -> List[str]:
         pad = "  " * indent
-        if not self.generic:
+        # an op not built as its spec says (a wrong attribute kind, from bytes or generic text)
+        # prints in the generic form, which holds anything and parses back to the same op
+        if not self.generic and shape_problem(op) is None:
             syntax = OP_SYNTAX.get(op.name)
             if syntax is not None:
                 r = syntax.print(self, op, indent)
