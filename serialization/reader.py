@@ -484,7 +484,7 @@ class _FileReader:
             return region
         at = cur.pos
         nvalues = cur.varint("region value count")
-        if nvalues > 8 * len(self.data) + 64:
+        if nvalues > cur.end - cur.pos:      # (each value takes at least a byte: its type)
             cur.fail(f"region value count {nvalues} is impossible for a file this size", at)
         scope = scopes[-1]
         scope.push(nvalues)

@@ -19,7 +19,8 @@ _INTS = ("i64", "i32", "ui64", "ui32")
 
 
 @functools.lru_cache(maxsize=None)
-def _enum_cases(kind: str):
+def enum_cases(kind: str):
+    """The case names of the spec's enum `kind` (None for a kind the spec does not define)."""
     try:
         return frozenset(c.name for c in spec.enum(kind).cases)
     except (KeyError, spec.SpecError):
@@ -49,7 +50,7 @@ def _field_ok(kind: str, v) -> bool:
         return isinstance(v, (bool, BoolAttr, IntegerAttr, UnitAttr))
     if kind == "type":
         return isinstance(v, (Type, TypeAttr))
-    cases = _enum_cases(kind)
+    cases = enum_cases(kind)
     if cases is not None:
         if isinstance(v, EnumAttr):
             return v.value in cases
@@ -93,12 +94,14 @@ def attr_problem(kind: str, a) -> Optional[str]:
         ok = isinstance(a, StringAttr)
     elif kind == "unit":
         ok = isinstance(a, (UnitAttr, BoolAttr))
-    elif kind in ("dense_i64_elements", "dense_elements", "replica_groups"):
+    elif kind in ("dense_i64_elements", "dense_elements"):
         ok = isinstance(a, (DenseElementsAttr, DenseResourceAttr))
+    elif kind == "replica_groups":      # (or, since 1.13, #stablehlo.replica_group_mesh_axes)
+        ok = isinstance(a, (DenseElementsAttr, DenseResourceAttr, StructAttr))
     elif kind in ("array", "precision_config", "output_operand_aliases"):
         ok = isinstance(a, ArrayAttr)
         if ok and kind == "precision_config":
-            cases = _enum_cases("precision")
+            cases = enum_cases("precision")
             ok = all(isinstance(e, EnumAttr) and e.value in cases or
                      isinstance(e, StructAttr) and e.get("value") in cases for e in a.elements)
         if ok and kind == "output_operand_aliases":
@@ -112,8 +115,8 @@ def attr_problem(kind: str, a) -> Optional[str]:
         ok = isinstance(a, DictAttr)
     elif kind == "custom_call_api_version":
         ok = isinstance(a, (IntegerAttr, EnumAttr, StructAttr))
-    elif _enum_cases(kind) is not None:
-        cases = _enum_cases(kind)
+    elif enum_cases(kind) is not None:
+        cases = enum_cases(kind)
         if isinstance(a, EnumAttr):
             ok = a.kind == kind and a.value in cases
         elif isinstance(a, StructAttr):

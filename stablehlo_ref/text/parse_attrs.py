@@ -15,6 +15,8 @@ from ..ir.attributes import (AffineMapAttr, ArrayAttr, Attribute, BoolAttr, Call
                              EnumAttr, FileLineColLoc, FloatAttr, FusedLoc, IntegerAttr, Location,
                              NameLoc, OpaqueAttr, STRUCT_FIELDS, StringAttr, StructAttr, SymbolRefAttr,
                              TypeAttr, UNKNOWN_LOC, UnitAttr, UnknownLoc, dot_algorithm_problems)
+from ..ir.wellformed import enum_cases, struct_problem
+from ..limits import check_tensor
 from ..ir.types import (ELEMENT_TYPES, ElementType, FunctionType, NoneType, OpaqueType,
                         QuantizedType, TensorType, TokenType, TupleType, Type, UnrankedTensorType)
 from . import dense
@@ -466,6 +468,13 @@ class TypeAttrParser:
             raise sc.error(f"dense attribute cannot hold elements of type {t.element_type}", start)
         if not t.is_static:
             raise sc.error("dense attribute needs a static shape", start)
+        et = dense.storage_element(t)
+        splat = (len(hexstr) - 2 == 2 * et.dtype.itemsize if hexstr is not None
+                 else not literal.lstrip().startswith("["))
+        if not splat:
+            # the declared size against the limits before anything is allocated (a splat is
+            # held as one value broadcast to the shape: it allocates nothing)
+            check_tensor(t.shape, 8 * et.dtype.itemsize, "dense literal", sc.location(start), self.limits)
         try:
             if hexstr is not None:
                 if not hexstr.startswith("0x"):
@@ -495,8 +504,13 @@ class TypeAttrParser:
         if name in ("stablehlo", "chlo", "mhlo", "vhlo") and sc.s.startswith("<", sc.pos):
             sc.expect("<")
             kind = sc.bare_id("enum kind")
+            sc.ws()
+            vpos = sc.pos
             value = sc.bare_id("enum value")
             sc.expect(">")
+            cases = enum_cases(kind) if name in ("stablehlo", "chlo") else None
+            if cases is not None and value not in cases:
+                raise sc.error(f"expected one of {', '.join(sorted(cases))} for {kind}", vpos)
             return EnumAttr(name, kind, value)
         if "." in name:
             dialect, sub = name.split(".", 1)
@@ -517,12 +531,13 @@ class TypeAttrParser:
         sc = self.sc
         sc.expect("<")
         if name == "conv" and (sc.peek("[") or sc.peek_keyword("raw")):
+            start = sc.pos
             if sc.accept_keyword("raw"):
                 fields = self._struct_fields(name)
             else:
                 fields = parse_conv_dims(self)
                 sc.expect(">")
-            return StructAttr(dialect, name, fields)
+            return self._checked_struct(StructAttr(dialect, name, fields), start)
         if name in ("bounds",):
             vals = []
             if not sc.accept(">"):
@@ -547,12 +562,20 @@ class TypeAttrParser:
             return StructAttr(dialect, "bounds", (("bounds", f["bounds"]),))
         if name == "result_accuracy":
             _check_result_accuracy(sc, dict(fields), start)
-        attr = StructAttr(dialect, name, fields)
+        attr = self._checked_struct(StructAttr(dialect, name, fields), start)
         if name == "dot_algorithm" and dialect == "stablehlo":
             # upstream verifies the attribute as it is built, at its own position
             problems = dot_algorithm_problems(attr)
             if problems:
                 raise ParseError(problems[0][1], sc.location(start))
+        return attr
+
+    def _checked_struct(self, attr: StructAttr, start: int) -> StructAttr:
+        """A struct whose fields hold values of the kinds the spec declares (as MLIR's
+        attribute parsers require), so that it prints back as the same struct."""
+        problem = struct_problem(attr)
+        if problem is not None:
+            raise self.sc.error(problem, start)
         return attr
 
     def _struct_fields(self, name):
