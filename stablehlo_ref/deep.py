@@ -17,7 +17,7 @@ from .limits import DEFAULT, FLAGS, Limits
 
 # Python frames one level of nesting may take (region -> op -> custom syntax -> region ..., or
 # bracket -> element -> bracket); the recursion limit is raised to this times max_nesting.
-FRAMES_PER_LEVEL = 16
+FRAMES_PER_LEVEL = 40
 # C stack for the helper thread: generous, it is only reserved, not touched, unless used.
 STACK_BYTES = 512 << 20
 

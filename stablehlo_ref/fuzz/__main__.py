@@ -44,7 +44,8 @@ def main(argv=None) -> int:
     p.add_argument("--minutes", type=float, default=1.0)
     p.add_argument("--max-inputs", type=int, default=None)
     p.add_argument("--seed", type=int, default=0)
-    p.add_argument("--per-input", type=float, default=20.0, help="seconds before an input counts as a hang")
+    p.add_argument("--per-input", type=float, default=20.0,
+                   help="CPU seconds before an input counts as a hang")
     p.add_argument("--memory-mb", type=int, default=4096, help="address-space cap of the campaign process")
     p.add_argument("--out", default="fuzz-findings", help="folder for the first input of each failure")
     p.add_argument("--no-shared", action="store_true", help="do not seed from ../shared")
@@ -54,6 +55,11 @@ def main(argv=None) -> int:
     report = Report(a.target)
     texts = text_seeds(shared=not a.no_shared)
     blobs = bytecode_seeds(shared=not a.no_shared) if a.target in ("bytecode", "cli") else []
+    # warm up (imports, the spec, caches) outside the per-input time alarm
+    check_text(texts[0])
+    if blobs:
+        check_bytecode(blobs[0])
+    check_program(0)
     cap_memory(a.memory_mb << 20)
     start = time.monotonic()
     deadline = start + a.minutes * 60

@@ -26,7 +26,11 @@ def bits_to_float(value: int, et: ElementType) -> float:
     return np.frombuffer(raw, dtype=dt)[0]
 
 
-def _parse_literal_list(text: str):
+class TooDeep(Exception):
+    """Brackets of a dense literal nested deeper than the parser's nesting limit allows."""
+
+
+def _parse_literal_list(text: str, max_depth: int = 1 << 30):
     """Parse the inside of `dense<...>` (not hex) into nested Python lists of scalars; ints stay
     ints, floats are floats, hex stays ('hex', int), complex pairs become tuples."""
     pos = 0
@@ -41,6 +45,8 @@ def _parse_literal_list(text: str):
         pos = m.end()
         if m.group(1) or m.group(3):
             stack.append([])
+            if len(stack) > max_depth:
+                raise TooDeep()
         elif m.group(2) or m.group(4):
             if len(stack) < 2:
                 raise ValueError("unbalanced ']' or ')' in dense literal")
@@ -93,6 +99,8 @@ def _float(text: str) -> float:
 
 
 def _flatten(x, shape_out, depth=0):
+    if isinstance(x, list) and len(shape_out) <= depth and depth > 64:
+        raise ValueError(f"dense literal of rank {depth} is deeper than any tensor type")
     if isinstance(x, list):
         if len(shape_out) <= depth:
             shape_out.append(len(x))
@@ -128,15 +136,16 @@ def _to_float(v) -> float:
         raise ValueError(f"integer literal {str(v)[:40]} is out of range for a floating-point type") from None
 
 
-def array_from_literal(text: str, ttype: TensorType) -> np.ndarray:
-    """`text` is what stands between `dense<` and `>` (not a hex string)."""
+def array_from_literal(text: str, ttype: TensorType, max_depth: int = 1 << 30) -> np.ndarray:
+    """`text` is what stands between `dense<` and `>` (not a hex string); brackets nested
+    deeper than `max_depth` raise TooDeep."""
     et = storage_element(ttype)
     shape = tuple(ttype.shape)
     if text.strip() == "":
         if math.prod(shape) != 0:
             raise ValueError(f"empty dense literal for non-empty type {ttype}")
         return np.zeros(shape, dtype=et.dtype)
-    value = _parse_literal_list(text)
+    value = _parse_literal_list(text, max_depth)
     dims: list = []
     flat = _flatten(value, dims)
     dt = et.dtype

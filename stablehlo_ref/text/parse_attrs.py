@@ -16,6 +16,7 @@ from ..ir.attributes import (AffineMapAttr, ArrayAttr, Attribute, BoolAttr, Call
                              NameLoc, OpaqueAttr, STRUCT_FIELDS, StringAttr, StructAttr, SymbolRefAttr,
                              TypeAttr, UNKNOWN_LOC, UnitAttr, UnknownLoc, dot_algorithm_problems)
 from ..ir.wellformed import enum_cases, struct_problem
+from ..deep import check_depth
 from ..limits import check_tensor
 from ..ir.types import (ELEMENT_TYPES, ElementType, FunctionType, NoneType, OpaqueType,
                         QuantizedType, TensorType, TokenType, TupleType, Type, UnrankedTensorType)
@@ -42,8 +43,28 @@ class _LocRef(Location):
 class TypeAttrParser:
     """Type, attribute and location parsing over `self.sc` (a lexer.Scanner)."""
 
-    # ================================================================ types
+    # ================================================================ nesting
+    def _deeper(self, what: str):
+        self.depth += 1
+        if self.depth > self.limits.max_nesting:
+            check_depth(self.limits.max_nesting + 1, self.limits, what, self.sc.location())
+
     def parse_type(self) -> Type:
+        self._deeper("types")
+        try:
+            return self._parse_type()
+        finally:
+            self.depth -= 1
+
+    def parse_attribute(self) -> Attribute:
+        self._deeper("attributes")
+        try:
+            return self._parse_attribute()
+        finally:
+            self.depth -= 1
+
+    # ================================================================ types
+    def _parse_type(self) -> Type:
         sc = self.sc
         sc.ws()
         s = sc.s
@@ -252,7 +273,7 @@ class TypeAttrParser:
         return types
 
     # ================================================================ attributes
-    def parse_attribute(self) -> Attribute:
+    def _parse_attribute(self) -> Attribute:
         sc = self.sc
         sc.ws()
         s = sc.s
@@ -481,7 +502,9 @@ class TypeAttrParser:
                     raise ValueError("expected a hex string")
                 arr = dense.array_from_hex(hexstr[2:], t)
             else:
-                arr = dense.array_from_literal(literal, t)
+                arr = dense.array_from_literal(literal, t, self.limits.max_nesting - self.depth)
+        except dense.TooDeep:
+            check_depth(self.limits.max_nesting + 1, self.limits, "dense literal brackets", sc.location(start))
         except ValueError as e:
             raise sc.error(str(e), start)
         arr.flags.writeable = False
@@ -639,6 +662,13 @@ class TypeAttrParser:
         return loc
 
     def _parse_location_body(self) -> Location:
+        self._deeper("locations")
+        try:
+            return self._parse_location_body_inner()
+        finally:
+            self.depth -= 1
+
+    def _parse_location_body_inner(self) -> Location:
         sc = self.sc
         sc.ws()
         if sc.peek("#"):
