@@ -72,8 +72,10 @@ def _random_array(rng: random.Random, shape, elem) -> np.ndarray:
 
 
 class _Gen:
-    def __init__(self, rng: random.Random):
+    def __init__(self, rng: random.Random, elems=tuple(ELEMS), exclude_ops=()):
         self.rng = rng
+        self.elems = list(elems)
+        self.exclude = set(exclude_ops)
         self.lines: List[str] = []
         self.values: List[Tuple[str, tuple, str]] = []   # (name, shape, elem)
         self.n = 0
@@ -94,7 +96,7 @@ class _Gen:
     # ---------------------------------------------------------------- op templates
     def op_elementwise(self):
         name, shape, elem = self.pick()
-        ops = _elementwise_ops(elem)
+        ops = [o for o in _elementwise_ops(elem) if o[0] not in self.exclude]
         if not ops:
             return
         op, arity = self.rng.choice(ops)
@@ -121,7 +123,7 @@ class _Gen:
 
     def op_convert(self):
         a, shape, elem = self.pick()
-        to = self.rng.choice(ELEMS)
+        to = self.rng.choice(self.elems)
         self.emit(f"stablehlo.convert {a} : ({_ttype(shape, elem)}) -> {_ttype(shape, to)}", shape, to)
 
     def op_shape(self):
@@ -178,7 +180,7 @@ class _Gen:
 
     def op_constant(self):
         shape = self.rng.choice([(), (2,), (3,), (2, 3)])
-        elem = self.rng.choice(ELEMS)
+        elem = self.rng.choice(self.elems)
         arr = _random_array(self.rng, shape, elem)
         if elem == "i1":
             vals = ["true" if x else "false" for x in arr.ravel()]
@@ -195,7 +197,7 @@ class _Gen:
 
     def op_iota(self):
         shape = self.rng.choice([(3,), (2, 3), (4, 1)])
-        elem = self.rng.choice(["i32", "i64", "f32", "ui8"])
+        elem = self.rng.choice([e for e in ("i32", "i64", "f32", "ui8") if e in self.elems] or ["i64"])
         self.emit(f"stablehlo.iota dim = {self.rng.randrange(len(shape))} : {_ttype(shape, elem)}", shape, elem)
 
     def op_while(self):
@@ -229,14 +231,15 @@ def _nest(vals, shape):
     return "[" + ", ".join(_nest(vals[i * step:(i + 1) * step], shape[1:]) for i in range(shape[0])) + "]"
 
 
-def random_program(rng: random.Random, n_ops: int = 0) -> Program:
-    """A random program that verifies by construction: a `@main` with 1..3 arguments."""
-    g = _Gen(rng)
+def random_program(rng: random.Random, n_ops: int = 0, elems=tuple(ELEMS), exclude_ops=()) -> Program:
+    """A random program that verifies by construction: a `@main` with 1..3 arguments of the
+    element types `elems`, without the elementwise ops named in `exclude_ops`."""
+    g = _Gen(rng, elems, exclude_ops)
     args = []
     inputs = []
     for i in range(rng.randint(1, 3)):
         shape = rng.choice([(), (2,), (3,), (2, 3), (3, 2), (1, 4)])
-        elem = rng.choice(ELEMS)
+        elem = rng.choice(list(elems))
         args.append(f"%arg{i}: {_ttype(shape, elem)}")
         g.values.append((f"%arg{i}", shape, elem))
         inputs.append(_random_array(rng, shape, elem))
