@@ -26,6 +26,7 @@ from typing import Callable, Dict, List, Optional
 
 from ..errors import StableHLOError
 from ..limits import Limits
+from .programs import Finding
 
 # Limits a campaign runs under: small enough that nothing legal allocates more than a few
 # hundred MB, so that a MemoryError under the campaign's address-space cap is a real escape.
@@ -34,10 +35,6 @@ FUZZ_LIMITS = Limits(max_tensor_elements=1 << 22, max_tensor_bytes=64 << 20,
 
 REPO = Path(__file__).resolve().parent.parent.parent
 SHARED = REPO.parent / "shared"
-
-
-class Finding(Exception):
-    """A property the input broke (a round trip that changed the program, ...)."""
 
 
 class Hang(BaseException):

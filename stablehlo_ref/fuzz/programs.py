@@ -23,6 +23,10 @@ _INT = {"i8", "i32", "i64", "ui8", "ui32"}
 _FLOAT = {"f16", "bf16", "f32", "f64"}
 
 
+class Finding(Exception):
+    """A property an input broke (a round trip that changed the program, ...)."""
+
+
 @dataclass
 class Program:
     text: str
@@ -277,7 +281,6 @@ def check_generated(p: Program, limits) -> str:
     from .. import parse, print_module, run
     from ..serialization import deserialize, serialize
     from ..verifier import verify
-    from . import Finding
     from ..errors import StableHLOError
     m = parse(p.text, "generated.mlir", limits=limits)
     try:
