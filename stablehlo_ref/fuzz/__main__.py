@@ -49,7 +49,11 @@ def main(argv=None) -> int:
     p.add_argument("--memory-mb", type=int, default=4096, help="address-space cap of the campaign process")
     p.add_argument("--out", default="fuzz-findings", help="folder for the first input of each failure")
     p.add_argument("--no-shared", action="store_true", help="do not seed from ../shared")
+    p.add_argument("--engine", choices=("mutate", "atheris"), default="mutate",
+                   help="the seeded mutation loop, or atheris (coverage-guided; pip install atheris)")
     a = p.parse_args(argv)
+    if a.engine == "atheris":
+        return _atheris(a)
     rng = random.Random(a.seed)
     out = Path(a.out)
     report = Report(a.target)
@@ -101,6 +105,39 @@ def main(argv=None) -> int:
     report.seconds = time.monotonic() - start
     print(report.summary(), flush=True)
     return 1 if report.failures else 0
+
+
+def _atheris(a) -> int:
+    """libFuzzer through atheris over the package's own code (instrumented), seeded with the
+    same corpus; stops at the first failure (saved by libFuzzer as crash-*)."""
+    try:
+        import atheris
+    except ImportError:
+        print("error: atheris is not installed (pip install atheris)", file=sys.stderr)
+        return 2
+    if a.target not in ("text", "bytecode"):
+        print("error: --engine atheris fuzzes the text and bytecode targets", file=sys.stderr)
+        return 2
+    with atheris.instrument_imports(include=["stablehlo_ref"]):
+        from .. import serialization, text  # noqa: F401 - instrumented for coverage
+    seeds = text_seeds(shared=not a.no_shared) if a.target == "text" else bytecode_seeds(shared=not a.no_shared)
+    corpus = Path(a.out) / f"atheris-{a.target}-corpus"
+    corpus.mkdir(parents=True, exist_ok=True)
+    for i, sd in enumerate(seeds):
+        (corpus / f"seed-{i:05d}").write_bytes(sd.encode() if isinstance(sd, str) else sd)
+
+    def one(data: bytes):
+        if a.target == "text":
+            check_text(data.decode("utf-8", "surrogateescape"))
+        else:
+            check_bytecode(data)
+
+    check_text(text_seeds(shared=False)[0])
+    cap_memory(a.memory_mb << 20)
+    atheris.Setup([sys.argv[0], f"-max_total_time={int(a.minutes * 60)}", f"-timeout={int(a.per_input)}",
+                   f"-artifact_prefix={a.out}/", str(corpus)], one)
+    atheris.Fuzz()
+    return 0
 
 
 if __name__ == "__main__":
