@@ -21,6 +21,7 @@ from ..limits import check_tensor
 from ..ir.types import (ELEMENT_TYPES, ElementType, FunctionType, NoneType, OpaqueType,
                         QuantizedType, TensorType, TokenType, TupleType, Type, UnrankedTensorType)
 from . import dense
+from . import syntax_sdy
 from .conv_dims import parse_conv_dims
 from .lexer import BANG_ID, HASH_ID, NUMBER
 
@@ -38,6 +39,13 @@ class _LocRef(Location):
 
     def __init__(self, name):
         self.name = name
+
+
+def _full_storage_range(storage: ElementType):
+    """(min, max) of a quantized storage type's full range: what an omitted range means."""
+    if storage.is_unsigned:
+        return 0, (1 << storage.bits) - 1
+    return -(1 << (storage.bits - 1)), (1 << (storage.bits - 1)) - 1
 
 
 class TypeAttrParser:
@@ -197,6 +205,8 @@ class TypeAttrParser:
             sc.expect(":")
             smax = sc.integer()
             sc.expect(">")
+            if (smin, smax) == _full_storage_range(storage):
+                smin = smax = None      # the default range: the same type as plain `i8`
         sc.expect(":")
         expressed = self.parse_element_type()
         axis = None
@@ -535,8 +545,12 @@ class TypeAttrParser:
             if cases is not None and value not in cases:
                 raise sc.error(f"expected one of {', '.join(sorted(cases))} for {kind}", vpos)
             return EnumAttr(name, kind, value)
+        if name == "sdy" and sc.s.startswith("<", sc.pos):
+            return syntax_sdy.parse_bare_attr(self, start)
         if "." in name:
             dialect, sub = name.split(".", 1)
+            if dialect == "sdy" and sc.s.startswith("<", sc.pos):
+                return syntax_sdy.parse_attr(self, sub, start)
             if dialect in ("stablehlo", "chlo", "mhlo") and sc.s.startswith("<", sc.pos):
                 return self._parse_struct(dialect, sub)
             if sc.s.startswith("<", sc.pos):
