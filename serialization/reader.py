@@ -562,8 +562,9 @@ class _ValueScope:
             cur.fail(f"operand refers to value {vid}, but only {len(self.values)} are in scope", at)
         v = self.values[vid]
         if v is None:
-            self.forward.setdefault(vid, []).append((op, k))
-            return Value(None)
+            # StableHLO's regions are SSA regions: a value is defined before it is used (MLIR
+            # would read this and fail verification; nothing here can hold an undefined value)
+            cur.fail(f"operand refers to value {vid} before it is defined", at)
         return v
 
     def check_resolved(self, cur):

@@ -83,7 +83,8 @@ def attr_problem(kind: str, a) -> Optional[str]:
         return f"expected an attribute, got {type(a).__name__}"
     ok = True
     if kind in ("dense_i64_array", "dense_bool_array"):
-        ok = isinstance(a, DenseArrayAttr)
+        ok = isinstance(a, DenseArrayAttr) and getattr(a.element_type, "name", None) == \
+            ("i64" if kind == "dense_i64_array" else "i1")
     elif kind in _INTS:
         ok = isinstance(a, IntegerAttr)
     elif kind == "i1":
@@ -148,7 +149,11 @@ def op_problem(op) -> Optional[str]:
         return _func_problem(op)
     if name == "builtin.module":
         n = op.attributes.get("sym_name")
-        return None if n is None or isinstance(n, StringAttr) else "sym_name must be a string"
+        if n is not None and not isinstance(n, StringAttr):
+            return "sym_name must be a string"
+        if len(op.regions) != 1 or len(op.regions[0].blocks) != 1 or op.regions[0].blocks[0].arguments:
+            return "a module has one region of one block without arguments"
+        return None
     if not spec.has_op(name):
         return None
     s = spec.op(name)
