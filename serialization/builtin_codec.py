@@ -344,6 +344,8 @@ def _str_of(r, a) -> str:
 
 
 def _dense_array(r, et, n, blob):
+    if not isinstance(et, T.ElementType) or not (et.is_integer or et.is_float):
+        r.fail(f"a dense array of {et} (dense arrays hold integers or floats)")
     if not isinstance(et, T.ElementType):
         r.fail("dense array of a non-scalar element type")
     if et.kind == "bool":

@@ -234,12 +234,28 @@ def _plain_type(t, depth: int = 0) -> bool:
     if depth > 64 or not isinstance(t, Type):
         return False
     if isinstance(t, (TensorType, UnrankedTensorType)):
-        return isinstance(t.element_type, (ElementType, QuantizedType))
+        et = t.element_type
+        if isinstance(et, QuantizedType):
+            return _plain_quantized(et)
+        return isinstance(et, ElementType)
+    if isinstance(t, QuantizedType):
+        return _plain_quantized(t)
     if isinstance(t, TupleType):
         return all(_plain_type(x, depth + 1) for x in t.types)
     if isinstance(t, FunctionType):
         return all(_plain_type(x, depth + 1) for x in (*t.inputs, *t.results))
     return True
+
+
+def _plain_quantized(q) -> bool:
+    from .types import ElementType
+    if not isinstance(q.storage_type, ElementType) or not isinstance(q.expressed_type, ElementType):
+        return False
+    if (q.storage_min is None) != (q.storage_max is None):
+        return False
+    if q.storage_min is not None and not (type(q.storage_min) is int and type(q.storage_max) is int):
+        return False
+    return len(q.scales) == len(q.zero_points) and len(q.scales) >= 1
 
 
 def read_problem(op) -> Optional[str]:

@@ -327,7 +327,10 @@ class TypeAttrParser:
             return DenseResourceAttr(t, key.group(0))
         if s.startswith("array<", p):
             sc.pos = p + 6
+            et_pos = sc.pos
             et = self.parse_element_type()
+            if not isinstance(et, ElementType) or not (et.is_integer or et.is_float):
+                raise sc.error("a dense array holds integers or floats", et_pos)
             vals = []
             if sc.accept(":"):
                 vals.append(self._scalar_for(et))
