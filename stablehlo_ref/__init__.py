@@ -1,11 +1,12 @@
 """stablehlo-ref: a pure-Python implementation of the StableHLO operator set.
 
 Public API (stable names):
-    parse(text) -> Module
-    load(path) -> Module
-    run(module, *arrays, entry="main") -> tuple of numpy arrays
+    parse(text) -> Module                 (str, or UTF-8 bytes)
+    load(path) -> Module                  (a path, or an open binary file)
+    run(module, *arrays, entry="main", trace=None) -> tuple of numpy arrays
     print_module(module, *, generic=False, strip_debuginfo=False) -> str
-    verify(module) -> None  (raises VerificationError on an invalid program)
+    verify(module) -> None  (raises the first VerificationError of an invalid program)
+    verify(module, all=True) -> list of VerificationError (empty for a valid program)
 """
 from __future__ import annotations
 
@@ -26,9 +27,18 @@ def __getattr__(name):
 __version__ = "0.1.0"
 
 
-def parse(text: str, filename: str = "<string>") -> Module:
-    """Parse MLIR text (generic or pretty StableHLO syntax) into a Module."""
+def parse(text, filename: str = "<string>") -> Module:
+    """Parse MLIR text (generic or pretty StableHLO syntax; a str, or bytes in UTF-8) into a
+    Module."""
     from .text import parse as _parse
+    if isinstance(text, (bytes, bytearray, memoryview)):
+        try:
+            text = bytes(text).decode("utf-8")
+        except UnicodeDecodeError as e:
+            raise ParseError(f"not UTF-8 text (byte {e.start}); portable artifacts are read by "
+                             "load_bytes or deserialize", filename) from None
+    elif not isinstance(text, str):
+        raise UsageError(f"parse takes MLIR text (str or bytes), not {type(text).__name__}")
     return _parse(text, filename)
 
 
@@ -36,13 +46,28 @@ def load(path) -> Module:
     """Read a `.mlir` text file, a portable artifact (MLIR bytecode) or a `jax.export` payload
     (`Exported.serialize()`, whose StableHLO artifact is read) into a Module."""
     import os
-    p = os.fspath(path)
+    if hasattr(path, "read"):
+        try:
+            data = path.read()
+        except (OSError, ValueError) as e:
+            raise UsageError(f"cannot read {getattr(path, 'name', 'file')}: {e}") from None
+        if isinstance(data, str):
+            return parse(data, str(getattr(path, "name", "<file>")))
+        return load_bytes(bytes(data), str(getattr(path, "name", "<file>")))
+    if not isinstance(path, (str, bytes, os.PathLike)):
+        raise UsageError(f"load takes a path or an open file, not {type(path).__name__} "
+                         "(bytes in memory: load_bytes; text: parse)")
     try:
-        with open(p, "rb") as f:
-            data = f.read()
-    except OSError as e:
-        raise UsageError(f"cannot read {p}: {e.strerror}") from None
-    return load_bytes(data, p)
+        p = os.fsdecode(path)
+    except (TypeError, ValueError) as e:
+        raise UsageError(f"load takes a path: {e}") from None
+    if "\0" in p:
+        raise UsageError("load takes a path, and this one holds a NUL byte (program bytes in memory "
+                         "are read by load_bytes; text by parse)")
+    from .fileio import read_input
+    if p == "-":      # the name stdin goes by on the command line; here a file of that name
+        p = os.path.join(".", p)
+    return load_bytes(read_input(p, "program"), os.fsdecode(path))
 
 
 def load_bytes(data: bytes, name: str = "<bytes>", text_name: Optional[str] = None) -> Module:
@@ -67,10 +92,26 @@ def load_bytes(data: bytes, name: str = "<bytes>", text_name: Optional[str] = No
         raise SerializationError(e.message, f"{name}: {e.location}" if e.location else name) from None
 
 
-def run(module: Module, *arrays, entry: str = "main") -> tuple:
-    """Interpret function `entry` of `module` on numpy arrays; returns a tuple of arrays."""
+def run(module: Module, *arrays, entry: str = "main", trace=None) -> tuple:
+    """Interpret function `entry` of `module` on numpy arrays; returns a tuple of arrays.
+    `trace`: a function called as trace(op, results) after every op (`op.name`, `op.where()`
+    give its name and location; results are numpy arrays), or a text stream that gets one
+    line per op."""
     from .interpreter import run as _run
-    return _run(module, *arrays, entry=entry)
+    if trace is None or hasattr(trace, "write"):
+        return _run(module, *arrays, entry=entry, trace=trace)
+    if not callable(trace):
+        raise UsageError("trace must be a function trace(op, results) or a text stream")
+    from .interpreter.evaluator import coerce_argument
+    from .runtrace import HookedInterpreter
+    func = module.functions.get(entry)
+    if func is None:
+        module.function(entry)          # raises, naming the functions there are
+    ft = func.attributes["function_type"].type
+    if len(arrays) != len(ft.inputs):
+        raise InterpreterError(f"@{entry} takes {len(ft.inputs)} arguments, got {len(arrays)}")
+    args = [coerce_argument(a, t, i) for i, (a, t) in enumerate(zip(arrays, ft.inputs))]
+    return tuple(HookedInterpreter(module, [trace]).call(entry, args))
 
 
 def serialize(module: Module, target: str = "1.0.0", strip_debuginfo: bool = False) -> bytes:
@@ -98,10 +139,15 @@ def inline_resources(module: Module) -> int:
     return _inline(module)
 
 
-def verify(module: Module) -> None:
-    """Check every op of `module` against its spec constraints; raise the first VerificationError."""
-    from .verifier import verify as _verify
+def verify(module: Module, *, all: bool = False):
+    """Check every op of `module` against its spec constraints: raise the first
+    VerificationError; with `all=True` return every diagnostic instead (a list, empty when
+    the module is valid; `stablehlo_ref.diagnostics.format_error` prints one as MLIR does)."""
+    from .verifier import collect, verify as _verify
+    if all:
+        return collect(module)
     _verify(module)
+    return None
 
 
 def print_module(module: Module, *, generic: bool = False, strip_debuginfo: bool = False,
