@@ -12,7 +12,7 @@ from __future__ import annotations
 
 from typing import Optional
 
-from .errors import (CheckFailure, InterpreterError, NotImplementedOpError, ParseError,
+from .errors import (CheckFailure, InterpreterError, LimitError, NotImplementedOpError, ParseError,
                      SerializationError, StableHLOError, UsageError, VerificationError)
 
 
@@ -161,4 +161,4 @@ def print_module(module: Module, *, generic: bool = False, strip_debuginfo: bool
 
 __all__ = ["parse", "load", "load_bytes", "run", "serialize", "deserialize", "artifact_version", "inline_resources", "verify", "print_module", "Module", "StableHLOError", "ParseError",
            "VerificationError", "InterpreterError", "NotImplementedOpError", "CheckFailure",
-           "SerializationError", "UsageError"]
+           "SerializationError", "UsageError", "LimitError"]

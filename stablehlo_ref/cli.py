@@ -514,7 +514,7 @@ def build_parser() -> argparse.ArgumentParser:
     r.add_argument("--trace-first", type=int, metavar="N",
                    help="with --trace: only the first N executions of each op (loop bodies run many times)")
     r.add_argument("--probe", metavar="DIR",
-                   help="write every op's results as DIR/NNNNNN_<op>_<i>.npy, listed in DIR/probe.tsv")
+                   help="write every op's results as DIR/NNNNNN_OP_I.npy (the op's I-th result), listed in DIR/probe.tsv")
     r.add_argument("--no-verify", action="store_true", help="interpret without verifying the module first")
     add_limit_flags(r)
     r.set_defaults(fn=cmd_run)
@@ -598,6 +598,71 @@ def build_parser() -> argparse.ArgumentParser:
     cf.add_argument("--max-ulp", type=int, metavar="N", help="with --program: ULP bound for float outputs")
     cf.set_defaults(fn=cmd_conform)
     return p
+
+
+def _subcommands(parser):
+    for a in parser._actions:
+        if isinstance(a, argparse._SubParsersAction):
+            seen = set()
+            for name, sp in a.choices.items():
+                if id(sp) not in seen:
+                    seen.add(id(sp))
+                    yield name, sp
+
+
+def _synopsis(name: str, sp) -> str:
+    parts = [f"stablehlo-ref {name}"]
+    for a in sp._actions:
+        if isinstance(a, argparse._HelpAction):
+            continue
+        if not a.option_strings:
+            mv = a.metavar or a.dest
+            parts.append(f"{mv}..." if a.nargs in ("+", "*") else f"[{mv}]" if a.nargs == "?" else mv)
+            continue
+        flag = max(a.option_strings, key=len)
+        if a.nargs == 0:
+            s = flag
+        elif a.choices:
+            s = f"{flag} {'|'.join(a.choices)}"
+        else:
+            s = f"{flag} {a.metavar or a.dest.upper()}"
+        parts.append(s if a.required else f"[{s}]")
+    return " ".join(parts)
+
+
+def _md_cell(text: str) -> str:
+    return text.replace("&", "&amp;").replace("<", "&lt;").replace(">", "&gt;").replace("|", "\\|")
+
+
+def format_reference() -> str:
+    """The command reference in README (between its `cli-reference` markers), made from the
+    same argparse definitions as `--help`; tests/test_cli_readme.py keeps README equal to it."""
+    p = build_parser()
+    out = []
+    for name, sp in _subcommands(p):
+        aliases = [n for a in p._actions if isinstance(a, argparse._SubParsersAction)
+                   for n, s in a.choices.items() if s is sp and n != name]
+        out.append(f"#### `stablehlo-ref {name}`" + (f" (or `{'`, `'.join(aliases)}`)" if aliases else ""))
+        out.append("")
+        out.append((sp.description or "").strip())
+        out.append("")
+        out.append("```")
+        out.append(_synopsis(name, sp))
+        out.append("```")
+        out.append("")
+        out.append("| argument | meaning |")
+        out.append("| --- | --- |")
+        for a in sp._actions:
+            if isinstance(a, argparse._HelpAction):
+                continue
+            if a.option_strings:
+                mv = "" if a.nargs == 0 else " " + ("|".join(a.choices) if a.choices else (a.metavar or a.dest.upper()))
+                label = ", ".join(f"`{o}{mv}`" for o in a.option_strings)
+            else:
+                label = f"`{a.metavar or a.dest}`"
+            out.append(f"| {label.replace('|', chr(92) + '|')} | {_md_cell(a.help or '')} |")
+        out.append("")
+    return "\n".join(out).rstrip() + "\n"
 
 
 def _internal_error(e: BaseException) -> int:

@@ -193,7 +193,12 @@ def write_output(path: str, data: Union[bytes, Writer], what: str = "output") ->
     if path == "-":
         out = sys.stdout.buffer
         _emit(out, data, "stdout")
-        out.flush()
+        try:
+            out.flush()
+        except BrokenPipeError:
+            raise
+        except OSError as e:
+            raise UsageError(f"cannot write stdout: {_why(e)}") from None
         return
     try:
         real = os.path.realpath(path)
@@ -228,6 +233,8 @@ def _emit(f, data, name) -> None:
             data(f)
         else:
             f.write(data)
+    except BrokenPipeError:
+        raise
     except OSError as e:
         raise UsageError(f"cannot write {name}: {_why(e)}") from None
 
@@ -242,12 +249,17 @@ def _stream(path, real, data, fifo) -> None:
         raise UsageError(f"cannot write {path}: {_why(e)}") from None
     if fifo:
         os.set_blocking(fd, True)
-    with os.fdopen(fd, "wb") as f:
+    f = os.fdopen(fd, "wb")
+    try:
         _emit(f, data, path)
+        f.flush()
+    except OSError as e:
+        raise UsageError(f"cannot write {path}: {_why(e)}") from None
+    finally:
         try:
-            f.flush()
-        except OSError as e:
-            raise UsageError(f"cannot write {path}: {_why(e)}") from None
+            f.close()
+        except OSError:
+            pass
 
 
 def _replace(path, real, data, mode) -> None:
