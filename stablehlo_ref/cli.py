@@ -162,8 +162,7 @@ def cmd_run(args) -> int:
     if args.trace_first is not None and args.trace_first < 1:
         raise UsageError("--trace-first must be at least 1")
     if args.output and args.output != "-":
-        writer_check = args.output      # an unwritable -o fails before the run, not after
-        _check_output_dir(writer_check)
+        _check_output_dir(args.output)      # an unwritable -o fails before the run, not after
     module = _read_program(args.files[0])
     func = _entry_function(module, args.entry)
     if not args.no_verify:
@@ -174,8 +173,10 @@ def cmd_run(args) -> int:
     results = run_with_hooks(module, args.entry, vals, args)
     if args.output:
         write = _results_writer(args.output, results)
-    for i, r in enumerate(results):
-        print(_format_result(i, r))
+    if args.output != "-":                  # `-o -`: stdout carries the arrays only
+        for i, r in enumerate(results):
+            print(_format_result(i, r))
+        sys.stdout.flush()
     if args.output:
         write_output(args.output, write)
     return 0
@@ -504,7 +505,7 @@ def build_parser() -> argparse.ArgumentParser:
                    help="convert arrays whose dtype differs from the parameter's (refused otherwise)")
     r.add_argument("-o", "--output", metavar="OUT",
                    help="save the results: OUT.npy for a single result, else an .npz of result_0, result_1, ... "
-                        "(written atomically)")
+                        "(written atomically; - writes the .npz to stdout instead of the printed results)")
     r.add_argument("--check", action="store_true",
                    help="run each // ----- chunk's public functions without arguments, evaluating check ops")
     r.add_argument("--json", metavar="OUT.json", help="with --check: write every case's outcome as JSON")

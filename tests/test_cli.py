@@ -117,6 +117,7 @@ def no_leftovers(folder: Path):
     (["validate", "{d}"], "is a directory"),
     (["inspect", "{d}"], "is a directory"),
     (["print", "{d}/missing.mlir"], "No such file"),
+    (["validate", "/dev/zero"], "a character device"),
     (["run", "{d}/two.mlir", "--input", "{d}/x64.npy", "--input", "{d}/bf.npy"], "x64.npy is float64; the parameter is tensor<2xf32>"),
     (["run", "{d}/two.mlir", "--input", "{d}/xi32.npy", "--input", "{d}/bf.npy"], "pass --cast"),
     (["run", "{d}/one.mlir", "--input", "{d}/bf.npy"], "raw 2-byte elements"),
