@@ -70,6 +70,48 @@ def _minimum_version(module, op_names) -> Optional[str]:
     return None
 
 
+def _jax_details(data: bytes) -> dict:
+    """Argument and result shapes (symbolic dimensions as jax names them), device count and
+    jax version from a jax.export payload's FlatBuffer (serialization.fbs slots: 3 in_avals,
+    5 out_avals, 6/18 nr_devices, 19 unique_avals, 22/23 in/out_avals_idxs, 26 jax_version)."""
+    import struct
+    from .errors import SerializationError
+    from .serialization.jax_export import _Table
+    buf = memoryview(data)
+    try:
+        root = _Table(buf, struct.unpack_from("<I", buf, 0)[0])
+
+        def tables(t, slot):
+            v = t.vector(slot)
+            if v is None:
+                return []
+            start, n = v
+            t._check(start, 4 * n)
+            return [_Table(buf, start + 4 * i + t._u32(start + 4 * i)) for i in range(n)]
+
+        def u32s(t, slot):
+            v = t.vector(slot)
+            if v is None:
+                return []
+            start, n = v
+            t._check(start, 4 * n)
+            return [t._u32(start + 4 * i) for i in range(n)]
+
+        def avals(direct, idx_slot):
+            got = tables(root, direct)
+            if not got:
+                unique = tables(root, 19)
+                got = [unique[i] for i in u32s(root, idx_slot) if i < len(unique)]
+            return [a.strings(1) for a in got]
+        ins, outs = avals(3, 22), avals(5, 23)
+        nr = root._u32(root.field(18)) if root.field(18) is not None else root.u16(6)
+        symbolic = sorted({d for shape in ins + outs for d in shape if not d.lstrip("-").isdigit()})
+        return {"in_shapes": ins, "out_shapes": outs, "symbolic_dims": symbolic, "nr_devices": nr,
+                "jax_version": root.string(26)}
+    except (SerializationError, struct.error, IndexError):
+        return {}
+
+
 def inspect_bytes(data: bytes, module) -> dict:
     from .serialization.jax_export import is_jax_exported, read_jax_exported
     info: dict = {}
@@ -83,7 +125,8 @@ def inspect_bytes(data: bytes, module) -> dict:
         artifact = bytes(j["module"])
         info["jax_export"] = {"function_name": j["function_name"], "platforms": list(j["platforms"] or []),
                               "serialization_version": j["serialization_version"],
-                              "calling_convention_version": j["calling_convention_version"]}
+                              "calling_convention_version": j["calling_convention_version"],
+                              **_jax_details(data)}
     else:
         info["format"] = "text"
     if artifact is not None:
@@ -132,6 +175,13 @@ def format_inspection(info: dict) -> str:
         out.append(f"jax.export: function {j['function_name']}, platforms {', '.join(j['platforms']) or '-'}, "
                    f"serialization version {j['serialization_version']}, "
                    f"calling convention version {j['calling_convention_version']}")
+        if j.get("nr_devices") is not None:
+            out.append(f"  devices: {j['nr_devices']}" + (f", jax {j['jax_version']}" if j.get("jax_version") else ""))
+        if j.get("in_shapes") is not None:
+            out.append("  argument shapes: " + ", ".join("(" + ", ".join(s) + ")" for s in j["in_shapes"]))
+            out.append("  result shapes: " + ", ".join("(" + ", ".join(s) + ")" for s in j["out_shapes"]))
+        if j.get("symbolic_dims"):
+            out.append(f"  symbolic dimensions: {', '.join(j['symbolic_dims'])}")
     e = info.get("entry")
     if e:
         out.append(f"entry: @{e['name']} ({e['visibility']})")
