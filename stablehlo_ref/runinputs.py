@@ -117,9 +117,15 @@ def check_and_load(e: ArrayEntry, t, label: str, cast: bool, limits=None) -> np.
 def load_arguments(func, entry: str, inputs: Sequence[tuple], cast: bool = False, limits=None) -> list:
     """`inputs`: (bytes, file name, is_npz_option) per --input/--inputs file, in order. Returns
     the argument values, each checked against its parameter before its data is read."""
+    from .interpreter.registry import TOKEN
+    from .ir.types import TokenType
     ft = func.attributes["function_type"].type
-    params = list(ft.inputs)
-    names = argument_names(func)
+    all_params = list(ft.inputs)
+    all_names = argument_names(func)
+    # token parameters take no array: they get a token
+    data_idx = [i for i, t in enumerate(all_params) if not isinstance(t, TokenType)]
+    params = [all_params[i] for i in data_idx]
+    names = [all_names[i] for i in data_idx]
     chosen: List[ArrayEntry] = []
     for data, name, npz_option in inputs:
         es = open_arrays(data, name)
@@ -134,13 +140,13 @@ def load_arguments(func, entry: str, inputs: Sequence[tuple], cast: bool = False
                 raise UsageError(f"{name}: is an .npz archive, not a .npy array (pass it with --inputs)")
             chosen.append(es[0])
     if len(chosen) != len(params):
-        raise UsageError(f"@{entry} takes {len(params)} argument(s) ({', '.join(str(t) for t in params)}); "
+        tokens = len(all_params) - len(params)
+        extra = f" besides {tokens} token(s)" if tokens else ""
+        raise UsageError(f"@{entry} takes {len(params)} argument(s){extra} ({', '.join(str(t) for t in params)}); "
                          f"{len(chosen)} given")
-    out = []
-    for i, (e, t) in enumerate(zip(chosen, params)):
-        from .ir.types import TokenType
-        if isinstance(t, TokenType):
-            raise UsageError(f"argument #{i} of @{entry} is a token; it cannot be given as an array")
-        label = f"argument #{i} ({_describe(names[i])}) of @{entry}"
-        out.append(check_and_load(e, t, label, cast, limits))
+    out = [TOKEN] * len(all_params)
+    for k, (e, t) in enumerate(zip(chosen, params)):
+        i = data_idx[k]
+        label = f"argument #{i} ({_describe(all_names[i])}) of @{entry}"
+        out[i] = check_and_load(e, t, label, cast, limits)
     return out

@@ -618,3 +618,19 @@ def test_internal_errors_are_one_line(d, capsys, monkeypatch):
     rc, _, err = cli(capsys, monkeypatch, "validate", d / "one.mlir")
     assert rc == 70
     one_error(err, "internal error: KeyError")
+
+
+def test_token_parameters_need_no_array(d, capsys, monkeypatch):
+    (d / "tok.mlir").write_text("""func.func @main(%t: !stablehlo.token, %x: tensor<2xf32>) -> tensor<2xf32> {
+  %0 = stablehlo.add %x, %x : tensor<2xf32>
+  return %0 : tensor<2xf32>
+}
+""")
+    rc, out, _ = cli(capsys, monkeypatch, "run", d / "tok.mlir", "--input", d / "x32.npy")
+    assert rc == 0 and "[2. 4.]" in out
+    np.savez(d / "t.npz", x=np.array([1, 2], np.float32))
+    rc, out, _ = cli(capsys, monkeypatch, "run", d / "tok.mlir", "--inputs", d / "t.npz")
+    assert rc == 0 and "[2. 4.]" in out
+    rc, _, err = cli(capsys, monkeypatch, "run", d / "tok.mlir")
+    assert rc == 2
+    one_error(err, "takes 1 argument(s) besides 1 token(s)")
