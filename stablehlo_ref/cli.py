@@ -191,18 +191,16 @@ def _check_output_dir(path: str) -> None:
 
 
 def cmd_check(args) -> int:
-    from .checkrun import run_text
+    from .checkrun import read_text, run_text
     _check_stdin_once(args.files)
     if args.json and args.json != "-":
         _check_output_dir(args.json)
     all_results = []
     for path in args.files:
-        data = read_input(path, "test file")
-        name = "-" if path == "-" else path
-        try:
-            text = data.decode("utf-8")
-        except UnicodeDecodeError as e:
-            raise UsageError(f"{path}: not a UTF-8 text file (byte {e.start})") from None
+        text = read_text(path)
+        if not text:
+            raise UsageError(f"{'stdin' if path == '-' else path}: test file is empty")
+        name = path
         _SOURCES[name] = text
         res = run_text(text, name)
         all_results.extend(res)
