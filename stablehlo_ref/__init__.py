@@ -98,20 +98,9 @@ def run(module: Module, *arrays, entry: str = "main", trace=None) -> tuple:
     give its name and location; results are numpy arrays), or a text stream that gets one
     line per op."""
     from .interpreter import run as _run
-    if trace is None or hasattr(trace, "write"):
-        return _run(module, *arrays, entry=entry, trace=trace)
-    if not callable(trace):
+    if trace is not None and not hasattr(trace, "write") and not callable(trace):
         raise UsageError("trace must be a function trace(op, results) or a text stream")
-    from .interpreter.evaluator import coerce_argument
-    from .runtrace import HookedInterpreter
-    func = module.functions.get(entry)
-    if func is None:
-        module.function(entry)          # raises, naming the functions there are
-    ft = func.attributes["function_type"].type
-    if len(arrays) != len(ft.inputs):
-        raise InterpreterError(f"@{entry} takes {len(ft.inputs)} arguments, got {len(arrays)}")
-    args = [coerce_argument(a, t, i) for i, (a, t) in enumerate(zip(arrays, ft.inputs))]
-    return tuple(HookedInterpreter(module, [trace]).call(entry, args))
+    return _run(module, *arrays, entry=entry, trace=trace)
 
 
 def serialize(module: Module, target: str = "1.0.0", strip_debuginfo: bool = False) -> bytes:

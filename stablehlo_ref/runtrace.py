@@ -15,23 +15,16 @@ Hook = Callable[[object, list], None]
 
 
 class HookedInterpreter(Interpreter):
-    """An Interpreter that calls each hook with (op, list of result values) after every op."""
+    """An Interpreter that calls each hook with (op, list of result values) after every op
+    (through the interpreter's `trace` argument, which takes a function trace(op, results))."""
 
     def __init__(self, module, hooks: Sequence[Hook], **kw):
-        super().__init__(module, trace=_NO_STREAM, **kw)
         self.hooks = list(hooks)
+        super().__init__(module, trace=self._dispatch, **kw)
 
-    def _trace(self, op, values):
+    def _dispatch(self, op, values):
         for h in self.hooks:
             h(op, values)
-
-
-class _NoStream:
-    def write(self, s):
-        pass
-
-
-_NO_STREAM = _NoStream()
 
 
 def format_value(v) -> str:

@@ -38,7 +38,7 @@ class Interpreter:
         self.module = module
         self._functions = None       # name -> func.func op, read from the module on first use
         self._entries = {}           # name -> (entry block, number of arguments)
-        self.trace = trace           # a writable stream, or None
+        self.trace = trace           # a writable stream, a function trace(op, results), or None
         self.depth = 0
         self.check_failures: List[str] = []
         self.custom_call_handler = custom_call_handler
@@ -206,6 +206,10 @@ class Interpreter:
         return [env[v] for v in terminator]
 
     def _trace(self, op, values):
+        # `trace` is a text stream (one line per op) or a function trace(op, results)
+        if not hasattr(self.trace, "write"):
+            self.trace(op, values)
+            return
         loc = describe_location(op.location) or "-"
         parts = []
         for v in values:
