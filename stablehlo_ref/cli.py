@@ -35,15 +35,24 @@ def write_atomically(path: str, data: bytes) -> None:
 def _read_program(path: str, *, keep_bytes: bool = False):
     """A Module from text, an artifact or a jax.export payload; `-` reads stdin (text located
     as `-`, the buffer name upstream tools give stdin). With keep_bytes: (module, bytes)."""
-    from . import load_bytes
+    data = _read_program_bytes(path)
+    m = _load_program_bytes(data, path)
+    return (m, data) if keep_bytes else m
+
+
+def _read_program_bytes(path: str) -> bytes:
+    """A program file's bytes (`-`: stdin); its text is kept for source lines in diagnostics."""
     data = read_input(path, "program")
-    name = "<stdin>" if path == "-" else path
     try:
-        _SOURCES["-" if path == "-" else path] = data.decode("utf-8")
+        _SOURCES[path] = data.decode("utf-8")
     except UnicodeDecodeError:
         pass
-    m = load_bytes(data, name, "-" if path == "-" else path)
-    return (m, data) if keep_bytes else m
+    return data
+
+
+def _load_program_bytes(data: bytes, path: str):
+    from . import load_bytes
+    return load_bytes(data, "<stdin>" if path == "-" else path, path)
 
 
 def _check_stdin_once(paths) -> None:
@@ -219,27 +228,66 @@ def cmd_check(args) -> int:
 
 # ------------------------------------------------------------------ validate, print, convert
 def cmd_validate(args) -> int:
-    """Parse and verify each file: `ok: FILE`, or one diagnostic per problem; 1 if any is invalid."""
-    from .diagnostics import format_error
+    """Parse and verify each file; report every offending op (an MLIR-style diagnostic each, or
+    `--json`), the module's minimum StableHLO version, what `--target V` cannot carry, and an
+    artifact that claims a version newer than the spec knows. Exit 1 if any file has a problem."""
+    import re
+    from . import spec
+    from .diagnostics import format_diagnostic, format_error
+    from .serialization import artifact_version
     from .verifier import collect
-    _check_stdin_once(args.files)
-    status = 0
-    for path in args.files:
+    from .verifier.versions import version_report
+    if args.target is not None:
         try:
-            module = _read_program(path)
-        except UsageError:
-            raise
+            spec.parse_version(args.target)
         except StableHLOError as e:
-            print(format_error(e, sources=_SOURCES), file=sys.stderr)
+            raise UsageError(f"--target: {e}") from None
+    _check_stdin_once(args.files)
+    status, reports, texts = 0, [], []
+    for path in args.files:
+        rep = {"file": path, "ok": False, "errors": [], "minimum_version": None, "target": args.target,
+               "target_problems": []}
+        reports.append(rep)
+        diags = []
+        texts.append(diags)
+        data = _read_program_bytes(path)
+        try:
+            if data[:4] == b"ML\xefR":
+                claimed = artifact_version(data)
+                rep["artifact_version"] = claimed
+                if spec.parse_version(claimed) > spec.parse_version(spec.current_version()):
+                    msg = (f"{path}: the artifact claims StableHLO {claimed}, newer than "
+                           f"the newest version this tool knows ({spec.current_version()})")
+                    rep["errors"].append({"message": msg})
+                    diags.append(format_diagnostic(msg))
+            module = _load_program_bytes(data, path)
+        except StableHLOError as e:
+            rep["errors"].append({"message": str(e)})
+            diags.append(format_error(e, sources=_SOURCES))
             status = 1
             continue
-        errors = collect(module)
-        if errors:
-            for e in errors:
-                print(format_error(e, sources=_SOURCES), file=sys.stderr)
-            status = 1
-        else:
-            print(f"ok: {path}")
+        for e in collect(module):
+            rep["errors"].append({"message": str(e), "op": e.op.name, "constraint": e.constraint or None})
+            diags.append(format_error(e, sources=_SOURCES))
+        if not rep["errors"]:
+            least, rep["target_problems"] = version_report(module, args.target)
+            rep["minimum_version"] = least
+            for m in rep["target_problems"]:
+                at = re.match(r"^(.*?:\d+:\d+): (.*)$", m, re.S)
+                loc, msg = (at.group(1), at.group(2)) if at else (None, m)
+                diags.append(format_diagnostic(f"{msg} (target {rep['target']})", loc, sources=_SOURCES))
+        rep["ok"] = not rep["errors"] and not rep["target_problems"]
+        status = status or (0 if rep["ok"] else 1)
+    if args.json:
+        print(json.dumps({"files": reports}, indent=1))
+        return status
+    for rep, diags in zip(reports, texts):
+        for dg in diags:
+            print(dg, file=sys.stderr)
+        if not rep["errors"]:
+            least = rep["minimum_version"] or "none (no portable form)"
+            word = "ok" if rep["ok"] else "invalid"
+            print(f"{word}: {rep['file']} (minimum StableHLO version {least})")
     return status
 
 
@@ -519,8 +567,11 @@ def build_parser() -> argparse.ArgumentParser:
     r.set_defaults(fn=cmd_run)
 
     v = sub.add_parser("validate", help="parse and verify files; print ok or one diagnostic per problem",
-                       description="Parse and verify each file; print `ok: FILE` or one diagnostic per problem.")
+                       description="Parse and verify each file; print `ok: FILE (minimum StableHLO version V)` "
+                                   "or one diagnostic per problem.")
     v.add_argument("files", nargs="+", metavar="FILE", help=file_help)
+    v.add_argument("--json", action="store_true", help="print one JSON report on stdout")
+    v.add_argument("--target", metavar="X.Y.Z", help="also list everything StableHLO X.Y.Z cannot carry")
     v.set_defaults(fn=cmd_validate)
 
     pr = sub.add_parser("print", help="print a module as MLIR text (pretty or --generic) or as bytecode",
