@@ -103,7 +103,8 @@ def _xla(platform: str):
             return ("ok", [("array", np.asarray(o)) for o in outs])
         except Exception as e:
             return _classify("run", e)
-    return run, f"{platform}: {dev.device_kind}"
+    where = dev.platform if dev.device_kind.lower() == dev.platform.lower() else f"{dev.platform} {dev.device_kind}"
+    return run, f"jax {jax.__version__} on {where}"
 
 
 def _to_attr(ir, a):
@@ -159,7 +160,13 @@ def _iree(device: str):
     extra = ["--iree-input-demote-f64-to-f32=false", "--iree-opt-const-eval=false"]
     if target == "llvm-cpu":
         extra.append("--iree-llvmcpu-target-cpu=host")
-    config = ireert.Config(device)
+    if device not in ireert.query_available_drivers():
+        raise RuntimeError(f"this IREE runtime has no {device!r} driver (it has: "
+                           f"{', '.join(ireert.query_available_drivers())})")
+    try:
+        config = ireert.Config(device)
+    except Exception as e:      # noqa: BLE001 - no device behind the driver
+        raise RuntimeError(f"IREE's {device} driver found no usable device ({_first_line(e)})") from None
 
     def run(text, args):
         try:
@@ -179,7 +186,12 @@ def _iree(device: str):
             return ("ok", [("array", _iree_host(o)) for o in outs])
         except Exception as e:
             return _classify("run", e)
-    return run, f"iree {target} on {device}"
+    try:
+        from iree.compiler import version as cv
+        ver = f"iree {cv.VERSION}"
+    except Exception:      # noqa: BLE001 - older wheels have no version module
+        ver = "iree"
+    return run, f"{ver}, {target} on {device}"
 
 
 def _iree_host(o):
