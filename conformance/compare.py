@@ -127,12 +127,14 @@ def describe_mismatch(m: dict) -> str:
 def error_stats(case: Case, outputs: List) -> dict:
     """How far the outputs are from the expected values, over all outputs: the largest
     |actual - expected| and, for floats, the largest ULP distance, counting element pairs
-    that are finite on both sides; `nonfinite` counts the elements where one side is NaN or
-    infinite and the other is not the same value. Outputs of the wrong shape or count are
+    that are finite on both sides; `max_rel` the largest |actual - expected| / |expected| of
+    the float elements that differ (inf where expected is 0); `nonfinite` counts the elements
+    where one side is NaN or infinite and the other is not the same value. Outputs of the wrong shape or count are
     left out (the mismatch says what is wrong with them)."""
     from stablehlo_ref.interpreter.numerics import ulp_difference
     max_abs = None
     max_ulp = None
+    max_rel = 0.0
     nonfinite = 0
     for a, e, et_name in zip(outputs, case.expected, case.element_types):
         et = _element_type(et_name)
@@ -160,6 +162,11 @@ def error_stats(case: Case, outputs: List) -> dict:
                 if finite.any():
                     d = float(np.max(np.abs(fa[finite] - fe[finite])))
                     max_abs = d if max_abs is None else max(max_abs, d)
+                    diff = finite & ~same
+                    if diff.any():
+                        with np.errstate(divide="ignore", invalid="ignore"):
+                            rel = np.abs(fa[diff] - fe[diff]) / np.abs(fe[diff])
+                        max_rel = max(max_rel, float(np.max(np.where(np.isnan(rel), np.inf, rel))))
             u = np.asarray(ulp_difference(a, e, et)).reshape(-1)
             u = u[u != np.uint64(np.iinfo(np.uint64).max)]
             if u.size:
@@ -172,4 +179,4 @@ def error_stats(case: Case, outputs: List) -> dict:
                 continue
             m = float(d.max())
             max_abs = m if max_abs is None else max(max_abs, m)
-    return {"max_abs": max_abs, "max_ulp": max_ulp, "nonfinite": nonfinite}
+    return {"max_abs": max_abs, "max_ulp": max_ulp, "max_rel": max_rel, "nonfinite": nonfinite}

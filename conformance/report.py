@@ -3,9 +3,10 @@ matrix category, expected/unexpected), the JSON document (validated by `report.s
 the terminal summary that separates known from unexpected failures, a progress bar, and
 reading reports back from JSON (to merge shards and campaign runs into one report).
 
-Categories (the cells of the HTML matrix): `pass`; `tolerance` (a float output outside its
-tolerance, every differing element finite on both sides); `fail` (any other wrong result:
-wrong integer, NaN where a number belongs, shape); `error` (compile, run, timeout, crash);
+Categories (the cells of the HTML matrix): `pass`; `tolerance` (a precision problem: float
+outputs outside their tolerance, every differing element finite and within 1% of the expected
+value); `fail` (a wrong result: a wrong integer, NaN where a number belongs, a flushed
+subnormal, a value more than 1% off, a wrong shape); `error` (compile, run, timeout, crash);
 `unsupported` (the backend says it does not implement what the case uses)."""
 from __future__ import annotations
 
@@ -103,6 +104,10 @@ def write_atomically(path: str, data: bytes) -> None:
     except OSError as e:
         raise UsageError(f"cannot write {path}: {e.strerror}") from None
     try:
+        # mkstemp makes the file private; a report gets the mode any new file would get
+        mask = os.umask(0)
+        os.umask(mask)
+        os.chmod(tmp, 0o666 & ~mask)
         with os.fdopen(fd, "wb") as f:
             f.write(data)
         os.replace(tmp, path)
