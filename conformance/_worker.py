@@ -68,15 +68,21 @@ def _load_quant(ctx):
 
 
 def _xla(platform: str):
-    from jax._src import compiler, xla_bridge as xb
     from jax._src.interpreters import mlir as jmlir
     from jax._src.lib import xla_client as xc
     from jaxlib.mlir import ir
     import jax
-    backend = xb.get_backend(platform)
+    try:        # public since jax 0.4.2x; the private module is the fallback
+        from jax.extend.backend import get_backend, get_compile_options
+    except ImportError:
+        from jax._src.compiler import get_compile_options
+        from jax._src.xla_bridge import get_backend
+    backend = get_backend(platform)
     dev = backend.local_devices()[0]
     devices = xc.DeviceList((dev,))
-    opts = compiler.get_compile_options(num_replicas=1, num_partitions=1)
+    opts = get_compile_options(num_replicas=1, num_partitions=1)
+    # jaxlib renamed compile (returning a loaded executable) to compile_and_load
+    compile_ = getattr(backend, "compile_and_load", None) or backend.compile
     from jaxlib.mlir.dialects import stablehlo
     from jaxlib.mlir.passmanager import PassManager
     stablehlo.register_stablehlo_passes()
@@ -93,13 +99,16 @@ def _xla(platform: str):
                 m = ir.Module.parse(text)
                 if "quant." in text:
                     quant_to_math.run(m.operation)
-                exe = backend.compile_and_load(m, devices, opts)
+                exe = compile_(m, devices, opts)
         except Exception as e:
             return _classify("compile", e)
         try:
             bufs = [jax.device_put(a, dev) for a in args]
-            outs = exe.execute_sharded(bufs)
-            outs = [x[0] for x in outs.disassemble_into_single_device_arrays()]
+            if hasattr(exe, "execute_sharded"):
+                outs = exe.execute_sharded(bufs)
+                outs = [x[0] for x in outs.disassemble_into_single_device_arrays()]
+            else:
+                outs = exe.execute(bufs)
             return ("ok", [("array", np.asarray(o)) for o in outs])
         except Exception as e:
             return _classify("run", e)

@@ -39,7 +39,8 @@ h1{font-size:22px;margin:0 0 8px} h2{font-size:18px;margin:28px 0 8px} h3{font-s
 .legend span{display:inline-block;padding:4px 10px;margin:0 6px 6px 0;color:#fff;border-radius:3px}
 table.matrix{border-collapse:collapse;margin:8px 0 16px}
 table.matrix th{font-weight:600;padding:4px 6px;background:#f6f8fa;border:1px solid #d0d7de;white-space:nowrap}
-table.matrix th.op{text-align:left;font-family:ui-monospace,monospace;font-size:12px}
+table.matrix th.op{text-align:left;font-family:ui-monospace,monospace;font-size:12px;position:sticky;left:0}
+table.matrix thead th{position:sticky;top:0;z-index:1}
 table.matrix td{border:1px solid #d0d7de;padding:0;min-width:44px;height:26px;text-align:center}
 table.matrix td a{display:block;padding:4px 6px;color:#fff;text-decoration:none;font-weight:600}
 table.matrix td.empty{background:#fff}
@@ -65,6 +66,11 @@ def _worst(outcomes) -> str:
     return "pass"
 
 
+def _details(report) -> str:
+    d = getattr(report, "description", "") or ""
+    return d[len(report.backend) + 2:] if d.startswith(report.backend + ": ") else ("" if d == report.backend else d)
+
+
 def _run_section(report, index: int) -> str:
     e = html.escape
     name = report.backend
@@ -75,7 +81,7 @@ def _run_section(report, index: int) -> str:
     unexpected = sum(1 for o in report.outcomes if report._bad(o) and verdict(report, o) == "unexpected")
     known = sum(1 for o in report.outcomes if report._bad(o) and verdict(report, o) == "expected")
     out = [f'<section class="run" id="run-{index}">',
-           f"<h2>{e(name)} <small>{e(getattr(report, 'description', '') or '')}</small></h2>",
+           f"<h2>{e(name)} <small>{e(_details(report))}</small></h2>",
            '<p class="summary">' + "".join(
                f'<span><span class="tag k-{c}">{e(CATEGORY_LABELS[c])}</span> {cats.get(c, 0)}</span>'
                for c in CATEGORIES)

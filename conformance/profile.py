@@ -159,7 +159,7 @@ def check_model(module, profile: Profile) -> List[Finding]:
             v = f" [{e['variant']}]" if e.get("variant") else ""
             label = CATEGORY_LABELS.get(e.get("status", ""), e.get("status", ""))
             parts.append(f"{e.get('cases', 0) - e.get('passed', 0)} of {e.get('cases', 0)} case(s){v} "
-                         f"{label}" + (f": {'; '.join(reasons[:3])}" if reasons else ""))
+                         f"failed ({label})" + (f": {'; '.join(reasons[:3])}" if reasons else ""))
         out.append(Finding(name, et, "fails" if sure else "condition", " | ".join(parts)))
     return out
 
@@ -176,7 +176,8 @@ def report_model(profile_path: str, module, label: str, out=None) -> int:
     findings = check_model(module, p)
     bad = [f for f in findings if f.status in ("fails", "condition")]
     uncovered = [f for f in findings if f.status == "not covered"]
-    who = f"{p.backend}" + (f" ({p.description})" if p.description and p.description != p.backend else "")
+    desc = p.description[len(p.backend) + 2:] if p.description.startswith(p.backend + ": ") else p.description
+    who = p.backend + (f" ({desc})" if desc and desc != p.backend else "")
     if bad:
         print(f"{label}: will not run correctly on {who}: {len(bad)} of {len(findings)} op/type "
               f"combination(s) fail in the profile's run:", file=out)
