@@ -590,24 +590,38 @@ def test_gpu_backends_say_what_is_missing():
 @pytest.mark.slow
 def test_dask_campaign_two_configurations_merged(tmp_path, monkeypatch):
     distributed = pytest.importorskip("distributed", reason="dask[distributed] (campaign extra) not installed")
-    # the worker processes import the example backend from its folder
-    monkeypatch.setenv("PYTHONPATH", os.pathsep.join([str(EXAMPLE), os.environ.get("PYTHONPATH", "")]))
-    monkeypatch.syspath_prepend(str(EXAMPLE))
-    cases = [c for c in _cases() if "si32" in c.id or "f64" in c.id]
-    configs = ["reference", "example_cli_backend:CommandLineBackend"]
+    # the worker processes import the second configuration's backend from this folder
+    here = str(Path(__file__).resolve().parent)
+    monkeypatch.setenv("PYTHONPATH", os.pathsep.join([here, os.environ.get("PYTHONPATH", "")]))
+    cases = [c for c in _cases() if "sine" not in c.id and "exponential" not in c.id]
+    configs = ["reference", "test_conformance_reports:FlushingBackend"]
     with distributed.LocalCluster(n_workers=2, threads_per_worker=1, processes=True, host="127.0.0.1",
                                   dashboard_address=None, protocol="tcp") as cluster:
         assert cluster.scheduler_address.startswith("tcp://127.0.0.1:")
         seen = []
         reports = run_campaign(configs, cases, scheduler=cluster.scheduler_address, chunk_size=1,
-                               progress=lambda config, o: seen.append((config, o.id)))
-    assert [r.backend for r in reports] == ["reference", "example-cli"]
-    assert len(seen) == 2 * len(cases)
+                               progress=lambda config, o: seen.append((config, o.id)),
+                               known={configs[1]: {"mine/ops.mlir#1@add_op_test_f32": "fail: flushes subnormals"}})
+        # the same from the command line: --backend twice, --scheduler, a list for one backend
+        corpus = tmp_path / "mine"
+        corpus.mkdir()
+        (corpus / "ops.mlir").write_text(PROGRAMS)
+        (tmp_path / "known.txt").write_text("mine/ops.mlir#1@add_op_test_f32\tfail: flushes subnormals\n"
+                                            "mine/ops.mlir#2@floor_op_test_f32\tfail: flushes subnormals\n")
+        rc = cli_main(["conform", "--backend", configs[0], "--backend", configs[1], "--corpus", str(corpus),
+                       "--pattern", "*#[0124]@*", "--scheduler", cluster.scheduler_address,
+                       "--known-failures", f"{configs[1]}={tmp_path / 'known.txt'}", "--json", str(tmp_path / "cli.json")])
+        cli_doc = json.loads((tmp_path / "cli.json").read_text())
+        assert rc == 0 and cli_doc["ok"] and [len(r["cases"]) for r in cli_doc["runs"]] == [4, 4], cli_doc["runs"][1]["cases"]
+    assert [r.backend for r in reports] == ["reference", "flushing"]
+    assert sorted(seen) == sorted((c, case.id) for c in configs for case in cases)
     for r in reports:
         assert [o.id for o in r.outcomes] == [c.id for c in cases]      # case order kept
-    assert all(o.status == "pass" for o in reports[0].outcomes)
-    ex = {o.id.split("@")[1]: o.status for o in reports[1].outcomes}
-    assert ex == {"add_op_test_si32": "pass", "multiply_op_test_si32": "pass", "sine_op_test_f64": "pass"}
+    assert all(o.status == "pass" for o in reports[0].outcomes) and reports[0].ok
+    fl = {o.id.split("@")[1]: o.status for o in reports[1].outcomes}
+    assert fl == {"add_op_test_si32": "pass", "add_op_test_f32": "fail", "floor_op_test_f32": "fail",
+                  "multiply_op_test_si32": "pass"}
+    assert [o.id for o in reports[1].regressions()] == ["mine/ops.mlir#2@floor_op_test_f32"]
     # one report for both: campaign JSON (schema-checked), one HTML with a matrix per
     # configuration, one JUnit document with a testsuite per configuration
     from stablehlo_ref.conformance.campaign import write_outputs
@@ -615,13 +629,16 @@ def test_dask_campaign_two_configurations_merged(tmp_path, monkeypatch):
                   junit_path=str(tmp_path / "c.xml"))
     doc = json.loads((tmp_path / "c.json").read_text())
     validate_json(doc)
-    assert doc["schema"] == "stablehlo-ref/conformance-campaign/1" and len(doc["runs"]) == 2
-    assert [r.backend for r in reports_from_json(doc)] == ["reference", "example-cli"]
+    assert doc["schema"] == "stablehlo-ref/conformance-campaign/1" and len(doc["runs"]) == 2 and not doc["ok"]
+    assert [r["summary"]["unexpected_failures"] for r in doc["runs"]] == [0, 1]
+    assert [r.backend for r in reports_from_json(doc)] == ["reference", "flushing"]
     assert (tmp_path / "c.html").read_text().count('<table class="matrix"') == 2
     root = ET.fromstring((tmp_path / "c.xml").read_bytes())
     _check_junit_schema(root)
-    assert [s.get("name") for s in root] == ["stablehlo-conformance.reference", "stablehlo-conformance.example-cli"]
+    assert [s.get("name") for s in root] == ["stablehlo-conformance.reference", "stablehlo-conformance.flushing"]
     assert merge_reports(reports) == reports
+    with pytest.raises(UsageError, match="one backend"):
+        write_outputs(reports, profile_path=str(tmp_path / "p.json"))
 
 
 def test_campaign_without_scheduler_and_bad_scheduler(tmp_path, capsys):
