@@ -243,7 +243,7 @@ def cmd_validate(args) -> int:
         except StableHLOError as e:
             raise UsageError(f"--target: {e}") from None
     _check_stdin_once(args.files)
-    status, reports, texts = 0, [], []
+    status, reports, texts, profiled = 0, [], [], []
     for path in args.files:
         rep = {"file": path, "ok": False, "errors": [], "minimum_version": None, "target": args.target,
                "target_problems": []}
@@ -278,6 +278,8 @@ def cmd_validate(args) -> int:
                 diags.append(format_diagnostic(f"{msg} (target {rep['target']})", loc, sources=_SOURCES))
         rep["ok"] = not rep["errors"] and not rep["target_problems"]
         status = status or (0 if rep["ok"] else 1)
+        if args.profile and not rep["errors"]:
+            profiled.append((module, path))
     if args.json:
         print(json.dumps({"files": reports}, indent=1))
         return status
@@ -288,6 +290,10 @@ def cmd_validate(args) -> int:
             least = rep["minimum_version"] or "none (no portable form)"
             word = "ok" if rep["ok"] else "invalid"
             print(f"{word}: {rep['file']} (minimum StableHLO version {least})")
+    if profiled:
+        from .conformance.profile import report_model
+        for module, path in profiled:
+            status = max(status, report_model(args.profile, module, path))
     return status
 
 
@@ -393,26 +399,48 @@ def cmd_inspect(args) -> int:
 
 
 def cmd_conform(args) -> int:
-    """Run the conformance suite on a backend; 0 when no case fails or errors (and, with
-    --known-failures, none fails outside the list and no listed case passes)."""
-    from .conformance import get_backend, load_cases, load_known_failures, run_suite
-    from .conformance.backends import BACKENDS
+    """Run the conformance suite on one or more backends (a campaign, on Dask with
+    --scheduler); 0 when no case fails or errors (and, with --known-failures, none fails
+    outside the list and no listed case passes). Reports: conformance/report.py."""
+    from .conformance import get_backend, load_cases, load_known_failures
+    from .conformance.backends import list_backends
+    from .conformance.campaign import merge_reports, parse_shard, reports_from_json, run_campaign, shard, write_outputs
+    from .conformance.report import Progress, format_summary
     if args.list_backends:
-        for name in BACKENDS:
-            b = get_backend(name)
-            try:
-                ok, why = b.available()
-                print(f"{b.name}: {'available: ' + b.describe() if ok else 'unavailable: ' + why}")
-            finally:
-                b.close()
+        print("\n".join(list_backends()))
         return 0
-    if not args.backend and not args.export:
+    configs = list(dict.fromkeys(args.backend or []))
+    args.backend = configs[0] if configs else None
+    if args.merge:
+        if configs or args.corpus or args.export or args.program:
+            raise UsageError("--merge goes with neither --backend, --corpus, --export nor --program")
+        runs = []
+        for path in args.merge:
+            try:
+                with open(path, encoding="utf-8") as f:
+                    doc = json.load(f)
+            except OSError as e:
+                raise UsageError(f"cannot read {path}: {e.strerror}") from None
+            except ValueError as e:
+                raise UsageError(f"{path}: not JSON: {e}") from None
+            try:
+                runs.extend(reports_from_json(doc))
+            except UsageError as e:
+                raise UsageError(f"{path}: {e}") from None
+        reports = merge_reports(runs)
+        for rep in reports:
+            print(format_summary(rep))
+        write_outputs(reports, args.json, args.html, args.junit, args.profile)
+        return 0 if all(r.ok for r in reports) else 1
+    if not configs and not args.export:
         raise UsageError("conform needs --backend NAME (or --list-backends, or --export DIR)")
-    if args.backend:
-        get_backend(args.backend)          # an unknown name is a usage error before any work
+    for name in configs:
+        get_backend(name).close()      # an unknown name is a usage error before any work
     if args.jobs < 1:
         raise UsageError("--jobs must be at least 1")
     if args.program:
+        if len(configs) > 1 or args.scheduler or args.shard:
+            raise UsageError("--program runs on one --backend, without --scheduler or --shard")
         return _conform_program(args)
     for flag in ("entry", "inputs", "random_inputs", "rtol", "atol", "max_ulp"):
         if getattr(args, flag) is not None:
@@ -430,49 +458,51 @@ def cmd_conform(args) -> int:
             raise UsageError(f"corpus {d} does not exist")
     if args.timeout is not None and args.timeout <= 0:
         raise UsageError("--timeout must be positive")
+    part = parse_shard(args.shard) if args.shard else None
+    known_map = {}
+    for entry in args.known_failures or []:
+        name, eq, path = entry.partition("=")
+        if eq and name in configs:
+            known_map[name] = {**known_map.get(name, {}), **load_known_failures(path)}
+        else:
+            kf = load_known_failures(entry)
+            for c in configs:
+                known_map[c] = {**known_map.get(c, {}), **kf}
+    skipped: list = []
+    cases = load_cases(corpora, pattern=args.pattern, op=args.op, errors=skipped)
+    if args.op:            # what a program that could not be read uses is unknown
+        skipped = []
+    elif args.pattern:
+        import fnmatch
+        skipped = [s for s in skipped if fnmatch.fnmatchcase(s[0], args.pattern)]
+    if part:
+        cases, skipped = shard(cases, *part), shard(skipped, *part)
+    if not cases:
+        raise UsageError("no cases selected")
     if args.export:
         from .conformance.cases import export_cases
-        skipped: list = []
-        cases = load_cases(corpora, pattern=args.pattern, op=args.op, errors=skipped)
-        if not cases:
-            raise UsageError("no cases selected")
         try:
             export_cases(cases, args.export)
         except OSError as e:
             raise UsageError(f"cannot write cases to {args.export}: {e.strerror}") from None
         print(f"wrote {len(cases)} case(s) to {args.export} ({len(skipped)} function(s) skipped)")
         return 0
-    known = load_known_failures(args.known_failures) if args.known_failures else None
-    backend = get_backend(args.backend, extra_ulps=args.extra_ulps)
-    try:
-        ok, why = backend.available()
-        if not ok:
-            raise UsageError(f"backend {args.backend} is unavailable: {why}")
-        skipped: list = []
-        cases = load_cases(corpora, pattern=args.pattern, op=args.op, errors=skipped)
-        if args.op:            # what a program that could not be read uses is unknown
-            skipped = []
-        elif args.pattern:
-            import fnmatch
-            skipped = [s for s in skipped if fnmatch.fnmatchcase(s[0], args.pattern)]
-        if not cases:
-            raise UsageError("no cases selected")
-
-        def progress(o):
-            if args.verbose or (o.status != "pass" and not (known and o.id in known)):
-                msg = f": {o.message}" if o.message else ""
-                print(f"{o.status.upper()}: {o.id}{msg}", flush=True)
-        report = run_suite(backend, cases, timeout=args.timeout, known=known, strict=args.strict,
-                           skipped=skipped, complete=not (args.pattern or args.op), progress=progress,
-                           jobs=args.jobs)
-    finally:
-        backend.close()
-    text = report.format(verbose=False)
-    # the per-case lines were printed as the cases ran
-    print("\n".join(l for l in text.splitlines() if not l.split(":", 1)[0] in ("PASS", "FAIL", "ERROR", "UNSUPPORTED")))
-    if args.json:
-        write_output(args.json, json.dumps(report.to_json(), indent=1).encode())
-    return 0 if report.ok else 1
+    with Progress(len(cases) * len(configs), desc="conformance") as bar:
+        def progress(config, o):
+            bar.update(o)
+            known = known_map.get(config) or {}
+            if args.verbose or (o.status != "pass" and o.id not in known):
+                who = f"[{config}] " if len(configs) > 1 else ""
+                bar.write(f"{o.status.upper()}: {who}{o.id}" + (f": {o.message}" if o.message else ""))
+        reports = run_campaign(configs, cases, scheduler=args.scheduler, timeout=args.timeout,
+                               extra_ulps=args.extra_ulps, known={c: known_map.get(c) for c in configs},
+                               strict=args.strict, skipped=skipped,
+                               complete=not (args.pattern or args.op or part), progress=progress, jobs=args.jobs)
+    for rep in reports:
+        # the per-case lines were printed as the cases ran
+        print(format_summary(rep, case_lines=False))
+    write_outputs(reports, args.json, args.html, args.junit, args.profile)
+    return 0 if all(r.ok for r in reports) else 1
 
 
 def _conform_program(args) -> int:
@@ -572,6 +602,8 @@ def build_parser() -> argparse.ArgumentParser:
     v.add_argument("files", nargs="+", metavar="FILE", help=file_help)
     v.add_argument("--json", action="store_true", help="print one JSON report on stdout")
     v.add_argument("--target", metavar="X.Y.Z", help="also list everything StableHLO X.Y.Z cannot carry")
+    v.add_argument("--profile", metavar="P", help="also say whether each valid file runs correctly on the backend whose "
+                   "capability profile P is (written by `conformance --profile`); 1 when it does not")
     v.set_defaults(fn=cmd_validate)
 
     pr = sub.add_parser("print", help="print a module as MLIR text (pretty or --generic) or as bytecode",
@@ -618,15 +650,27 @@ def build_parser() -> argparse.ArgumentParser:
 
     cf = sub.add_parser("conformance", aliases=["conform"],
                         help="run the conformance suite on a backend (reference, xla, upstream, iree)")
-    cf.add_argument("--backend", metavar="NAME", help="reference | xla | xla:<platform> | upstream | iree | iree:<driver>")
+    cf.add_argument("--backend", metavar="NAME", action="append",
+                    help="reference | xla | xla:<platform> (xla:cuda) | upstream | iree | iree:<driver> (iree:cuda) | "
+                         "a plug-in's entry-point name | module:Class; repeat it for a campaign over several backends")
     cf.add_argument("--corpus", action="append", metavar="DIR",
                     help="folder (or file) of upstream-style checked test programs; repeatable "
                          "(default: interpret/, math/, testdata/ under $STABLEHLO_TESTS)")
     cf.add_argument("--pattern", metavar="GLOB", help="only case ids matching GLOB (e.g. 'testdata/add_*')")
     cf.add_argument("--op", metavar="NAME", help="only cases whose program uses op NAME ('add' = stablehlo.add)")
-    cf.add_argument("--json", metavar="OUT", help="write the report as JSON (atomically)")
-    cf.add_argument("--known-failures", metavar="FILE",
-                    help="case-id<TAB>reason lines: listed failures are allowed; a listed case that passes fails the run")
+    cf.add_argument("--json", metavar="OUT", help="write the report as JSON (atomically; schema: conformance/report.schema.json)")
+    cf.add_argument("--html", metavar="OUT", help="write one self-contained HTML file: an op x element-type matrix per backend")
+    cf.add_argument("--junit", metavar="OUT", help="write JUnit XML (one testcase per case, the op as classname)")
+    cf.add_argument("--profile", metavar="OUT",
+                    help="write the backend's capability profile (op x type x variant passed), for `validate --profile`")
+    cf.add_argument("--scheduler", metavar="ADDRESS",
+                    help="run the campaign on a Dask distributed cluster (tcp://host:8786); needs dask[distributed]")
+    cf.add_argument("--shard", metavar="I/N", help="run only the I-th of N disjoint parts of the cases (CI matrices; 1-based)")
+    cf.add_argument("--merge", metavar="REPORT.json", action="append",
+                    help="read reports written with --json (shards, campaigns), merge them and write --json/--html/--junit/--profile")
+    cf.add_argument("--known-failures", metavar="[NAME=]FILE", action="append",
+                    help="case-id<TAB>reason lines: listed failures are allowed; a listed case that passes fails the run "
+                         "(NAME=FILE: for backend NAME only; repeatable)")
     cf.add_argument("--timeout", type=float, default=60.0, metavar="S", help="per-case timeout in seconds (default 60)")
     cf.add_argument("--strict", action="store_true", help="count unsupported cases as failures")
     cf.add_argument("--extra-ulps", type=int, default=0, metavar="N", help="loosen every ULP bound by N (hardware math libraries)")
