@@ -83,6 +83,9 @@ def compare_cases(full: bool, fast) -> List:
         rng = rng_for(f"{op}/{et}")
         pool = _pool(et, rng, 6 if full else 3)
         pairs = [(a, b) for a in pool for b in pool]
+        if k == "float" and not float_format(et).has_neg_zero:
+            # a format whose one NaN is the -0 pattern: where it sorts under TOTALORDER is not fixed
+            pairs = [(a, b) for a, b in pairs if not (math.isnan(a) or math.isnan(b))]
         for ct in ctypes:
             for d in dirs:
                 if not full and d not in ("LT", "EQ") and ct != "TOTALORDER":
@@ -291,6 +294,8 @@ def reduce_precision_cases(full: bool, fast) -> List:
                                  math.ldexp(2.0 - math.ldexp(1.0, -mb), emax), True, True, True, True)
             rows = []
             for v in vals:
+                if math.isfinite(v) and v != 0 and abs(v) < target.tiny:
+                    continue        # whether the reduced format has subnormals is not fixed by the spec
                 r = round_value(v, target)
                 if r is UNSPECIFIED:
                     continue
