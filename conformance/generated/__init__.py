@@ -40,3 +40,8 @@ def case_counts(full: bool = True) -> Dict[str, int]:
     for c in generate_cases(full=full):
         out[c.op] = out.get(c.op, 0) + 1
     return out
+
+
+def covered_ops() -> set:
+    """Ops with at least one case in the full suite."""
+    return set(case_counts(full=True))

@@ -116,7 +116,8 @@ def float_random(fmt: FloatFormat, rng: np.random.Generator, n: int, moderate: b
             arr = np.array([raw], np.uint64).astype(f"u{fmt.dtype.itemsize}").view(fmt.dtype)
             if fmt.name == "tf32":       # keep 10 mantissa bits
                 arr = (np.array([raw], np.uint64).astype(np.uint32) & np.uint32(0xFFFFE000)).view(np.float32)
-            r = float(arr.astype(np.float64)[0])
+            with np.errstate(all="ignore"):
+                r = float(arr.astype(np.float64)[0])
             if math.isnan(r) or math.isinf(r):
                 continue
         if r is UNSPECIFIED:
