@@ -42,12 +42,16 @@ from stablehlo_ref.serialization.reader import properties_reader, read_file
 from stablehlo_ref.serialization.stablehlo_to_vhlo import leaf_context, op_to_vhlo
 from stablehlo_ref.serialization.versions import downgrade_op, upgrade_op
 from stablehlo_ref.serialization.vhlo_codec import VhloCodec
+from stablehlo_ref.serialization.sdy_codec import SdyCodec, has_sdy, insert_casts, remove_casts
+from stablehlo_ref.serialization.stablehlo_to_vhlo import type_to_vhlo
+from stablehlo_ref.serialization.vhlo_to_stablehlo import type_from_vhlo
+from stablehlo_ref.serialization.versions import unknown_op_message
 from stablehlo_ref.serialization.vhlo_to_stablehlo import op_from_vhlo
 from stablehlo_ref.serialization.writer import write_file
 
 __all__ = ["serialize", "serialize_as", "deserialize", "artifact_version", "read_vhlo", "write_vhlo", "vhlo_ops"]
 
-_CODECS = [BuiltinCodec(), VhloCodec()]
+_CODECS = [BuiltinCodec(), VhloCodec(), SdyCodec()]
 _CODEC_MAP = {c.name: c for c in _CODECS}
 
 
@@ -118,6 +122,8 @@ def to_vhlo(module: Module, target: str, steps=None, writer_version=None, leaves
     root = op_to_vhlo(module.op, {}, leaf_context(target, writer_version, steps) if leaves else None)
     # (a module the text parser made around top-level functions is located at the buffer)
     root.location = op_location(module.op, module)
+    if has_sdy(root):
+        insert_casts(root, type_to_vhlo, type_from_vhlo)
     downgrade_op(root, target, steps, writer_version)
     return root
 
@@ -133,7 +139,7 @@ def write_vhlo(root: Operation, target: str, producer_version: str, steps=None) 
 
 def _isolated_from_above(op: Operation) -> bool:
     # functions are (their bodies refer to nothing outside); other ops are decided by their uses
-    return op.name == "vhlo.func_v1"
+    return op.name == "vhlo.func_v1" or op.name == "sdy.manual_computation"
 
 
 def serialize(module: Module, target: str = "1.0.0", strip_debuginfo: bool = False) -> bytes:
@@ -183,8 +189,7 @@ def _apply_properties(op: Operation, f):
         else:
             names = inherent_names(op.name)
             if names is None:
-                raise SerializationError(f"unknown VHLO op {op.name} (this reader knows StableHLO up to "
-                                         f"{S.current_version()})", f"byte {props[0]}")
+                raise SerializationError(unknown_op_message(op.name), f"byte {props[0]}")
             for n in names:
                 op.attributes[n] = r.attr()
         if not r.cur.at_end():
@@ -201,6 +206,7 @@ def deserialize(data) -> Module:
     try:
         upgrade_op(root)
         new = op_from_vhlo(root, {}, None)
+        remove_casts(new)
     except SerializationError as e:
         if producer and producer not in e.message:
             e.message += f" (artifact produced by {producer})"

@@ -66,6 +66,11 @@ def inherent_names(op_name: str) -> Optional[List[str]]:
     if names is False:
         if op_name == "builtin.module":
             names = ["sym_name", "sym_visibility"]
+        elif op_name == "builtin.unrealized_conversion_cast":
+            names = []
+        elif op_name.startswith("sdy.") and S.has_op(op_name):
+            # ODS properties of an sdy op: its attributes, sorted by name
+            names = _sorted_names(a.name for a in S.op(op_name).attributes)
         else:
             t = tables().by_vhlo.get(op_name)
             names = None if t is None else _sorted_names(t[1].attributes)

@@ -17,6 +17,7 @@ from stablehlo_ref.serialization.builtin_codec import float_to_raw
 from stablehlo_ref.serialization.defaults import default_value
 from stablehlo_ref.serialization.encoding import INT64_MIN
 from stablehlo_ref.serialization.numbering import LeafOp as VLeaf
+from stablehlo_ref.ir.sdy import SdyAttr
 from stablehlo_ref.serialization.op_mapping import _STRUCT_KINDS, _ver, tables
 from stablehlo_ref.serialization.versions import _check_type_at, _down_plan, _ok_set
 from stablehlo_ref.serialization.vhlo_codec import ENUM_SPECS, VHLO_ENUM_OF_KIND, enum_attr, vhlo_element_kind
@@ -111,7 +112,7 @@ def _opaque_type_to_vhlo(t) -> VType:
 
 
 def attr_to_vhlo(a, where: str = "") -> VAttr:
-    if isinstance(a, VAttr):
+    if isinstance(a, (VAttr, SdyAttr)):     # (sdy attributes keep their own encoding)
         return a
     if isinstance(a, A.BoolAttr):
         return _bool(a.value)
@@ -318,6 +319,8 @@ def op_to_vhlo(op: Operation, vmap: Dict[int, Value], leaf: Optional[tuple] = No
     `leaf_context`), ops without attributes and regions whose downgrade to target only renames
     them become `LeafOp`s made at target directly (downgrade_op skips them; their rewrite
     counts go to steps)."""
+    if op.name.startswith("sdy."):
+        return _foreign_op(op, vmap, leaf)
     if leaf is not None and not op.attributes and not op.regions:
         plans = leaf[0]
         plan = plans.get(op.name, 0)
@@ -382,6 +385,36 @@ def op_to_vhlo(op: Operation, vmap: Dict[int, Value], leaf: Optional[tuple] = No
     return new
 
 
+def _foreign_op(op: Operation, vmap: Dict[int, Value], leaf) -> Operation:
+    """An sdy op goes into the artifact as it is (builtin types, sdy attributes); its regions'
+    StableHLO ops become VHLO (serialization/sdy_codec.py adds the casts between the two)."""
+    loc = op.location
+    if loc is None or loc is A.UNKNOWN_LOC:
+        loc = _source_loc(op.source) or A.UNKNOWN_LOC
+    new = Operation(op.name, [], [r.type for r in op.results], dict(op.attributes), location=loc)
+    for v, nv in zip(op.results, new.results):
+        vmap[id(v)] = nv
+    for o in op.operands:
+        nv = vmap.get(id(o))
+        if nv is None:
+            raise SerializationError(f"{_Where(op)}: operand is used before it is defined")
+        new.operands.append(nv)
+    for r in op.regions:
+        nr = Region()
+        for b in r.blocks:
+            nb = Block([a.type for a in b.arguments], arg_locations=block_arg_locations(b))
+            for a, na in zip(b.arguments, nb.arguments):
+                vmap[id(a)] = na
+            if leaf is None:
+                for o in b.operations:
+                    nb.operations.append(op_to_vhlo(o, vmap, leaf))
+            else:
+                _ops_to_vhlo(b.operations, nb.operations, vmap, leaf)
+            nr.blocks.append(nb)
+        new.regions.append(nr)
+    return new
+
+
 def _ops_to_vhlo(ops, out: list, vmap: Dict[int, Value], leaf: tuple):
     """op_to_vhlo for each op of a block, appended to `out`; the leaf path inline."""
     plans, steps, target = leaf[0], leaf[3], leaf[4]
@@ -392,7 +425,7 @@ def _ops_to_vhlo(ops, out: list, vmap: Dict[int, Value], leaf: tuple):
     last_t = last_vt = None
     for op in ops:
         plan = None
-        if not op.attributes and not op.regions:
+        if not op.attributes and not op.regions and not op.name.startswith("sdy."):
             plan = plans.get(op.name, 0)
             if plan == 0:
                 plan = plans[op.name] = _leaf_plan(op.name, leaf[1], leaf[2])

@@ -63,6 +63,21 @@ def _vhlo_element_type(t):
     return t
 
 
+def is_foreign(name: str) -> bool:
+    """Ops of other dialects an artifact may carry beside VHLO (Shardy's, and the casts between
+    the two): they pass through conversions unchanged (serialization/sdy_codec.py)."""
+    return name.startswith("sdy.") or name == "builtin.unrealized_conversion_cast"
+
+
+def unknown_op_message(name: str) -> str:
+    """The error for an op no reader table knows: a VHLO op newer than ours, or another dialect."""
+    dialect = name.split(".", 1)[0]
+    if dialect == "vhlo":
+        return f"unknown VHLO op {name} (this reader knows StableHLO up to {S.current_version()})"
+    return (f"op {name} belongs to dialect {dialect!r}, which portable artifacts of this reader cannot hold "
+            "(it reads VHLO, builtin and Shardy's sdy ops)")
+
+
 def downgrade_op(op: Operation, target_str: str, steps: Optional[Dict[int, int]] = None,
                  writer_version: Optional[str] = None):
     """Rewrite a current-VHLO op in place to the encoding valid at target (recursively).
@@ -76,9 +91,10 @@ def downgrade_op(op: Operation, target_str: str, steps: Optional[Dict[int, int]]
             for o in b.operations:
                 if o.__class__ is not VLeaf:
                     downgrade_op(o, target_str, steps, writer_version)
-            for a in b.arguments:
-                _check_type_at(a.type, target, f"block argument of {op.name}")
-    if op.name == "builtin.module":
+            if not is_foreign(op.name):
+                for a in b.arguments:
+                    _check_type_at(a.type, target, f"block argument of {op.name}")
+    if op.name == "builtin.module" or is_foreign(op.name):
         return
     plan = _DOWN_PLANS.get((op.name, target_str))
     if plan is None:
@@ -198,11 +214,11 @@ def upgrade_op(op: Operation):
         for b in r.blocks:
             for o in b.operations:
                 upgrade_op(o)
-    if op.name == "builtin.module":
+    if op.name == "builtin.module" or is_foreign(op.name):
         return
     plan = _upgrade_plan(op.name)
     if plan is None:
-        raise SerializationError(f"unknown VHLO op {op.name} (this reader knows StableHLO up to {S.current_version()})")
+        raise SerializationError(unknown_op_message(op.name))
     short, newer_encs = plan
     for newer in newer_encs:
         for ch in newer.changes:

@@ -312,6 +312,12 @@ def _from_vhlo_in_place(op: Operation, defined: set, parent: Optional[str]):
     if op.name == "builtin.module":
         op.attributes = {k: attr_from_vhlo(v) for k, v in op.attributes.items()}
         child_parent = "builtin.module"
+    elif op.name.startswith("sdy.") or op.name == "builtin.unrealized_conversion_cast":
+        # another dialect's op: builtin types and its own attributes already
+        child_parent = op.name
+        for r in op.results:
+            if isinstance(r.type, VType):
+                r.type = type_from_vhlo(r.type)
     else:
         if op.attributes:
             child_parent, op.attributes = _convert_attrs(op, parent)
@@ -335,7 +341,8 @@ def _from_vhlo_in_place(op: Operation, defined: set, parent: Optional[str]):
         for b in r.blocks:
             b.parent = r
             for a in b.arguments:
-                a.type = type_from_vhlo(a.type)
+                if isinstance(a.type, VType):
+                    a.type = type_from_vhlo(a.type)
                 add(id(a))
             for o in b.operations:
                 _from_vhlo_in_place(o, defined, child_parent)

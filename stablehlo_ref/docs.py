@@ -50,12 +50,13 @@ END = "<!-- status:end -->"
 # Ops the evaluator runs itself rather than through a kernel (see interpreter/evaluator.py):
 # function bodies are entered by Interpreter.call, terminators end a block.
 EVALUATOR_OPS = {"func.func": "function: its body is run by Interpreter.call",
+                 "sdy.mesh": "declaration: read by the ops whose shardings name the mesh",
                  **{t: "terminator: handled by the evaluator" for t in sorted(_spec.terminators())}}
 
 COLUMNS = ("op", "status", "since", "parse+print", "verify", "interpret", "VHLO read", "VHLO write",
            "corpus cases")
 
-_DIALECT_TITLES = {"stablehlo": "StableHLO", "chlo": "CHLO", "func": "func", "check": "check (test dialect)"}
+_DIALECT_TITLES = {"stablehlo": "StableHLO", "chlo": "CHLO", "func": "func", "check": "check (test dialect)", "sdy": "Shardy (sdy)"}
 
 
 # --------------------------------------------------------------------------- registries

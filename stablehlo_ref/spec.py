@@ -28,7 +28,7 @@ __all__ = [
     "struct_by_mnemonic", "enum_for_vhlo", "terminators",
 ]
 
-DIALECTS = ("stablehlo", "chlo", "func", "check")
+DIALECTS = ("stablehlo", "chlo", "func", "check", "sdy")
 
 try:
     from .errors import StableHLOError as _Base

@@ -1,7 +1,7 @@
 """The ops whose syntax is written by hand rather than by a declarative format: one table,
 `OP_SYNTAX`, of `Syntax(parse, print)` pairs that the parser and the printer both read. The
 functions themselves stand side by side in syntax_builtin.py (builtin, func, arith, tensor,
-scf) and syntax_stablehlo.py (StableHLO, CHLO, interpreter dialect).
+scf), syntax_stablehlo.py (StableHLO, CHLO, interpreter dialect) and syntax_sdy.py (Shardy).
 
 parse(p, name) -> Operation reads the op after its name; print(pr, op, indent) -> list of
 lines (None: not printable in this form, the printer writes the generic form)."""
@@ -12,6 +12,7 @@ from typing import Callable
 
 from . import syntax_builtin as B
 from . import syntax_stablehlo as S
+from . import syntax_sdy as Y
 
 
 @dataclass(frozen=True)
@@ -40,4 +41,5 @@ OP_SYNTAX = {
     "interpreter.probe": Syntax(S.parse_probe, S.print_probe),
     "interpreter.print": Syntax(S.parse_print, S.print_unary_typed),
 }
+OP_SYNTAX.update({n: Syntax(*fns) for n, fns in Y.OPS.items()})
 OP_SYNTAX.update({f"arith.{n}": Syntax(B.parse_arith_binary, B.print_arith_binary) for n in B.ARITH_BINARY})

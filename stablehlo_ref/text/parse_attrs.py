@@ -18,6 +18,7 @@ from ..ir.attributes import (AffineMapAttr, ArrayAttr, Attribute, BoolAttr, Call
 from ..ir.types import (ELEMENT_TYPES, ElementType, FunctionType, NoneType, OpaqueType,
                         QuantizedType, TensorType, TokenType, TupleType, Type, UnrankedTensorType)
 from . import dense
+from . import syntax_sdy
 from .conv_dims import parse_conv_dims
 from .lexer import BANG_ID, HASH_ID, NUMBER
 
@@ -463,8 +464,12 @@ class TypeAttrParser:
             value = sc.bare_id("enum value")
             sc.expect(">")
             return EnumAttr(name, kind, value)
+        if name == "sdy" and sc.s.startswith("<", sc.pos):
+            return syntax_sdy.parse_bare_attr(self, start)
         if "." in name:
             dialect, sub = name.split(".", 1)
+            if dialect == "sdy" and sc.s.startswith("<", sc.pos):
+                return syntax_sdy.parse_attr(self, sub, start)
             if dialect in ("stablehlo", "chlo", "mhlo") and sc.s.startswith("<", sc.pos):
                 return self._parse_struct(dialect, sub)
             if sc.s.startswith("<", sc.pos):

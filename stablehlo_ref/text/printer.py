@@ -16,6 +16,7 @@ from ..ir.attributes import (AffineMapAttr, ArrayAttr, Attribute, BoolAttr, Call
                              NameLoc, OpaqueAttr, StringAttr, StructAttr, SymbolRefAttr, TypeAttr,
                              UnitAttr, UnknownLoc)
 from ..ir.core import Module, Operation
+from ..ir.sdy import SdyAttr
 from ..ir.defaults import is_default
 from ..ir.floats import format_float
 from ..ir.locations import arg_location, op_location
@@ -29,6 +30,7 @@ from .conv_dims import print_conv_dims
 from .custom_syntax import OP_SYNTAX
 from .format_ast import format_for
 from .formats import print_with_format
+from .syntax_sdy import print_attr as print_sdy_attr
 
 _BARE_SYMBOL = re.compile(r"[A-Za-z_][\w$.\-]*$")
 _BARE_KEY = re.compile(r"[A-Za-z_][\w$.]*$")
@@ -196,6 +198,8 @@ class Printer:
             return self.aliases.get(a.text, a.text)
         if isinstance(a, OpaqueAttr):
             return a.text
+        if isinstance(a, SdyAttr):
+            return print_sdy_attr(a)
         if isinstance(a, Location):
             return self.loc(a)
         raise TypeError(f"cannot print attribute {a!r}")

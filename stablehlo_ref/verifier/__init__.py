@@ -11,7 +11,7 @@ location and the spec's constraint id (C1, C2, ...)."""
 from __future__ import annotations
 
 from . import (chlo, collective, control, conv, dynamic, elementwise, indexing, linalg,  # noqa: F401
-               movement, nn, quantized, random, reduction, sorting, windows)
+               movement, nn, quantized, random, reduction, sdy, sorting, windows)
 from .core import collect, register_trait_checks, verify
 from .registry import VERIFIERS, Check, verifier
 

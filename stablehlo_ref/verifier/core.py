@@ -8,6 +8,7 @@ import re
 from typing import List, Optional
 from .. import spec
 from ..errors import VerificationError
+from ..ir.sdy import SdyAttr
 from ..ir.attributes import (BoolAttr, DenseArrayAttr, DenseElementsAttr, DenseResourceAttr, EnumAttr,
                              FloatAttr, IntegerAttr, StringAttr, StructAttr, UnitAttr)
 from ..ir.core import Module, Operation
@@ -175,6 +176,8 @@ def type_matches(t, cat: str) -> bool:
 # ------------------------------------------------------------------ attribute kinds
 
 def _attr_kind_ok(kind: str, a) -> bool:
+    if kind.startswith("sdy_"):
+        return isinstance(a, SdyAttr) and a.kind == kind[4:]
     if kind in ("dense_i64_array", "dense_bool_array"):
         return isinstance(a, DenseArrayAttr)
     if kind in ("i64", "i32", "ui64", "ui32"):
