@@ -192,6 +192,12 @@ def test_full_suite_passes_on_the_reference():
     assert rep.ok, rep.format()[-3000:]
     stale = [k for k in known if k not in {c.id for c in cases}]
     assert not stale, f"known failures naming no case: {stale}"
+    # docs/ops.md's generated-cases column comes from counts.json
+    from stablehlo_ref import docs
+    counts = {}
+    for c in cases:
+        counts[c.op] = counts.get(c.op, 0) + 1
+    assert docs.generated_counts() == counts, "conformance/generated/counts.json is stale: run `python -m stablehlo_ref.docs`"
 
 
 def test_coverage_of_ops_with_kernels():
