@@ -2,6 +2,7 @@
 
     python -m stablehlo_ref.docs            rewrite docs/ops.md and the README status section
     python -m stablehlo_ref.docs --check    exit 1 (and say which) when either is stale
+    python -m stablehlo_ref.docs --generated-counts   also rebuild the generated suite's case counts
 
 Every row is computed from the spec (``spec/``) and the code's registries, never edited by
 hand:
@@ -364,15 +365,19 @@ def update_readme(readme_text: str, summary: str) -> str:
 # --------------------------------------------------------------------------- command
 
 
-def generate(repo: Path = REPO, shared: Path = SHARED) -> Dict[Path, str]:
-    """The new contents of docs/ops.md and README.md (by path)."""
+def generate(repo: Path = REPO, shared: Path = SHARED, generated: bool = False) -> Dict[Path, str]:
+    """The new contents of docs/ops.md and README.md (by path), and with `generated` of
+    conformance/generated/counts.json (rebuilt from the generator: slow; without it the
+    committed counts are used, and the slow generated-suite test checks they are current)."""
     import json
     ops_md = repo / OPS_MD
     counts = corpus_counts(shared)
-    gen_text = render_generated_counts()
-    rows = op_statuses(counts, None if counts is not None else _previous_counts(ops_md), json.loads(gen_text))
+    gen_text = render_generated_counts() if generated else None
+    rows = op_statuses(counts, None if counts is not None else _previous_counts(ops_md),
+                       json.loads(gen_text) if gen_text else None)
     readme = repo / README
-    return {repo / GENERATED_COUNTS: gen_text,
+    out = {repo / GENERATED_COUNTS: gen_text} if gen_text else {}
+    return {**out,
             ops_md: render_ops_md(rows),
             readme: update_readme(readme.read_text(encoding="utf-8"), render_summary(rows))}
 
@@ -381,12 +386,14 @@ def main(argv: Optional[Sequence[str]] = None) -> int:
     p = argparse.ArgumentParser(prog="python -m stablehlo_ref.docs",
                                 description="Regenerate docs/ops.md and the README status section.")
     p.add_argument("--check", action="store_true", help="only report whether the files are current")
+    p.add_argument("--generated-counts", action="store_true",
+                   help="also rebuild conformance/generated/counts.json from the generator (a few minutes)")
     args = p.parse_args(argv)
     if not (REPO / README).is_file() or not (REPO / "spec").is_dir():
         print(f"error: {REPO} is not a stablehlo-ref checkout (no README.md and spec/)", file=sys.stderr)
         return 2
     try:
-        new = generate(REPO, SHARED)
+        new = generate(REPO, SHARED, generated=args.generated_counts and not args.check)
     except (ValueError, OSError) as e:
         print(f"error: {e}", file=sys.stderr)
         return 2

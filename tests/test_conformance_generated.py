@@ -197,7 +197,7 @@ def test_full_suite_passes_on_the_reference():
     counts = {}
     for c in cases:
         counts[c.op] = counts.get(c.op, 0) + 1
-    assert docs.generated_counts() == counts, "conformance/generated/counts.json is stale: run `python -m stablehlo_ref.docs`"
+    assert docs.generated_counts() == counts, "conformance/generated/counts.json is stale: run `python -m stablehlo_ref.docs --generated-counts`"
 
 
 def test_coverage_of_ops_with_kernels():
