@@ -73,6 +73,9 @@ def _xla(platform: str):
     from jax._src.lib import xla_client as xc
     from jaxlib.mlir import ir
     import jax
+    # 64-bit arguments (i64, ui64, f64, complex128) must reach XLA as they are, not truncated
+    # to 32 bits by jax's default
+    jax.config.update("jax_enable_x64", True)
     backend = xb.get_backend(platform)
     dev = backend.local_devices()[0]
     devices = xc.DeviceList((dev,))
