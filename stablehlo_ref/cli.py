@@ -445,6 +445,10 @@ def cmd_conform(args) -> int:
     for flag in ("entry", "inputs", "random_inputs", "rtol", "atol", "max_ulp"):
         if getattr(args, flag) is not None:
             raise UsageError(f"--{flag.replace('_', '-')} goes with --program")
+    if args.suite == "generated":
+        return _conform_generated(args)
+    if args.full or args.target:
+        raise UsageError("--full and --target go with --suite generated")
     corpora = args.corpus
     if not corpora:
         root = os.environ.get("STABLEHLO_TESTS")
@@ -503,6 +507,51 @@ def cmd_conform(args) -> int:
         print(format_summary(rep, case_lines=False))
     write_outputs(reports, args.json, args.html, args.junit, args.profile)
     return 0 if all(r.ok for r in reports) else 1
+
+
+def _conform_generated(args) -> int:
+    """`conform --suite generated`: the cases generated from the spec with independent
+    oracles (conformance/generated); the fast subset unless --full."""
+    from .conformance import get_backend, load_known_failures, run_suite
+    from .conformance.generated import generate_cases
+    if args.corpus:
+        raise UsageError("--corpus goes with the upstream-program suite, not --suite generated")
+    if args.timeout is not None and args.timeout <= 0:
+        raise UsageError("--timeout must be positive")
+    cases = generate_cases(full=args.full, pattern=args.pattern, op=args.op)
+    if not cases:
+        raise UsageError("no cases selected")
+    if args.export:
+        from .conformance.generated.export import export_generated
+        from . import spec as _spec
+        target = args.target or "1.0.0"
+        _spec.parse_version(target)
+        try:
+            path = export_generated(cases, args.export, target=target)
+        except OSError as e:
+            raise UsageError(f"cannot write cases to {args.export}: {e.strerror}") from None
+        print(f"wrote {len(cases)} case(s) to {args.export} (manifest {path}, artifacts for {target})")
+        return 0
+    known = load_known_failures(args.known_failures) if args.known_failures else None
+    backend = get_backend(args.backend, extra_ulps=args.extra_ulps)
+    try:
+        ok, why = backend.available()
+        if not ok:
+            raise UsageError(f"backend {args.backend} is unavailable: {why}")
+
+        def progress(o):
+            if args.verbose or (o.status != "pass" and not (known and o.id in known)):
+                msg = f": {o.message}" if o.message else ""
+                print(f"{o.status.upper()}: {o.id}{msg}", flush=True)
+        report = run_suite(backend, cases, timeout=args.timeout, known=known, strict=args.strict,
+                           complete=False, progress=progress, jobs=args.jobs)
+    finally:
+        backend.close()
+    text = report.format(verbose=False)
+    print("\n".join(l for l in text.splitlines() if not l.split(":", 1)[0] in ("PASS", "FAIL", "ERROR", "UNSUPPORTED")))
+    if args.json:
+        write_atomically(args.json, json.dumps(report.to_json(), indent=1).encode())
+    return 0 if report.ok else 1
 
 
 def _conform_program(args) -> int:
@@ -653,6 +702,12 @@ def build_parser() -> argparse.ArgumentParser:
     cf.add_argument("--backend", metavar="NAME", action="append",
                     help="reference | xla | xla:<platform> (xla:cuda) | upstream | iree | iree:<driver> (iree:cuda) | "
                          "a plug-in's entry-point name | module:Class; repeat it for a campaign over several backends")
+    cf.add_argument("--suite", choices=("corpus", "generated"), default="corpus",
+                    help="corpus: upstream-style checked programs (default); generated: cases generated from "
+                         "the spec with independent oracles (conformance/generated)")
+    cf.add_argument("--full", action="store_true", help="with --suite generated: every case, not the fast subset")
+    cf.add_argument("--target", metavar="VERSION",
+                    help="with --suite generated --export: StableHLO version of the portable artifacts (default 1.0.0)")
     cf.add_argument("--corpus", action="append", metavar="DIR",
                     help="folder (or file) of upstream-style checked test programs; repeatable "
                          "(default: interpret/, math/, testdata/ under $STABLEHLO_TESTS)")
