@@ -8,7 +8,7 @@
     stablehlo-ref spec [OP]
     stablehlo-ref conformance --backend NAME [--corpus DIR ...] [--pattern GLOB] [--op NAME] [--json OUT]
                               [--known-failures FILE] [--timeout S] [--strict] [--extra-ulps N]
-    stablehlo-ref conformance --backend NAME --program FILE [--entry NAME] [--inputs ARGS.npz | --random-inputs SEED]
+    stablehlo-ref conformance --backend NAME --program FILE [--entry NAME] [--inputs ARGS.npz | --random-inputs SEED [--dim NAME=SIZE]]
     stablehlo-ref conformance --list-backends
     stablehlo-ref conformance --export DIR [--corpus DIR ...] [--pattern GLOB] [--op NAME]
     (`conform` is short for `conformance`)
@@ -249,7 +249,7 @@ def cmd_conform(args) -> int:
         raise UsageError("--jobs must be at least 1")
     if args.program:
         return _conform_program(args)
-    for flag in ("entry", "inputs", "random_inputs", "rtol", "atol", "max_ulp"):
+    for flag in ("entry", "inputs", "random_inputs", "dim", "rtol", "atol", "max_ulp"):
         if getattr(args, flag) is not None:
             raise UsageError(f"--{flag.replace('_', '-')} goes with --program")
     corpora = args.corpus
@@ -325,8 +325,9 @@ def _conform_program(args) -> int:
     entry = args.entry or "main"
     inputs = _load_inputs(argparse.Namespace(input=None, inputs=args.inputs), None, entry) if args.inputs else None
     import pathlib
+    from .conformance.program import parse_dims
     case = program_case(pathlib.Path(args.program), entry, inputs=inputs, seed=args.random_inputs,
-                        case_id=f"{os.path.basename(args.program)}@{entry}",
+                        case_id=f"{os.path.basename(args.program)}@{entry}", dims=parse_dims(args.dim),
                         rtol=args.rtol, atol=args.atol, max_ulp=args.max_ulp)
     backend = get_backend(args.backend, extra_ulps=args.extra_ulps)
     try:
@@ -413,6 +414,9 @@ def build_parser() -> argparse.ArgumentParser:
     cf.add_argument("--inputs", metavar="ARGS.npz", help="with --program: the arguments (arg_0, arg_1, ... in order)")
     cf.add_argument("--random-inputs", type=int, metavar="SEED",
                     help="with --program: random arguments from the entry's signature, deterministic per SEED")
+    cf.add_argument("--dim", action="append", metavar="NAME=SIZE",
+                    help="with --random-inputs: the size of a symbolic dimension (jax.export's dimension "
+                         "variables, e.g. b=5, or argI.D=SIZE for dimension D of argument I); repeatable")
     cf.add_argument("--rtol", type=float, metavar="R", help="with --program: relative tolerance for float outputs")
     cf.add_argument("--atol", type=float, metavar="A", help="with --program: absolute tolerance for float outputs")
     cf.add_argument("--max-ulp", type=int, metavar="N", help="with --program: ULP bound for float outputs")
