@@ -117,6 +117,18 @@ def _plan(op_name: str, fmt):
     return plan
 
 
+def _check_operand_types(p, operands, declared) -> None:
+    """The operand types a format spells must be those of the values named (as MLIR resolves
+    operands against their types)."""
+    if declared is None:
+        return
+    if len(declared) != len(operands):
+        raise p.sc.error(f"{len(operands)} operands present, but expected {len(declared)}")
+    for v, t in zip(operands, declared):
+        if v.type != t:
+            raise p.sc.error(f"use of value expects different type than prior uses: {t} vs {v.type}")
+
+
 def parse_with_format(p, op_name: str, fmt) -> Operation:
     op_spec, steps, result_specs, operand_names, region_names = _plan(op_name, fmt)
     st = _State(op_spec)
@@ -137,6 +149,10 @@ def parse_with_format(p, op_name: str, fmt) -> Operation:
                     operands.extend(v)
     # result types
     types = st.types
+    _check_operand_types(p, operands, types.get("operands"))
+    for name in operand_names:
+        if "$" + name in types and st.all_operands is None:
+            _check_operand_types(p, st.operands.get(name, []), types["$" + name])
     results = types.get("results")
     if results is None:
         results = []

@@ -38,6 +38,13 @@ class _LocRef(Location):
         self.name = name
 
 
+def _full_storage_range(storage: ElementType):
+    """(min, max) of a quantized storage type's full range: what an omitted range means."""
+    if storage.is_unsigned:
+        return 0, (1 << storage.bits) - 1
+    return -(1 << (storage.bits - 1)), (1 << (storage.bits - 1)) - 1
+
+
 class TypeAttrParser:
     """Type, attribute and location parsing over `self.sc` (a lexer.Scanner)."""
 
@@ -167,6 +174,8 @@ class TypeAttrParser:
             sc.expect(":")
             smax = sc.integer()
             sc.expect(">")
+            if (smin, smax) == _full_storage_range(storage):
+                smin = smax = None      # the default range: the same type as plain `i8`
         sc.expect(":")
         expressed = self.parse_element_type()
         axis = None

@@ -260,6 +260,9 @@ class Parser(TypeAttrParser):
             raise sc.error("expected function type for generic op")
         if len(ft.inputs) != len(operands):
             raise sc.error(f"'{name}' has {len(operands)} operands but its type lists {len(ft.inputs)}")
+        for v, t in zip(operands, ft.inputs):
+            if v.type != t:
+                raise sc.error(f"use of value expects different type than prior uses: {t} vs {v.type}")
         op = Operation(name, operands, list(ft.results), attrs, regions)
         if name == "builtin.module" and regions:
             pass
