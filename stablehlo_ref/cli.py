@@ -4,7 +4,7 @@
     stablehlo-ref run --check FILE... [--json OUT.json]
     stablehlo-ref validate FILE... [--json] [--target X.Y.Z]
     stablehlo-ref print FILE [--generic] [--strip-debuginfo | --debuginfo]
-    stablehlo-ref convert IN -o OUT [--target V] [--emit bytecode|text] [--strip-debuginfo] [--inline-resources]
+    stablehlo-ref convert IN -o OUT [--target V] [--emit bytecode|text] [--[no-]legalize-chlo] [--strip-debuginfo] [--inline-resources]
     stablehlo-ref spec [OP]
     stablehlo-ref conformance --backend NAME [--corpus DIR ...] [--pattern GLOB] [--op NAME] [--json OUT]
                               [--known-failures FILE] [--timeout S] [--strict] [--extra-ulps N]
@@ -221,15 +221,25 @@ def _read_program(path: str):
 
 def cmd_convert(args) -> int:
     """Text or artifact in; a portable artifact at `--target` (or, with --emit text, the
-    StableHLO text that artifact holds) out. `--target` takes X.Y.Z, `current` or `minimum`."""
+    StableHLO text that artifact holds) out. `--target` takes X.Y.Z, `current` or `minimum`;
+    without it (or with `minimum`), the oldest version that can carry the module, printed on
+    stderr. CHLO ops, which no version can carry, are legalized to StableHLO first (a note on
+    stderr says which; --no-legalize-chlo keeps them)."""
     from . import print_module, spec
     from .serialization import deserialize, serialize
-    target = {"current": spec.current_version(), "minimum": spec.minimum_version(),
-              None: "1.0.0"}.get(args.target, args.target)
     module = _read_program(args.input)
     if args.inline_resources:
         from .ir.resources import inline_resources
         inline_resources(module)
+    notes = _convert_legalize(module, args)
+    if args.target == "minimum" or (args.target is None and args.emit == "bytecode"):
+        from .verifier.versions import version_report
+        least = version_report(module)[0]
+        target = least or spec.current_version()    # None: the writer names what no version carries
+        if least is not None:
+            notes.append(f"note: target {least}, the oldest StableHLO version that can carry the module")
+    else:
+        target = {"current": spec.current_version()}.get(args.target, args.target)
     if args.emit == "bytecode":
         data = serialize(module, target, strip_debuginfo=args.strip_debuginfo)
     else:
@@ -241,7 +251,24 @@ def cmd_convert(args) -> int:
         sys.stdout.flush()
     else:
         write_atomically(args.output, data)
+    for line in notes:                  # once the output is written
+        print(line, file=sys.stderr)
     return 0
+
+
+def _convert_legalize(module, args) -> list:
+    """CHLO legalization for convert: always with --legalize-chlo, never with
+    --no-legalize-chlo, else when the output is an artifact (which cannot hold CHLO)."""
+    want = args.legalize_chlo
+    if want is None:
+        want = args.emit == "bytecode" or args.target is not None
+    if not want or not any(op.name.startswith("chlo.") for op in module.walk()):
+        return []
+    from .transforms import legalize_chlo
+    counts = legalize_chlo(module)
+    done = ", ".join(f"{n} x{c}" if c > 1 else n for n, c in sorted(counts.items()))
+    how = "" if args.legalize_chlo else " (--no-legalize-chlo keeps them)"
+    return [f"note: legalized CHLO to StableHLO: {done}{how}"]
 
 
 def cmd_spec(args) -> int:
@@ -413,6 +440,8 @@ def build_parser() -> argparse.ArgumentParser:
     c.add_argument("--target", default=None, metavar="V",
                    help="StableHLO version X.Y.Z, 'current' or 'minimum' (default 1.0.0 for bytecode)")
     c.add_argument("--emit", choices=("bytecode", "text"), default="bytecode")
+    c.add_argument("--legalize-chlo", action=argparse.BooleanOptionalAction, default=None,
+                   help="rewrite chlo.* ops into StableHLO ops (default: when writing an artifact)")
     c.add_argument("--strip-debuginfo", action="store_true")
     c.add_argument("--inline-resources", action="store_true",
                    help="write dense_resource<...> constants as dense<...> (VHLO cannot hold resources)")
