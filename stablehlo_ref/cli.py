@@ -354,25 +354,53 @@ def _target_version(value):
 
 def cmd_convert(args) -> int:
     """Text or artifact in; a portable artifact at `--target` (or, with --emit text, the
-    StableHLO text that artifact holds) out. `--target` takes X.Y.Z, `current` or `minimum`."""
-    from . import print_module
+    StableHLO text that artifact holds) out. `--target` takes X.Y.Z, `current` or `minimum`;
+    without it (or with `minimum`), the oldest version that can carry the module, printed on
+    stderr. CHLO ops, which no version can carry, are legalized to StableHLO first (a note on
+    stderr says which; --no-legalize-chlo keeps them)."""
+    from . import print_module, spec
     from .serialization import deserialize, serialize
-    given = _target_version(args.target)
-    target = given or "1.0.0"
+    given = None if args.target == "minimum" else _target_version(args.target)
     if args.output != "-":
         _check_output_dir(args.output)
     module = _read_program(args.input)
     if args.inline_resources:
         from .ir.resources import inline_resources
         inline_resources(module)
+    notes = _convert_legalize(module, args)
+    if args.target == "minimum" or (args.target is None and args.emit == "bytecode"):
+        from .verifier.versions import version_report
+        least = version_report(module)[0]
+        target = least or spec.current_version()    # None: the writer names what no version carries
+        if least is not None:
+            notes.append(f"note: target {least}, the oldest StableHLO version that can carry the module")
+    else:
+        target = given
     if args.emit == "bytecode":
         data = serialize(module, target, strip_debuginfo=args.strip_debuginfo)
     else:
-        if given is not None:      # what an artifact at that target holds (refused if it cannot)
+        if args.target is not None:      # what an artifact at that target holds (refused if it cannot)
             module = deserialize(serialize(module, target, strip_debuginfo=args.strip_debuginfo))
         data = print_module(module, strip_debuginfo=args.strip_debuginfo).encode()
     write_output(args.output, data)
+    for line in notes:                  # once the output is written
+        print(line, file=sys.stderr)
     return 0
+
+
+def _convert_legalize(module, args) -> list:
+    """CHLO legalization for convert: always with --legalize-chlo, never with
+    --no-legalize-chlo, else when the output is an artifact (which cannot hold CHLO)."""
+    want = args.legalize_chlo
+    if want is None:
+        want = args.emit == "bytecode" or args.target is not None
+    if not want or not any(op.name.startswith("chlo.") for op in module.walk()):
+        return []
+    from .transforms import legalize_chlo
+    counts = legalize_chlo(module)
+    done = ", ".join(f"{n} x{c}" if c > 1 else n for n, c in sorted(counts.items()))
+    how = "" if args.legalize_chlo else " (--no-legalize-chlo keeps them)"
+    return [f"note: legalized CHLO to StableHLO: {done}{how}"]
 
 
 # ------------------------------------------------------------------ spec, inspect
@@ -442,7 +470,7 @@ def cmd_conform(args) -> int:
         if len(configs) > 1 or args.scheduler or args.shard:
             raise UsageError("--program runs on one --backend, without --scheduler or --shard")
         return _conform_program(args)
-    for flag in ("entry", "inputs", "random_inputs", "rtol", "atol", "max_ulp"):
+    for flag in ("entry", "inputs", "random_inputs", "dim", "rtol", "atol", "max_ulp"):
         if getattr(args, flag) is not None:
             raise UsageError(f"--{flag.replace('_', '-')} goes with --program")
     if args.suite == "generated":
@@ -569,8 +597,9 @@ def _conform_program(args) -> int:
     entry = args.entry or "main"
     inputs = _load_inputs(argparse.Namespace(input=None, inputs=args.inputs), None, entry) if args.inputs else None
     import pathlib
+    from .conformance.program import parse_dims
     case = program_case(pathlib.Path(args.program), entry, inputs=inputs, seed=args.random_inputs,
-                        case_id=f"{os.path.basename(args.program)}@{entry}",
+                        case_id=f"{os.path.basename(args.program)}@{entry}", dims=parse_dims(args.dim),
                         rtol=args.rtol, atol=args.atol, max_ulp=args.max_ulp)
     backend = get_backend(args.backend, extra_ulps=args.extra_ulps)
     try:
@@ -676,9 +705,11 @@ def build_parser() -> argparse.ArgumentParser:
     c.add_argument("input", metavar="IN", help="a .mlir text file, a portable artifact or a jax.export payload (- for stdin)")
     c.add_argument("-o", "--output", required=True, metavar="OUT", help="output path (- for stdout); written atomically")
     c.add_argument("--target", default=None, metavar="V",
-                   help="StableHLO version X.Y.Z, 'current' or 'minimum' (default 1.0.0 for bytecode)")
+                   help="StableHLO version X.Y.Z, 'current' or 'minimum' (default: minimum, the oldest version that can carry the module)")
     c.add_argument("--emit", choices=("bytecode", "text"), default="bytecode",
                    help="bytecode (default): a portable artifact; text: the StableHLO text it holds")
+    c.add_argument("--legalize-chlo", action=argparse.BooleanOptionalAction, default=None,
+                   help="rewrite chlo.* ops into StableHLO ops (default: when writing an artifact)")
     c.add_argument("--strip-debuginfo", action="store_true", help="write no locations")
     c.add_argument("--inline-resources", action="store_true",
                    help="write dense_resource<...> constants as dense<...> (VHLO cannot hold resources)")
@@ -742,6 +773,9 @@ def build_parser() -> argparse.ArgumentParser:
     cf.add_argument("--inputs", metavar="ARGS.npz", help="with --program: the arguments (arg_0, arg_1, ... in order)")
     cf.add_argument("--random-inputs", type=int, metavar="SEED",
                     help="with --program: random arguments from the entry's signature, deterministic per SEED")
+    cf.add_argument("--dim", action="append", metavar="NAME=SIZE",
+                    help="with --random-inputs: the size of a symbolic dimension (jax.export's dimension "
+                         "variables, e.g. b=5, or argI.D=SIZE for dimension D of argument I); repeatable")
     cf.add_argument("--rtol", type=float, metavar="R", help="with --program: relative tolerance for float outputs")
     cf.add_argument("--atol", type=float, metavar="A", help="with --program: absolute tolerance for float outputs")
     cf.add_argument("--max-ulp", type=int, metavar="N", help="with --program: ULP bound for float outputs")
