@@ -169,6 +169,10 @@ def type_matches(t, cat: str) -> bool:
     if "bounded" in cat and "static_shape" in cat and not t.is_static and not _single_bounded(t):
         return False   # statically shaped or single bounded dimension
     et = t.element_type
+    if isinstance(et, ElementType) and et.name == "tf32":
+        # tf32 names a dot algorithm's precision; no StableHLO tensor holds it (upstream's
+        # HLO_Float admits 4/6/8/16/32/64-bit floats only)
+        return False
     if isinstance(et, QuantizedType):
         if not allow_q:
             return False
