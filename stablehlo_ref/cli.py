@@ -50,9 +50,9 @@ def _read_program_bytes(path: str) -> bytes:
     return data
 
 
-def _load_program_bytes(data: bytes, path: str):
+def _load_program_bytes(data: bytes, path: str, limits=None):
     from . import load_bytes
-    return load_bytes(data, "<stdin>" if path == "-" else path, path)
+    return load_bytes(data, "<stdin>" if path == "-" else path, path, limits=limits)
 
 
 def _check_stdin_once(paths) -> None:
@@ -73,23 +73,30 @@ def _entry_function(module, entry: str):
 
 # ------------------------------------------------------------------ limits (one place)
 def add_limit_flags(p) -> None:
-    """The resource-limit flags of commands that read arrays or run programs."""
+    """The resource-limit flags (stablehlo_ref.limits) of commands that read and run programs."""
     from .limits import DEFAULT
     p.add_argument("--max-tensor-elements", type=int, metavar="N",
                    help=f"refuse a tensor of more than N elements (default {DEFAULT.max_tensor_elements})")
     p.add_argument("--max-tensor-bytes", type=int, metavar="N",
                    help=f"refuse a tensor of more than N bytes (default {DEFAULT.max_tensor_bytes})")
+    p.add_argument("--max-live-bytes", type=int, metavar="N",
+                   help=f"stop a run whose live values exceed N bytes (default {DEFAULT.max_live_bytes})")
+    p.add_argument("--max-steps", type=int, metavar="N",
+                   help="stop a run after N loop iterations in all (default unbounded)")
+    p.add_argument("--timeout", type=float, metavar="S", help="stop a run after S seconds (default unbounded)")
+    p.add_argument("--max-nesting", type=int, metavar="N",
+                   help=f"refuse programs nested deeper than N regions or brackets (default {DEFAULT.max_nesting})")
 
 
 def limits_from_args(args):
     """A stablehlo_ref.limits.Limits from the limit flags (the defaults where not given)."""
-    from .limits import DEFAULT
+    from .limits import DEFAULT, FLAGS
     kw = {}
-    for name in ("max_tensor_elements", "max_tensor_bytes", "max_steps", "timeout"):
+    for name in FLAGS:
         v = getattr(args, name, None)
         if v is not None:
             if v <= 0:
-                raise UsageError(f"--{name.replace('_', '-')} must be positive")
+                raise UsageError(f"{FLAGS[name]} must be positive")
             kw[name] = v
     return DEFAULT.replace(**kw) if kw else DEFAULT
 
@@ -172,14 +179,15 @@ def cmd_run(args) -> int:
         raise UsageError("--trace-first must be at least 1")
     if args.output and args.output != "-":
         _check_output_dir(args.output)      # an unwritable -o fails before the run, not after
-    module = _read_program(args.files[0])
+    limits = limits_from_args(args)
+    module = _load_program_bytes(_read_program_bytes(args.files[0]), args.files[0], limits)
     func = _entry_function(module, args.entry)
     if not args.no_verify:
         from .verifier import verify
         verify(module)
     vals = _run_inputs(args, func, args.entry)
     from .runtrace import run_with_hooks
-    results = run_with_hooks(module, args.entry, vals, args)
+    results = run_with_hooks(module, args.entry, vals, args, limits)
     if args.output:
         write = _results_writer(args.output, results)
     if args.output != "-":                  # `-o -`: stdout carries the arrays only
@@ -201,6 +209,7 @@ def _check_output_dir(path: str) -> None:
 
 def cmd_check(args) -> int:
     from .checkrun import read_text, run_text
+    limits = limits_from_args(args)
     _check_stdin_once(args.files)
     if args.json and args.json != "-":
         _check_output_dir(args.json)
@@ -211,7 +220,7 @@ def cmd_check(args) -> int:
             raise UsageError(f"{'stdin' if path == '-' else path}: test file is empty")
         name = path
         _SOURCES[name] = text
-        res = run_text(text, name)
+        res = run_text(text, name, limits)
         all_results.extend(res)
         for r in res:
             if r.status != "pass":
