@@ -52,7 +52,7 @@ def _read_program_bytes(path: str) -> bytes:
 
 def _load_program_bytes(data: bytes, path: str):
     from . import load_bytes
-    return load_bytes(data, "<stdin>" if path == "-" else path, path)
+    return load_bytes(data, "<stdin>" if path == "-" else path, path, limits=_PROGRAM_LIMITS)
 
 
 def _check_stdin_once(paths) -> None:
@@ -81,11 +81,22 @@ def add_limit_flags(p) -> None:
                    help=f"refuse a tensor of more than N bytes (default {DEFAULT.max_tensor_bytes})")
 
 
+def add_nesting_flag(p) -> None:
+    """--max-nesting: how deep regions, types, attributes and brackets of a program may nest."""
+    from .limits import DEFAULT
+    p.add_argument("--max-nesting", type=int, metavar="N",
+                   help=f"refuse a program nested more than N deep (default {DEFAULT.max_nesting})")
+
+
+# the limits the program reader applies, from the flags of the command being run
+_PROGRAM_LIMITS = None
+
+
 def limits_from_args(args):
     """A stablehlo_ref.limits.Limits from the limit flags (the defaults where not given)."""
     from .limits import DEFAULT
     kw = {}
-    for name in ("max_tensor_elements", "max_tensor_bytes", "max_steps", "timeout"):
+    for name in ("max_tensor_elements", "max_tensor_bytes", "max_steps", "timeout", "max_nesting"):
         v = getattr(args, name, None)
         if v is not None:
             if v <= 0:
@@ -648,6 +659,7 @@ def build_parser() -> argparse.ArgumentParser:
     r = sub.add_parser("run", help="run a function (or, with --check, upstream-style test files)",
                        description="Interpret one function on numpy inputs and print its results; with --check, "
                                    "run upstream-style test files.")
+    add_nesting_flag(r)
     r.add_argument("files", nargs="+", metavar="FILE", help=file_help + "; several with --check")
     r.add_argument("--entry", default="main", metavar="NAME", help="the function to run (default main)")
     r.add_argument("--input", action="append", metavar="A.npy",
@@ -677,6 +689,7 @@ def build_parser() -> argparse.ArgumentParser:
     v = sub.add_parser("validate", help="parse and verify files; print ok or one diagnostic per problem",
                        description="Parse and verify each file; print `ok: FILE (minimum StableHLO version V)` "
                                    "or one diagnostic per problem.")
+    add_nesting_flag(v)
     v.add_argument("files", nargs="+", metavar="FILE", help=file_help)
     v.add_argument("--json", action="store_true", help="print one JSON report on stdout")
     v.add_argument("--target", metavar="X.Y.Z", help="also list everything StableHLO X.Y.Z cannot carry")
@@ -686,6 +699,7 @@ def build_parser() -> argparse.ArgumentParser:
 
     pr = sub.add_parser("print", help="print a module as MLIR text (pretty or --generic) or as bytecode",
                         description="Print a module as stablehlo-opt does: pretty form, no locations unless --debuginfo.")
+    add_nesting_flag(pr)
     pr.add_argument("file", metavar="FILE", help=file_help)
     pr.add_argument("-o", "--output", metavar="OUT", help="write to OUT instead of stdout (atomically)")
     pr.add_argument("--emit", choices=("text", "bytecode"), default="text",
@@ -702,6 +716,7 @@ def build_parser() -> argparse.ArgumentParser:
     c = sub.add_parser("convert", help="write a program as a portable artifact at a target version, or as text",
                        description="Write a program (text or artifact) as a portable artifact at a target version, "
                                    "or as the text that artifact holds.")
+    add_nesting_flag(c)
     c.add_argument("input", metavar="IN", help="a .mlir text file, a portable artifact or a jax.export payload (- for stdin)")
     c.add_argument("-o", "--output", required=True, metavar="OUT", help="output path (- for stdout); written atomically")
     c.add_argument("--target", default=None, metavar="V",
@@ -724,6 +739,7 @@ def build_parser() -> argparse.ArgumentParser:
                          description="Summarize a program: artifact version and producer, entry signature with "
                                      "argument names and shardings, ops with counts, dialects, custom-call targets, "
                                      "the minimum StableHLO version that can carry it, jax.export metadata.")
+    add_nesting_flag(ins)
     ins.add_argument("file", metavar="FILE", help=file_help)
     ins.add_argument("--json", action="store_true", help="print the summary as JSON")
     ins.set_defaults(fn=cmd_inspect)
@@ -865,6 +881,8 @@ def main(argv=None) -> int:
     try:
         parser = build_parser()
         args = parser.parse_args(argv)
+        global _PROGRAM_LIMITS
+        _PROGRAM_LIMITS = limits_from_args(args)
         if not getattr(args, "fn", None):
             parser.print_help(sys.stderr)
             return 2
