@@ -171,9 +171,10 @@ def check_cli(args: List[str]) -> str:
         raise Finding("a traceback on stderr:\n" + e[-2000:])
     if rc not in (0, 1, 2):
         raise Finding(f"exit code {rc}")
-    if rc != 0 and not e.startswith("error: ") and not out.getvalue().strip():
+    said_error = "error: " in e.split("\n", 1)[0]      # `[file:line:col: ]error: message`
+    if rc != 0 and not said_error and not out.getvalue().strip():
         raise Finding(f"exit code {rc} with neither an `error:` line nor a report: {e[:300]!r}")
-    if e and not e.startswith("error: ") and "--trace" not in args:
+    if e and not said_error and "warning: " not in e.split("\n", 1)[0] and "--trace" not in args:
         raise Finding(f"stderr that is not an `error:` line: {e[:300]!r}")
     return f"exit {rc}"
 
