@@ -52,7 +52,8 @@ def _read_program_bytes(path: str) -> bytes:
 
 def _load_program_bytes(data: bytes, path: str, limits=None):
     from . import load_bytes
-    return load_bytes(data, "<stdin>" if path == "-" else path, path, limits=limits)
+    return load_bytes(data, "<stdin>" if path == "-" else path, path,
+                      limits=limits if limits is not None else _PROGRAM_LIMITS)
 
 
 def _check_stdin_once(paths) -> None:
@@ -86,6 +87,17 @@ def add_limit_flags(p) -> None:
     p.add_argument("--timeout", type=float, metavar="S", help="stop a run after S seconds (default unbounded)")
     p.add_argument("--max-nesting", type=int, metavar="N",
                    help=f"refuse programs nested deeper than N regions or brackets (default {DEFAULT.max_nesting})")
+
+
+def add_nesting_flag(p) -> None:
+    """--max-nesting: how deep regions, types, attributes and brackets of a program may nest."""
+    from .limits import DEFAULT
+    p.add_argument("--max-nesting", type=int, metavar="N",
+                   help=f"refuse a program nested more than N deep (default {DEFAULT.max_nesting})")
+
+
+# the limits the program reader applies, from the flags of the command being run
+_PROGRAM_LIMITS = None
 
 
 def limits_from_args(args):
@@ -686,6 +698,7 @@ def build_parser() -> argparse.ArgumentParser:
     v = sub.add_parser("validate", help="parse and verify files; print ok or one diagnostic per problem",
                        description="Parse and verify each file; print `ok: FILE (minimum StableHLO version V)` "
                                    "or one diagnostic per problem.")
+    add_nesting_flag(v)
     v.add_argument("files", nargs="+", metavar="FILE", help=file_help)
     v.add_argument("--json", action="store_true", help="print one JSON report on stdout")
     v.add_argument("--target", metavar="X.Y.Z", help="also list everything StableHLO X.Y.Z cannot carry")
@@ -695,6 +708,7 @@ def build_parser() -> argparse.ArgumentParser:
 
     pr = sub.add_parser("print", help="print a module as MLIR text (pretty or --generic) or as bytecode",
                         description="Print a module as stablehlo-opt does: pretty form, no locations unless --debuginfo.")
+    add_nesting_flag(pr)
     pr.add_argument("file", metavar="FILE", help=file_help)
     pr.add_argument("-o", "--output", metavar="OUT", help="write to OUT instead of stdout (atomically)")
     pr.add_argument("--emit", choices=("text", "bytecode"), default="text",
@@ -711,6 +725,7 @@ def build_parser() -> argparse.ArgumentParser:
     c = sub.add_parser("convert", help="write a program as a portable artifact at a target version, or as text",
                        description="Write a program (text or artifact) as a portable artifact at a target version, "
                                    "or as the text that artifact holds.")
+    add_nesting_flag(c)
     c.add_argument("input", metavar="IN", help="a .mlir text file, a portable artifact or a jax.export payload (- for stdin)")
     c.add_argument("-o", "--output", required=True, metavar="OUT", help="output path (- for stdout); written atomically")
     c.add_argument("--target", default=None, metavar="V",
@@ -733,6 +748,7 @@ def build_parser() -> argparse.ArgumentParser:
                          description="Summarize a program: artifact version and producer, entry signature with "
                                      "argument names and shardings, ops with counts, dialects, custom-call targets, "
                                      "the minimum StableHLO version that can carry it, jax.export metadata.")
+    add_nesting_flag(ins)
     ins.add_argument("file", metavar="FILE", help=file_help)
     ins.add_argument("--json", action="store_true", help="print the summary as JSON")
     ins.set_defaults(fn=cmd_inspect)
@@ -874,6 +890,8 @@ def main(argv=None) -> int:
     try:
         parser = build_parser()
         args = parser.parse_args(argv)
+        global _PROGRAM_LIMITS
+        _PROGRAM_LIMITS = limits_from_args(args)
         if not getattr(args, "fn", None):
             parser.print_help(sys.stderr)
             return 2
