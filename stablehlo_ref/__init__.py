@@ -3,7 +3,7 @@
 Public API (stable names):
     parse(text) -> Module
     load(path) -> Module
-    run(module, *arrays, entry="main") -> tuple of numpy arrays
+    run(module, *arrays, entry="main", limits=None) -> tuple of numpy arrays
     print_module(module, *, generic=False, strip_debuginfo=False) -> str
     verify(module) -> None  (raises VerificationError on an invalid program)
 """
@@ -26,13 +26,14 @@ def __getattr__(name):
 __version__ = "0.1.0"
 
 
-def parse(text: str, filename: str = "<string>") -> Module:
-    """Parse MLIR text (generic or pretty StableHLO syntax) into a Module."""
+def parse(text: str, filename: str = "<string>", limits=None) -> Module:
+    """Parse MLIR text (generic or pretty StableHLO syntax) into a Module. `limits`
+    (a `stablehlo_ref.limits.Limits`, default `DEFAULT`) bounds tensor literals and nesting."""
     from .text import parse as _parse
-    return _parse(text, filename)
+    return _parse(text, filename, limits=limits)
 
 
-def load(path) -> Module:
+def load(path, limits=None) -> Module:
     """Read a `.mlir` text file, a portable artifact (MLIR bytecode) or a `jax.export` payload
     (`Exported.serialize()`, whose StableHLO artifact is read) into a Module."""
     import os
@@ -42,10 +43,11 @@ def load(path) -> Module:
             data = f.read()
     except OSError as e:
         raise UsageError(f"cannot read {p}: {e.strerror}") from None
-    return load_bytes(data, p)
+    return load_bytes(data, p, limits=limits)
 
 
-def load_bytes(data: bytes, name: str = "<bytes>", text_name: Optional[str] = None) -> Module:
+def load_bytes(data: bytes, name: str = "<bytes>", text_name: Optional[str] = None,
+               limits=None) -> Module:
     """`load` for bytes in memory: text, artifact or jax.export payload, told apart by content.
     `name` labels errors; text is located as `text_name` (default `name`)."""
     from .serialization import deserialize as _deserialize
@@ -55,22 +57,24 @@ def load_bytes(data: bytes, name: str = "<bytes>", text_name: Optional[str] = No
         artifact = data
     else:
         try:
-            return parse(data.decode("utf-8"), text_name or name)
+            return parse(data.decode("utf-8"), text_name or name, limits=limits)
         except UnicodeDecodeError as e:
             if not is_jax_exported(data):
                 raise ParseError("neither UTF-8 text, MLIR bytecode nor a jax.export payload "
                                  f"(byte {e.start})", name) from None
             artifact = bytes(read_jax_exported(data)["module"])
     try:
-        return _deserialize(artifact)
+        return _deserialize(artifact, limits=limits)
     except SerializationError as e:
         raise SerializationError(e.message, f"{name}: {e.location}" if e.location else name) from None
 
 
-def run(module: Module, *arrays, entry: str = "main") -> tuple:
-    """Interpret function `entry` of `module` on numpy arrays; returns a tuple of arrays."""
+def run(module: Module, *arrays, entry: str = "main", limits=None) -> tuple:
+    """Interpret function `entry` of `module` on numpy arrays; returns a tuple of arrays.
+    `limits`: a `stablehlo_ref.limits.Limits` (tensor size, live memory, `max_steps` loop
+    iterations, `timeout` seconds, nesting); without it the defaults apply."""
     from .interpreter import run as _run
-    return _run(module, *arrays, entry=entry)
+    return _run(module, *arrays, entry=entry, limits=limits)
 
 
 def serialize(module: Module, target: str = "1.0.0", strip_debuginfo: bool = False) -> bytes:
@@ -79,10 +83,11 @@ def serialize(module: Module, target: str = "1.0.0", strip_debuginfo: bool = Fal
     return _serialize(module, target, strip_debuginfo)
 
 
-def deserialize(data: bytes) -> Module:
-    """Read a StableHLO portable artifact (any version from 0.9.0 to current)."""
+def deserialize(data: bytes, limits=None) -> Module:
+    """Read a StableHLO portable artifact (any version from 0.9.0 to current); `limits` bounds
+    element counts, blob sizes and nesting before anything is allocated."""
     from .serialization import deserialize as _deserialize
-    return _deserialize(data)
+    return _deserialize(data, limits=limits)
 
 
 def artifact_version(data: bytes) -> str:

@@ -2,7 +2,7 @@
 
     stablehlo-ref run FILE [--entry NAME] [--input A.npy ...] [--inputs ARGS.npz] [-o OUT.npz] [--trace]
     stablehlo-ref run --check FILE... [--json OUT.json]
-    stablehlo-ref validate FILE... [--profile P]
+    stablehlo-ref validate FILE... [--json] [--target X.Y.Z] [--profile P]
     stablehlo-ref print FILE [--generic] [--strip-debuginfo | --debuginfo]
     stablehlo-ref convert IN -o OUT [--target V] [--emit bytecode|text] [--strip-debuginfo] [--inline-resources]
     stablehlo-ref spec [OP]
@@ -147,30 +147,64 @@ def cmd_check(args) -> int:
 
 
 def cmd_validate(args) -> int:
-    """Parse and verify each file: `ok: FILE`, or one error line per problem; 1 if any is invalid."""
-    from . import load
-    from .errors import UsageError as _Usage
+    """Parse and verify each file; report every offending op (one line each, or `--json`), the
+    module's minimum StableHLO version, what `--target V` cannot carry, and an artifact that
+    claims a version newer than the spec knows. Exit 1 if any file has a problem."""
+    from . import load_bytes, spec
+    from .serialization import artifact_version
     from .verifier import collect
-    status = 0
-    for path in args.files:
+    from .verifier.versions import version_report
+    if args.target is not None:
         try:
-            module = load(path)
-        except _Usage:
-            raise
+            spec.parse_version(args.target)
         except StableHLOError as e:
-            print(f"error: {e}", file=sys.stderr)
+            raise UsageError(f"--target: {e}") from None
+    status, reports = 0, []
+    for path in args.files:
+        rep = {"file": path, "ok": False, "errors": [], "minimum_version": None, "target": args.target,
+               "target_problems": []}
+        reports.append(rep)
+        try:
+            data = _read_bytes(path).getvalue()
+        except OSError as e:
+            raise UsageError(f"cannot read {path}: {e.strerror}") from None
+        try:
+            if data[:4] == b"ML\xefR":
+                claimed = artifact_version(data)
+                rep["artifact_version"] = claimed
+                if spec.parse_version(claimed) > spec.parse_version(spec.current_version()):
+                    rep["errors"].append({"message": f"{path}: the artifact claims StableHLO {claimed}, newer than "
+                                                     f"the newest version this tool knows ({spec.current_version()})"})
+            module = load_bytes(data, path)
+        except StableHLOError as e:
+            rep["errors"].append({"message": str(e)})
             status = 1
             continue
-        errors = collect(module)
-        if errors:
-            for e in errors:
-                print(f"error: {e}", file=sys.stderr)
-            status = 1
-        else:
-            print(f"ok: {path}")
-            if args.profile:
-                from .conformance.profile import report_model
-                status = max(status, report_model(args.profile, module, path))
+        for e in collect(module):
+            rep["errors"].append({"message": str(e), "op": e.op.name, "constraint": e.constraint or None})
+        if not rep["errors"]:
+            least, rep["target_problems"] = version_report(module, args.target)
+            rep["minimum_version"] = least
+        rep["ok"] = not rep["errors"] and not rep["target_problems"]
+        status = status or (0 if rep["ok"] else 1)
+        if args.profile and rep["ok"]:        # will it run correctly on the profile's backend?
+            from .conformance.profile import model_report
+            rep["profile"] = model_report(args.profile, module, path)
+            status = status or (0 if rep["profile"]["ok"] else 1)
+    if args.json:
+        print(json.dumps({"files": reports}, indent=1))
+        return status
+    for rep in reports:
+        for e in rep["errors"]:
+            print(f"error: {e['message']}", file=sys.stderr)
+        for m in rep["target_problems"]:
+            print(f"error: {m} (target {rep['target']})", file=sys.stderr)
+        if not rep["errors"]:
+            least = rep["minimum_version"] or "none (no portable form)"
+            word = "ok" if rep["ok"] else "invalid"
+            print(f"{word}: {rep['file']} (minimum StableHLO version {least})")
+            for line in rep.get("profile", {}).get("lines", []):
+                print(line)
     return status
 
 
@@ -394,6 +428,8 @@ def build_parser() -> argparse.ArgumentParser:
     r.set_defaults(fn=cmd_run)
     v = sub.add_parser("validate", help="parse and verify files; print ok or one error per problem")
     v.add_argument("files", nargs="+", metavar="FILE")
+    v.add_argument("--json", action="store_true", help="print one JSON report on stdout")
+    v.add_argument("--target", metavar="X.Y.Z", help="also list everything StableHLO X.Y.Z cannot carry")
     v.add_argument("--profile", metavar="P", help="also say whether each valid file runs correctly on the backend whose "
                    "capability profile P is (written by `conformance --profile`); 1 when it does not")
     v.set_defaults(fn=cmd_validate)

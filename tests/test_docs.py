@@ -109,7 +109,7 @@ def test_command_rewrites_and_checks(tmp_path, monkeypatch, capsys):
     monkeypatch.setattr(docs, "REPO", tmp_path)
     monkeypatch.setattr(docs, "SHARED", tmp_path / "no-corpus")
     assert docs.main(["--check"]) == 1
-    assert "stale: docs/ops.md, README.md" in capsys.readouterr().err
+    assert "stale: docs/ops.md, docs/constraints.md, README.md" in capsys.readouterr().err
     assert docs.main([]) == 0
     assert (tmp_path / "docs" / "ops.md").read_text().startswith("# Op status")
     readme = (tmp_path / "README.md").read_text()
@@ -118,3 +118,13 @@ def test_command_rewrites_and_checks(tmp_path, monkeypatch, capsys):
     (tmp_path / "README.md").write_text("no markers\n")
     assert docs.main([]) == 2
     assert "markers" in capsys.readouterr().err
+
+
+def test_constraints_md_is_current_and_has_no_gap():
+    path = REPO / "docs" / "constraints.md"
+    assert path.is_file(), f"docs/constraints.md is missing: {FIX}"
+    generated = docs.render_constraints_md()
+    committed = path.read_text(encoding="utf-8")
+    assert committed == generated, f"docs/constraints.md is stale: {FIX}\n{_diff(committed, generated)}"
+    rows = [line for line in generated.splitlines() if line.startswith("| `")]
+    assert rows and all(line.endswith("| — |") for line in rows), "a constraint id is not cited by any check"

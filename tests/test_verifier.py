@@ -31,7 +31,9 @@ def split_chunks(text: str):
     return chunks
 
 
-_EXPECT = re.compile(r"//\s*expected-error(?:-re)?\s*(?:@([+-]\d+|above|below))?\s*\{\{")
+# MLIR's -verify-diagnostics finds the marker anywhere in a line (`// @expected-error@+1 {{...}}`
+# counts too), so this does as well.
+_EXPECT = re.compile(r"expected-error(?:-re)?\s*(?:@([+-]\d+|above|below))?\s*\{\{")
 
 
 def expected_lines(chunk: str):
@@ -311,3 +313,90 @@ if __name__ == "__main__":   # quick measurement: python tests/test_verifier.py
         total.update(c)
         print(rel, dict(c))
     print("total", dict(total))
+
+
+def test_cli_validate_versions_json_and_target(tmp_path, capsys):
+    import json
+    from stablehlo_ref.cli import main
+    good = tmp_path / "good.mlir"
+    good.write_text(_GOOD)
+    newer = tmp_path / "newer.mlir"
+    newer.write_text("func.func @main(%a: tensor<2xi2>) -> tensor<2xi2> {\n"
+                     "  %0 = stablehlo.add %a, %a : tensor<2xi2>\n  func.return %0 : tensor<2xi2>\n}\n")
+    assert main(["validate", str(good), str(newer)]) == 0
+    out = capsys.readouterr().out
+    assert f"ok: {good} (minimum StableHLO version 0.9.0)" in out
+    assert f"ok: {newer} (minimum StableHLO version 1.2.0)" in out
+    assert main(["validate", "--target", "1.0.0", str(newer)]) == 1
+    err = capsys.readouterr().err
+    assert "newer.mlir:2:" in err and "element type i2 needs StableHLO 1.2.0" in err
+    assert main(["validate", "--json", "--target", "1.2.0", str(newer), str(tmp_path / "bad.mlir")]) == 2  # missing
+    capsys.readouterr()
+    bad = tmp_path / "bad.mlir"
+    bad.write_text(_BAD.replace("func.return %0", "%1 = \"stablehlo.subtract\"(%a, %b) : (tensor<2xf32>, "
+                                "tensor<3xf32>) -> tensor<2xf32>\n  func.return %0"))
+    assert main(["validate", "--json", str(newer), str(bad)]) == 1
+    rep = json.loads(capsys.readouterr().out)["files"]
+    assert rep[0]["ok"] and rep[0]["minimum_version"] == "1.2.0"
+    assert not rep[1]["ok"] and [e["op"] for e in rep[1]["errors"]] == ["stablehlo.add", "stablehlo.subtract"]
+    assert rep[1]["errors"][0]["constraint"] == "C1"
+
+
+def test_cli_validate_reports_an_artifact_from_the_future(tmp_path, capsys):
+    from stablehlo_ref import serialize
+    from stablehlo_ref.cli import main
+    data = serialize(_module(_GOOD), "1.0.0")
+    assert b"StableHLO_v1.0.0" in data
+    fut = tmp_path / "future.mlirbc"
+    fut.write_bytes(data.replace(b"StableHLO_v1.0.0", b"StableHLO_v9.9.0"))
+    assert main(["validate", str(fut)]) == 1
+    assert "claims StableHLO 9.9.0, newer than the newest version" in capsys.readouterr().err
+
+
+def test_splat_replica_groups_are_not_expanded():
+    body = ("func.func @f(%a: tensor<4xf32>) -> tensor<4xf32> {\n"
+            "  %0 = \"stablehlo.all_reduce\"(%a) ({\n  ^bb0(%x: tensor<f32>, %y: tensor<f32>):\n"
+            "    %s = stablehlo.add %x, %y : tensor<f32>\n    stablehlo.return %s : tensor<f32>\n"
+            "  }) {replica_groups = dense<0> : tensor<99999999999x1xi64>} : (tensor<4xf32>) -> tensor<4xf32>\n"
+            "  func.return %0 : tensor<4xf32>\n}\n")
+    errs = _errs(body)
+    assert len(errs) == 1 and "C1" in errs[0] and "more than once" in errs[0]
+
+
+def test_type_well_formedness():
+    # bounds: one per dimension, only on dynamic dimensions
+    assert any("Bounds length" in e for e in _errs(
+        "func.func @f(%a: tensor<?x?xf32, #stablehlo.bounds<3>>) {\n  func.return\n}\n"))
+    assert any("Static dimension 0 cannot have a bound" in e for e in _errs(
+        "func.func @f(%a: tensor<3xf32, #stablehlo.bounds<3>>) {\n  func.return\n}\n"))
+    # a static size must fit the other side's bound
+    assert _errs("func.func @f(%a: tensor<?xf32, #stablehlo.bounds<4>>) {\n"
+                 "  %0 = \"stablehlo.add\"(%a, %a) : (tensor<?xf32, #stablehlo.bounds<4>>, "
+                 "tensor<?xf32, #stablehlo.bounds<4>>) -> tensor<5xf32>\n  func.return\n}\n")
+    # the full storage range is the plain storage type; a zero point must lie inside the range
+    q, q2 = "!quant.uniform<i8:f32, 1.0:17>", "!quant.uniform<i8<-128:127>:f32, 1.0:17>"
+    assert _errs(f"func.func @f(%a: tensor<2x{q}>) -> tensor<2x{q2}> {{\n"
+                 f"  %0 = stablehlo.transpose %a, dims = [0] : (tensor<2x{q}>) -> tensor<2x{q2}>\n"
+                 f"  func.return %0 : tensor<2x{q2}>\n}}\n") == []
+    q3 = "!quant.uniform<i8:f32, 1.0:300>"
+    assert any("zero point 300" in e for e in _errs(
+        f"func.func @f(%a: tensor<2x{q3}>) {{\n  %0 = stablehlo.add %a, %a : tensor<2x{q3}>\n  func.return\n}}\n"))
+    assert any("unknown stablehlo type: foobar" in e for e in _errs("func.func private @f() -> !stablehlo.foobar\n"))
+
+
+def test_enum_cases_and_precision_configs_are_checked():
+    body = ("func.func @f(%a: tensor<2x2xi32>) -> tensor<2x2xi32> {\n"
+            "  %0 = \"stablehlo.dot\"(%a, %a) {precision_config = [PC]} : (tensor<2x2xi32>, tensor<2x2xi32>) -> tensor<2x2xi32>\n"
+            "  func.return %0 : tensor<2x2xi32>\n}\n")
+    assert _errs(body.replace("PC", "#stablehlo<precision DEFAULT>, #stablehlo<precision HIGHEST>")) == []
+    assert _errs(body.replace("PC", "\"FOO\", #stablehlo<precision HIGHEST>"))
+
+
+def test_ragged_dot_group_dimension_must_not_be_a_batching_dimension():
+    body = ("func.func @f(%l: tensor<3x11x5xf32>, %r: tensor<3x5x7xf32>, %g: tensor<3xi64>) -> tensor<3x11x7xf32> {\n"
+            "  %0 = \"chlo.ragged_dot\"(%l, %r, %g) {ragged_dot_dimension_numbers = #chlo.ragged_dot<"
+            "lhs_batching_dimensions = [0], rhs_batching_dimensions = [0], lhs_contracting_dimensions = [2], "
+            "rhs_contracting_dimensions = [1], lhs_ragged_dimensions = [1], rhs_group_dimensions = [GROUP]>} "
+            ": (tensor<3x11x5xf32>, tensor<3x5x7xf32>, tensor<3xi64>) -> tensor<3x11x7xf32>\n"
+            "  func.return %0 : tensor<3x11x7xf32>\n}\n")
+    assert any("rhs_group_dimensions and rhs_batching_dimensions: 0" in e for e in _errs(body.replace("GROUP", "0")))

@@ -4,21 +4,77 @@ reduction bodies), send/recv (source-target pairs, channel types), infeed/outfee
 after_all/create_token and replica_id/partition_id."""
 from __future__ import annotations
 
+import numpy as np
+
 from ..ir.attributes import IntegerAttr, StructAttr
 from ..ir.types import ElementType, TokenType, TupleType
+from ..limits import check_tensor
 from .registry import verifier
-from .shapes import (dim_ok, elem, elems_equal, int_value, is_tensor, promotable, ranked, region_args,
-                     region_returns, shapes_compatible)
+from .shapes import (const_ints, dim_ok, elem, elems_equal, int_value, is_tensor, promotable, ranked, region_args,
+                     region_returns, shapes_compatible, types_compatible)
 
 
-def _groups(op, check, cid_dup, cid_range, allow_padding=False, require_all=True):
-    """The replica groups as lists of ids (padding -1 dropped); checks rank, negatives, duplicates
-    and that the ids cover 0..n-1."""
+def _replica_group_ids(op, check, cid):
+    """The replica_groups attribute as a 2-d integer numpy array, read without materializing a
+    huge splat: sizes come from the type first (a splat of more than one id repeats an id, or is
+    all padding)."""
     a = op.attributes.get("replica_groups")
     arr = getattr(a, "array", None)
     if arr is None:
         return None
-    check(arr.ndim == 2, cid_range, f"replica groups should be a rank 2 tensor, got rank {arr.ndim}")
+    check(arr.ndim == 2, cid, f"replica groups should be a rank 2 tensor, got rank {arr.ndim}")
+    n = int(np.prod(arr.shape, dtype=object))
+    if n > 1 and any(st == 0 for st in arr.strides):
+        # a broadcast splat (`dense<0> : tensor<NxMxi64>`): one id, repeated
+        v = int(arr.reshape(-1)[0])
+        return ("splat", v, tuple(arr.shape))
+    check_tensor(arr.shape, 64, f"{op.name} replica_groups", op.where())
+    return arr
+
+
+def _process_count(op, check, mode):
+    """How many ids a process group may name, from the module's `mhlo.num_replicas` /
+    `mhlo.num_partitions` (None when the module does not say: the run checks it then)."""
+    mod = check.module
+    attrs = getattr(getattr(mod, "op", None), "attributes", None) or {}
+    rep, part = attrs.get("mhlo.num_replicas"), attrs.get("mhlo.num_partitions")
+    rep = int(rep.value) if isinstance(rep, IntegerAttr) else None
+    part = int(part.value) if isinstance(part, IntegerAttr) else None
+    if mode == "flattened_ids":
+        return rep * part if rep is not None and part is not None else None
+    if mode == "cross_partition":
+        return part
+    return rep
+
+
+def _mode(op, partitions_with_channel=False):
+    """The process-group mode of a collective: cross_replica without a channel; with one,
+    cross_partition (all_to_all, collective_broadcast, collective_reduce) or
+    cross_replica_and_partition, or flattened_ids with use_global_device_ids."""
+    ch = op.attributes.get("channel_handle")
+    h = ch.get("handle") if isinstance(ch, StructAttr) else None
+    has_channel = h is not None and int(h) > 0
+    if op.attributes.get("use_global_device_ids") is not None:
+        return "flattened_ids"
+    if not has_channel:
+        return "cross_replica"
+    return "cross_partition" if partitions_with_channel else "cross_replica_and_partition"
+
+
+def _groups(op, check, cid_dup, cid_range, allow_padding=False, require_all=True, cid_count=None,
+            partitions_with_channel=False):
+    """The replica groups as lists of ids (padding -1 dropped); checks rank, negatives, duplicates,
+    that the ids cover 0..n-1 and, where the module gives the process grid, the count (cid_count)
+    and range (cid_range) of the ids."""
+    arr = _replica_group_ids(op, check, cid_range)
+    if arr is None:
+        return None
+    if isinstance(arr, tuple):
+        _, v, shape = arr
+        if v == -1 and allow_padding:
+            return [[] for _ in range(shape[0])]
+        check(v >= 0, cid_range, f"invalid replica id {v}")
+        check(False, cid_dup, f"replica id #{v} seen more than once")
     groups = [[int(x) for x in row] for row in arr.tolist()]
     seen = set()
     for g in groups:
@@ -28,12 +84,15 @@ def _groups(op, check, cid_dup, cid_range, allow_padding=False, require_all=True
             check(x >= 0, cid_range, f"invalid replica id {x}")
             check(x not in seen, cid_dup, f"replica id #{x} seen more than once")
             seen.add(x)
-    if seen and not allow_padding:
+    if seen and (not allow_padding or require_all):
         for i in range(max(seen) + 1):
             check(i in seen, cid_range, f"replica id #{i} not seen in replica groups")
-    elif seen and require_all:
-        for i in range(max(seen) + 1):
-            check(i in seen, cid_range, f"replica id #{i} not seen in replica groups")
+    count = _process_count(op, check, _mode(op, partitions_with_channel))
+    if count is not None and seen:
+        check(max(seen) < count, cid_range, f"replica id {max(seen)} is out of range for {count} processes")
+        if cid_count is not None:
+            check(len(seen) == count, cid_count,
+                  f"replica_groups name {len(seen)} ids, but the process grid has {count}")
     return [[x for x in g if x != -1] for g in groups]
 
 
@@ -71,11 +130,15 @@ def _reduction_body(op, check, operand_types, cid, result_types=None):
 
 @verifier("stablehlo.all_reduce")
 def all_reduce(op, check):
-    _groups(op, check, "C1", "C3", allow_padding=True)
+    _groups(op, check, "C1", "C3", allow_padding=True, cid_count="C2")
     _channel_check(op, check, "C4")
+    check(len(op.operands) == len(op.results), "C6", "requires the same number of operands and results")
     _reduction_body(op, check, [op.operands[0].type] if op.operands else [], "C5")
+    rets = region_returns(op.regions[0]) if op.regions else None
     for v, r in zip(op.operands, op.results):
         check(shapes_compatible(v.type, r.type), "C6", f"result {r.type} must have the shape of operand {v.type}")
+        if rets:
+            check(elems_equal(r.type, rets[0]), "C7", f"result element type must be {elem(rets[0])}, got {r.type}")
 
 
 @verifier("stablehlo.reduce_scatter")
@@ -85,9 +148,12 @@ def reduce_scatter(op, check):
     check(d >= 0, "C2", f"scatter_dimension {d} must be non-negative")
     if ranked(a):
         check(d < a.rank, "C2", f"scatter_dimension {d} is out of range for {a}")
-    _groups(op, check, "C3", "C5")
+    _groups(op, check, "C3", "C5", cid_count="C4")
     _channel_check(op, check, "C6")
-    _reduction_body(op, check, [a], "C7", [r])
+    _reduction_body(op, check, [a], "C7")
+    rets = region_returns(op.regions[0]) if op.regions else None
+    if rets:
+        check(elems_equal(r, rets[0]), "C9", f"result element type must be {elem(rets[0])}, got {r}")
     if ranked(a) and ranked(r):
         check(a.rank == r.rank, "C8", f"operand and result must have the same rank ({a}, {r})")
         sa, sr = a.shape[d], r.shape[d]
@@ -103,8 +169,9 @@ def reduce_scatter(op, check):
 def all_gather(op, check):
     d = int_value(op.attributes.get("all_gather_dim"), 0)
     check(d >= 0, "C1", f"all_gather_dim {d} must be non-negative")
-    _groups(op, check, "C2", "C4")
+    _groups(op, check, "C2", "C4", cid_count="C3")
     _channel_check(op, check, "C5")
+    check(len(op.operands) == len(op.results), "C6", "requires the same number of operands and results")
     for v, r in zip(op.operands, op.results):
         a, t = v.type, r.type
         if not (ranked(a) and ranked(t)):
@@ -115,6 +182,8 @@ def all_gather(op, check):
         if a.shape[d] is not None and t.shape[d] is not None:
             check(t.shape[d] % a.shape[d] == 0, "C6",
                   f"result gather dimension has size {t.shape[d]}, expected to be a multiple of operand gather dimension size {a.shape[d]}")
+        check(all(dim_ok(x, y) for i, (x, y) in enumerate(zip(a.shape, t.shape)) if i != d), "C6",
+              "operand and result should have the same shape except for the dimension size at 'all_gather_dim'")
         check(elems_equal(a, t, True), "C6", f"result {t} must have the operand's element type")
 
 
@@ -127,9 +196,9 @@ def all_to_all(op, check):
     check(cd >= 0, "C3", f"concat_dimension {cd} must be non-negative")
     check(sc > 0, "C4", f"split_count {sc} must be positive")
     check(len(op.operands) == len(op.results), "C9", "requires the same number of operands and results")
-    groups = _groups(op, check, "C5", "C7")
+    groups = _groups(op, check, "C5", "C7", cid_count="C6", partitions_with_channel=True)
     arr = getattr(op.attributes.get("replica_groups"), "array", None)
-    if groups is not None and arr is not None and arr.ndim == 2:
+    if groups is not None and arr is not None:
         check(arr.shape[1] == sc and all(len(g) == sc for g in groups), "C8", f"group size of replica_groups must be {sc}")
     for v, r in zip(op.operands, op.results):
         a, t = v.type, r.type
@@ -140,6 +209,7 @@ def all_to_all(op, check):
         if a.shape[sd] is not None:
             check(a.shape[sd] % sc == 0, "C2",
                   f"split dimension has size {a.shape[sd]}, expected to be a multiple of split_count {sc}")
+        check(elems_equal(a, t, True), "C9", f"requires the same element type for operand and result ({a}, {t})")
         if ranked(t):
             expect = list(a.shape)
             if expect[sd] is not None:
@@ -152,8 +222,7 @@ def all_to_all(op, check):
 
 @verifier("stablehlo.collective_permute")
 def collective_permute(op, check):
-    p = op.attributes.get("source_target_pairs")
-    arr = getattr(p, "array", None)
+    arr = _pairs_array(op, check)
     if arr is not None:
         check(arr.ndim == 2, "C1", f"expect source_target_pairs attribute to be of rank 2, but got rank {arr.ndim}")
         check(arr.shape[1] == 2, "C1", f"expect source_target_pairs attribute of shape (N, 2), but got {tuple(arr.shape)}")
@@ -184,15 +253,30 @@ def _dynamic_root(op, check, cid, what):
 @verifier("stablehlo.collective_broadcast")
 def collective_broadcast(op, check):
     check(len(op.operands) >= 1, "C3", "collective_broadcast requires at least one data operand")
-    _groups(op, check, "C1", "C2", allow_padding=True, require_all=False)
+    groups = _groups(op, check, "C1", "C2", allow_padding=True, require_all=False, partitions_with_channel=True)
     n = _dynamic_root(op, check, "C4", "collective_broadcast")
     check(len(op.results) == n, "C5", f"expects {n} results, got {len(op.results)}")
+    for i, (v, r) in enumerate(zip(op.operands[:n], op.results)):
+        msg = f"result #{i} ({r.type}) must have the type of operand #{i} ({v.type})"
+        if n < len(op.operands):
+            check(types_compatible(v.type, r.type), "C4", msg)
+        else:
+            check(types_compatible(v.type, r.type), "C3", msg)
+    root = const_ints(op.operands[-1]) if n < len(op.operands) else None
+    if root is not None and groups:
+        size = min(len(g) for g in groups)
+        check(all(0 <= x < size for x in root), "C6",
+              f"dynamic root indices {list(root)} must lie within a process group of {size}")
 
 
 @verifier("stablehlo.collective_reduce")
 def collective_reduce(op, check):
+    _groups(op, check, "C1", "C2", allow_padding=True, require_all=False, partitions_with_channel=True)
     _channel_check(op, check, "C5")
-    _dynamic_root(op, check, "C3", "collective_reduce")
+    n = _dynamic_root(op, check, "C3", "collective_reduce")
+    check(len(op.results) == n, "C3", f"expects {n} results, got {len(op.results)}")
+    for i, (v, r) in enumerate(zip(op.operands[:n], op.results)):
+        check(shapes_compatible(v.type, r.type), "C3", f"result #{i} ({r.type}) must have the shape of operand #{i} ({v.type})")
     if op.regions:
         _reduction_body(op, check, [op.operands[0].type], "C4")
 
@@ -235,9 +319,21 @@ def send(op, check):
     _host_transfer_channel(op, check, "DEVICE_TO_HOST")
 
 
-def _source_target_pairs(op, check):
+def _pairs_array(op, check):
+    """source_target_pairs as a numpy array; a broadcast splat of more than one pair repeats its
+    source (C2) and is not expanded."""
     arr = getattr(op.attributes.get("source_target_pairs"), "array", None)
     if arr is None or arr.size == 0:
+        return None
+    if arr.ndim == 2 and arr.shape[0] > 1 and any(st == 0 for st in arr.strides):
+        check(False, "C2", "duplicate sources not allowed")
+    check_tensor(arr.shape, 64, f"{op.name} source_target_pairs", op.where())
+    return arr
+
+
+def _source_target_pairs(op, check):
+    arr = _pairs_array(op, check)
+    if arr is None:
         return
     check(arr.ndim == 2 and arr.shape[1] == 2, "C1", f"source_target_pairs must have shape (N, 2), got {tuple(arr.shape)}")
     src, dst = [int(x) for x in arr[:, 0]], [int(x) for x in arr[:, 1]]

@@ -3,7 +3,7 @@ stablehlo.return, composite, async_start/async_done, custom_call, and the check 
 from __future__ import annotations
 
 from ..ir.attributes import DictAttr, StringAttr, StructAttr, SymbolRefAttr
-from ..ir.types import ElementType, FunctionType, TensorType, TokenType, TupleType
+from ..ir.types import ElementType, FunctionType, OpaqueType, TensorType, TokenType, TupleType
 from . import quantized
 from .registry import verifier
 from .shapes import (elem, ints, is_pred, is_tensor, ranked, region_args, region_returns, shapes_compatible,
@@ -101,7 +101,7 @@ def func_func(op, check):
     ft = getattr(op.attributes.get("function_type"), "type", None)
     if isinstance(ft, FunctionType):
         for t in list(ft.inputs) + list(ft.results):
-            msg = quantized.element_type_problem(elem(t)) if is_tensor(t) else None
+            msg = quantized.type_problem(t)
             check(msg is None, "", f"function type {t}: {msg}")
     if not isinstance(ft, FunctionType) or not op.regions or not op.regions[0].blocks:
         return
@@ -148,6 +148,17 @@ def async_start(op, check):
     args = [a.type for a in op.regions[0].blocks[0].arguments]
     check(len(args) == len(op.operands) and all(types_compatible(a, v.type) for a, v in zip(args, op.operands)), "C3",
           "the operands of async_start must be those of the operation in its body")
+    fut = op.results[0].type if len(op.results) == 1 else None
+    # (compared as text: the future's type stays opaque; spellings with attributes or quantized
+    # parameters are left alone, their text has more than one form)
+    if isinstance(fut, OpaqueType) and fut.text.startswith("!stablehlo.future") and not any(
+            c in fut.text for c in ("#", "!quant", "0x", ".")):
+        # future<T...>: T are the body operation's result types
+        want = ", ".join(str(r.type) for r in inner.results)
+        body = fut.text[len("!stablehlo.future"):].strip()
+        got = body[1:-1].strip() if body.startswith("<") and body.endswith(">") else body
+        check(got.replace(" ", "") == want.replace(" ", ""), "C4",
+              f"async_start must return future<{want}> (the body operation's results), got {fut}")
 
 
 @verifier("stablehlo.async_done")

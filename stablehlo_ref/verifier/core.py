@@ -9,13 +9,13 @@ from typing import List, Optional
 from .. import spec
 from ..errors import VerificationError
 from ..ir.sdy import SdyAttr
-from ..ir.attributes import (BoolAttr, DenseArrayAttr, DenseElementsAttr, DenseResourceAttr, EnumAttr,
+from ..ir.attributes import (ArrayAttr, BoolAttr, DenseArrayAttr, DenseElementsAttr, DenseResourceAttr, EnumAttr,
                              FloatAttr, IntegerAttr, StringAttr, StructAttr, UnitAttr)
 from ..ir.core import Module, Operation
 from ..ir.types import ElementType, QuantizedType, TensorType, TokenType, TupleType, UnrankedTensorType
-from .quantized import tensor_type_problem
+from .quantized import type_problem
 from .registry import VERIFIERS, Check, Violation
-from .shapes import SAME_TYPE_TRAITS, same_type_traits
+from .shapes import SAME_TYPE_TRAITS, bounds, same_type_traits
 
 def make_error(op: Operation, cid: str, message: str) -> VerificationError:
     label = f"{cid}: " if cid else ""
@@ -76,6 +76,9 @@ def _parse_category(cat: str):
         return (set(), None, False, False, {"token"}, False)
     if cat in ("tuple",):
         return (set(), None, False, False, {"tuple"}, False)
+    if cat in ("dimension_tensor", "static_dimension_tensor"):
+        # a 1-d tensor of integers or index values (a shape); static when the name says so
+        return ({"int", "index"}, 1, cat.startswith("static"), False, set(), True)
     rank = None
     if "scalar" in cat or cat.startswith("0d"):
         rank = 0
@@ -83,7 +86,7 @@ def _parse_category(cat: str):
         rank = 1
     elif "_2d_" in cat:
         rank = 2
-    static = "static_shape" in cat and "bounded" not in cat or "static_shape_tensor_per_axis" in cat or cat.startswith("static_1d") or cat.startswith("static_2d")
+    static = "bounded" not in cat and ("static_shape" in cat or cat.startswith("static_1d") or cat.startswith("static_2d"))
     m = re.search(r"tensor_of\(([^)]*)\)", cat)
     if m:
         words = {w.strip() for w in m.group(1).split(",")}
@@ -133,6 +136,12 @@ def _parse_category(cat: str):
     return (classes, rank, static, allow_q, kinds, True)
 
 
+def _single_bounded(t) -> bool:
+    """Exactly one dynamic dimension, and it has a bound (upstream's hasSingleBoundedDimension)."""
+    bs = bounds(t)
+    return bs is not None and sum(b is not None for b in bs) == 1 and sum(d is None for d in t.shape) == 1
+
+
 _CAT_CACHE: dict = {}
 
 
@@ -155,8 +164,10 @@ def type_matches(t, cat: str) -> bool:
         return False
     if rank is not None and t.rank != rank:
         return False
-    if static and not t.is_static and not (t.encoding is not None and "bounded" in cat):
+    if static and not t.is_static:
         return False
+    if "bounded" in cat and "static_shape" in cat and not t.is_static and not _single_bounded(t):
+        return False   # statically shaped or single bounded dimension
     et = t.element_type
     if isinstance(et, QuantizedType):
         if not allow_q:
@@ -175,22 +186,42 @@ def type_matches(t, cat: str) -> bool:
 
 # ------------------------------------------------------------------ attribute kinds
 
+_INT_RANGES = {"i64": (-(1 << 63), (1 << 63) - 1), "i32": (-(1 << 31), (1 << 31) - 1),
+               "ui64": (0, (1 << 64) - 1), "ui32": (0, (1 << 32) - 1)}
+_ENUM_KINDS = ("comparison_direction", "comparison_type", "fft_type", "rng_distribution", "rng_algorithm",
+               "transpose")
+
+
+def _enum_ok(a, kind: str) -> bool:
+    """An enum attribute of `kind` whose value is one of the spec's cases."""
+    if not isinstance(a, EnumAttr) or a.kind != kind:
+        return False
+    try:
+        return a.value in {c.name for c in spec.enum(kind).cases}
+    except (KeyError, LookupError):
+        return True
+
+
 def _attr_kind_ok(kind: str, a) -> bool:
     if kind.startswith("sdy_"):
         return isinstance(a, SdyAttr) and a.kind == kind[4:]
     if kind in ("dense_i64_array", "dense_bool_array"):
         return isinstance(a, DenseArrayAttr)
     if kind in ("i64", "i32", "ui64", "ui32"):
-        return isinstance(a, IntegerAttr)
+        if not isinstance(a, IntegerAttr):
+            return False
+        lo, hi = _INT_RANGES[kind]
+        return lo <= int(a.value) <= hi
+    if kind == "precision_config":
+        return isinstance(a, ArrayAttr) and all(_enum_ok(e, "precision") for e in a.elements)
     if kind == "i1":
         return isinstance(a, (BoolAttr, UnitAttr, IntegerAttr))
     if kind in ("f32", "f64"):
         return isinstance(a, (FloatAttr, IntegerAttr))
     if kind == "string":
         return isinstance(a, StringAttr)
-    if kind in ("comparison_direction", "comparison_type", "fft_type", "rng_distribution", "rng_algorithm",
-                "transpose"):
-        return isinstance(a, EnumAttr)
+    if kind in _ENUM_KINDS:
+        return _enum_ok(a, kind)
     if kind in ("dense_i64_elements", "dense_elements"):
         return isinstance(a, (DenseElementsAttr, DenseResourceAttr))
     if kind in ("gather_dimension_numbers", "scatter_dimension_numbers", "dot_dimension_numbers",
@@ -281,14 +312,18 @@ def register_trait_checks() -> None:
 
 # ------------------------------------------------------------------ the walk
 
-def _quantized_types(op: Operation, check: Check) -> None:
-    """Every quantized tensor type an op uses must be well formed on its own."""
+def _well_formed_types(op: Operation, check: Check) -> None:
+    """Every tensor type an op uses must be well formed on its own: its bounds encoding and its
+    quantized element type (upstream checks these as the type is built)."""
     for what, values in (("operand", op.operands), ("result", op.results)):
         for i, v in enumerate(values):
-            t = v.type
-            if isinstance(t, TensorType) and isinstance(t.element_type, QuantizedType):
-                msg = tensor_type_problem(t)
-                check(msg is None, "", f"{what} #{i}: {msg}")
+            msg = type_problem(v.type)
+            check(msg is None, "", f"{what} #{i}: {msg}")
+    for region in op.regions:
+        for block in region.blocks:
+            for j, a in enumerate(block.arguments):
+                msg = type_problem(a.type)
+                check(msg is None, "", f"block argument #{j}: {msg}")
 
 
 def _verify_op(op: Operation, module: Optional[Module], func=None) -> Optional[VerificationError]:
@@ -296,7 +331,7 @@ def _verify_op(op: Operation, module: Optional[Module], func=None) -> Optional[V
     try:
         if spec.has_op(op.name):
             generic_checks(op, check, spec.op(op.name))
-            _quantized_types(op, check)
+        _well_formed_types(op, check)
         fn = VERIFIERS.get(op.name)
         if fn is not None:
             fn(op, check)
@@ -310,6 +345,11 @@ def _verify_op(op: Operation, module: Optional[Module], func=None) -> Optional[V
 
 def collect(module: Module) -> List[VerificationError]:
     """Every op's first constraint violation, in program order."""
+    from ..deep import call_with_room
+    return call_with_room(_collect, module)
+
+
+def _collect(module: Module) -> List[VerificationError]:
     errors = []
 
     def walk(op, func):

@@ -20,6 +20,13 @@ def dynamic_broadcast_in_dim(op, check):
         check(od.shape[0] == r.rank, "C7", f"output_dimensions has {od.shape[0]} entries but the result has rank {r.rank}")
     constant_output_shape(op, check, op.operands[1], r, "C7")
     a = op.operands[0].type
+    shape = const_ints(op.operands[1])
+    dims = ints(op.attributes.get("broadcast_dimensions"))
+    if shape is not None and ranked(a) and len(dims) == a.rank:
+        for i, d in enumerate(dims):
+            if 0 <= d < len(shape) and a.shape[i] is not None:
+                check(a.shape[i] in (1, shape[d]), "C5",
+                      f"size of operand dimension {i} ({a.shape[i]}) is not equal to 1 or value of shape at index {d} ({shape[d]})")
     exp = ints(op.attributes.get("known_expanding_dimensions"))
     non = ints(op.attributes.get("known_nonexpanding_dimensions"))
     check(len(set(exp + non)) == len(exp + non), "C8", "a dimension is listed twice as expanding or non-expanding")

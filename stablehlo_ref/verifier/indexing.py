@@ -148,6 +148,12 @@ def dynamic_gather(op, check):
     if ranked(a):
         check(all(0 <= d < a.rank for d in col), "C7", f"collapsed_slice_dims {list(col)} out of range for {a}")
         check(all(0 <= d < a.rank for d in sim), "C10", f"start_index_map {list(sim)} out of range for {a}")
+    idx = op.operands[1].type
+    ivd = int(dn.get("index_vector_dim", 0) or 0)
+    if ranked(idx):
+        check(0 <= ivd <= idx.rank, "C2", f"index_vector_dim {ivd} is out of range for {idx}")
+        n = 1 if ivd == idx.rank else idx.shape[ivd] if 0 <= ivd < idx.rank else None
+        check(n is None or len(sim) == n, "C3", f"start_index_map has {len(sim)} entries but the index vector has {n}")
     ss = op.operands[2].type
     if ranked(ss) and ranked(a) and ss.rank == 1 and ss.shape[0] is not None:
         check(ss.shape[0] == a.rank, "C11", f"slice_sizes size ({ss.shape[0]}) not equal to operand rank ({a.rank})")

@@ -88,6 +88,9 @@ def triangular_solve(op, check):
     check(a.rank >= 2, "C2", f"operand 'a' must have rank >= 2, but got {a}")
     check(a.rank == b.rank, "C2", f"operands 'a' and 'b' must have the same rank, got {a}, {b}")
     check(dim_ok(a.shape[-1], a.shape[-2]), "C3", f"the last two dimensions of 'a' must be equal, got {a}")
+    check(getattr(op.attributes.get("transpose_a"), "value", None) != "TRANSPOSE_INVALID", "",
+          "Invalid transpose option value for triangular solve")
+    check(elems_equal(a, b, True), "C1", f"operands 'a' and 'b' must have the same element type, got {a}, {b}")
     left = getattr(op.attributes.get("left_side"), "value", False)
     shared = b.shape[-2] if left else b.shape[-1]
     check(dim_ok(a.shape[-1], shared), "C3", f"shared dimension of operands 'a' and 'b' must be compatible, got {a} and {b}")
@@ -116,7 +119,20 @@ def fft(op, check):
                 check(shape_matches(r, expect), "C5", f"result {r} does not match the inferred shape {expect}")
     elif kind == "IRFFT":
         check(isinstance(ea, ElementType) and ea.is_complex, "C2", f"IRFFT takes a complex tensor, given {a}")
-        check(isinstance(er, ElementType) and er.is_float, "C2", f"IRFFT gives a float tensor, got {r}")
+        check(isinstance(er, ElementType) and er.is_float and 2 * er.bits == ea.bits, "C2",
+              f"IRFFT gives the float component type of {ea}, got {r}")
+        if ranked(a) and len(n) <= a.rank:
+            back = a.shape[a.rank - len(n):]
+            for x, y in zip(back[:-1], n[:-1]):
+                check(dim_ok(x, y), "C4", f"IRFFT requires non-final dimensions to be compatible with fft_length. "
+                      f"Got: {list(a.shape)} but wanted {list(n)}, and {x} != {y}.")
+            last = back[-1]
+            check(n[-1] == 0 and dim_ok(last, 0) or dim_ok(last, n[-1] // 2 + 1), "C5",
+                  f"IRFFT requires innermost dimension to be compatible with fft_length[-1]/2+1. "
+                  f"Got: {last} but fft_length is {list(n)}.")
+            if ranked(r):
+                expect = list(a.shape[:-1]) + [n[-1]]
+                check(shape_matches(r, expect), "C5", f"result {r} does not match the inferred shape {expect}")
     else:
         check(isinstance(ea, ElementType) and ea.is_complex, "C2", f"FFT/IFFT take a complex tensor as input, but is given {a}")
         check(types_compatible(a, r), "C5", f"result {r} must have the operand type {a}")

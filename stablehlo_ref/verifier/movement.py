@@ -3,7 +3,7 @@ transpose, concatenate, slice, dynamic_slice, dynamic_update_slice, pad, reverse
 get_tuple_element and optimization_barrier."""
 from __future__ import annotations
 
-from ..ir.types import TensorType, TupleType
+from ..ir.types import QuantizedType, TensorType, TupleType
 from . import quantized
 from .registry import verifier
 from .shapes import (bounds, elems_equal, int_value, ints, is_quantized, ranked, shape_matches,
@@ -16,7 +16,10 @@ def constant(op, check):
     r = op.results[0].type
     vt = getattr(v, "type", None)
     if isinstance(vt, TensorType) and isinstance(r, TensorType):
-        check(vt.shape == r.shape and (vt.element_type == r.element_type or is_quantized(r)), "C1",
+        # a quantized constant's value is written in the storage type
+        re = r.element_type
+        check(vt.shape == r.shape and (vt.element_type == re or isinstance(re, QuantizedType)
+                                       and vt.element_type in (re, re.storage_type)), "C1",
               f"the type of value ({vt}) must be the result type ({r})")
 
 
@@ -187,6 +190,9 @@ def pad(op, check):
     check(all(x >= 0 for x in it), "C3", f"interior_padding {list(it)} must be non-negative")
     expect = [None if s is None else l + s + i * max(s - 1, 0) + h for s, l, h, i in zip(a.shape, lo, hi, it)]
     check(all(e is None or e >= 0 for e in expect), "C4", f"padding gives a negative result size {expect}")
+    for d, (b, l, h, i) in enumerate(zip(bounds(a) or (), lo, hi, it)):
+        if b is not None and a.shape[d] is None:
+            check(l + b + i * max(b - 1, 0) + h >= 0, "C4", f"Padding result in negative bound for dimension {d}")
     check(shape_matches(r, expect), "C4", f"result type {r} does not match the padded shape {expect}")
 
 

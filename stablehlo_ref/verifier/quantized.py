@@ -6,9 +6,9 @@ from __future__ import annotations
 
 import numpy as np
 
-from ..ir.types import ElementType, QuantizedType
+from ..ir.types import ElementType, OpaqueType, QuantizedType, TupleType
 from .registry import verifier
-from .shapes import elem, is_quantized, ranked, shapes_compatible
+from .shapes import bounds, elem, is_quantized, ranked, shapes_compatible
 
 
 def _per_axis(et) -> bool:
@@ -36,21 +36,45 @@ def element_type_problem(et):
             return f"scale {s:e} must be positive"
         if lo is not None and not (lo <= s <= hi):
             return f"scale {s:e} out of expressed type range [{lo:e}, {hi:e}]"
-    smin = et.storage_min if et.storage_min is not None else None
-    smax = et.storage_max if et.storage_max is not None else None
-    if smin is not None and smax is not None:
-        if st.kind == "signed":
-            tmin, tmax = -(1 << (st.bits - 1)), (1 << (st.bits - 1)) - 1
-        else:
-            tmin, tmax = 0, (1 << st.bits) - 1
-        if not (tmin <= smin < smax <= tmax):
-            return f"illegal storage type range [{smin}:{smax}] for {st}"
+    if st.kind == "signed":
+        tmin, tmax = -(1 << (st.bits - 1)), (1 << (st.bits - 1)) - 1
+    else:
+        tmin, tmax = 0, (1 << st.bits) - 1
+    smin = et.storage_min if et.storage_min is not None else tmin
+    smax = et.storage_max if et.storage_max is not None else tmax
+    if not (tmin <= smin < smax <= tmax):
+        return f"illegal storage type range [{smin}:{smax}] for {st}"
+    for z in et.zero_points:
+        # StableHLO's quantized element types keep the zero point inside the storage range
+        if not smin <= z <= smax:
+            return f"zero point {z} is outside the storage range [{smin}, {smax}] of {et}"
+    return None
+
+
+def bounds_problem(t):
+    """What is wrong with a tensor type's `#stablehlo.bounds` encoding, or None: one bound per
+    dimension, a bound only on a dynamic dimension, and no negative bound."""
+    bs = bounds(t)
+    if bs is None or not ranked(t):
+        return None
+    if len(bs) != t.rank:
+        return f"Bounds length is {len(bs)}, expected to be equal to rank({t.rank}) of the tensor {t}"
+    for i, (d, b) in enumerate(zip(t.shape, bs)):
+        if b is None:
+            continue
+        if d is not None:
+            return f"Static dimension {i} cannot have a bound, use ? to indicate a missing bound in tensor {t}"
+        if b < 0:
+            return f"bound {b} of dimension {i} must be non-negative in tensor {t}"
     return None
 
 
 def tensor_type_problem(t):
-    """What is wrong with a tensor type's quantized element type (including per-axis parameters
-    against the shape), or None."""
+    """What is wrong with a tensor type's bounds or quantized element type (including per-axis
+    parameters against the shape), or None."""
+    msg = bounds_problem(t)
+    if msg:
+        return msg
     et = elem(t)
     msg = element_type_problem(et)
     if msg or not _per_axis(et) or not ranked(t):
@@ -184,3 +208,25 @@ def uniform_dequantize(op, check):
     if isinstance(ea, QuantizedType):
         check(elem(r) == ea.expressed_type, "C2",
               f"result element type must be the operand's expressed type {ea.expressed_type}, got {r}")
+
+
+_KNOWN_DIALECT_TYPES = ("!stablehlo.future", "!stablehlo.token")
+
+
+def type_problem(t):
+    """What is wrong with any type on its own (tuples element by element), or None: tensor
+    bounds and quantization, and a `!stablehlo.X` type that StableHLO does not define."""
+    if isinstance(t, TupleType):
+        for x in t.types:
+            msg = type_problem(x)
+            if msg:
+                return msg
+        return None
+    if isinstance(t, OpaqueType):
+        head = t.text.split("<", 1)[0]
+        if head.startswith("!stablehlo.") and head not in _KNOWN_DIALECT_TYPES:
+            return f"unknown stablehlo type: {head[len('!stablehlo.'):]}"
+        return None
+    if ranked(t):
+        return tensor_type_problem(t)
+    return None

@@ -84,9 +84,28 @@ def sharding_group(op, check):
     check(isinstance(g, IntegerAttr) and g.value >= 0, "C1", f"group_id must be non-negative, got {g}")
 
 
+def _owner(root, term):
+    """The op whose region ends with `term` (searched below `root`), or None."""
+    stack = [root] if root is not None else []
+    while stack:
+        o = stack.pop()
+        for r in o.regions:
+            for b in r.blocks:
+                if b.operations and b.operations[-1] is term:
+                    return o
+                stack.extend(b.operations)
+    return None
+
+
 @verifier("sdy.return")
 def sdy_return(op, check):
-    pass     # matched against the enclosing op's results by sdy.manual_computation's verifier
+    # The types are the local shards of the owner's results: sdy.manual_computation's C3
+    # compares them; here the count.
+    owner = _owner(check.func, op)
+    if owner is not None and owner.name == "sdy.manual_computation":
+        check(len(op.operands) == len(owner.results), "C1",
+              f"sdy.return yields {len(op.operands)} values, the enclosing sdy.manual_computation "
+              f"has {len(owner.results)} results")
 
 
 def _local_type(check, sharding, t, manual, sizes, cid, what):

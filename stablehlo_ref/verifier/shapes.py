@@ -7,6 +7,8 @@ from __future__ import annotations
 from typing import Optional, Sequence
 
 from .. import spec
+from ..errors import LimitError
+from ..limits import DEFAULT as DEFAULT_LIMITS, check_tensor
 from ..ir.attributes import BoolAttr, DenseArrayAttr, DenseElementsAttr, IntegerAttr, StructAttr
 from ..ir.types import ElementType, QuantizedType, TensorType, TupleType, UnrankedTensorType, elem
 
@@ -34,10 +36,40 @@ def dim_ok(a: Optional[int], b: Optional[int]) -> bool:
     return a is None or b is None or a == b
 
 
+def _within_bounds(shape, bs) -> bool:
+    return bs is None or all(b is None or d is None or d <= b for d, b in zip(shape, bs))
+
+
 def shapes_compatible(a, b) -> bool:
+    """Same rank and equal sizes where both are static; a static size must also fit the other
+    type's bound (`tensor<5xf32>` is not compatible with `tensor<?xf32, #stablehlo.bounds<4>>`)."""
     if not (ranked(a) and ranked(b)):
         return True
-    return a.rank == b.rank and all(dim_ok(x, y) for x, y in zip(a.shape, b.shape))
+    return (a.rank == b.rank and all(dim_ok(x, y) for x, y in zip(a.shape, b.shape))
+            and _within_bounds(a.shape, bounds(b)) and _within_bounds(b.shape, bounds(a)))
+
+
+def merge_dims_with_bounds(types):
+    """The most specific shape and bounds of `types` (ranked, equal rank), as upstream infers an
+    elementwise result: a static size wins and must fit every bound, bounds combine by min.
+    Returns (shape, bounds) or a message saying which dimension conflicts."""
+    shape = list(types[0].shape)
+    bs = list(bounds(types[0]) or [None] * len(shape))
+    for t in types[1:]:
+        tb = bounds(t) or [None] * t.rank
+        for d in range(len(shape)):
+            ls, rs, lb, rb = shape[d], t.shape[d], bs[d] if d < len(bs) else None, tb[d] if d < len(tb) else None
+            if ls is not None or rs is not None:
+                if ls is not None and rs is not None and ls != rs:
+                    return f"Mismatched dimension sizes {ls} and {rs} in dimension {d}"
+                size = ls if ls is not None else rs
+                bound = lb if lb is not None else rb
+                if bound is not None and size > bound:
+                    return f"Mismatched dimension size {size} and bound {bound} in dimension {d}"
+                shape[d], bs[d] = size, None
+            else:
+                bs[d] = min(lb, rb) if lb is not None and rb is not None else (lb if lb is not None else rb)
+    return shape, bs
 
 
 def shape_matches(t, shape: Sequence[Optional[int]]) -> bool:
@@ -66,6 +98,9 @@ def types_compatible(a, b, ignore_quant=False) -> bool:
     return type(a) is type(b) and (a == b or type(a).__name__ == "TokenType")
 
 
+MAX_INT_LIST = 1 << 20     # the longest integer list attribute the verifier reads element by element
+
+
 def ints(attr) -> tuple:
     """The integers of a dense array / dense elements / integer attribute (or a plain tuple)."""
     if attr is None:
@@ -73,7 +108,10 @@ def ints(attr) -> tuple:
     if isinstance(attr, DenseArrayAttr):
         return tuple(int(v) for v in attr.values)
     if isinstance(attr, DenseElementsAttr):
-        return tuple(int(v) for v in attr.array.reshape(-1))
+        # sizes from the type first: a splat `dense<0> : tensor<99999999999xi64>` is not expanded
+        n = check_tensor(attr.array.shape, 64, "integer list attribute",
+                         limits=DEFAULT_LIMITS.replace(max_tensor_elements=MAX_INT_LIST))
+        return tuple(int(v) for v in attr.array.reshape(-1)) if n else ()
     if isinstance(attr, IntegerAttr):
         return (int(attr.value),)
     if isinstance(attr, (tuple, list)):
@@ -119,7 +157,7 @@ def const_ints(value):
         return None
     try:
         return ints(owner.attributes.get("value"))
-    except (TypeError, ValueError, AttributeError):
+    except (TypeError, ValueError, AttributeError, LimitError):
         return None
 
 # ------------------------------------------------------------------ checks shared by several ops
@@ -131,6 +169,12 @@ def same_type_traits(op, check, cid: str) -> None:
     vals = [v for v in op.operands + op.results if is_tensor(v.type)]
     if len(vals) < 2:
         return
+    if s.has_trait("same_operands_and_result_type") or s.has_trait("same_operands_and_result_shape"):
+        # the result is inferred from the operands (sizes and bounds merged) and must fit it
+        ins = [v.type for v in op.operands if ranked(v.type)]
+        if len(ins) >= 1 and all(t.rank == ins[0].rank for t in ins):
+            merged = merge_dims_with_bounds(ins)
+            check(not isinstance(merged, str), cid, f"failed to infer returned types: {merged}")
     if s.has_trait("same_operands_and_result_type"):
         first = vals[0].type
         check(all(types_compatible(first, v.type, ignore_quant=True) for v in vals[1:]), cid,
