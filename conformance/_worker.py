@@ -72,6 +72,9 @@ def _xla(platform: str):
     from jax._src.lib import xla_client as xc
     from jaxlib.mlir import ir
     import jax
+    # 64-bit arguments (i64, ui64, f64, complex128) must reach XLA as they are, not truncated
+    # to 32 bits by jax's default
+    jax.config.update("jax_enable_x64", True)
     try:        # public since jax 0.4.2x; the private module is the fallback
         from jax.extend.backend import get_backend, get_compile_options
     except ImportError:

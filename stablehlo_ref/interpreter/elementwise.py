@@ -688,8 +688,9 @@ def bitcast_convert(ctx, op, x):
     """Bit patterns reinterpreted; a wider operand splits into a new minor dimension (lowest
     bits first) and a narrower one is joined along its last dimension."""
     src, dst = _ot(op), _rt(op)
-    rshape = tuple(op.results[0].type.shape)
     sb, db = src.bits, dst.bits
+    # the result's shape from the operand's (the result type may leave dimensions open)
+    rshape = x.shape + (sb // db,) if sb > db else x.shape[:-1] if sb < db else x.shape
     if _whole_bytes(src) and _whole_bytes(dst):
         # little-endian memory already orders the pieces lowest bits first
         return contiguous(x).reshape(-1).view(dst.dtype).reshape(rshape)

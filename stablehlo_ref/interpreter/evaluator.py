@@ -39,7 +39,7 @@ class Interpreter:
         self.module = module
         self._functions = None       # name -> func.func op, read from the module on first use
         self._entries = {}           # name -> (entry block, number of arguments, info)
-        self.trace = trace           # a writable stream, or None
+        self.trace = trace           # a writable stream, a function trace(op, results), or None
         self.depth = 0
         self.check_failures: List[str] = []
         self.custom_call_handler = custom_call_handler

@@ -82,9 +82,12 @@ def fft(ctx, op, x):
     kind = _enum(op.attributes.get("fft_type"), "FFT")
     lengths = [int(v) for v in op.attributes["fft_length"].values]
     et = elem(op.results[0].type)
-    rshape = tuple(op.results[0].type.shape)
     k = len(lengths)
     axes = list(range(x.ndim - k, x.ndim))
+    # the result's shape from the operand's and fft_length (the type may leave dims open)
+    inner = lengths[:-1] + [lengths[-1] // 2 + 1] if kind == "RFFT" and k else lengths
+    rshape = tuple(x.shape[:x.ndim - k]) + tuple(inner)
+    declared = tuple(op.results[0].type.shape)
     with np.errstate(all="ignore"):
         if kind == "FFT":
             out = np.fft.fftn(x.astype(np.complex128), s=lengths, axes=axes)
@@ -102,9 +105,9 @@ def fft(ctx, op, x):
                 out = np.fft.irfftn(x.astype(np.complex128), s=lengths, axes=axes)
         else:
             raise InterpreterError(f"stablehlo.fft: unknown fft_type {kind}")
-    if tuple(out.shape) != rshape:
+    if len(out.shape) != len(declared) or any(d is not None and d != s for d, s in zip(declared, out.shape)):
         raise InterpreterError(f"stablehlo.fft: result shape {tuple(out.shape)} does not match "
-                               f"the declared {rshape}")
+                               f"the declared {declared}")
     return out.astype(et.dtype) if et.is_complex else from_compute(out, et)
 
 

@@ -340,6 +340,10 @@ def _result_slots(out, mode):
 def _trace(ctx, op, values):
     import numpy as np
     from ..ir.attributes import describe_location
+    # `trace` is a text stream (one line per op) or a function trace(op, results)
+    if not hasattr(ctx.trace, "write"):
+        ctx.trace(op, [np.asarray(v) if isinstance(v, np.generic) else v for v in values])
+        return
     loc = describe_location(op.location) or "-"
     parts = []
     for v in values:
