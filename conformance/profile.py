@@ -167,43 +167,30 @@ def check_model(module, profile: Profile) -> List[Finding]:
 _CACHE: Dict[str, Profile] = {}
 
 
-def model_report(profile_path: str, module, label: str) -> dict:
-    """`validate --profile`: what the profile says about a valid module, as a JSON-able dict:
-    `ok` (False when an op/type it uses fails on the backend, or may under a data
-    condition), `verdict`, `lines` (the text `validate` prints) and `findings`."""
+def report_model(profile_path: str, module, label: str, out=None) -> int:
+    """`validate --profile`: print what the profile says about a valid module; 1 when an
+    op/type it uses fails on the backend (or may, under a data condition), else 0."""
+    import sys
+    out = out or sys.stdout
     p = _CACHE.get(profile_path) or _CACHE.setdefault(profile_path, load_profile(profile_path))
     findings = check_model(module, p)
     bad = [f for f in findings if f.status in ("fails", "condition")]
     uncovered = [f for f in findings if f.status == "not covered"]
     desc = p.description[len(p.backend) + 2:] if p.description.startswith(p.backend + ": ") else p.description
     who = p.backend + (f" ({desc})" if desc and desc != p.backend else "")
-    lines = []
     if bad:
-        verdict = "will not run correctly"
-        lines.append(f"{label}: will not run correctly on {who}: {len(bad)} of {len(findings)} op/type "
-                     f"combination(s) fail in the profile's run:")
+        print(f"{label}: will not run correctly on {who}: {len(bad)} of {len(findings)} op/type "
+              f"combination(s) fail in the profile's run:", file=out)
         for f in bad:
             when = "" if f.status == "fails" else " (on some inputs)"
-            lines.append(f"  {f.op} {f.element_type}{when}: {f.detail}")
+            print(f"  {f.op} {f.element_type}{when}: {f.detail}", file=out)
     elif not uncovered:
-        verdict = "all supported"
-        lines.append(f"{label}: all supported on {who} ({len(findings)} op/type combination(s))")
+        print(f"{label}: all supported on {who} ({len(findings)} op/type combination(s))", file=out)
     else:
-        verdict = "not covered"
-        lines.append(f"{label}: no known problem on {who}, but {len(uncovered)} of {len(findings)} op/type "
-                     "combination(s) are not covered by the profile:")
+        print(f"{label}: no known problem on {who}, but {len(uncovered)} of {len(findings)} op/type "
+              "combination(s) are not covered by the profile:", file=out)
     if uncovered and bad:
-        lines.append(f"  not covered by the profile ({len(uncovered)}):")
-    lines.extend(f"  {f.op} {f.element_type}: not covered" for f in uncovered)
-    return {"backend": p.backend, "ok": not bad, "verdict": verdict, "lines": lines,
-            "findings": [{"op": f.op, "element_type": f.element_type, "status": f.status, "detail": f.detail}
-                         for f in findings]}
-
-
-def report_model(profile_path: str, module, label: str, out=None) -> int:
-    """Print `model_report`'s lines; 1 when the model will not run correctly, else 0."""
-    import sys
-    r = model_report(profile_path, module, label)
-    for line in r["lines"]:
-        print(line, file=out or sys.stdout)
-    return 0 if r["ok"] else 1
+        print(f"  not covered by the profile ({len(uncovered)}):", file=out)
+    for f in uncovered:
+        print(f"  {f.op} {f.element_type}: not covered", file=out)
+    return 1 if bad else 0
