@@ -140,7 +140,19 @@ class TypeAttrParser:
         et = self.parse_element_type()
         enc = None
         if sc.accept(","):
+            sc.ws()
+            enc_pos = sc.pos
             enc = self.parse_attribute()
+            if isinstance(enc, StructAttr) and enc.name == "bounds":
+                # upstream's bounds encoding is verified when the type is built, i.e. here
+                bs = dict(enc.fields).get("bounds", ())
+                if len(bs) != len(dims):
+                    raise sc.error(f"Bounds length is {len(bs)}, expected to be equal to rank({len(dims)}) "
+                                   "of the tensor", enc_pos)
+                for i, (d, b) in enumerate(zip(dims, bs)):
+                    if d is not None and b is not None:
+                        raise sc.error(f"Static dimension {i} cannot have a bound, use ShapedType::kDynamic "
+                                       "to indicate a missing bound", enc_pos)
         sc.expect(">", "to close tensor type")
         return TensorType(tuple(dims), et, enc)
 
