@@ -23,6 +23,7 @@ from .conv_dims import parse_conv_dims
 from .lexer import BANG_ID, HASH_ID, NUMBER
 
 _DIMS = re.compile(r"((?:(?:\d+|\?)x)*)")
+_ANY_WIDTH_INT = re.compile(r"[su]?i[1-9]\d{0,6}")
 _ELEM_NAME = re.compile(r"(?:complex<\s*(?:f32|f64)\s*>|[a-zA-Z][a-zA-Z0-9]*)")
 _SIMPLE_TENSOR = re.compile(r"tensor<[0-9?x]*[a-z][a-z0-9]*>")
 _UNSIGNED_STORAGE = re.compile(r"u(\d+)(?![\w.])")
@@ -116,6 +117,11 @@ class TypeAttrParser:
             if et is not None:
                 sc.pos = m.end()
                 return et
+            if _ANY_WIDTH_INT.fullmatch(name):
+                # an integer width StableHLO does not have (`i10`): MLIR reads it, the
+                # verifier rejects it wherever an op's operands or results are constrained
+                sc.pos = m.end()
+                return OpaqueType(name)
         if sc.peek("!"):
             t = self.parse_type()
             if isinstance(t, (QuantizedType,)):
