@@ -24,7 +24,7 @@ result:
 from __future__ import annotations
 
 import os
-from typing import List, Optional, Sequence
+from typing import Dict, List, Mapping, Optional, Sequence, Tuple
 
 import numpy as np
 
@@ -80,21 +80,108 @@ def _static_tensor(t, where: str):
     if not isinstance(t, TensorType):
         raise UsageError(f"{where} has type {t}: only tensor arguments and results can be compared")
     if any(d is None for d in t.shape):
-        raise UsageError(f"{where} has a dynamic shape ({t}): give --inputs, or a program with static shapes")
+        raise UsageError(f"{where} has a dynamic shape ({t}): give --inputs, sizes for its symbolic "
+                         "dimensions (--dim NAME=SIZE), or a program with static shapes")
     return t
 
 
-def random_inputs(types: Sequence, seed: int) -> List[np.ndarray]:
-    """Deterministic random arrays for the given tensor types (static shapes only):
-    booleans uniform; signed integers in [-8, 8] and unsigned in [0, 16] (clipped to the
-    type's range); floats uniform in [-1, 1] rounded to the type; complex numbers with both
-    parts so; quantized tensors get random storage values in their storage range (clipped
-    to [-8, 8] / [0, 16] as well)."""
+def parse_dims(specs: Sequence[str]) -> Dict[str, int]:
+    """`["b=5", "arg0.1=3"]` -> {"b": 5, "arg0.1": 3} (the `--dim` flag's values)."""
+    out = {}
+    for spec in specs or ():
+        name, eq, size = spec.partition("=")
+        name = name.strip()
+        try:
+            n = int(size)
+        except ValueError:
+            n = -1
+        if not eq or not name or n < 0:
+            raise UsageError(f"--dim {spec!r}: expected NAME=SIZE with a size >= 0 (e.g. --dim b=5)")
+        out[name] = n
+    return out
+
+
+def _defining_arg_dim(value, block) -> Optional[Tuple[int, int]]:
+    """(argument index, dimension) when `value` is `get_dimension_size` of an argument of
+    `block`, possibly through converts and reshapes; else None."""
+    for _ in range(16):
+        op = value.owner
+        if op is None or op is block or not hasattr(op, "operands"):
+            return None
+        if op.name == "stablehlo.get_dimension_size":
+            src = op.operands[0]
+            if src.owner is block:
+                return src.index, int(op.attributes["dimension"].value)
+            return None
+        if op.name not in ("stablehlo.convert", "stablehlo.reshape") or len(op.operands) != 1:
+            return None
+        value = op.operands[0]
+    return None
+
+
+def symbolic_dims(module, entry: str) -> Dict[str, List[Tuple[int, int]]]:
+    """The symbolic dimensions of a `jax.export` shape-polymorphic program: each dimension
+    variable's name (the `jax.global_constant` attribute of the parameter the entry passes
+    it in) -> the (argument, dimension) pairs of the entry whose size it is."""
+    fns = module.functions
+    func = fns[entry]
+    block = func.regions[0].blocks[0]
+    out: Dict[str, List[Tuple[int, int]]] = {}
+    for op in block.operations:
+        if op.name != "func.call":
+            continue
+        callee = fns.get(getattr(op.attributes.get("callee"), "root", None))
+        arg_attrs = callee.attributes.get("arg_attrs") if callee is not None else None
+        if arg_attrs is None:
+            continue
+        for k, operand in enumerate(op.operands):
+            entries = dict(getattr(arg_attrs.elements[k], "entries", ())) if k < len(arg_attrs.elements) else {}
+            name = getattr(entries.get("jax.global_constant"), "value", None)
+            if not isinstance(name, str) or not name:
+                continue
+            where = _defining_arg_dim(operand, block)
+            if where is not None and where not in out.setdefault(name, []):
+                out[name].append(where)
+    return out
+
+
+def resolve_dims(module, entry: str, types: Sequence, dims: Mapping[str, int]) -> Dict[Tuple[int, int], int]:
+    """(argument, dimension) -> size for the `?` dimensions of the entry's arguments, from
+    `dims`: names of jax's dimension variables (`b=5`) or `argI.D=SIZE`. Raises UsageError for
+    a name the program does not have."""
+    named = symbolic_dims(module, entry) if dims else {}
+    out: Dict[Tuple[int, int], int] = {}
+    for name, size in dims.items():
+        if name.startswith("arg") and "." in name:
+            i, _, d = name[3:].partition(".")
+            if i.isdigit() and d.isdigit():
+                out[(int(i), int(d))] = size
+                continue
+        if name not in named:
+            have = ", ".join(sorted(named)) or "none (use argI.D=SIZE for argument I's dimension D)"
+            raise UsageError(f"--dim {name}: the program has no symbolic dimension {name!r} "
+                             f"(symbolic dimensions: {have})")
+        for where in named[name]:
+            out[where] = size
+    return out
+
+
+def random_inputs(types: Sequence, seed: int,
+                  sizes: Optional[Mapping[Tuple[int, int], int]] = None) -> List[np.ndarray]:
+    """Deterministic random arrays for the given tensor types: booleans uniform; signed
+    integers in [-8, 8] and unsigned in [0, 16] (clipped to the type's range); floats uniform
+    in [-1, 1] rounded to the type; complex numbers with both parts so; quantized tensors get
+    random storage values in their storage range (clipped to [-8, 8] / [0, 16] as well).
+    A dynamic (`?`) dimension takes its size from `sizes[(argument, dimension)]`."""
     from stablehlo_ref.interpreter.numerics import elem
-    from stablehlo_ref.ir.types import ELEMENT_TYPES
+    from stablehlo_ref.ir.types import ELEMENT_TYPES, TensorType
     rng = np.random.default_rng(int(seed))
+    sizes = sizes or {}
     out = []
     for i, t in enumerate(types):
+        if isinstance(t, TensorType) and any(d is None for d in t.shape):
+            t = TensorType(tuple(sizes.get((i, k), d) if d is None else d for k, d in enumerate(t.shape)),
+                           t.element_type, getattr(t, "encoding", None))
         _static_tensor(t, f"argument #{i}")
         shape = tuple(int(d) for d in t.shape)
         et = elem(t)
@@ -137,10 +224,11 @@ def _storage_view(a: np.ndarray, t) -> np.ndarray:
 def program_case(program, entry: str = "main", inputs: Optional[Sequence] = None,
                  seed: Optional[int] = None, case_id: Optional[str] = None,
                  rtol: Optional[float] = None, atol: Optional[float] = None,
-                 max_ulp: Optional[int] = None, name: str = "<program>") -> Case:
+                 max_ulp: Optional[int] = None, name: str = "<program>",
+                 dims: Optional[Mapping[str, int]] = None) -> Case:
     """A conformance case from a user program: function `entry` becomes `@main` (the
     functions it does not call are dropped), `inputs` (or, with `seed`, random inputs from
-    its signature) are its arguments, and the expected outputs are what the reference
+    its signature; `dims` sizes its symbolic dimensions: {"b": 5}) are its arguments, and the expected outputs are what the reference
     interpreter returns. Raises UsageError for a program that cannot be a case (unknown
     entry, dynamic shapes without inputs, wrong inputs, non-tensor results) and the
     interpreter's own error when the reference cannot run it."""
@@ -173,7 +261,9 @@ def program_case(program, entry: str = "main", inputs: Optional[Sequence] = None
         if not isinstance(t, TensorType):
             raise UsageError(f"result #{i} of @{entry} has type {t}: only tensor results can be compared")
     if seed is not None:
-        inputs = random_inputs(ft.inputs, seed)
+        inputs = random_inputs(ft.inputs, seed, resolve_dims(module, entry, ft.inputs, dims or {}))
+    elif dims:
+        raise UsageError("--dim goes with --random-inputs")
     inputs = [_storage_view(np.asarray(a), t) for a, t in zip(inputs, ft.inputs)] + \
         [np.asarray(a) for a in inputs[len(ft.inputs):]]
     if len(inputs) != len(ft.inputs):

@@ -321,3 +321,39 @@ def test_jax_export_program_on_xla(tmp_path, capsys):
     assert cli_main(["conform", "--backend", "xla", "--program", str(p), "--random-inputs", "1"]) == 0
     out = capsys.readouterr().out
     assert out.startswith("PASS: model.jaxexp@main") and "output 1: i32, exact" in out
+
+
+POLY = """
+module @poly attributes {jax.uses_shape_polymorphism = true} {
+  func.func public @main(%arg0: tensor<?x?xf32>) -> tensor<?x?xf32> {
+    %0 = stablehlo.get_dimension_size %arg0, dim = 0 : (tensor<?x?xf32>) -> tensor<i32>
+    %1 = stablehlo.get_dimension_size %arg0, dim = 1 : (tensor<?x?xf32>) -> tensor<i32>
+    %2 = call @inner(%0, %1, %arg0) : (tensor<i32>, tensor<i32>, tensor<?x?xf32>) -> tensor<?x?xf32>
+    return %2 : tensor<?x?xf32>
+  }
+  func.func private @inner(%b: tensor<i32> {jax.global_constant = "b"}, %n: tensor<i32> {jax.global_constant = "n"}, %x: tensor<?x?xf32>) -> tensor<?x?xf32> {
+    %z = stablehlo.constant dense<0.0> : tensor<f32>
+    %p = stablehlo.pad %x, %z, low = [0, 1], high = [0, 2], interior = [0, 0] : (tensor<?x?xf32>, tensor<f32>) -> tensor<?x?xf32>
+    return %p : tensor<?x?xf32>
+  }
+}
+"""
+
+
+def test_random_inputs_for_symbolic_dims(tmp_path, capsys):
+    """--dim sizes jax's dimension variables (or argI.D) for --random-inputs."""
+    m = parse(POLY)
+    c = program_case(m, seed=3, dims={"b": 2, "n": 5})
+    assert c.inputs[0].shape == (2, 5) and c.expected[0].shape == (2, 8)
+    assert program_case(m, seed=3, dims={"arg0.0": 2, "arg0.1": 5}).inputs[0].tolist() == c.inputs[0].tolist()
+    with pytest.raises(UsageError, match="no symbolic dimension 'k'.*b, n"):
+        program_case(m, seed=3, dims={"k": 2})
+    with pytest.raises(UsageError, match="dynamic shape.*--dim"):
+        program_case(m, seed=3, dims={"b": 2})
+    path = tmp_path / "poly.mlir"
+    path.write_text(POLY)
+    assert cli_main(["conform", "--backend", "reference", "--program", str(path), "--random-inputs", "1",
+                     "--dim", "b=3", "--dim", "n=4"]) == 0
+    assert cli_main(["conform", "--backend", "reference", "--program", str(path), "--random-inputs", "1",
+                     "--dim", "b"]) == 2
+    assert "NAME=SIZE" in capsys.readouterr().err

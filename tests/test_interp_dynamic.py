@@ -63,3 +63,31 @@ func.func @main(%x: tensor<6xi32>) -> tensor<?xi32> {
 """
     with pytest.raises(StableHLOError, match="reshape"):
         run(src, np.zeros(6, np.int32))
+
+
+@settings(max_examples=25, deadline=None)
+@given(st.integers(0, 4), st.integers(1, 4), st.integers(-1, 2), st.integers(0, 2), st.integers(0, 2))
+def test_static_ops_with_open_dims_take_sizes_from_operands(b, n, lo, hi, interior):
+    """Shape-polymorphic programs (jax.export) keep `?` in static ops' result types: pad,
+    broadcast_in_dim, reshape and bitcast_convert size their results from the operands."""
+    src = f"""
+func.func @main(%x: tensor<?x?xf32>) -> (tensor<?x?xf32>, tensor<2x?x?xf32>, tensor<?xf32>, tensor<?x?x2xi16>) {{
+  %z = stablehlo.constant dense<-1.0> : tensor<f32>
+  %p = stablehlo.pad %x, %z, low = [0, {lo}], high = [1, {hi}], interior = [0, {interior}] : (tensor<?x?xf32>, tensor<f32>) -> tensor<?x?xf32>
+  %b = stablehlo.broadcast_in_dim %x, dims = [1, 2] : (tensor<?x?xf32>) -> tensor<2x?x?xf32>
+  %r = stablehlo.reshape %x : (tensor<?x?xf32>) -> tensor<?xf32>
+  %c = stablehlo.bitcast_convert %x : (tensor<?x?xf32>) -> tensor<?x?x2xi16>
+  return %p, %b, %r, %c : tensor<?x?xf32>, tensor<2x?x?xf32>, tensor<?xf32>, tensor<?x?x2xi16>
+}}
+"""
+    x = np.arange(b * n, dtype=np.float32).reshape(b, n) + 1
+    p, bc, r, c = run(src, x)
+    grid = np.full((b + 1, n + (n - 1) * interior), -1.0, np.float32)
+    grid[:b, ::interior + 1] = x
+    grid = np.concatenate([np.full((b + 1, max(lo, 0)), -1.0, np.float32), grid[:, max(-lo, 0):],
+                           np.full((b + 1, hi), -1.0, np.float32)], axis=1)
+    assert grid.shape == (b + 1, n + (n - 1) * interior + lo + hi)
+    assert p.tolist() == grid.tolist()
+    assert bc.tolist() == np.broadcast_to(x, (2, b, n)).tolist()
+    assert r.tolist() == x.reshape(-1).tolist()
+    assert c.tolist() == x.view(np.int16).reshape(b, n, 2).tolist()

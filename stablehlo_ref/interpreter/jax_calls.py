@@ -15,12 +15,15 @@ interpreter can honour without any JAX code:
 - Annotations that do not change values on one device: `@Sharding`, `@SPMDFullToShardShape`,
   `@SPMDShardToFullShape` (when the shapes agree, i.e. one partition),
   `@annotate_device_placement`, `@MoveToHost`, `@MoveToDevice`, `@LayoutConstraint`.
+- `@ApproxTopK`, the `@stablehlo.dynamic_*` calls of shape polymorphism, and host callbacks
+  (an error): see jax_dynamic.py.
 """
 from __future__ import annotations
 
 import numpy as np
 
 from ..errors import InterpreterError
+from .jax_dynamic import DYNAMIC_CUSTOM_CALLS
 
 
 def _shape_assertion(ctx, op, pred=None, *dims):
@@ -231,6 +234,10 @@ def _gesdd(ctx, op, a=None, *rest):
     outs = [np.asarray(a), s.reshape(batch + s.shape[-1:]).astype(_result_dtype(op, 1))]
     for i, x in ((2, u), (3, vt)):
         shape = _result_shape(op, i)
+        if None in shape and x is not None:
+            shape = batch + x.shape[-2:]        # shape-polymorphic: the type leaves it open
+        if None in shape:
+            shape = tuple(0 if d is None else d for d in shape)
         if x is None or int(np.prod(shape)) != x.size:
             outs.append(np.zeros(shape, dtype=_result_dtype(op, i)))
         else:
@@ -244,7 +251,8 @@ def _identity(ctx, op, *args):
         raise InterpreterError(f"custom_call @{op.attributes['call_target_name'].value}: expected as many "
                                f"results as operands", op.where())
     for i, (x, r) in enumerate(zip(args, op.results)):
-        if tuple(np.shape(x)) != _result_shape(op, i):
+        rs = _result_shape(op, i)
+        if len(np.shape(x)) != len(rs) or any(d is not None and d != n for d, n in zip(rs, np.shape(x))):
             raise InterpreterError(
                 f"custom_call @{op.attributes['call_target_name'].value}: result #{i} has shape "
                 f"{_result_shape(op, i)} but the operand {tuple(np.shape(x))}; sharded (manual) "
@@ -253,6 +261,7 @@ def _identity(ctx, op, *args):
 
 
 JAX_CUSTOM_CALLS = {
+    **DYNAMIC_CUSTOM_CALLS,
     "shape_assertion": _shape_assertion,
     **{name: _identity for name in ("Sharding", "SPMDFullToShardShape", "SPMDShardToFullShape",
                                     "annotate_device_placement", "MoveToHost", "MoveToDevice",

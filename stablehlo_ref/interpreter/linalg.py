@@ -1,8 +1,11 @@
 """Linear algebra: dot_general (and the legacy dot)."""
 from __future__ import annotations
 
+import math
+
 import numpy as np
 
+from .blas import use_threads
 from .numerics import accumulation_dtype, elem, from_compute
 from .registry import kernel
 
@@ -11,18 +14,18 @@ def dot_general_arrays(lhs, rhs, lb, rb, lc, rc, et):
     lfree = [d for d in range(lhs.ndim) if d not in lb and d not in lc]
     rfree = [d for d in range(rhs.ndim) if d not in rb and d not in rc]
     bshape = [lhs.shape[d] for d in lb]
-    csize = int(np.prod([lhs.shape[d] for d in lc])) if lc else 1
+    csize = math.prod([lhs.shape[d] for d in lc])
     lfs = [lhs.shape[d] for d in lfree]
     rfs = [rhs.shape[d] for d in rfree]
-    B = int(np.prod(bshape)) if bshape else 1
-    L = int(np.prod(lfs)) if lfs else 1
-    R = int(np.prod(rfs)) if rfs else 1
+    B = math.prod(bshape)
+    L = math.prod(lfs)
+    R = math.prod(rfs)
     cd = accumulation_dtype(et)
     # C-contiguous operands: np.matmul on strided 3-D views falls back to a slow non-BLAS loop
     a = np.transpose(lhs, list(lb) + lfree + list(lc)).astype(cd, order="C").reshape(B, L, csize)
     b = np.transpose(rhs, list(rb) + list(rc) + rfree).astype(cd, order="C").reshape(B, csize, R)
-    with np.errstate(all="ignore"):
-        out = np.matmul(a, b)
+    use_threads(2.0 * B * L * R * csize)
+    out = np.matmul(a, b)         # (under the evaluator's errstate: no warnings)
     out = out.reshape(bshape + lfs + rfs)
     if et.is_bool:
         return out != 0
@@ -79,9 +82,12 @@ def fft(ctx, op, x):
     kind = _enum(op.attributes.get("fft_type"), "FFT")
     lengths = [int(v) for v in op.attributes["fft_length"].values]
     et = elem(op.results[0].type)
-    rshape = tuple(op.results[0].type.shape)
     k = len(lengths)
     axes = list(range(x.ndim - k, x.ndim))
+    # the result's shape from the operand's and fft_length (the type may leave dims open)
+    inner = lengths[:-1] + [lengths[-1] // 2 + 1] if kind == "RFFT" and k else lengths
+    rshape = tuple(x.shape[:x.ndim - k]) + tuple(inner)
+    declared = tuple(op.results[0].type.shape)
     with np.errstate(all="ignore"):
         if kind == "FFT":
             out = np.fft.fftn(x.astype(np.complex128), s=lengths, axes=axes)
@@ -99,9 +105,9 @@ def fft(ctx, op, x):
                 out = np.fft.irfftn(x.astype(np.complex128), s=lengths, axes=axes)
         else:
             raise InterpreterError(f"stablehlo.fft: unknown fft_type {kind}")
-    if tuple(out.shape) != rshape:
+    if len(out.shape) != len(declared) or any(d is not None and d != s for d, s in zip(declared, out.shape)):
         raise InterpreterError(f"stablehlo.fft: result shape {tuple(out.shape)} does not match "
-                               f"the declared {rshape}")
+                               f"the declared {declared}")
     return out.astype(et.dtype) if et.is_complex else from_compute(out, et)
 
 

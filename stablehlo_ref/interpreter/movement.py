@@ -16,6 +16,10 @@ def _shape(op, i=0):
     return tuple(t.shape)
 
 
+def _dynamic(shape) -> bool:
+    return None in shape
+
+
 def _ints(op, name):
     """An integer-array attribute as a tuple of ints, decoded once per op."""
     cache = op_cache(op)
@@ -95,6 +99,11 @@ def broadcast_in_dim(ctx, op, x):
         # (operand shape, view, result shape, small enough to copy), decided once per op
         dims = _ints(op, "broadcast_dimensions")
         shape = _shape(op)
+        if _dynamic(shape):
+            # a `?` dimension of the result is the operand's dimension that maps to it
+            # (shape-polymorphic programs), or 1
+            sizes = dict(zip(dims, x.shape))
+            shape = tuple(sizes.get(k, 1) if d is None else d for k, d in enumerate(shape))
         view = [1] * len(shape)
         for i, d in enumerate(dims):
             view[d] = x.shape[i]
@@ -118,7 +127,13 @@ def broadcast(ctx, op, x):
 
 @kernel("stablehlo.reshape")
 def reshape(ctx, op, x):
-    return np.reshape(x, _shape(op))
+    shape = _shape(op)
+    if _dynamic(shape):
+        if shape.count(None) != 1:
+            raise InterpreterError(f"{op.name}: cannot infer {shape.count(None)} dynamic dimensions "
+                                   f"of the result from an operand of shape {list(x.shape)}")
+        shape = tuple(-1 if d is None else d for d in shape)
+    return np.reshape(x, shape)
 
 
 @kernel("stablehlo.transpose")
@@ -151,6 +166,12 @@ def pad(ctx, op, x, value):
     lo = _ints(op, "edge_padding_low")
     interior = _ints(op, "interior_padding")
     shape = _shape(op)
+    if _dynamic(shape):
+        # the result's size comes from the operand's when the type leaves it open (`?`)
+        hi = _ints(op, "edge_padding_high")
+        shape = tuple(lo[i] + hi[i] + n + max(n - 1, 0) * interior[i] for i, n in enumerate(x.shape))
+        if any(d < 0 for d in shape):
+            raise InterpreterError(f"{op.name}: negative dimension size in output shape {list(shape)}")
     out = np.full(shape, value.reshape(()), dtype=x.dtype)
     src_sl = []
     dst_sl = []

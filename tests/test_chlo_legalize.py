@@ -1,0 +1,147 @@
+"""CHLO legalization (stablehlo_ref/transforms/chlo_legalize.py): the legalized program has no
+chlo op, verifies, prints and parses, and our interpreter's results on it agree with the
+direct CHLO kernels within per-op tolerances (the decompositions are approximations)."""
+import math
+
+import ml_dtypes
+import numpy as np
+import pytest
+from hypothesis import given, settings, strategies as st
+
+import stablehlo_ref as shlo
+from stablehlo_ref.errors import NotImplementedOpError
+from stablehlo_ref.text import print_module
+from stablehlo_ref.transforms import legalize_chlo
+
+_DT = {"f32": np.float32, "f16": np.float16, "bf16": ml_dtypes.bfloat16, "f64": np.float64}
+# (op, domain (lo, hi), rtol, atol) for f32/f64; narrow types compute in f32 and round
+_UNARY = [("square", (-1e3, 1e3), 0, 0), ("erf", (-5, 5), 2e-6, 1e-6), ("erfc", (-5, 5), 5e-6, 1e-7),
+          ("erf_inv", (-1, 1), 5e-6, 1e-6), ("lgamma", (-20, 30), 1e-5, 2e-5), ("digamma", (-20, 30), 1e-5, 1e-5),
+          ("acosh", (1, 1e4), 1e-6, 0), ("asinh", (-1e4, 1e4), 1e-6, 0), ("atanh", (-1, 1), 1e-6, 1e-7),
+          ("acos", (-1, 1), 1e-6, 1e-7), ("asin", (-1, 1), 1e-6, 1e-7), ("atan", (-1e3, 1e3), 1e-6, 0),
+          ("cosh", (-80, 80), 2e-6, 0), ("sinh", (-80, 80), 2e-6, 1e-7), ("tan", (-3, 3), 0, 0)]
+
+
+def _program(op, et, rt, n):
+    return f"""func.func @main(%x: tensor<{n}x{et}>) -> tensor<{n}x{rt}> {{
+  %0 = chlo.{op} %x : tensor<{n}x{et}> -> tensor<{n}x{rt}>
+  return %0 : tensor<{n}x{rt}>
+}}"""
+
+
+def _legalized(src):
+    m = shlo.parse(src)
+    counts = legalize_chlo(m)
+    assert not [o.name for o in m.walk() if o.name.startswith("chlo.")]
+    shlo.verify(m)
+    return shlo.parse(print_module(m)), counts
+
+
+def _compare(want, got, rtol, atol, et):
+    w, g = np.asarray(want).astype(np.float64), np.asarray(got).astype(np.float64)
+    assert np.array_equal(np.isnan(w), np.isnan(g))
+    if et in ("f16", "bf16"):           # both round an f32 value: allow one step of the type
+        rtol, atol = max(rtol, 2 * float(ml_dtypes.finfo(_DT[et]).eps)), max(atol, 1e-6)
+    np.testing.assert_allclose(g, w, rtol=rtol, atol=atol)
+
+
+@pytest.mark.parametrize("et", ["f32", "f16", "bf16"])
+@pytest.mark.parametrize("op,domain,rtol,atol", _UNARY, ids=[u[0] for u in _UNARY])
+@settings(max_examples=8, deadline=None)
+@given(data=st.data())
+def test_unary_decomposition_matches_the_chlo_kernel(op, domain, rtol, atol, et, data):
+    lo, hi = domain
+    xs = data.draw(st.lists(st.floats(lo, hi, allow_nan=False, width=32), min_size=4, max_size=12))
+    x = np.array(xs + [0.0], dtype=np.float64).astype(_DT[et])
+    src = _program(op, et, et, len(x))
+    want = shlo.run(shlo.parse(src), x)[0]
+    m, counts = _legalized(src)
+    assert counts == {f"chlo.{op}": 1}
+    _compare(want, shlo.run(m, x)[0], rtol, atol, et)
+
+
+@pytest.mark.parametrize("op", ["lgamma", "digamma", "acosh", "asinh", "atanh", "asin", "acos", "atan", "cosh", "sinh"])
+def test_f64_decompositions(op):
+    rng = np.random.default_rng(1)
+    x = {"acosh": 1 + rng.exponential(3, 32), "atanh": rng.uniform(-1, 1, 32), "asin": rng.uniform(-1, 1, 32),
+         "acos": rng.uniform(-1, 1, 32)}.get(op, rng.uniform(-20, 20, 32))
+    src = _program(op, "f64", "f64", 32)
+    want = shlo.run(shlo.parse(src), x)[0]
+    m, _ = _legalized(src)
+    np.testing.assert_allclose(shlo.run(m, x)[0], want, rtol=1e-12, atol=1e-12)
+
+
+@pytest.mark.parametrize("op", ["is_inf", "is_pos_inf", "is_neg_inf"])
+def test_inf_predicates(op):
+    x = np.array([np.inf, -np.inf, np.nan, 0, -1, 3.5, np.finfo(np.float32).max], np.float32)
+    src = _program(op, "f32", "i1", len(x))
+    m, _ = _legalized(src)
+    assert shlo.run(m, x)[0].tolist() == shlo.run(shlo.parse(src), x)[0].tolist()
+
+
+@settings(max_examples=20, deadline=None)
+@given(st.lists(st.floats(width=32), min_size=6, max_size=6), st.lists(st.floats(width=32), min_size=6, max_size=6))
+def test_next_after_is_bit_exact(xs, ys):
+    src = """func.func @main(%x: tensor<6xf32>, %y: tensor<6xf32>) -> tensor<6xf32> {
+  %0 = chlo.next_after %x, %y : tensor<6xf32>, tensor<6xf32> -> tensor<6xf32>
+  return %0 : tensor<6xf32>
+}"""
+    x, y = np.array(xs, np.float32), np.array(ys, np.float32)
+    want = shlo.run(shlo.parse(src), x, y)[0]
+    m, _ = _legalized(src)
+    got = shlo.run(m, x, y)[0]
+    nan = np.isnan(want)
+    assert np.array_equal(nan, np.isnan(got))
+    assert got[~nan].view(np.uint32).tolist() == want[~nan].view(np.uint32).tolist()
+
+
+@settings(max_examples=20, deadline=None)
+@given(st.lists(st.integers(-4, 4), min_size=12, max_size=12), st.integers(1, 6))
+def test_top_k_is_exact(vals, k):
+    src = f"""func.func @main(%x: tensor<2x6xf32>) -> (tensor<2x{k}xf32>, tensor<2x{k}xi32>) {{
+  %0:2 = chlo.top_k(%x, k = {k}) : tensor<2x6xf32> -> (tensor<2x{k}xf32>, tensor<2x{k}xi32>)
+  return %0#0, %0#1 : tensor<2x{k}xf32>, tensor<2x{k}xi32>
+}}"""
+    x = np.array(vals, np.float32).reshape(2, 6)
+    want = shlo.run(shlo.parse(src), x)
+    m, counts = _legalized(src)
+    got = shlo.run(m, x)
+    assert counts == {"chlo.top_k": 1}
+    assert [g.tolist() for g in got] == [w.tolist() for w in want]
+
+
+def test_broadcast_binary_ops_complex_square_conj_and_constants():
+    src = """func.func @main(%a: tensor<2x3xf32>, %b: tensor<3xf32>, %z: tensor<3xcomplex<f32>>) -> (tensor<2x3xf32>, tensor<2x3xi1>, tensor<2x3xf32>, tensor<3xcomplex<f32>>, tensor<3xcomplex<f32>>, tensor<2x3xf32>) {
+  %0 = chlo.broadcast_add %a, %b : (tensor<2x3xf32>, tensor<3xf32>) -> tensor<2x3xf32>
+  %1 = chlo.broadcast_compare %a, %b {comparison_direction = #chlo<comparison_direction GT>} : (tensor<2x3xf32>, tensor<3xf32>) -> tensor<2x3xi1>
+  %2 = chlo.broadcast_next_after %a, %b : (tensor<2x3xf32>, tensor<3xf32>) -> tensor<2x3xf32>
+  %3 = chlo.square %z : tensor<3xcomplex<f32>> -> tensor<3xcomplex<f32>>
+  %4 = chlo.conj %z : tensor<3xcomplex<f32>> -> tensor<3xcomplex<f32>>
+  %5 = "chlo.constant_like"(%a) {value = 2.5 : f32} : (tensor<2x3xf32>) -> tensor<2x3xf32>
+  return %0, %1, %2, %3, %4, %5 : tensor<2x3xf32>, tensor<2x3xi1>, tensor<2x3xf32>, tensor<3xcomplex<f32>>, tensor<3xcomplex<f32>>, tensor<2x3xf32>
+}"""
+    a = np.arange(6, dtype=np.float32).reshape(2, 3) - 2
+    b = np.array([0.5, -1, 3], np.float32)
+    z = np.array([1 + 2j, -3 + 0.5j, 2 - 2j], np.complex64)
+    want = shlo.run(shlo.parse(src), a, b, z)
+    m, counts = _legalized(src)
+    got = shlo.run(m, a, b, z)
+    assert counts["chlo.broadcast_next_after"] == 1 and counts["chlo.next_after"] == 1
+    for g, w in zip(got, want):
+        np.testing.assert_allclose(g, w, rtol=1e-6)
+
+
+def test_ops_without_decomposition_are_listed():
+    src = """func.func @main(%x: tensor<4xf64>, %y: tensor<4xf64>) -> tensor<4xf64> {
+  %0 = chlo.zeta %x, %y : tensor<4xf64>, tensor<4xf64> -> tensor<4xf64>
+  %1 = chlo.bessel_i1e %0 : tensor<4xf64> -> tensor<4xf64>
+  return %1 : tensor<4xf64>
+}"""
+    m = shlo.parse(src)
+    before = print_module(m)
+    with pytest.raises(NotImplementedOpError, match=r"chlo.bessel_i1e, chlo.zeta"):
+        legalize_chlo(m)
+    assert print_module(m) == before
+    src64 = _program("erf", "f64", "f64", 3)
+    with pytest.raises(NotImplementedOpError, match=r"chlo.erf .*f64"):
+        legalize_chlo(shlo.parse(src64))
