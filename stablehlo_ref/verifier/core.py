@@ -12,7 +12,7 @@ from ..ir.sdy import SdyAttr
 from ..ir.attributes import (ArrayAttr, BoolAttr, DenseArrayAttr, DenseElementsAttr, DenseResourceAttr, EnumAttr,
                              FloatAttr, IntegerAttr, StringAttr, StructAttr, UnitAttr)
 from ..ir.core import Module, Operation
-from ..ir.types import ElementType, QuantizedType, TensorType, TokenType, TupleType, UnrankedTensorType
+from ..ir.types import ElementType, OpaqueType, QuantizedType, TensorType, TokenType, TupleType, UnrankedTensorType
 from .quantized import type_problem
 from .registry import VERIFIERS, Check, Violation
 from .shapes import SAME_TYPE_TRAITS, bounds, same_type_traits
@@ -158,6 +158,8 @@ def type_matches(t, cat: str) -> bool:
         return "tuple" in kinds
     if isinstance(t, UnrankedTensorType):
         return tensors_ok and rank is None and not static
+    if isinstance(t, OpaqueType) and t.text.startswith(("memref<", "vector<")):
+        return False  # builtin buffer and vector types are never tensors
     if not isinstance(t, TensorType):
         return True   # opaque or other-dialect types: not ours to judge
     if not tensors_ok:
