@@ -15,14 +15,9 @@ kept (bench/README.md says why).
 """
 from __future__ import annotations
 
-import os
 
-# One BLAS/OpenMP thread unless the caller chose otherwise: the C++ interpreter is single
-# threaded, and threaded BLAS on small matrices only adds noise on a shared machine. This
-# must happen before numpy is first imported.
-for _var in ("OPENBLAS_NUM_THREADS", "OMP_NUM_THREADS", "MKL_NUM_THREADS",
-             "VECLIB_MAXIMUM_THREADS", "NUMEXPR_NUM_THREADS"):
-    os.environ.setdefault(_var, "1")
+# The environment is left as a user has it (no OPENBLAS_NUM_THREADS): the interpreter
+# chooses BLAS threads per call itself (stablehlo_ref/interpreter/blas.py).
 
 import argparse  # noqa: E402
 import gc  # noqa: E402
@@ -36,6 +31,9 @@ HERE = Path(__file__).resolve().parent
 REPO = HERE.parent
 sys.path.insert(0, str(HERE))
 sys.path.insert(0, str(REPO))
+if "--ours-from" in sys.argv:
+    # another checkout's stablehlo_ref (e.g. main, for before/after numbers in one session)
+    sys.path.insert(0, str(Path(sys.argv[sys.argv.index("--ours-from") + 1]).resolve()))
 
 import peers  # noqa: E402
 
@@ -113,6 +111,7 @@ def main(argv=None) -> int:
                     help="runs per program and engine, best taken (default 3)")
     ap.add_argument("--json", type=Path, default=None, help="write per-program records here")
     ap.add_argument("--quiet", action="store_true", help="print the summary only")
+    ap.add_argument("--ours-from", default=None, help="import stablehlo_ref from this checkout")
     args = ap.parse_args(argv)
 
     if not args.dir.is_dir():

@@ -1,9 +1,12 @@
 """Benchmark our interpreter on model-scale programs generated with jax (an MLP, a small
-CNN, an attention block, a cumsum spelled as reduce_window, a scan and a while loop)
-against XLA CPU (jax itself) and upstream's C++ reference interpreter (jaxlib's
-`stablehlo.eval_module`, in a subprocess, with a timeout).
+CNN, an attention block, a cumsum spelled as reduce_window, a scan, loop-heavy programs
+(while, fori, scan, random, sort/top_k, cumulative ops, dynamic_update_slice/segment_sum in a
+loop, an LSTM), LAPACK-backed linear algebra, gradients, and programs written with flax,
+optax and equinox when they are installed) against XLA CPU (jax itself) and upstream's C++
+reference interpreter (jaxlib's `stablehlo.eval_module`, in a subprocess, with a timeout).
 
     python bench/bench_models.py [--only mlp,cnn] [--timeout 60] [--no-cpp] [--json OUT]
+    python bench/bench_models.py --ours-from ../other-checkout   # time another version of ours
 
 Needs jax/jaxlib (`pip install -e .[interop]`). For each program it prints the times and
 ratios, and whether our results match XLA's (and the C++ interpreter's) within
@@ -13,12 +16,8 @@ from __future__ import annotations
 
 import os
 
-# One BLAS/OpenMP thread unless the caller chose otherwise: the C++ interpreter is single
-# threaded, and threaded BLAS on small matrices only adds noise on a shared machine. This
-# must happen before numpy is first imported.
-for _var in ("OPENBLAS_NUM_THREADS", "OMP_NUM_THREADS", "MKL_NUM_THREADS",
-             "VECLIB_MAXIMUM_THREADS", "NUMEXPR_NUM_THREADS"):
-    os.environ.setdefault(_var, "1")
+# The environment is left as a user has it (no OPENBLAS_NUM_THREADS): the interpreter
+# chooses BLAS threads per call itself (stablehlo_ref/interpreter/blas.py).
 
 import argparse  # noqa: E402
 import json  # noqa: E402
@@ -32,6 +31,9 @@ HERE = Path(__file__).resolve().parent
 REPO = HERE.parent
 sys.path.insert(0, str(HERE))
 sys.path.insert(0, str(REPO))
+if "--ours-from" in sys.argv:
+    # another checkout's stablehlo_ref (e.g. main, for before/after numbers in one session)
+    sys.path.insert(0, str(Path(sys.argv[sys.argv.index("--ours-from") + 1]).resolve()))
 
 import numpy as np  # noqa: E402
 
@@ -59,6 +61,7 @@ def main(argv=None) -> int:
     ap.add_argument("--no-cpp", action="store_true", help="skip the C++ interpreter")
     ap.add_argument("--reps", type=int, default=3, help="repetitions (best time is reported)")
     ap.add_argument("--json", type=Path, default=None)
+    ap.add_argument("--ours-from", default=None, help="import stablehlo_ref from this checkout")
     args = ap.parse_args(argv)
     if not peers.jax_available():
         print("bench_models needs jax and jaxlib: pip install -e .[interop]", file=sys.stderr)
@@ -77,7 +80,15 @@ def main(argv=None) -> int:
     records = []
     try:
         for key in names:
-            name, fn, fargs = models.PROGRAMS[key]()
+            missing = models.missing_packages(key)
+            if missing:
+                print(f"{key:22s} skipped: {', '.join(missing)} not installed")
+                continue
+            try:
+                name, fn, fargs = models.PROGRAMS[key]()
+            except Exception as e:  # a program the installed jax/flax cannot build
+                print(f"{key:22s} skipped: {type(e).__name__}: {str(e)[:100]}")
+                continue
             text = models.lower(fn, fargs)
             rec = {"program": name, "ops": text.count(" = ")}
             records.append(rec)
@@ -116,10 +127,24 @@ def main(argv=None) -> int:
     finally:
         if worker is not None:
             worker.close()
+    summary(records)
     if args.json:
         args.json.write_text(json.dumps(records, indent=1))
         print(f"wrote {args.json}")
     return 0
+
+
+def summary(records):
+    ratios = [(r["program"], r["ours_run"] / r["xla_run"]) for r in records if r.get("ours_run")]
+    if not ratios:
+        return
+    geo = float(np.exp(np.mean([np.log(x) for _, x in ratios])))
+    worst = max(ratios, key=lambda t: t[1])
+    print(f"ours/xla-run over {len(ratios)} programs: geometric mean {geo:.2f}x, "
+          f"max {worst[1]:.1f}x ({worst[0]}); above 20x: "
+          f"{[n for n, x in ratios if x > 20] or 'none'}")
+    import stablehlo_ref
+    print(f"(ours: {Path(stablehlo_ref.__file__).resolve().parent.parent})")
 
 
 def report(rec):

@@ -79,16 +79,25 @@ def _register_jax_custom_calls():
 
 
 def _xla(platform: str):
-    from jax._src import compiler, xla_bridge as xb
     from jax._src.interpreters import mlir as jmlir
     from jax._src.lib import xla_client as xc
     from jaxlib.mlir import ir
     import jax
-    backend = xb.get_backend(platform)
+    # 64-bit arguments (i64, ui64, f64, complex128) must reach XLA as they are, not truncated
+    # to 32 bits by jax's default
+    jax.config.update("jax_enable_x64", True)
+    try:        # public since jax 0.4.2x; the private module is the fallback
+        from jax.extend.backend import get_backend, get_compile_options
+    except ImportError:
+        from jax._src.compiler import get_compile_options
+        from jax._src.xla_bridge import get_backend
+    backend = get_backend(platform)
     _register_jax_custom_calls()
     dev = backend.local_devices()[0]
     devices = xc.DeviceList((dev,))
-    opts = compiler.get_compile_options(num_replicas=1, num_partitions=1)
+    opts = get_compile_options(num_replicas=1, num_partitions=1)
+    # jaxlib renamed compile (returning a loaded executable) to compile_and_load
+    compile_ = getattr(backend, "compile_and_load", None) or backend.compile
     from jaxlib.mlir.dialects import stablehlo
     from jaxlib.mlir.passmanager import PassManager
     stablehlo.register_stablehlo_passes()
@@ -105,17 +114,21 @@ def _xla(platform: str):
                 m = ir.Module.parse(text)
                 if "quant." in text:
                     quant_to_math.run(m.operation)
-                exe = backend.compile_and_load(m, devices, opts)
+                exe = compile_(m, devices, opts)
         except Exception as e:
             return _classify("compile", e)
         try:
             bufs = [jax.device_put(a, dev) for a in args]
-            outs = exe.execute_sharded(bufs)
-            outs = [x[0] for x in outs.disassemble_into_single_device_arrays()]
+            if hasattr(exe, "execute_sharded"):
+                outs = exe.execute_sharded(bufs)
+                outs = [x[0] for x in outs.disassemble_into_single_device_arrays()]
+            else:
+                outs = exe.execute(bufs)
             return ("ok", [("array", np.asarray(o)) for o in outs])
         except Exception as e:
             return _classify("run", e)
-    return run, f"{platform}: {dev.device_kind}"
+    where = dev.platform if dev.device_kind.lower() == dev.platform.lower() else f"{dev.platform} {dev.device_kind}"
+    return run, f"jax {jax.__version__} on {where}"
 
 
 def _to_attr(ir, a):
@@ -171,7 +184,13 @@ def _iree(device: str):
     extra = ["--iree-input-demote-f64-to-f32=false", "--iree-opt-const-eval=false"]
     if target == "llvm-cpu":
         extra.append("--iree-llvmcpu-target-cpu=host")
-    config = ireert.Config(device)
+    if device not in ireert.query_available_drivers():
+        raise RuntimeError(f"this IREE runtime has no {device!r} driver (it has: "
+                           f"{', '.join(ireert.query_available_drivers())})")
+    try:
+        config = ireert.Config(device)
+    except Exception as e:      # noqa: BLE001 - no device behind the driver
+        raise RuntimeError(f"IREE's {device} driver found no usable device ({_first_line(e)})") from None
 
     def run(text, args):
         try:
@@ -191,7 +210,12 @@ def _iree(device: str):
             return ("ok", [("array", _iree_host(o)) for o in outs])
         except Exception as e:
             return _classify("run", e)
-    return run, f"iree {target} on {device}"
+    try:
+        from iree.compiler import version as cv
+        ver = f"iree {cv.VERSION}"
+    except Exception:      # noqa: BLE001 - older wheels have no version module
+        ver = "iree"
+    return run, f"{ver}, {target} on {device}"
 
 
 def _iree_host(o):

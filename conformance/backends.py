@@ -50,6 +50,11 @@ class Backend:
     def describe(self) -> str:
         return self.name
 
+    def details(self) -> str:
+        """One line about the implementation (version, device), for `--list-backends`."""
+        d = self.describe()
+        return d[len(self.name) + 2:] if d.startswith(self.name + ": ") else ("" if d == self.name else d)
+
     def clone(self) -> "Backend":
         """Another instance for running cases concurrently (`run_suite(jobs=N)`). The
         default shares this one: override when `run` is not safe to call from several
@@ -173,6 +178,10 @@ class WorkerBackend(Backend):
     def describe(self) -> str:
         return f"{self.name}: {self._desc}" if self._desc else self.name
 
+    def details(self) -> str:
+        """What the worker reported about itself (versions, device); "" before it started."""
+        return self._desc or ""
+
     def clone(self):
         """A second worker process of the same kind (not started until used)."""
         import copy
@@ -184,6 +193,9 @@ class WorkerBackend(Backend):
         if self._start_error:
             raise BackendError(self._start_error, "crash")
         env = {"JAX_PLATFORMS": "cpu"} if self.kind == "xla" and self.option == "cpu" else {}
+        if self.kind == "xla" and self.option != "cpu":
+            # several workers (--jobs) share one GPU: allocate memory as needed
+            env["XLA_PYTHON_CLIENT_PREALLOCATE"] = "false"
         self.worker = WorkerProcess("stablehlo_ref.conformance._worker", "main", (self.kind, self.option or "-"),
                                     name=f"{self.name} worker", env=env, start_timeout=self.start_timeout)
         try:
@@ -239,6 +251,21 @@ class XlaBackend(WorkerBackend):
         self.option = platform
         self.name = "xla" if platform == "cpu" else f"xla:{platform}"
 
+    # jax finds a GPU through a PJRT plugin package; without one, `xla:cuda` cannot start
+    GPU_PLUGINS = {"cuda": ("jax_cuda13_plugin", "jax_cuda12_plugin", "jax_plugins.xla_cuda13",
+                            "jax_plugins.xla_cuda12"),
+                   "rocm": ("jax_rocm7_plugin", "jax_rocm60_plugin", "jax_plugins.xla_rocm7",
+                            "jax_plugins.xla_rocm60")}
+
+    def available(self):
+        kind = {"gpu": "cuda"}.get(self.option, self.option)
+        plugins = self.GPU_PLUGINS.get(kind)
+        if plugins and all(_has_module(m) for m in self.needs) and not any(_has_module(m) for m in plugins):
+            extra = "cuda13" if kind == "cuda" else "rocm"
+            return False, (f"{self.name} needs jax's {kind.upper()} plugin, which is not installed "
+                           f"(pip install 'jax[{extra}]'; then `stablehlo-ref conform --list-backends` shows the device)")
+        return super().available()
+
 
 class UpstreamBackend(WorkerBackend):
     """Upstream's C++ reference interpreter (jaxlib's `stablehlo.eval_module`); chlo ops are
@@ -270,12 +297,94 @@ BACKENDS: Dict[str, Callable[[Optional[str]], Backend]] = {
 }
 
 
+ENTRY_POINT_GROUP = "stablehlo_ref.backends"
+
+
+def _entry_points() -> dict:
+    """Backends other packages register under the `stablehlo_ref.backends` entry-point group
+    (name -> entry point); a broken distribution's metadata is ignored."""
+    from importlib.metadata import entry_points
+    try:
+        eps = entry_points(group=ENTRY_POINT_GROUP)
+    except Exception:      # noqa: BLE001 - unreadable metadata of some other package
+        return {}
+    return {ep.name: ep for ep in eps}
+
+
+def _instantiate(obj, option: Optional[str], spec: str) -> Backend:
+    """A backend from a plug-in object: a Backend subclass (constructed with the option when
+    one is given) or a factory called with the option (or None)."""
+    try:
+        if isinstance(obj, type):
+            b = obj(option) if option is not None else obj()
+        elif callable(obj):
+            b = obj(option)
+        else:
+            raise UsageError(f"backend {spec!r}: {obj!r} is neither a Backend class nor a factory")
+    except StableHLOError:
+        raise
+    except Exception as e:      # noqa: BLE001 - third-party code
+        raise UsageError(f"backend {spec!r} could not be created: {type(e).__name__}: {_first_line(e)}") from None
+    if not (callable(getattr(b, "run", None)) and callable(getattr(b, "available", None))):
+        raise UsageError(f"backend {spec!r}: {type(b).__name__} has no run() and available() "
+                         "(subclass stablehlo_ref.conformance.Backend)")
+    if getattr(b, "name", "?") in ("?", "", None):
+        b.name = spec
+    return b
+
+
+def _from_module(spec: str) -> Optional[Backend]:
+    """`package.module:Class` or `package.module:Class:option` (None when `spec` has no such
+    form)."""
+    mod, _, rest = spec.partition(":")
+    attr, _, option = rest.partition(":")
+    if not mod or not attr or not all(p.isidentifier() for p in mod.split(".") + attr.split(".")):
+        return None
+    import importlib
+    try:
+        m = importlib.import_module(mod)
+    except ImportError as e:
+        raise UsageError(f"backend {spec!r}: cannot import module {mod}: {_first_line(e)}") from None
+    except Exception as e:      # noqa: BLE001 - third-party code failing at import
+        raise UsageError(f"backend {spec!r}: importing {mod} failed: {type(e).__name__}: {_first_line(e)}") from None
+    obj = m
+    for part in attr.split("."):
+        if not hasattr(obj, part):
+            raise UsageError(f"backend {spec!r}: module {mod} has no {attr}")
+        obj = getattr(obj, part)
+    return _instantiate(obj, option or None, spec)
+
+
+def backend_names() -> List[str]:
+    """Names `get_backend` knows: the built-in ones, then those of installed plug-ins."""
+    return list(BACKENDS) + [n for n in sorted(_entry_points()) if n not in BACKENDS]
+
+
 def get_backend(name: str, extra_ulps: int = 0, atol_scale: float = 1.0) -> Backend:
-    """A backend by name: `reference`, `xla`, `xla:gpu`, `upstream`, `iree`, `iree:cuda`."""
+    """A backend by name: `reference`, `xla`, `xla:cuda`, `upstream`, `iree`, `iree:cuda`; a
+    plug-in's entry-point name in the `stablehlo_ref.backends` group (`name` or `name:option`);
+    or `package.module:Class` (`...:Class:option`) for a class or factory importable from here."""
     base, _, opt = name.partition(":")
-    if base not in BACKENDS or (opt and base in ("reference", "upstream")):
-        raise UsageError(f"unknown backend {name!r} (have: reference, xla, xla:<platform>, upstream, iree, iree:<driver>)")
-    b = BACKENDS[base](opt or None)
+    if base in BACKENDS:
+        if opt and base in ("reference", "upstream"):
+            raise UsageError(f"backend {base} takes no option (got {name!r})")
+        b = BACKENDS[base](opt or None)
+    else:
+        eps = _entry_points()
+        if base in eps:
+            try:
+                obj = eps[base].load()
+            except Exception as e:      # noqa: BLE001 - a plug-in that fails to import
+                raise UsageError(f"backend {base!r} (entry point {eps[base].value}) failed to load: "
+                                 f"{type(e).__name__}: {_first_line(e)}") from None
+            b = _instantiate(obj, opt or None, name)
+        else:
+            b = _from_module(name)
+            if b is None:
+                have = ", ".join(["reference", "xla", "xla:<platform>", "upstream", "iree", "iree:<driver>"]
+                                 + sorted(n for n in eps if n not in BACKENDS))
+                raise UsageError(f"unknown backend {name!r} (have: {have}; or module:Class for your own, "
+                                 f"or an entry point in the {ENTRY_POINT_GROUP} group)")
     b.extra_ulps = int(extra_ulps)
     b.atol_scale = float(atol_scale)
     return b
@@ -284,3 +393,27 @@ def get_backend(name: str, extra_ulps: int = 0, atol_scale: float = 1.0) -> Back
 def register_backend(name: str, factory: Callable[[Optional[str]], Backend]) -> None:
     """Make a third-party backend selectable by name (`factory(option)` gets the text after `name:`)."""
     BACKENDS[name] = factory
+
+
+def list_backends() -> List[str]:
+    """`conform --list-backends`: one line per backend, `name: available (details)` or
+    `name: unavailable: why`."""
+    lines = []
+    for name in backend_names():
+        try:
+            b = get_backend(name)
+        except UsageError as e:
+            lines.append(f"{name}: unavailable: {e}")
+            continue
+        try:
+            ok, why = b.available()
+            if ok:
+                d = b.details()
+                lines.append(f"{b.name}: available" + (f" ({d})" if d else ""))
+            else:
+                lines.append(f"{b.name}: unavailable: {why}")
+        except Exception as e:      # noqa: BLE001 - a plug-in's available() failing
+            lines.append(f"{name}: unavailable: {type(e).__name__}: {_first_line(e)}")
+        finally:
+            b.close()
+    return lines

@@ -122,3 +122,61 @@ def describe_mismatch(m: dict) -> str:
     if m.get("expected_from") == "reference":
         s += " [expected value from the reference interpreter]"
     return s
+
+
+def error_stats(case: Case, outputs: List) -> dict:
+    """How far the outputs are from the expected values, over all outputs: the largest
+    |actual - expected| and, for floats, the largest ULP distance, counting element pairs
+    that are finite on both sides; `max_rel` the largest |actual - expected| / |expected| of
+    the float elements that differ (inf where expected is 0); `nonfinite` counts the elements
+    where one side is NaN or infinite and the other is not the same value. Outputs of the wrong shape or count are
+    left out (the mismatch says what is wrong with them)."""
+    from stablehlo_ref.interpreter.numerics import ulp_difference
+    max_abs = None
+    max_ulp = None
+    max_rel = 0.0
+    nonfinite = 0
+    for a, e, et_name in zip(outputs, case.expected, case.element_types):
+        et = _element_type(et_name)
+        try:
+            a = np.asarray(a)
+            e = np.asarray(e)
+        except Exception:      # noqa: BLE001 - whatever a backend handed back
+            continue
+        if et is None or a.shape != e.shape or a.size == 0:
+            continue
+        try:
+            a = a.astype(et.dtype)
+            e = e.astype(et.dtype)
+        except (TypeError, ValueError):
+            continue
+        floaty = et.is_float or et.is_complex
+        if floaty:
+            parts = [(a.real, e.real), (a.imag, e.imag)] if et.is_complex else [(a, e)]
+            for pa, pe in parts:
+                fa = np.asarray(pa).astype(np.float64)
+                fe = np.asarray(pe).astype(np.float64)
+                finite = np.isfinite(fa) & np.isfinite(fe)
+                same = (fa == fe) | (np.isnan(fa) & np.isnan(fe))
+                nonfinite += int(np.count_nonzero(~finite & ~same))
+                if finite.any():
+                    d = float(np.max(np.abs(fa[finite] - fe[finite])))
+                    max_abs = d if max_abs is None else max(max_abs, d)
+                    diff = finite & ~same
+                    if diff.any():
+                        with np.errstate(divide="ignore", invalid="ignore"):
+                            rel = np.abs(fa[diff] - fe[diff]) / np.abs(fe[diff])
+                        max_rel = max(max_rel, float(np.max(np.where(np.isnan(rel), np.inf, rel))))
+            u = np.asarray(ulp_difference(a, e, et)).reshape(-1)
+            u = u[u != np.uint64(np.iinfo(np.uint64).max)]
+            if u.size:
+                m = int(u.max())
+                max_ulp = m if max_ulp is None else max(max_ulp, m)
+        else:
+            try:
+                d = (a != e).astype(np.float64) if a.dtype.kind == "b" else np.abs(a.astype(np.float64) - e.astype(np.float64))
+            except (TypeError, ValueError):
+                continue
+            m = float(d.max())
+            max_abs = m if max_abs is None else max(max_abs, m)
+    return {"max_abs": max_abs, "max_ulp": max_ulp, "max_rel": max_rel, "nonfinite": nonfinite}

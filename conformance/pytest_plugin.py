@@ -1,14 +1,19 @@
 """pytest plugin: every conformance case as one test, so a backend's CI can run the suite with
 pytest's selection, reporting and parallelism (pytest-xdist).
 
-    pytest -p stablehlo_ref.conformance.pytest_plugin --pyargs stablehlo_ref.conformance.suite \\
+    pytest --pyargs stablehlo_ref.conformance.suite \\
         --stablehlo-backend xla --stablehlo-corpus path/to/stablehlo-tests/testdata \\
         [--stablehlo-known-failures FILE] [--stablehlo-pattern GLOB] [--stablehlo-op NAME] \\
         [--stablehlo-timeout S] [--stablehlo-extra-ulps N]
 
 A case listed in the known-failures file (`case-id<TAB>reason`) is a strict xfail: it must keep
 failing, and passes are reported as failures so that the list shrinks. A case the backend
-cannot run is skipped with its reason. Test ids are the case ids (`file#chunk@function`)."""
+cannot run is skipped with its reason. Test ids are the case ids (`file#chunk@function`).
+
+The plugin is registered as a `pytest11` entry point named after this module, so installing
+the package enables it (`-p stablehlo_ref.conformance.pytest_plugin` still works and loads
+it once; `-p no:stablehlo_ref.conformance.pytest_plugin` disables it). It imports the rest of
+the package by absolute name, for the reason suite.py gives."""
 from __future__ import annotations
 
 import os
@@ -19,7 +24,8 @@ import pytest
 def pytest_addoption(parser):
     g = parser.getgroup("stablehlo-conformance", "StableHLO backend conformance suite")
     g.addoption("--stablehlo-backend", default=None,
-                help="backend to test: reference, xla, xla:<platform>, upstream, iree, iree:<driver>")
+                help="backend to test: reference, xla, xla:<platform>, upstream, iree, iree:<driver>, "
+                      "a plug-in's entry-point name, or module:Class")
     g.addoption("--stablehlo-corpus", action="append", default=None,
                 help="a corpus folder or file, or an exported case folder (repeatable; default $STABLEHLO_TESTS)")
     g.addoption("--stablehlo-known-failures", default=None, help="case-id<TAB>reason lines")
@@ -41,8 +47,8 @@ def _corpora(config):
 def pytest_generate_tests(metafunc):
     if "stablehlo_case" not in metafunc.fixturenames:
         return
-    from .cases import load_cases
-    from .runner import is_flaky, load_known_failures
+    from stablehlo_ref.conformance.cases import load_cases
+    from stablehlo_ref.conformance.runner import is_flaky, load_known_failures
     config = metafunc.config
     if not config.getoption("--stablehlo-backend"):
         raise pytest.UsageError("the conformance suite needs --stablehlo-backend NAME")
@@ -62,7 +68,7 @@ def pytest_generate_tests(metafunc):
 
 @pytest.fixture(scope="session")
 def stablehlo_backend(request):
-    from .backends import get_backend
+    from stablehlo_ref.conformance.backends import get_backend
     config = request.config
     b = get_backend(config.getoption("--stablehlo-backend"), config.getoption("--stablehlo-extra-ulps"))
     ok, why = b.available()
@@ -74,7 +80,7 @@ def stablehlo_backend(request):
 
 def check_case(backend, case, timeout: float) -> None:
     """Run one case; skip when unsupported, fail with the report's message otherwise."""
-    from .runner import run_case
+    from stablehlo_ref.conformance.runner import run_case
     outcome = run_case(backend, case, timeout)
     if outcome.status == "unsupported":
         pytest.skip(outcome.message)

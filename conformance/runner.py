@@ -11,7 +11,9 @@ from stablehlo_ref.errors import UsageError
 
 from .backends import Backend, BackendError, BackendUnsupported
 from .cases import Case
-from .compare import compare_case, describe_mismatch
+from .compare import compare_case, describe_mismatch, error_stats
+from .report import FLAKY, format_summary, is_flaky, report_json  # noqa: F401 - FLAKY/is_flaky re-exported
+from .subject import case_subject
 
 STATUSES = ("pass", "fail", "error", "unsupported")
 
@@ -25,15 +27,28 @@ class CaseOutcome:
     stage: str = ""
     seconds: float = 0.0
     ops: tuple = ()
-    op: str = ""                 # copied from the case (generated cases say what they test)
-    element_type: str = ""
+    op: str = ""                 # what the case tests (subject.case_subject: the case's own
+    element_type: str = ""       # when it names them, else derived from its program)
     variant: str = ""
+    max_abs_error: Optional[float] = None     # over all outputs (compare.error_stats)
+    max_ulp_error: Optional[int] = None
+    tolerance_exceeded: bool = False          # a fail by precision: every differing float
+                                              # finite and within 1% (TOLERANCE_CATEGORY_MAX_REL)
+
+    @property
+    def first_index(self) -> Optional[list]:
+        return list(self.mismatch["index"]) if self.mismatch and "index" in self.mismatch else None
 
     def to_json(self):
         d = {"id": self.id, "status": self.status, "seconds": round(self.seconds, 4), "ops": list(self.ops)}
         for k in ("op", "element_type", "variant"):
             if getattr(self, k):
                 d[k] = getattr(self, k)
+        d["max_abs_error"] = self.max_abs_error
+        d["max_ulp_error"] = self.max_ulp_error
+        d["first_index"] = self.first_index
+        if self.tolerance_exceeded:
+            d["tolerance_exceeded"] = True
         if self.message:
             d["message"] = self.message
         if self.stage:
@@ -43,9 +58,14 @@ class CaseOutcome:
         return d
 
 
+# the largest relative error of a failing case that reports call "tolerance exceeded"
+TOLERANCE_CATEGORY_MAX_REL = 0.01
+
+
 def run_case(backend: Backend, case: Case, timeout: Optional[float] = None) -> CaseOutcome:
     t0 = time.perf_counter()
-    what = dict(ops=case.ops, op=case.op, element_type=case.element_type, variant=case.variant)
+    op, et, variant = case_subject(case)
+    what = dict(ops=case.ops, op=op, element_type=et, variant=variant)
     try:
         outs = backend.run(case.program, case.inputs, timeout=timeout)
     except BackendUnsupported as e:
@@ -53,21 +73,23 @@ def run_case(backend: Backend, case: Case, timeout: Optional[float] = None) -> C
                            seconds=time.perf_counter() - t0, **what)
     except BackendError as e:
         return CaseOutcome(case.id, "error", str(e), stage=e.stage, seconds=time.perf_counter() - t0, **what)
+    except Exception as e:      # noqa: BLE001 - a plug-in backend's bug is that case's error, not the run's end
+        first = (str(e).strip().splitlines() or [""])[0]
+        return CaseOutcome(case.id, "error", f"backend raised {type(e).__name__}: {first}".rstrip(": "),
+                           stage="crash", seconds=time.perf_counter() - t0, **what)
     dt = time.perf_counter() - t0
     m = compare_case(case, outs, backend.extra_ulps, backend.atol_scale)
+    stats = error_stats(case, outs)
+    what.update(max_abs_error=stats["max_abs"], max_ulp_error=stats["max_ulp"])
     if m is None:
         return CaseOutcome(case.id, "pass", seconds=dt, **what)
-    return CaseOutcome(case.id, "fail", describe_mismatch(m), mismatch=m, seconds=dt, **what)
-
-
-FLAKY = "flaky:"
-
-
-def is_flaky(reason: str) -> bool:
-    """A known-failure entry whose reason starts with `flaky:` pins a case whose outcome
-    depends on the host (CPU features such as flush-to-zero or FMA, seen on machines of the
-    same kind): it may pass or fail, and passing does not make it stale."""
-    return reason.startswith(FLAKY)
+    # a precision problem, not a wrong result: float outputs outside their tolerance, but
+    # every differing element finite and within 1% of the expected value (compare_output
+    # gives floats a ULP distance; exact outputs have rule "exact")
+    by_distance = ("ulp" in m and m.get("rule") != "exact" and stats["nonfinite"] == 0
+                   and stats["max_rel"] <= TOLERANCE_CATEGORY_MAX_REL)
+    return CaseOutcome(case.id, "fail", describe_mismatch(m), mismatch=m, seconds=dt,
+                       tolerance_exceeded=by_distance, **what)
 
 
 def load_known_failures(path: str) -> Dict[str, str]:
@@ -98,6 +120,7 @@ class Report:
     strict: bool = False
     known: Optional[Dict[str, str]] = None
     complete: bool = True           # False when the run was filtered (missing ids can't be judged)
+    description: str = ""           # the backend's own description (device, version)
 
     def counts(self) -> Dict[str, int]:
         c = Counter(o.status for o in self.outcomes)
@@ -137,46 +160,12 @@ class Report:
         return not self.regressions() and not self.stale()
 
     def to_json(self) -> dict:
-        d = {"backend": self.backend, "seconds": round(self.seconds, 3), "strict": self.strict,
-             "ok": self.ok, "summary": {**self.counts(), "skipped": len(self.skipped)},
-             "by_op": self.by_op(), "cases": [o.to_json() for o in self.outcomes],
-             "skipped": [{"id": i, "reason": r} for i, r in self.skipped]}
-        if self.known is not None:
-            d["known_failures"] = {"listed": len(self.known),
-                                   "unexpected": [o.id for o in self.regressions()],
-                                   "stale": self.stale()}
-        return d
+        """The JSON document of the run (see report.py and report.schema.json)."""
+        return report_json(self)
 
     def format(self, verbose: bool = False) -> str:
-        lines = []
-        known = self.known or {}
-        for o in self.outcomes:
-            if o.status == "pass" and not verbose:
-                continue
-            if o.status != "pass" and o.id in known and not verbose:
-                continue
-            msg = f": {o.message}" if o.message else ""
-            lines.append(f"{o.status.upper()}: {o.id}{msg}")
-        failing_ops = [(op, c) for op, c in self.by_op().items() if c["fail"] or c["error"] or c["unsupported"]]
-        if failing_ops:
-            lines.append("by op (cases using it: pass/fail/error/unsupported):")
-            for op, c in failing_ops:
-                lines.append(f"  {op:40s} {c['pass']}/{c['fail']}/{c['error']}/{c['unsupported']}")
-        if self.known is not None:
-            reg = self.regressions()
-            st = self.stale()
-            if reg:
-                lines.append(f"{len(reg)} unexpected failure(s) (not in the known-failures list):")
-                lines.extend(f"  {o.id}" for o in reg)
-            if st:
-                lines.append(f"{len(st)} known-failure entr{'y' if len(st) == 1 else 'ies'} now passing "
-                             f"or naming no case (remove them):")
-                lines.extend(f"  {i}" for i in st)
-        c = self.counts()
-        lines.append(f"{self.backend}: {c['pass']} passed, {c['fail']} failed, {c['error']} errors, "
-                     f"{c['unsupported']} unsupported, {len(self.skipped)} skipped "
-                     f"({len(self.outcomes)} cases, {self.seconds:.1f} s)")
-        return "\n".join(lines)
+        """The terminal summary: case lines, known and unexpected failures apart (report.py)."""
+        return format_summary(self, verbose)
 
 
 def run_suite(backend: Backend, cases: Sequence[Case], timeout: Optional[float] = 60.0,
@@ -225,4 +214,5 @@ def run_suite(backend: Backend, cases: Sequence[Case], timeout: Optional[float] 
                 if c is not backend:
                     c.close()
     rep.seconds = time.perf_counter() - t0
+    rep.description = backend.describe()
     return rep

@@ -30,9 +30,12 @@ import re
 from typing import Optional
 
 from stablehlo_ref import spec as S
+from stablehlo_ref.deep import call_with_room
 from stablehlo_ref.errors import SerializationError
+from stablehlo_ref.limits import DEFAULT, Limits
 from stablehlo_ref.ir import attributes as A
 from stablehlo_ref.ir.core import Module, Operation
+from stablehlo_ref.ir.wellformed import read_problem
 from stablehlo_ref.ir.locations import op_location
 from stablehlo_ref.serialization.builtin_codec import BuiltinCodec
 from stablehlo_ref.serialization.dialect_codec import DialectWriter
@@ -154,6 +157,10 @@ def serialize_as(module: Module, target: str = "1.0.0", strip_debuginfo: bool = 
     creates ops directly in encodings that ours reaches by rewriting newer ones."""
     if not isinstance(module, Module):
         raise SerializationError("serialize() expects a Module")
+    return call_with_room(_serialize_as, module, target, strip_debuginfo, writer_version)
+
+
+def _serialize_as(module, target, strip_debuginfo, writer_version):
     conv = _check_target(target)
     if writer_version is not None:
         _check_target(writer_version)
@@ -164,17 +171,22 @@ def serialize_as(module: Module, target: str = "1.0.0", strip_debuginfo: bool = 
     return write_vhlo(root, conv, target, steps)
 
 
-def read_vhlo(data):
+def read_vhlo(data, limits: Optional[Limits] = None):
     """Portable artifact -> (VHLO module op as stored, bytecode version, producer)."""
+    root, f = _read_vhlo(data, limits)
+    return root, f.version, f.producer
+
+
+def _read_vhlo(data, limits):
     if not isinstance(data, (bytes, bytearray, memoryview)):
         raise SerializationError("deserialize() expects bytes")
     if isinstance(data, bytearray):
         data = bytes(data)
-    root, f = read_file(data, _CODEC_MAP)
+    root, f = read_file(data, _CODEC_MAP, limits or DEFAULT)
     if root.name != "builtin.module":
         raise SerializationError(f"the top-level operation is {root.name}, expected builtin.module", "byte 0")
     _apply_properties(root, f)
-    return root, f.version, f.producer
+    return root, f
 
 
 def _apply_properties(op: Operation, f):
@@ -200,9 +212,15 @@ def _apply_properties(op: Operation, f):
                 _apply_properties(o, f)
 
 
-def deserialize(data) -> Module:
-    """Read a portable artifact (any version 0.9.0 .. current) into a StableHLO Module."""
-    root, _version, producer = read_vhlo(data)
+def deserialize(data, limits: Optional[Limits] = None) -> Module:
+    """Read a portable artifact (any version 0.9.0 .. current) into a StableHLO Module.
+    `limits` bounds element counts, blob sizes and nesting, checked before allocating."""
+    return call_with_room(_deserialize, data, limits or DEFAULT, limits=limits)
+
+
+def _deserialize(data, limits: Limits) -> Module:
+    root, f = _read_vhlo(data, limits)
+    producer = f.producer
     try:
         upgrade_op(root)
         new = op_from_vhlo(root, {}, None)
@@ -213,6 +231,12 @@ def deserialize(data) -> Module:
         raise
     except (KeyError, IndexError, ValueError, TypeError, AttributeError) as e:
         raise SerializationError(f"malformed VHLO program ({type(e).__name__}: {e}); artifact produced by {producer}") from None
+    # what was read must be built as the spec says: an artifact can put any attribute, type or
+    # location anywhere, and nothing downstream (verifier, printer, interpreter) expects that
+    for op in new.walk():
+        problem = read_problem(op)
+        if problem is not None:
+            raise SerializationError(f"{op.name}: {problem}", f"byte {f.op_offsets.get(id(op), '?')}")
     return Module(new)
 
 

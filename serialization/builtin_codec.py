@@ -7,6 +7,7 @@ from typing import Dict
 
 import numpy as np
 
+from stablehlo_ref.limits import DEFAULT, check_tensor
 from stablehlo_ref.errors import SerializationError
 from stablehlo_ref.ir import attributes as A
 from stablehlo_ref.ir import types as T
@@ -125,9 +126,14 @@ class BuiltinCodec(DialectCodec):
             return _dense_array(r, et, n, blob)
         if code == 18:
             t = r.type()
+            at = r.cur.pos
             blob = r.blob("dense elements data")
             if not isinstance(t, T.TensorType):
                 r.fail("dense elements attribute of a non-tensor type")
+            if t.is_static and isinstance(getattr(t.element_type, "dtype", None), np.dtype) \
+                    and len(blob) > t.element_type.dtype.itemsize:       # (a splat allocates nothing)
+                check_tensor(t.shape, 8 * t.element_type.dtype.itemsize, "dense elements",
+                             f"byte {at}", getattr(r.f, "limits", DEFAULT))
             return A.DenseElementsAttr(t, decode_elements(blob, t, r.fail))
         if code == 22:
             fn = r.attr()
@@ -338,6 +344,8 @@ def _str_of(r, a) -> str:
 
 
 def _dense_array(r, et, n, blob):
+    if not isinstance(et, T.ElementType) or not (et.is_integer or et.is_float):
+        r.fail(f"a dense array of {et} (dense arrays hold integers or floats)")
     if not isinstance(et, T.ElementType):
         r.fail("dense array of a non-scalar element type")
     if et.kind == "bool":

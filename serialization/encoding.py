@@ -26,7 +26,6 @@ _SECTION_NAMES = ["String", "Dialect", "AttrType", "AttrTypeOffset", "IR", "Reso
 M_ATTRS, M_RESULTS, M_OPERANDS, M_SUCCESSORS, M_REGIONS, M_USELIST, M_PROPERTIES = \
     0x01, 0x02, 0x04, 0x08, 0x10, 0x20, 0x40
 
-MAX_NESTING = 2000
 
 
 # ============================================================ primitive reading

@@ -6,12 +6,14 @@ from __future__ import annotations
 
 from typing import Dict, List, Optional, Tuple
 
+from stablehlo_ref.deep import check_depth
 from stablehlo_ref.errors import SerializationError
+from stablehlo_ref.limits import DEFAULT, Limits
 from stablehlo_ref.ir import attributes as A
 from stablehlo_ref.ir.core import Block, Operation, Region, Value
 from stablehlo_ref.serialization.builtin_codec import BuiltinCodec
 from stablehlo_ref.serialization.dialect_codec import DialectCodec, DialectReader
-from stablehlo_ref.serialization.encoding import (Cursor, MAGIC, MAX_NESTING, MAX_VERSION, M_ATTRS, M_OPERANDS,
+from stablehlo_ref.serialization.encoding import (Cursor, MAGIC, MAX_VERSION, M_ATTRS, M_OPERANDS,
                                                   M_PROPERTIES, M_REGIONS, M_RESULTS, M_SUCCESSORS, M_USELIST,
                                                   S_ATTRTYPE, S_ATTRTYPE_OFFSET, S_DIALECT, S_DIALECT_VERSIONS,
                                                   S_IR, S_PROPERTIES, S_RESOURCE, S_RESOURCE_OFFSET, S_STRING,
@@ -21,8 +23,10 @@ _BUSY = object()   # an attribute/type cache slot whose entry is being decoded
 
 
 class _FileReader:
-    def __init__(self, data, codecs: Dict[str, DialectCodec]):
+    def __init__(self, data, codecs: Dict[str, DialectCodec], limits: Limits = DEFAULT):
         self.data = data if isinstance(data, (bytes, memoryview)) else bytes(data)
+        self.limits = limits
+        self.region_depth = 0
         # blobs (tensor data) are handed out as views of the file's bytes: no copies
         self.view = memoryview(self.data)
         self.codecs = codecs
@@ -70,6 +74,7 @@ class _FileReader:
         self._read_attr_type_offsets()
         self.resources = self._read_resources()
         self.op_props: Dict[int, Tuple[int, int]] = {}
+        self.op_offsets: Dict[int, int] = {}      # id(op) -> byte offset of its encoding
 
     def section(self, sid) -> Cursor:
         s, e = self.sections[sid]
@@ -193,8 +198,9 @@ class _FileReader:
         if v is not None and v is not _BUSY:
             return v
         dialect, s, e, custom = entries[idx]
-        if v is _BUSY or self.depth > MAX_NESTING:
-            raise SerializationError(f"{kind} #{idx} refers to itself or nests too deeply", f"byte {s}")
+        if v is _BUSY:
+            raise SerializationError(f"{kind} #{idx} refers to itself", f"byte {s}")
+        check_depth(self.depth, self.limits, "attributes and types", f"byte {s}")
         if custom and e - s >= 4 and self.data[s] == 0x17 and kind == "attr" and dialect == "builtin" \
                 and self._builtin_is_ours:
             v = self._file_loc(idx, s, e)
@@ -312,8 +318,8 @@ class _FileReader:
 
     def _read_op(self, cur: Cursor, scopes, blocks) -> Operation:
         self.depth += 1
-        if self.depth > MAX_NESTING:
-            cur.fail("operations nest too deeply")
+        if self.depth > self.limits.max_nesting + 2:     # (regions are counted in _read_region)
+            check_depth(self.depth - 2, self.limits, "operations", f"byte {cur.pos}")
         data = cur.data
         # one-byte varints (the common case) are decoded inline; anything else, and every
         # error, goes through the cursor's checked readers
@@ -326,11 +332,12 @@ class _FileReader:
             ni = cur.varint("an op name")
         if ni >= len(self.op_names):
             cur.fail(f"op name index {ni} out of range", pos)
+        op_at = pos
         name = self.op_names[ni]
         mask = cur.byte("op encoding mask")
         if mask & 0x80:
             cur.fail(f"bad op encoding mask {mask:#x}", cur.pos - 1)
-        at = pos = cur.pos
+        at = at_loc = pos = cur.pos
         b = data[pos] if pos < cur.end else 0
         if b & 1:
             cur.pos = pos + 1
@@ -388,7 +395,10 @@ class _FileReader:
                 b = cur.varint("a successor")
                 if blocks is None or b >= len(blocks):
                     cur.fail(f"successor block {b} out of range", at)
+        if not isinstance(loc, A.Location):
+            cur.fail(f"the location of {name} is {type(loc).__name__}, not a location", at_loc)
         op = Operation(name, [], result_types, attrs, location=loc)
+        self.op_offsets[id(op)] = op_at
         if props is not None:
             self.op_props[id(op)] = props
         scope = scopes[-1]
@@ -459,13 +469,22 @@ class _FileReader:
                 cur.varint("use-list entry")
 
     def _read_region(self, cur, scopes) -> Region:
+        self.region_depth += 1
+        if self.region_depth > self.limits.max_nesting:
+            check_depth(self.region_depth, self.limits, "regions", f"byte {cur.pos}")
+        try:
+            return self._read_region_body(cur, scopes)
+        finally:
+            self.region_depth -= 1
+
+    def _read_region_body(self, cur, scopes) -> Region:
         nblocks = cur.count("block count")
         region = Region()
         if nblocks == 0:
             return region
         at = cur.pos
         nvalues = cur.varint("region value count")
-        if nvalues > 8 * len(self.data) + 64:
+        if nvalues > cur.end - cur.pos:      # (each value takes at least a byte: its type)
             cur.fail(f"region value count {nvalues} is impossible for a file this size", at)
         scope = scopes[-1]
         scope.push(nvalues)
@@ -489,6 +508,8 @@ class _FileReader:
                         t = self.type(cur.varint("a block argument type"), at)
                         at = cur.pos
                         loc = self.attr(cur.varint("a block argument location"), at)
+                    if loc is not None and not isinstance(loc, A.Location):
+                        cur.fail(f"a block argument's location is {type(loc).__name__}, not a location", at)
                     if isinstance(loc, A.UnknownLoc):
                         loc = None
                     v = b.add_argument(t, None, loc)
@@ -541,8 +562,9 @@ class _ValueScope:
             cur.fail(f"operand refers to value {vid}, but only {len(self.values)} are in scope", at)
         v = self.values[vid]
         if v is None:
-            self.forward.setdefault(vid, []).append((op, k))
-            return Value(None)
+            # StableHLO's regions are SSA regions: a value is defined before it is used (MLIR
+            # would read this and fail verification; nothing here can hold an undefined value)
+            cur.fail(f"operand refers to value {vid} before it is defined", at)
         return v
 
     def check_resolved(self, cur):
@@ -550,10 +572,10 @@ class _ValueScope:
             cur.fail(f"operand refers to value {min(self.forward)}, which is never defined")
 
 
-def read_file(data, codecs: Dict[str, DialectCodec]):
+def read_file(data, codecs: Dict[str, DialectCodec], limits: Limits = DEFAULT):
     """Parse MLIR bytecode -> (root Operation, reader). Op attributes hold the discardable
     (v >= 5) or all (v < 5) attributes; op._props holds the (start, end) of its properties."""
-    f = _FileReader(data, codecs)
+    f = _FileReader(data, codecs, limits)
     root = f.read_ir()
     return root, f
 

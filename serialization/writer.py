@@ -3,7 +3,7 @@ numbered op tree, with upstream's use-list orders, laid out byte for byte as ups
 lays them out."""
 from __future__ import annotations
 
-from typing import Callable, Dict, List, Optional
+from typing import Callable, Dict, List, Optional, Tuple
 
 from stablehlo_ref.errors import SerializationError
 from stablehlo_ref.ir import attributes as A
@@ -16,26 +16,54 @@ from stablehlo_ref.serialization.encoding import (MAGIC, M_ATTRS, M_OPERANDS, M_
                                                   _SMALL, _SMALL_VARINTS, varint_bytes)
 from stablehlo_ref.serialization.numbering import LeafOp, _Numbering, _Record, _Strings
 
-def _uses_outside(op: Operation) -> bool:
-    """True if some op nested in `op`'s regions uses a value defined outside `op`."""
-    inside = set()
-    used = []
+def _ops_using_outside(root: Operation) -> set:
+    """ids of the ops under `root` (root included) that have regions in which some op uses a
+    value defined outside the op. One pass over the tree (ops numbered in pre-order, each op's
+    interior an interval of those numbers), so deep nesting stays linear."""
+    defs: Dict[int, int] = {}
+    spans: Dict[int, Tuple[int, int]] = {}
+    n = 0
 
-    add = inside.add
-
-    def walk(o):
-        for r in o.regions:
+    def number(op):
+        nonlocal n
+        n += 1
+        me = n
+        for res in op.results:
+            defs[id(res)] = 2 * me
+        for r in op.regions:
             for b in r.blocks:
                 for a in b.arguments:
-                    add(id(a))
-                for n in b.operations:
-                    for res in n.results:
-                        add(id(res))
-                    used.extend(n.operands)
-                    if n.regions:
-                        walk(n)
-    walk(op)
-    return not inside.issuperset(map(id, used))
+                    defs[id(a)] = 2 * me + 1
+                for o in b.operations:
+                    number(o)
+        spans[id(op)] = (2 * me, 2 * n + 1)     # interior: (2 * me, 2 * end + 1]
+
+    out = set()
+
+    def uses(op):
+        """(lowest, highest) definition number of the values used inside `op`'s regions."""
+        lo, hi = None, None
+        for r in op.regions:
+            for b in r.blocks:
+                for o in b.operations:
+                    for v in o.operands:
+                        d = defs.get(id(v), -1)
+                        lo = d if lo is None or d < lo else lo
+                        hi = d if hi is None or d > hi else hi
+                    if o.regions:
+                        l2, h2 = uses(o)
+                        if l2 is not None:
+                            lo = l2 if lo is None or l2 < lo else lo
+                            hi = h2 if hi is None or h2 > hi else hi
+        if lo is not None:
+            start, end = spans[id(op)]
+            if lo <= start or hi > end:
+                out.add(id(op))
+        return lo, hi
+
+    number(root)
+    uses(root)
+    return out
 
 
 def write_file(root: Operation, *, version: int, producer: str, codecs: List[DialectCodec],
@@ -49,11 +77,15 @@ def write_file(root: Operation, *, version: int, producer: str, codecs: List[Dia
     `props_writer(op, w)` writes the op's properties and returns whether it has any
     (only called for version >= 5)."""
     isolated_cache: Dict[int, bool] = {}
+    using_outside: List[set] = []
 
     def isolated(op):
         r = isolated_cache.get(id(op))
         if r is None:
-            r = isolated_cache[id(op)] = (op is root) or (isolated_of(op) if isolated_of else False) or not _uses_outside(op)
+            if not using_outside:
+                using_outside.append(_ops_using_outside(root))
+            r = isolated_cache[id(op)] = ((op is root) or (isolated_of(op) if isolated_of else False)
+                                          or id(op) not in using_outside[0])
         return r
 
     num = _Numbering(codecs, version, props_writer)

@@ -87,7 +87,17 @@ def run_text(text: str, filename: str) -> List[CaseResult]:
     return results
 
 
+def read_text(path: str) -> str:
+    """A test file's text, read as `stablehlo-ref run --check` reads it: `-` is stdin; a
+    directory, a device or a FIFO without a writer is a UsageError, as is text not in UTF-8."""
+    from .errors import UsageError
+    from .fileio import read_input
+    data = read_input(path, "test file", allow_empty=True)
+    try:
+        return data.decode("utf-8")
+    except UnicodeDecodeError as e:
+        raise UsageError(f"{path}: not a UTF-8 text file (byte {e.start})") from None
+
+
 def run_file(path: str) -> List[CaseResult]:
-    with open(path, encoding="utf-8") as f:
-        text = f.read()
-    return run_text(text, path)
+    return run_text(read_text(path), path)

@@ -3,6 +3,7 @@ ids the verifier's checks cite) and the status summary in ``README.md``.
 
     python -m stablehlo_ref.docs            rewrite docs/ops.md, docs/constraints.md and the README status section
     python -m stablehlo_ref.docs --check    exit 1 (and say which) when either is stale
+    python -m stablehlo_ref.docs --generated-counts   also rebuild the generated suite's case counts
 
 Every row is computed from the spec (``spec/``) and the code's registries, never edited by
 hand:
@@ -56,7 +57,10 @@ EVALUATOR_OPS = {"func.func": "function: its body is run by Interpreter.call",
                  **{t: "terminator: handled by the evaluator" for t in sorted(_spec.terminators())}}
 
 COLUMNS = ("op", "status", "since", "parse+print", "verify", "interpret", "VHLO read", "VHLO write",
-           "corpus cases")
+           "generated cases", "corpus cases")
+# per-op case counts of the generated conformance suite (conformance/generated, full), written
+# by this module from the generator; tests/test_conformance_generated.py checks it is current
+GENERATED_COUNTS = Path("conformance") / "generated" / "counts.json"
 
 _DIALECT_TITLES = {"stablehlo": "StableHLO", "chlo": "CHLO", "func": "func", "check": "check (test dialect)", "sdy": "Shardy (sdy)"}
 
@@ -200,14 +204,33 @@ class OpStatus:
     vhlo_read: Optional[bool]   # None: stablehlo_ref.serialization is not importable
     vhlo_write: Optional[bool]
     corpus: str           # a count, or "-"
+    generated: str = "-"  # cases of the generated suite (full), or "-"
+
+
+def generated_counts(repo: Path = REPO) -> Dict[str, int]:
+    """Per-op case counts of the full generated suite, as last written to counts.json."""
+    import json
+    path = repo / GENERATED_COUNTS
+    if not path.is_file():
+        return {}
+    return {k: int(v) for k, v in json.loads(path.read_text(encoding="utf-8")).items()}
+
+
+def render_generated_counts() -> str:
+    """counts.json from the generator itself (slow: builds the full suite)."""
+    import json
+    from .conformance.generated import case_counts
+    return json.dumps(dict(sorted(case_counts(full=True).items())), indent=1) + "\n"
 
 
 def op_statuses(corpus: Optional[Mapping[str, int]] = None,
-                previous: Optional[Mapping[str, str]] = None) -> List[OpStatus]:
+                previous: Optional[Mapping[str, str]] = None,
+                generated: Optional[Mapping[str, int]] = None) -> List[OpStatus]:
     """One record per spec op.  ``corpus``: counts from :func:`corpus_counts`; when None,
     ``previous`` (name -> cell) supplies the column, else it is "-"."""
     kernels = kernel_names()
     verifiers = verifier_names() or set()
+    gen = generated if generated is not None else generated_counts()
     ser = _serialization_registry()
     rows = []
     for o in _spec.ops():
@@ -227,7 +250,8 @@ def op_statuses(corpus: Optional[Mapping[str, int]] = None,
         else:
             c = (previous or {}).get(o.name, "-")
         rows.append(OpStatus(o.name, o.dialect, o.status, o.since, parse_print_status(o),
-                             o.name in verifiers, interp, enc, read, write, c))
+                             o.name in verifiers, interp, enc, read, write, c,
+                             str(gen[o.name]) if o.name in gen else "-"))
     return rows
 
 
@@ -244,7 +268,8 @@ def _vhlo_cells(r: OpStatus):
 def _cells(r: OpStatus) -> List[str]:
     read, write = _vhlo_cells(r)
     return [f"`{r.name}`", r.status, r.since, r.parse_print, "yes" if r.verify else "no",
-            {"kernel": "yes", "evaluator": "yes (evaluator)", "no": "no"}[r.interpret], read, write, r.corpus]
+            {"kernel": "yes", "evaluator": "yes (evaluator)", "no": "no"}[r.interpret], read, write, r.generated,
+            r.corpus]
 
 
 def render_ops_md(rows: Sequence[OpStatus]) -> str:
@@ -277,6 +302,8 @@ def render_ops_md(rows: Sequence[OpStatus]) -> str:
             "  current one); no serializer is registered yet. `—`: the op has no VHLO form.",
         ]
     out += [
+        "- **generated cases**: cases of the generated conformance suite (`--suite generated --full`,",
+        "  conformance/generated) whose op under test is this op; `-`: no generator yet.",
         "- **corpus cases**: upstream test cases (chunks of `interpret/`, files of `testdata/`) in",
         "  `../shared/stablehlo-tests` that use the op, counted when this file was generated.",
         "",
@@ -373,13 +400,20 @@ def update_readme(readme_text: str, summary: str) -> str:
 # --------------------------------------------------------------------------- command
 
 
-def generate(repo: Path = REPO, shared: Path = SHARED) -> Dict[Path, str]:
-    """The new contents of docs/ops.md and README.md (by path)."""
+def generate(repo: Path = REPO, shared: Path = SHARED, generated: bool = False) -> Dict[Path, str]:
+    """The new contents of docs/ops.md and README.md (by path), and with `generated` of
+    conformance/generated/counts.json (rebuilt from the generator: slow; without it the
+    committed counts are used, and the slow generated-suite test checks they are current)."""
+    import json
     ops_md = repo / OPS_MD
     counts = corpus_counts(shared)
-    rows = op_statuses(counts, None if counts is not None else _previous_counts(ops_md))
+    gen_text = render_generated_counts() if generated else None
+    rows = op_statuses(counts, None if counts is not None else _previous_counts(ops_md),
+                       json.loads(gen_text) if gen_text else None)
     readme = repo / README
-    return {ops_md: render_ops_md(rows),
+    out = {repo / GENERATED_COUNTS: gen_text} if gen_text else {}
+    return {**out,
+            ops_md: render_ops_md(rows),
             repo / CONSTRAINTS_MD: render_constraints_md(),
             readme: update_readme(readme.read_text(encoding="utf-8"), render_summary(rows))}
 
@@ -388,12 +422,14 @@ def main(argv: Optional[Sequence[str]] = None) -> int:
     p = argparse.ArgumentParser(prog="python -m stablehlo_ref.docs",
                                 description="Regenerate docs/ops.md and the README status section.")
     p.add_argument("--check", action="store_true", help="only report whether the files are current")
+    p.add_argument("--generated-counts", action="store_true",
+                   help="also rebuild conformance/generated/counts.json from the generator (a few minutes)")
     args = p.parse_args(argv)
     if not (REPO / README).is_file() or not (REPO / "spec").is_dir():
         print(f"error: {REPO} is not a stablehlo-ref checkout (no README.md and spec/)", file=sys.stderr)
         return 2
     try:
-        new = generate(REPO, SHARED)
+        new = generate(REPO, SHARED, generated=args.generated_counts and not args.check)
     except (ValueError, OSError) as e:
         print(f"error: {e}", file=sys.stderr)
         return 2

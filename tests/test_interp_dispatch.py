@@ -40,7 +40,12 @@ def test_plan_is_rebuilt_when_the_block_changes():
     bcast = block.operations.pop()
     block.operations.append(ret)
     ret.operands = [block.operations[0].results[0]]
-    # the function type no longer matches, but the evaluator does not check it
+    # the function's declared result type changes with it (results are checked against it)
+    from stablehlo_ref.ir.attributes import TypeAttr
+    from stablehlo_ref.ir.types import FunctionType
+    func = m.function("main")
+    ft = func.attributes["function_type"].type
+    func.attributes["function_type"] = TypeAttr(FunctionType(tuple(ft.inputs), (ret.operands[0].type,)))
     out = Interpreter(m).call("main", [np.ones(2, np.float32), np.ones(2, np.float32)])
     assert block._cache is not old
     np.testing.assert_array_equal(out[0], [2, 2])

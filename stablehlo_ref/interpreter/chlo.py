@@ -12,7 +12,7 @@ import numpy as np
 
 from ..errors import InterpreterError, NotImplementedOpError
 from .elementwise import make_complex
-from .numerics import elem, from_compute
+from .numerics import contiguous, elem, from_compute
 from .registry import KERNELS, args, kernel, register_table
 
 _PI = np.pi
@@ -407,11 +407,11 @@ def next_after(x, y, et):
     dt = np.dtype(et.dtype)
     udt = {1: np.uint8, 2: np.uint16, 4: np.uint32, 8: np.uint64}[dt.itemsize]
     bits = dt.itemsize * 8
-    x = np.ascontiguousarray(np.asarray(x, dtype=dt))
-    y = np.ascontiguousarray(np.asarray(y, dtype=dt))
+    x = contiguous(np.asarray(x, dtype=dt))
+    y = contiguous(np.asarray(y, dtype=dt))
     x, y = np.broadcast_arrays(x, y)
-    x = np.ascontiguousarray(x)
-    y = np.ascontiguousarray(y)
+    x = contiguous(x)
+    y = contiguous(y)
     xi = x.view(udt).astype(np.uint64)
     yi = y.view(udt).astype(np.uint64)
     sign = np.uint64(1 << (bits - 1))
@@ -595,7 +595,7 @@ def _bcast(op, arrays):
 def _bcast_kernel(name):
     """chlo.broadcast_X: the kernel of X (looked up when it runs) on the operands broadcast."""
     def k(ctx, op, *args):
-        return np.ascontiguousarray(KERNELS[name](ctx, op, *_bcast(op, args)))
+        return contiguous(KERNELS[name](ctx, op, *_bcast(op, args)))
     return k
 
 

@@ -140,7 +140,9 @@ def run_parallel(ctx, op, *inputs):
     errors = [None] * len(jobs)
 
     def work(i, pid, name, args):
-        child = Interpreter(ctx.module, trace=ctx.trace, custom_call_handler=ctx.custom_call_handler)
+        child = Interpreter(ctx.module, trace=ctx.trace, custom_call_handler=ctx.custom_call_handler,
+                            limits=ctx.limits)
+        child.deadline = ctx.deadline
         child.process_grid = grid
         child.process_id = pid
         for attr in ("probe_dir", "probe_store"):

@@ -15,12 +15,19 @@ def call(ctx, op, *args):
 @kernel("stablehlo.while")
 def while_(ctx, op, *args):
     cond, body = op.regions
+    run_cond = ctx.region_runner(cond)
+    run_body = ctx.region_runner(body)
+    max_steps = ctx.max_steps
+    deadline = ctx.deadline
     vals = list(args)
     while True:
-        c = ctx.run_region(cond, vals)[0]
-        if not bool(np.asarray(c).reshape(())):
+        c = run_cond(vals)[0]
+        if not (bool(c) if c.__class__ is np.bool_ else bool(np.asarray(c).reshape(()))):
             return vals
-        vals = ctx.run_region(body, vals)
+        n = ctx.steps = ctx.steps + 1
+        if n > max_steps or deadline is not None:
+            ctx.tick(op, counted=True)
+        vals = run_body(vals)
 
 
 @kernel("stablehlo.if")
@@ -188,8 +195,10 @@ def scan(ctx, op, *args):
     moved = [np.moveaxis(a, dim, 0) for a in inputs]
     outs = [[None] * length for _ in range(n_out)]
     order = range(length - 1, -1, -1) if _flag(op, "is_reverse") else range(length)
+    run_body = ctx.region_runner(body)
     for i in order:
-        res = ctx.run_region(body, [m[i] for m in moved] + carries, parent=None)
+        ctx.tick(op)
+        res = run_body([m[i] for m in moved] + carries)
         if len(res) != n_out + n_carry:
             raise InterpreterError(f"chlo.scan: the body returns {len(res)} values, expected "
                                    f"{n_out} outputs and {n_carry} carries")

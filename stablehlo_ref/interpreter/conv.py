@@ -9,6 +9,7 @@ from __future__ import annotations
 import numpy as np
 
 from ..errors import InterpreterError, NotImplementedOpError
+from .blas import use_threads
 from .numerics import accumulation_dtype, elem, from_compute
 from .registry import kernel
 
@@ -83,6 +84,7 @@ def convolve(lhs, rhs, *, strides, padding, lhs_dilation, rhs_dilation, reversal
         out = np.zeros((Nb, P, O), dtype=cd)
         Og = O // G
         Ob = O // B
+        use_threads(2.0 * Nb * P * O * I * Kp)
         with np.errstate(all="ignore"):
             for b in range(B):
                 xb = win[b * Nb:(b + 1) * Nb]

@@ -5,7 +5,7 @@ from __future__ import annotations
 import numpy as np
 
 from ..errors import NotImplementedOpError
-from .numerics import compute_dtype, elem, from_compute, to_compute, wrap_int
+from .numerics import contiguous, compute_dtype, elem, from_compute, to_compute, wrap_int
 from .registry import args, kernel, op_cache, register_table
 
 
@@ -88,10 +88,32 @@ def _int_rem(x, y, et):
     return np.where(zero, x, r)
 
 
+def _scalar_int_div_rem(a, b, et, rem: bool):
+    """Integer divide or remainder of two rank-0 values in Python integers (the spec's
+    semantics: truncation toward zero, x / 0 = -1 (all ones unsigned), x % 0 = x,
+    INT_MIN / -1 = INT_MIN, INT_MIN % -1 = 0), as a numpy scalar of et's dtype."""
+    bits = et.bits
+    signed = et.is_signed
+    x, y = int(a), int(b)
+    if y == 0:
+        v = x if rem else (-1 if signed else (1 << bits) - 1)
+    else:
+        q = abs(x) // abs(y)
+        if (x < 0) != (y < 0):
+            q = -q
+        v = x - q * y if rem else q
+    v &= (1 << bits) - 1
+    if signed and v >= 1 << (bits - 1):
+        v -= 1 << bits
+    return et.dtype.type(v)
+
+
 @kernel("stablehlo.divide")
 def divide(ctx, op, a, b):
     et = _rt(op)
     if et.is_integer and not et.is_bool:
+        if a.ndim == 0 and b.ndim == 0:
+            return _scalar_int_div_rem(a, b, et, False)
         return wrap_int(_int_div(a, b, et), et)
     return _binary(op, a, b, None, np.divide, complex_fn=_complex_divide, exact=True)
 
@@ -106,6 +128,8 @@ def _complex_divide(a, b):
 def remainder(ctx, op, a, b):
     et = _rt(op)
     if et.is_integer and not et.is_bool:
+        if a.ndim == 0 and b.ndim == 0:
+            return _scalar_int_div_rem(a, b, et, True)
         return wrap_int(_int_rem(a, b, et), et)
     if et.is_complex:
         raise NotImplementedOpError(op.name, f"dtype {et}")
@@ -410,7 +434,7 @@ def total_order_key(x: np.ndarray, et=None):
     dt = x.dtype
     udt = {1: np.uint8, 2: np.uint16, 4: np.uint32, 8: np.uint64}[dt.itemsize]
     sdt = {1: np.int8, 2: np.int16, 4: np.int32, 8: np.int64}[dt.itemsize]
-    bits = np.ascontiguousarray(x).view(udt).astype(np.int64) if dt.itemsize < 8 else np.ascontiguousarray(x).view(sdt)
+    bits = contiguous(x).view(udt).astype(np.int64) if dt.itemsize < 8 else contiguous(x).view(sdt)
     width = dt.itemsize * 8
     if dt.itemsize < 8:
         sign = (bits >> (width - 1)) & 1
@@ -669,7 +693,7 @@ def bitcast_convert(ctx, op, x):
     rshape = x.shape + (sb // db,) if sb > db else x.shape[:-1] if sb < db else x.shape
     if _whole_bytes(src) and _whole_bytes(dst):
         # little-endian memory already orders the pieces lowest bits first
-        return np.ascontiguousarray(x).reshape(-1).view(dst.dtype).reshape(rshape)
+        return contiguous(x).reshape(-1).view(dst.dtype).reshape(rshape)
     if src.is_complex or dst.is_complex:
         raise NotImplementedOpError(op.name, f"{src} -> {dst}")
     u = storage_bits(x, src)

@@ -1,49 +1,56 @@
 """The evaluator: runs functions, calls, blocks and regions of a module on numpy arrays.
 
-Runtime values are numpy arrays whose dtype is the storage dtype of the element type
-(`numerics`), Python tuples for tuples, and `Token` for tokens."""
+Runtime values are numpy arrays (or numpy scalars for rank-0 results) whose dtype is the
+storage dtype of the element type (`numerics`), Python tuples for tuples, and `Token` for
+tokens.
+
+How a function runs (see `plan.py` for the plans): on its first call a function is analysed
+once (`FunctionInfo`: a slot of one flat list, the *frame*, for every value of the function
+and of its nested regions, where each value is last used, which uses are invalid, how deep
+each region is nested). Each block gets a plan when it first runs: per op its kernel with the
+operand and result slots bound, the values to drop after it, and the errors that are known
+before running (no kernel, a result over the tensor-size limit, nesting too deep). A block
+that keeps running (a loop body, a comparator) is compiled into one straight-line Python
+function with its kernels and ops bound, so that running it costs one call per op and
+nothing else. Values of enclosing blocks are read from the same frame, so a region costs no
+scope lookups however deeply it is nested."""
 from __future__ import annotations
 
-from typing import List, Sequence
+import sys
+import time
+from typing import List, Optional, Sequence
 
 import numpy as np
 
-from ..errors import InterpreterError, NotImplementedOpError, StableHLOError
-from ..ir.attributes import describe_location
-from ..ir.core import Module, Value
-from ..ir.types import ElementType, QuantizedType, TensorType, TokenType, TupleType
-from .registry import HARNESS_OPS, KERNELS, TERMINATORS, TOKEN
+from ..errors import InterpreterError, LimitError, StableHLOError
+from ..ir.core import Module
+from ..ir.types import TensorType, TokenType, TupleType
+from ..limits import DEFAULT, FLAGS, Limits
+from . import blas
+from .plan import KERNEL_ERRORS, function_info, function_info_of_block, plan_block
+from .registry import TOKEN
 
-
-class _Return(Exception):
-    pass
-
-
-class _Scope(dict):
-    """The values visible in a block: its own, then (on a miss) those of the enclosing
-    scope (`parent`, set right after construction), so that regions of `if`, `case`,
-    `while`, `reduce`, ... may use values defined outside them. Function bodies start from
-    an empty parent."""
-
-    __slots__ = ("parent",)
-
-    def __missing__(self, key):
-        if self.parent is None:
-            raise KeyError(key)
-        return self.parent[key]
+_NEVER = sys.maxsize
 
 
 class Interpreter:
-    def __init__(self, module: Module, trace=None, custom_call_handler=None):
+    def __init__(self, module: Module, trace=None, custom_call_handler=None,
+                 limits: Optional[Limits] = None):
         self.module = module
         self._functions = None       # name -> func.func op, read from the module on first use
-        self._entries = {}           # name -> (entry block, number of arguments)
-        self.trace = trace           # a writable stream, or None
+        self._entries = {}           # name -> (entry block, number of arguments, info)
+        self.trace = trace           # a writable stream, a function trace(op, results), or None
         self.depth = 0
         self.check_failures: List[str] = []
         self.custom_call_handler = custom_call_handler
         self.collect_check_failures = False
-        self._scope = None           # the scope of the block whose op is running now
+        self.limits = limits if limits is not None else DEFAULT
+        self.steps = 0               # loop iterations run so far (all loops of the run)
+        self.max_steps = _NEVER if self.limits.max_steps is None else int(self.limits.max_steps)
+        self.deadline = None         # time.monotonic() past which the run stops, or None
+        self._frame = None           # the frame of the function running now
+        self._info = None            # and its FunctionInfo
+        self._isolated = {}          # id(block) -> (block, FunctionInfo) of regions run alone
 
     @property
     def functions(self) -> dict:
@@ -55,172 +62,144 @@ class Interpreter:
     # ------------------------------------------------------------ public
     def call(self, name: str, args: Sequence) -> list:
         try:
-            block, nargs = self._entries[name]
+            block, nargs, info = self._entries[name]
         except KeyError:
-            block, nargs = self._entries[name] = _entry(self.functions, name)
+            block, nargs, info = self._entries[name] = _entry(self.functions, name)
         if len(args) != nargs:
             raise InterpreterError(f"@{name} takes {nargs} arguments, got {len(args)}")
         if self.depth == 0:
-            # kernels compute with numpy's floating-point warnings off (overflow to inf, NaN
-            # from invalid operations are results, not errors); set once per top-level call
-            with np.errstate(all="ignore"):
-                self.depth = 1
-                try:
-                    return self._run_entry(block, args)
-                finally:
-                    self.depth = 0
+            return self._call_top(name, block, info, args)
         self.depth += 1
         if self.depth > 2000:
             self.depth -= 1
-            raise InterpreterError(f"call depth exceeded 2000 in @{name} (unbounded recursion?)")
+            raise LimitError(f"call depth exceeded 2000 in @{name} (unbounded recursion?)")
         try:
-            return self._run_entry(block, args)
+            return self._run_function(block, info, args)
         finally:
             self.depth -= 1
 
-    def _run_entry(self, block, args) -> list:
-        env = _Scope()
-        env.parent = None
-        for v, a in zip(block.arguments, args):
-            env[v] = a
-        prev = self._scope
-        self._scope = env
+    def _call_top(self, name, block, info, args) -> list:
+        limits = self.limits
+        own_deadline = self.deadline is None and limits.timeout is not None
+        if own_deadline:
+            self.deadline = time.monotonic() + float(limits.timeout)
+        self.steps = 0
+        # Python frames per level of nesting or of calls (the block's code, the kernel, the
+        # region runner; Python-to-Python calls use no C stack): the interpreter's own limits
+        # (max_nesting, the call depth) must be reached before Python's recursion limit
+        need = 1000 + 8 * (min(info.max_depth, limits.max_nesting) + 2000)
+        blas.enter()
         try:
-            return self._run_ops(block, env)
+            return self._call_top_inner(name, block, info, args, need)
         finally:
-            self._scope = prev
+            blas.leave()
+            if own_deadline:
+                self.deadline = None
 
-    def run_region(self, region, args: list, parent=_Scope) -> list:
-        """Run a single-block region with `args` bound to its entry block arguments; returns
-        the operands of its terminator. The region sees the values of the scope of the op
-        that runs it (`parent`, by default the scope running now; None for a fresh one)."""
+    def _call_top_inner(self, name, block, info, args, need) -> list:
+        old_limit = sys.getrecursionlimit()
+        if need > old_limit:
+            sys.setrecursionlimit(need)
+        # kernels compute with numpy's floating-point warnings off (overflow to inf, NaN
+        # from invalid operations are results, not errors); set once per top-level call
+        try:
+            with np.errstate(all="ignore"):
+                self.depth = 1
+                try:
+                    out = self._run_function(block, info, args)
+                finally:
+                    self.depth = 0
+        except RecursionError:
+            raise LimitError(f"@{name}: the program nests regions or calls too deeply for "
+                             "Python's stack", None, FLAGS["max_nesting"]) from None
+        finally:
+            if need > old_limit:
+                sys.setrecursionlimit(old_limit)
+        check_results(self.functions[name], name, out)
+        return [np.asarray(v) if isinstance(v, np.generic) else v for v in out]
+
+    def _run_function(self, block, info, args) -> list:
+        frame = [None] * info.nslots
+        prev_frame, prev_info = self._frame, self._info
+        self._frame, self._info = frame, info
+        try:
+            return self._plan(block, info).execute(self, frame, args)
+        finally:
+            self._frame, self._info = prev_frame, prev_info
+
+    def _plan(self, block, info):
+        c = block._cache
+        if c is not None and c.nops == len(block.operations) and c.limits is self.limits \
+                and c.info is info:
+            return c
+        c = plan_block(block, info, self.limits)
+        try:
+            block._cache = c
+        except AttributeError:
+            pass
+        return c
+
+    def region_runner(self, region):
+        """A function `run(args) -> results` that runs the single-block `region` with `args`
+        bound to its arguments, for a kernel that runs it many times (loops, comparators).
+        The region sees the values of the function running now."""
         blocks = region.blocks
         if len(blocks) != 1:
             if not blocks:
                 raise InterpreterError("region has no block")
+            from ..errors import NotImplementedOpError
             raise NotImplementedOpError("regions with several blocks")
         block = blocks[0]
-        prev = self._scope
-        env = _Scope()
-        env.parent = prev if parent is _Scope else parent
-        for v, a in zip(block.arguments, args):
-            env[v] = a
-        self._scope = env
-        try:
-            return self._run_ops(block, env)
-        finally:
-            self._scope = prev
+        info = self._info
+        if info is not None and _belongs(block, info):
+            frame = self._frame
+        else:
+            # a region run outside the function that holds it (e.g. by a fresh interpreter
+            # per device): analysed on its own, in a frame of its own, seeing no outer values
+            hit = self._isolated.get(id(block))
+            if hit is None or hit[0] is not block:
+                hit = self._isolated[id(block)] = (block, function_info_of_block(block))
+            info = hit[1]
+            frame = [None] * info.nslots
+        execute = self._plan(block, info).execute
+        ctx = self
 
-    def run_block(self, block, env: dict) -> list:
-        prev = self._scope
-        self._scope = env
-        try:
-            return self._run_ops(block, env)
-        finally:
-            self._scope = prev
+        def run(args):
+            return execute(ctx, frame, args)
+        return run
 
-    def _run_ops(self, block, env: dict) -> list:
-        try:
-            plan = block._cache
-        except AttributeError:
-            plan = None
-        if plan is None or plan[0] != len(block.operations):
-            plan = _plan_block(block)
-        _, steps, terminator = plan
-        if self.trace is not None:
-            return self._run_ops_traced(steps, terminator, env)
-        for op, fn, operands, result, mode, k in steps:
-            try:
-                if mode == 1:
-                    # one non-tuple result: a kernel returns the value or a list of results;
-                    # the common arities pass their operands without building a list
-                    if k == 2:
-                        out = fn(self, op, env[operands[0]], env[operands[1]])
-                    elif k == 1:
-                        out = fn(self, op, env[operands[0]])
-                    elif k == 0:
-                        out = fn(self, op)
-                    elif k == 3:
-                        out = fn(self, op, env[operands[0]], env[operands[1]], env[operands[2]])
-                    else:
-                        out = fn(self, op, *[env[v] for v in operands])
-                    if out.__class__ is list or out.__class__ is tuple:
-                        out = out[0]
-                    env[result] = out
-                elif mode == 3:
-                    for r, o in zip(result, fn(self, op, *[env[v] for v in operands])):
-                        env[r] = o
-                elif mode == 2:
-                    # one tuple-typed result: a Python tuple is the value itself
-                    out = fn(self, op, *[env[v] for v in operands])
-                    if out.__class__ is list:
-                        out = out[0]
-                    env[result] = out
-                else:
-                    fn(self, op, *[env[v] for v in operands])
-            except KeyError as e:
-                if e.args and e.args[0].__class__ is Value and e.args[0] in operands:
-                    raise InterpreterError(f"{op.name}: operand used before it is defined",
-                                           op.where()) from None
-                raise InterpreterError(f"{op.name}: {e}", op.where()) from None
-            except StableHLOError as e:
-                if e.location is None:
-                    e.location = op.where()
-                raise
-            except _KERNEL_ERRORS as e:
-                raise InterpreterError(f"{op.name}: {e}", op.where()) from None
-        if terminator is None:
-            raise InterpreterError("block has no terminator")
-        return [env[v] for v in terminator]
+    def run_region(self, region, args: list, parent=None) -> list:
+        """Run a single-block region with `args` bound to its entry block arguments; returns
+        the operands of its terminator. The region sees the values of the enclosing blocks
+        (`parent` is accepted for compatibility and ignored)."""
+        return self.region_runner(region)(args)
 
-    def _run_ops_traced(self, steps, terminator, env) -> list:
-        for op, fn, operands, result, mode, _ in steps:
-            results = op.results
-            try:
-                args = [env[v] for v in operands]
-            except KeyError:
-                raise InterpreterError(f"{op.name}: operand used before it is defined",
-                                       op.where()) from None
-            try:
-                out = fn(self, op, *args)
-            except StableHLOError as e:
-                if e.location is None:
-                    e.location = op.where()
-                raise
-            except _KERNEL_ERRORS as e:
-                raise InterpreterError(f"{op.name}: {e}", op.where()) from None
-            if mode == 1:
-                if out.__class__ is list or out.__class__ is tuple:
-                    out = out[0]
-                env[result] = out
-            elif mode == 2:
-                if out.__class__ is list:
-                    out = out[0]
-                env[result] = out
-            elif mode == 3:
-                for r, o in zip(result, out):
-                    env[r] = o
-            self._trace(op, [env[r] for r in results])
-        if terminator is None:
-            raise InterpreterError("block has no terminator")
-        return [env[v] for v in terminator]
-
-    def _trace(self, op, values):
-        loc = describe_location(op.location) or "-"
-        parts = []
-        for v in values:
-            if isinstance(v, np.ndarray):
-                parts.append(f"{v.dtype}{list(v.shape)} {np.array2string(v.reshape(-1)[:6], threshold=6)[:80]}")
-            else:
-                parts.append(repr(v))
-        print(f"{loc}: {op.name} -> {'; '.join(parts)}", file=self.trace)
+    def tick(self, op, counted=False) -> None:
+        """Count one loop iteration of `op` (unless the caller has: `counted`) against
+        `max_steps` and check the deadline."""
+        if not counted:
+            self.steps += 1
+        if self.steps > self.max_steps:
+            raise LimitError(f"{op.name}: more than {self.max_steps} loop iterations",
+                             op.where(), FLAGS["max_steps"])
+        if self.deadline is not None and time.monotonic() > self.deadline:
+            raise LimitError(f"{op.name}: the run took longer than {self.limits.timeout} s",
+                             op.where(), FLAGS["timeout"])
 
 
-_KERNEL_ERRORS = (ValueError, IndexError, TypeError, OverflowError, ZeroDivisionError, MemoryError)
+def _belongs(block, info) -> bool:
+    """Whether `block` is part of the function `info` describes."""
+    for a in block.arguments:
+        return a in info.slots
+    for op in block.operations:
+        for r in op.results:
+            return r in info.slots
+    return True
 
 
 def _entry(functions, name):
-    """(entry block, number of parameters) of function @name, checked once per interpreter."""
+    """(entry block, number of parameters, info) of function @name, checked once per
+    interpreter."""
     func = functions.get(name)
     if func is None:
         raise InterpreterError(f"call to unknown function @{name}")
@@ -228,107 +207,64 @@ def _entry(functions, name):
         raise InterpreterError(f"function @{name} has no body (a declaration)")
     ft = func.attributes["function_type"].type
     if len(func.regions[0].blocks) != 1:
+        from ..errors import NotImplementedOpError
         raise NotImplementedOpError("regions with several blocks")
-    return func.regions[0].blocks[0], len(ft.inputs)
+    block = func.regions[0].blocks[0]
+    return block, len(ft.inputs), function_info(func, block)
 
 
-def _not_implemented(name):
-    def raise_(ctx, op, *args):
-        raise NotImplementedOpError(name)
-    return raise_
+def check_results(func, name: str, values) -> None:
+    """Check the values a function returns against its declared result types (shape and
+    element dtype of tensors, arity of tuples): a wrong one is an error, never a result."""
+    from .numerics import elem
+    ft = func.attributes["function_type"].type
+    if len(values) != len(ft.results):
+        raise InterpreterError(f"@{name} returned {len(values)} values but is declared to "
+                               f"return {len(ft.results)}", _where(func))
+    for i, (v, t) in enumerate(zip(values, ft.results)):
+        _check_value(v, t, f"@{name} result #{i}", func, elem)
 
 
-def _raiser(exc):
-    def raise_(ctx, op, *args):
-        raise exc
-    return raise_
+def _check_value(v, t, what, func, elem):
+    if t.__class__ is TensorType:
+        shape = getattr(v, "shape", None)
+        if shape is None:
+            raise InterpreterError(f"{what}: expected {t}, got {type(v).__name__}", _where(func))
+        ok = len(shape) == len(t.shape) and all(d is None or d == s for d, s in zip(t.shape, shape))
+        et = elem(t)
+        if not ok or (et is not None and v.dtype != et.dtype):
+            raise InterpreterError(f"{what}: the value ({v.dtype}{list(shape)}) does not match "
+                                   f"the declared type {t}", _where(func))
+    elif t.__class__ is TupleType:
+        if not isinstance(v, tuple) or len(v) != len(t.types):
+            raise InterpreterError(f"{what}: expected {t}", _where(func))
+        for x, tt in zip(v, t.types):
+            _check_value(x, tt, what, func, elem)
 
 
-_plan_for = None
+def _where(func):
+    return func.where()
 
 
-def _plain_values(values) -> bool:
-    """Whether none of `values` (an op's operands or results) has a quantized element type
-    (then the kernel runs as it is, without a quantization plan)."""
-    for v in values:
-        t = v.type
-        if t.__class__ is TensorType and t.element_type.__class__ is ElementType:
-            continue
-        if isinstance(t, TensorType) and isinstance(t.element_type, QuantizedType):
-            return False
-    return True
-
-
-def _quantized_runner(qplan, fn):
-    def run_quantized(ctx, op, *args):
-        return qplan(ctx, fn, list(args))
-    return run_quantized
-
-
-def _plan_block(block):
-    """The evaluator's plan of a block, cached on it: per op up to the first terminator, the
-    kernel (wrapped in its quantization plan where the op has quantized types), the operands,
-    the result(s), how to store them (0: no result, 1: one non-tuple, 2: one tuple,
-    3: several) and the number of operands; then the terminator's operands. Errors found here (no kernel, unsupported
-    quantized op) are raised when the op is reached."""
-    global _plan_for
-    if _plan_for is None:
-        from .quantized import plan_for
-        _plan_for = plan_for
-    plan_for = _plan_for
-    kernels = KERNELS
-    steps = []
-    terminator = None
-    for op in block.operations:
-        name = op.name
-        if name in TERMINATORS:
-            terminator = tuple(op.operands)
-            break
-        fn = kernels.get(name)
-        results = op.results
-        operands = tuple(op.operands)
-        if fn is None:
-            fn = HARNESS_OPS.get(name) or _not_implemented(name)
-        elif not _plain_values(operands) or not _plain_values(results):
-            try:
-                qplan = plan_for(op)
-            except StableHLOError as e:
-                fn = _raiser(e)
-            else:
-                if qplan is not None:
-                    fn = _quantized_runner(qplan, fn)
-        n = len(results)
-        if n == 0:
-            steps.append((op, fn, operands, None, 0, len(operands)))
-        elif n == 1:
-            r = results[0]
-            steps.append((op, fn, operands, r, 2 if r.type.__class__ is TupleType else 1,
-                          len(operands)))
-        else:
-            steps.append((op, fn, operands, tuple(results), 3, len(operands)))
-    plan = (len(block.operations), tuple(steps), terminator)
-    try:
-        block._cache = plan
-    except AttributeError:
-        pass
-    return plan
-
-
-def run(module: Module, *arrays, entry: str = "main", trace=None) -> tuple:
-    """Run function `entry` of `module` on numpy arrays; returns a tuple of numpy arrays."""
-    interp = Interpreter(module, trace=trace)
+def run(module: Module, *arrays, entry: str = "main", trace=None,
+        limits: Optional[Limits] = None) -> tuple:
+    """Run function `entry` of `module` on numpy arrays; returns a tuple of numpy arrays.
+    `limits` (a `stablehlo_ref.limits.Limits`) bounds tensor sizes, live memory, loop
+    iterations, wall time and nesting; the defaults apply without it."""
+    interp = Interpreter(module, trace=trace, limits=limits)
     func = interp.functions.get(entry)
     if func is None:
         module.function(entry)          # raises, naming the functions there are
     ft = func.attributes["function_type"].type
-    args = [coerce_argument(a, t, i) for i, (a, t) in enumerate(zip(arrays, ft.inputs))]
     if len(arrays) != len(ft.inputs):
         raise InterpreterError(f"@{entry} takes {len(ft.inputs)} arguments, got {len(arrays)}")
+    args = [coerce_argument(a, t, i) for i, (a, t) in enumerate(zip(arrays, ft.inputs))]
     return tuple(interp.call(entry, args))
 
 
 def coerce_argument(a, t, index: int):
-    """Check a user-supplied argument against the parameter type and convert its dtype."""
+    """Check a user-supplied argument against the parameter type and convert its dtype
+    (an array of the right dtype is passed as it is, never copied)."""
     from .numerics import elem
     if isinstance(t, TokenType):
         return TOKEN
@@ -349,3 +285,6 @@ def coerce_argument(a, t, index: int):
                 raise InterpreterError(f"argument #{index}: dtype {arr.dtype} cannot be passed as {t}")
         arr = arr.astype(et.dtype)
     return arr
+
+
+__all__ = ["Interpreter", "run", "coerce_argument", "check_results", "KERNEL_ERRORS"]

@@ -120,6 +120,8 @@ def scf_for(ctx, op, lb, ub, step, *inits):
     body = op.regions[0]
     iv_dtype = elem(body.blocks[0].arguments[0].type).dtype
     vals = list(inits)
+    run_body = ctx.region_runner(body)
     for i in range(lo, hi, st):
-        vals = ctx.run_region(body, [np.asarray(i, dtype=iv_dtype)] + vals)
+        ctx.tick(op)
+        vals = run_body([np.asarray(i, dtype=iv_dtype)] + vals)
     return vals

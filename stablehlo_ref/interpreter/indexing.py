@@ -355,6 +355,14 @@ def apply_updates(ctx, region, flats: list, targets: np.ndarray, values: list, r
     inexact = name in ("stablehlo.add", "stablehlo.multiply") and (et0.is_float or et0.is_complex)
     if name is not None and not inexact:
         return [_apply_primitive_at(name, flats[0], targets, values[0], et0)]
+    if inexact and et0.name in ("f16", "f32", "f64") and flats[0].dtype == et0.dtype:
+        # ufunc.at folds the updates into each target in order, rounding to the dtype after
+        # each step: the same as the rounds below (f16's float32 arithmetic rounds once
+        # correctly for + and *), in one call
+        fn = np.add if name == "stablehlo.add" else np.multiply
+        out = np.array(flats[0], copy=True)
+        fn.at(out, targets, values[0].astype(out.dtype, copy=False))
+        return [out]
     # rounds in which each target occurs once, in the order of the updates; float sums and
     # products go this way too, so that each step rounds to the element type
     order = np.argsort(targets, kind="stable")

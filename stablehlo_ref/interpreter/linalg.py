@@ -1,8 +1,11 @@
 """Linear algebra: dot_general (and the legacy dot)."""
 from __future__ import annotations
 
+import math
+
 import numpy as np
 
+from .blas import use_threads
 from .numerics import accumulation_dtype, elem, from_compute
 from .registry import kernel
 
@@ -11,18 +14,18 @@ def dot_general_arrays(lhs, rhs, lb, rb, lc, rc, et):
     lfree = [d for d in range(lhs.ndim) if d not in lb and d not in lc]
     rfree = [d for d in range(rhs.ndim) if d not in rb and d not in rc]
     bshape = [lhs.shape[d] for d in lb]
-    csize = int(np.prod([lhs.shape[d] for d in lc])) if lc else 1
+    csize = math.prod([lhs.shape[d] for d in lc])
     lfs = [lhs.shape[d] for d in lfree]
     rfs = [rhs.shape[d] for d in rfree]
-    B = int(np.prod(bshape)) if bshape else 1
-    L = int(np.prod(lfs)) if lfs else 1
-    R = int(np.prod(rfs)) if rfs else 1
+    B = math.prod(bshape)
+    L = math.prod(lfs)
+    R = math.prod(rfs)
     cd = accumulation_dtype(et)
     # C-contiguous operands: np.matmul on strided 3-D views falls back to a slow non-BLAS loop
     a = np.transpose(lhs, list(lb) + lfree + list(lc)).astype(cd, order="C").reshape(B, L, csize)
     b = np.transpose(rhs, list(rb) + list(rc) + rfree).astype(cd, order="C").reshape(B, csize, R)
-    with np.errstate(all="ignore"):
-        out = np.matmul(a, b)
+    use_threads(2.0 * B * L * R * csize)
+    out = np.matmul(a, b)         # (under the evaluator's errstate: no warnings)
     out = out.reshape(bshape + lfs + rfs)
     if et.is_bool:
         return out != 0

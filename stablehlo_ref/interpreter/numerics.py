@@ -93,10 +93,8 @@ def from_compute(x, et: ElementType) -> np.ndarray:
     dt = et.dtype
     if x.dtype == dt:
         return x
-    if x.dtype.itemsize < dt.itemsize and x.dtype.kind != "c":
-        return x.astype(dt)       # widening: no overflow to warn about
-    with np.errstate(all="ignore"):
-        return x.astype(dt)
+    # (narrowing may overflow to inf: the evaluator runs kernels with numpy's warnings off)
+    return x.astype(dt)
 
 
 def ulp_difference(a: np.ndarray, b: np.ndarray, et: ElementType) -> np.ndarray:
@@ -114,9 +112,9 @@ def ulp_difference(a: np.ndarray, b: np.ndarray, et: ElementType) -> np.ndarray:
     udt = {1: np.uint8, 2: np.uint16, 4: np.uint32, 8: np.uint64}[dt.itemsize]
     fa = a.astype(np.float64)
     fb = b.astype(np.float64)
-    bit_eq = np.ascontiguousarray(a).view(udt) == np.ascontiguousarray(b).view(udt)
-    ma = np.ascontiguousarray(np.abs(a)).view(udt).astype(np.uint64)
-    mb = np.ascontiguousarray(np.abs(b)).view(udt).astype(np.uint64)
+    bit_eq = contiguous(a).view(udt) == contiguous(b).view(udt)
+    ma = contiguous(np.abs(a)).view(udt).astype(np.uint64)
+    mb = contiguous(np.abs(b)).view(udt).astype(np.uint64)
     neg_a = np.signbit(fa)
     neg_b = np.signbit(fb)
     diff = np.where(neg_a != neg_b, ma + mb, np.where(ma > mb, ma - mb, mb - ma))
@@ -143,3 +141,10 @@ def approx_equal_float(a, b, tol):
         both_nan = np.isnan(fa) & np.isnan(fb)
         close = np.isfinite(fa) & np.isfinite(fb) & (np.abs(fa - fb) <= tol)
     return eq | both_nan | close
+
+
+def contiguous(x) -> np.ndarray:
+    """`x` as a C-contiguous array of its own shape (np.ascontiguousarray makes a rank-0
+    array rank-1, which changed result shapes)."""
+    x = np.asarray(x)
+    return x if x.flags.c_contiguous else np.array(x, order="C")

@@ -35,8 +35,11 @@ def recognize_binary_body(region):
 
 def reduce_with_primitive(name, x, axes, init, et):
     _, fn, bool_fn = _PRIMITIVES[name]
-    if x.size == 0 or not axes:
-        pass
+    if x.size == 0 and axes:
+        # nothing to combine: every result element is the init value (numpy's minimum/maximum
+        # have no identity to start an empty reduction from)
+        out_shape = tuple(d for i, d in enumerate(x.shape) if i not in axes)
+        return np.full(out_shape, np.asarray(init).reshape(()), dtype=np.asarray(init).dtype)
     if et.is_bool:
         r = bool_fn.reduce(x, axis=axes) if axes else x
         return bool_fn(r, init)

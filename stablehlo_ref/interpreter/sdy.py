@@ -143,7 +143,8 @@ def manual_computation(ctx, op, *operands):
     errors: List[object] = [None] * layout.n
 
     def work(pos):
-        child = Interpreter(ctx.module, trace=ctx.trace, custom_call_handler=ctx.custom_call_handler)
+        child = Interpreter(ctx.module, trace=ctx.trace, custom_call_handler=ctx.custom_call_handler,
+                            limits=ctx.limits)
         child.process_grid = grid
         child.process_id = (0, layout.device_ids[pos])
         child.depth = 1

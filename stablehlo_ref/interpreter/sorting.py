@@ -2,10 +2,16 @@
 
 A comparator that is a single LT/GT `compare` of the first operand's pair becomes a stable
 numpy argsort on an order-preserving key (integers widened, floats under TOTALORDER mapped
-to their total-order integers). Any other comparator runs a bottom-up merge sort whose
-merges are binary searches done on whole arrays: each step calls the comparator once on
-every (element, candidate) pair of every row. That needs O(log^2 n) region calls, is
-stable, and is correct for any strict weak order."""
+to their total-order integers). Any other comparator is first tried against a few candidate
+orders (operand 0 or the first operands lexicographically, ascending or descending, natural or
+total order): each is one stable numpy sort (`lexsort` for several keys) checked with two
+calls of the comparator on whole arrays (no adjacent inversion, ties in their original order),
+which for a strict weak order proves it is the stable sorted order. Without a match a
+bottom-up merge sort runs whose merges are binary searches done on whole arrays: each step
+calls the comparator once on every (element, candidate) pair of every row. That needs
+O(log^2 n) region calls, is stable, and is correct for any strict weak order.
+
+`chlo.top_k` partitions each row around its k-th key and sorts only the k chosen."""
 from __future__ import annotations
 
 import numpy as np
@@ -123,13 +129,67 @@ def sort_permutation(ctx, region, columns: list, ets) -> np.ndarray:
             if direction == "GT":
                 key = _descending(key)
             return np.argsort(key, axis=-1, kind="stable")
+    run = ctx.region_runner(region)
+    shape = columns[0].shape
 
     def less(lhs, rhs):
         args = []
         for a, b in zip(lhs, rhs):
             args += [a, b]
-        return ctx.run_region(region, args)[0]
+        r = np.asarray(run(args)[0])
+        return np.broadcast_to(r if r.dtype == np.bool_ else r.astype(bool), lhs[0].shape)
+    perm = _verified_candidate(less, columns, ets)
+    if perm is not None:
+        return perm
     return merge_sort_permutation(less, columns)
+
+
+def _verified_candidate(less, columns, ets):
+    """The stable sort permutation under `less`, found as a lexicographic order of the first
+    operands (each ascending or descending, floats in natural or total order) built one key
+    at a time: a candidate key is kept when the comparator finds no adjacent inversion
+    between elements that differ in the keys so far; the order is returned when no adjacent
+    pair is inverted at all and adjacent equivalent elements keep their original order. For
+    a strict weak order these two checks hold for exactly one permutation, the stable sorted
+    one. Each try is one stable numpy sort (`lexsort` for several keys) and one or two
+    comparator calls on whole arrays; None if the comparator is not such an order."""
+    chosen = []
+    for j in range(min(len(columns), 4)):
+        et = ets[j]
+        kinds = ("", "TOTALORDER") if et.is_float else ("",)
+        found = False
+        for ctype in kinds:
+            base = _ascending_key(columns[j], et, ctype)
+            if base is None:
+                return None
+            for key in (base, _descending(base)):
+                keys = chosen + [key]
+                if len(keys) == 1:
+                    perm = np.argsort(key, axis=-1, kind="stable")
+                else:
+                    perm = np.lexsort(keys[::-1], axis=-1)
+                s = [np.take_along_axis(c, perm, axis=1) for c in columns]
+                lo = [x[:, :-1] for x in s]
+                hi = [x[:, 1:] for x in s]
+                inverted = less(hi, lo)
+                if inverted.any():
+                    same = np.ones(inverted.shape, dtype=bool)
+                    for k in keys:
+                        ks = np.take_along_axis(k, perm, axis=1)
+                        same &= ks[:, 1:] == ks[:, :-1]
+                    if (inverted & ~same).any():
+                        continue
+                    chosen, found = keys, True
+                    break
+                equivalent = ~less(lo, hi)
+                if (equivalent & (perm[:, 1:] < perm[:, :-1])).any():
+                    return None
+                return perm
+            if found:
+                break
+        if not found:
+            return None
+    return None
 
 
 @kernel("stablehlo.sort")
@@ -172,7 +232,29 @@ def top_k(ctx, op, x):
         key = _ascending_key(x, et, "")
         if key is None:
             raise NotImplementedOpError("chlo.top_k", f"element type {et}")
-    order = np.argsort(_descending(key), axis=-1, kind="stable")[..., :k]
+    order = _top_k_order(_descending(key), k)
     values = np.take_along_axis(x, order, axis=-1)
     idx_dtype = elem(op.results[1].type).dtype
     return [values, order.astype(idx_dtype)]
+
+
+def _top_k_order(key: np.ndarray, k: int) -> np.ndarray:
+    """The indices of the k smallest keys of each row in ascending key order, ties by
+    index (what a stable argsort's first k are), in O(n + k log k): a partition finds each
+    row's k-th key, every key below it is taken, then the lowest-indexed ties."""
+    n = key.shape[-1]
+    if k == 0:
+        return np.zeros(key.shape[:-1] + (0,), dtype=np.int64)
+    if k * 4 >= n or n < 256:
+        return np.argsort(key, axis=-1, kind="stable")[..., :k]
+    lead = key.shape[:-1]
+    flat = key.reshape(-1, n)
+    kth = np.partition(flat, k - 1, axis=-1)[:, k - 1:k]
+    below = flat < kth
+    ties = flat == kth
+    room = k - below.sum(axis=-1, keepdims=True)
+    chosen = below | (ties & (np.cumsum(ties, axis=-1) <= room))
+    idx = np.nonzero(chosen)[1].reshape(-1, k)
+    sub = np.take_along_axis(flat, idx, axis=-1)
+    order = np.take_along_axis(idx, np.argsort(sub, axis=-1, kind="stable"), axis=-1)
+    return order.reshape(lead + (k,))

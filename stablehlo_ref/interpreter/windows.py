@@ -86,6 +86,55 @@ def _sequential_window_reduce(fn, view, init, et):
     return acc
 
 
+_ACCUMULATE = {"stablehlo.add": (np.add, np.logical_or),
+               "stablehlo.multiply": (np.multiply, np.logical_and),
+               "stablehlo.maximum": (np.maximum, np.logical_or),
+               "stablehlo.minimum": (np.minimum, np.logical_and),
+               "stablehlo.and": (np.bitwise_and, np.logical_and),
+               "stablehlo.or": (np.bitwise_or, np.logical_or)}
+
+
+def _prefix_scan(op, x, init, window, strides, base, wdil, padding):
+    """A reduce_window whose window along one axis covers the whole prefix (window W >= n,
+    padding (W - 1, 0), unit strides and dilations; every other axis a window of 1, no
+    padding) is a cumulative op: `ufunc.accumulate` over [init, x...] along that axis. Exact
+    when op(init, init) is init (the padded elements, which hold init, then add nothing):
+    the fold runs in the same order as the window's, rounding to the dtype at each step
+    (float16's float32 arithmetic rounds + and * correctly). None when not such a window."""
+    axes = [d for d, w in enumerate(window) if w != 1]
+    if len(axes) != 1 or set(strides) | set(base) | set(wdil) != {1}:
+        return None
+    ax = axes[0]
+    size = x.shape[ax]
+    if window[ax] < size or padding[ax] != (window[ax] - 1, 0) or any(
+            p != (0, 0) for d, p in enumerate(padding) if d != ax):
+        return None
+    name = recognize_binary_body(op.regions[0])
+    if name not in _ACCUMULATE:
+        return None
+    et = elem(op.results[0].type)
+    fn, bool_fn = _ACCUMULATE[name]
+    if et.is_bool:
+        fn = bool_fn
+    elif et.is_float:
+        if et.name not in ("f16", "f32", "f64") or x.dtype != et.dtype:
+            return None
+    elif not et.is_integer or (name in ("stablehlo.add", "stablehlo.multiply") and et.bits < 8) \
+            or x.dtype != et.dtype:
+        return None
+    init0 = np.asarray(init).reshape(()).astype(x.dtype)
+    if fn(init0, init0).tobytes() != init0.tobytes():
+        return None
+    if et.is_float and name in ("stablehlo.maximum", "stablehlo.minimum") and (
+            init0 == 0 or not np.all(x != 0)):
+        return None     # which zero max(+0, -0) gives depends on the order: keep the window's
+    shape = list(x.shape)
+    shape[ax] = 1
+    cat = np.concatenate([np.broadcast_to(init0, shape), x], axis=ax)
+    acc = fn.accumulate(cat, axis=ax, dtype=x.dtype)
+    return acc[(slice(None),) * ax + (slice(1, None),)]
+
+
 @kernel("stablehlo.reduce_window")
 def reduce_window(ctx, op, *args):
     n = len(args) // 2
@@ -98,6 +147,10 @@ def reduce_window(ctx, op, *args):
     padding = _padding_attr(op, rank)
     if min(strides + base + wdil, default=1) < 1:
         raise InterpreterError(f"{op.name}: strides and dilations must be positive")
+    if n == 1 and rank:
+        out = _prefix_scan(op, xs[0], inits[0], window, strides, base, wdil, padding)
+        if out is not None:
+            return [out]
     padded = [pad_dilate(x, np.asarray(i).reshape(()), padding, base) for x, i in zip(xs, inits)]
     result_types = [r.type for r in op.results]
     views = [window_view(p, window, strides, wdil) for p in padded]

@@ -133,11 +133,16 @@ class DenseElementsAttr(Attribute):
         a, b = self.array, other.array
         if a.shape != b.shape:
             return False
+        if a.size and (_broadcast_one(a) or _broadcast_one(b)):
+            # a splat held as a broadcast view: compare one element, never materialize
+            if not (self.is_splat and other.is_splat):
+                return False
+            return _first_bytes(a) == _first_bytes(b)
         return np.ascontiguousarray(a).tobytes() == np.ascontiguousarray(b).tobytes()
 
     def __hash__(self):
         if self._hash is None:
-            head = self.array.reshape(-1)[:64]          # a sample: no copy of a large constant
+            head = np.asarray(self.array.flat[:64])     # a sample: no copy of a large constant
             self._hash = hash((self.type, np.ascontiguousarray(head).tobytes()))
         return self._hash
 
@@ -146,11 +151,22 @@ class DenseElementsAttr(Attribute):
 
     @property
     def is_splat(self) -> bool:
-        a = np.ascontiguousarray(self.array).reshape(-1)
-        if a.size == 0:
+        if self.array.size == 0:
             return False
+        if _broadcast_one(self.array):
+            return True             # a splat kept as a broadcast view of its one value
+        a = np.ascontiguousarray(self.array).reshape(-1)
         raw = a.view(np.uint8).reshape(a.size, -1)
         return bool(np.all(raw == raw[:1]))
+
+
+def _broadcast_one(a: np.ndarray) -> bool:
+    """A view of one value broadcast to the whole shape (every stride 0): how splats are held."""
+    return a.ndim > 0 and not any(a.strides)
+
+
+def _first_bytes(a: np.ndarray) -> bytes:
+    return np.asarray(a.flat[0]).tobytes() if a.size else b""
 
 
 @dataclass(frozen=True)

@@ -65,11 +65,16 @@ class Operation:
         return describe_location(self.location) or self.source or self.name
 
     def walk(self) -> Iterator["Operation"]:
-        yield self
-        for region in self.regions:
-            for block in region.blocks:
-                for op in block.operations:
-                    yield from op.walk()
+        """This op and every op nested in it, in pre-order (iterative: any depth)."""
+        stack = [iter((self,))]
+        while stack:
+            op = next(stack[-1], None)
+            if op is None:
+                stack.pop()
+                continue
+            yield op
+            if op.regions:
+                stack.append(o for r in op.regions for b in r.blocks for o in b.operations)
 
     def __repr__(self):
         return f"Operation({self.name})"

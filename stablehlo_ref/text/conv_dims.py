@@ -61,12 +61,15 @@ def print_conv_dims(fields) -> str:
 
     def dims(batch_key, feat_key, sp_key, letters):
         n = len(f[sp_key]) + 2
+        positions = [f[batch_key], f[feat_key], *f[sp_key]]
+        # the compact form holds only a permutation of 0..n-1 (anything else prints raw)
+        if sorted(p if type(p) is int else -1 for p in positions) != list(range(n)):
+            raise IndexError(f"{sp_key} and the other dimensions are not a permutation")
         labels = [""] * n
         labels[f[batch_key]] = letters[0]
         labels[f[feat_key]] = letters[1]
         for i, d in enumerate(f[sp_key]):
-            if d < n:
-                labels[d] = str(i)
+            labels[d] = str(i)
         return "[" + ", ".join(labels) + "]"
     return (dims("input_batch_dimension", "input_feature_dimension", "input_spatial_dimensions", "bf") + "x" +
             dims("kernel_input_feature_dimension", "kernel_output_feature_dimension", "kernel_spatial_dimensions", "io") + "->" +

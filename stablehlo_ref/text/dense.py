@@ -2,6 +2,7 @@
 back into text. Hex payloads go straight through `np.frombuffer`."""
 from __future__ import annotations
 
+import math
 import re
 
 import numpy as np
@@ -25,7 +26,11 @@ def bits_to_float(value: int, et: ElementType) -> float:
     return np.frombuffer(raw, dtype=dt)[0]
 
 
-def _parse_literal_list(text: str):
+class TooDeep(Exception):
+    """Brackets of a dense literal nested deeper than the parser's nesting limit allows."""
+
+
+def _parse_literal_list(text: str, max_depth: int = 1 << 30):
     """Parse the inside of `dense<...>` (not hex) into nested Python lists of scalars; ints stay
     ints, floats are floats, hex stays ('hex', int), complex pairs become tuples."""
     pos = 0
@@ -40,19 +45,32 @@ def _parse_literal_list(text: str):
         pos = m.end()
         if m.group(1) or m.group(3):
             stack.append([])
+            if len(stack) > max_depth:
+                raise TooDeep()
         elif m.group(2) or m.group(4):
+            if len(stack) < 2:
+                raise ValueError("unbalanced ']' or ')' in dense literal")
             lst = stack.pop()
-            stack[-1].append(tuple(lst) if m.group(4) else lst)
+            if m.group(4):
+                if len(lst) != 2 or any(isinstance(x, (list, tuple)) and x[:1] != ("hex",) for x in lst):
+                    raise ValueError("a complex literal is a pair (re, im) of numbers")
+                stack[-1].append(tuple(lst))
+            else:
+                stack[-1].append(lst)
         elif m.group(5):
             pass
         elif m.group(6):
             stack[-1].append(m.group(6) == "true")
         elif m.group(7):
-            stack[-1].append(("hex", int(m.group(7), 16)))
+            stack[-1].append(("hex", _int(m.group(7), 16)))
         elif m.group(8):
-            stack[-1].append(float(m.group(8)))
+            stack[-1].append(_float(m.group(8)))
         elif m.group(9):
-            stack[-1].append(int(m.group(9)))
+            stack[-1].append(_int(m.group(9), 10))
+        if len(stack) == 1 and len(stack[0]) > 1:
+            raise ValueError("expected one dense literal, found more (missing '[')")
+        if not stack:
+            raise ValueError("unbalanced ']' or ')' in dense literal")
         if pos >= n:
             break
     if len(stack) != 1 or len(stack[0]) != 1:
@@ -60,7 +78,29 @@ def _parse_literal_list(text: str):
     return stack[0][0]
 
 
+# Digits past which no element type can hold an integer literal (ui64: 20 digits, 16 hex).
+_MAX_DIGITS = 400
+
+
+def _int(text: str, base: int) -> int:
+    digits = text.lstrip("+-")
+    if base == 16:
+        digits = digits[2:]
+    if len(digits) > _MAX_DIGITS:
+        raise ValueError(f"integer literal of {len(digits)} digits is too large")
+    v = int(digits, base)
+    return -v if text.startswith("-") else v
+
+
+def _float(text: str) -> float:
+    if len(text) > 1000:
+        raise ValueError(f"float literal of {len(text)} characters is too long")
+    return float(text)
+
+
 def _flatten(x, shape_out, depth=0):
+    if isinstance(x, list) and len(shape_out) <= depth and depth > 64:
+        raise ValueError(f"dense literal of rank {depth} is deeper than any tensor type")
     if isinstance(x, list):
         if len(shape_out) <= depth:
             shape_out.append(len(x))
@@ -75,38 +115,60 @@ def _flatten(x, shape_out, depth=0):
     return [x]
 
 
+def _is_hex(v) -> bool:
+    return isinstance(v, tuple) and len(v) == 2 and v[0] == "hex"
+
+
 def _scalar_to(et: ElementType, v):
-    if isinstance(v, tuple) and len(v) == 2 and v[0] == "hex":
+    if _is_hex(v):
         if et.is_float:
             return bits_to_float(v[1], et)
         return v[1]
+    if isinstance(v, tuple):
+        raise ValueError(f"complex literal {v} for elements of type {et}")
     return v
 
 
-def array_from_literal(text: str, ttype: TensorType) -> np.ndarray:
-    """`text` is what stands between `dense<` and `>` (not a hex string)."""
+def _to_float(v) -> float:
+    try:
+        return float(v)
+    except OverflowError:
+        raise ValueError(f"integer literal {str(v)[:40]} is out of range for a floating-point type") from None
+
+
+def array_from_literal(text: str, ttype: TensorType, max_depth: int = 1 << 30) -> np.ndarray:
+    """`text` is what stands between `dense<` and `>` (not a hex string); brackets nested
+    deeper than `max_depth` raise TooDeep."""
     et = storage_element(ttype)
     shape = tuple(ttype.shape)
     if text.strip() == "":
-        if int(np.prod(shape)) != 0:
+        if math.prod(shape) != 0:
             raise ValueError(f"empty dense literal for non-empty type {ttype}")
         return np.zeros(shape, dtype=et.dtype)
-    value = _parse_literal_list(text)
+    value = _parse_literal_list(text, max_depth)
     dims: list = []
     flat = _flatten(value, dims)
     dt = et.dtype
-    count = int(np.prod(shape)) if shape else 1
+    count = math.prod(shape) if shape else 1
     if et.is_complex:
         vals = []
+        part = ELEM_OF_COMPLEX[et.name]
         for v in flat:
+            if isinstance(v, bool):
+                raise ValueError("expected complex elements, got a boolean")
             if isinstance(v, tuple) and v and v[0] != "hex":
-                re_, im = (_scalar_to(ELEM_OF_COMPLEX[et.name], p) for p in v)
-                vals.append(complex(float(re_), float(im)))
+                re_, im = (_scalar_to(part, p) for p in v)
+                if isinstance(re_, bool) or isinstance(im, bool):
+                    raise ValueError("expected complex elements, got a boolean")
+                vals.append(complex(_to_float(re_), _to_float(im)))
             else:
-                vals.append(complex(float(_scalar_to(ELEM_OF_COMPLEX[et.name], v))))
+                vals.append(complex(_to_float(_scalar_to(part, v))))
         arr = np.array(vals, dtype=dt)
     elif et.is_float:
+        if any(isinstance(v, bool) for v in flat):
+            raise ValueError(f"expected floating-point elements for {et}, got a boolean")
         vals = [_scalar_to(et, v) for v in flat]
+        vals = [v if isinstance(v, (float, np.generic)) else _to_float(v) for v in vals]
         if any(isinstance(v, np.generic) for v in vals):
             arr = np.empty(len(vals), dtype=dt)
             for i, v in enumerate(vals):
@@ -116,7 +178,10 @@ def array_from_literal(text: str, ttype: TensorType) -> np.ndarray:
     elif et.is_bool:
         if any(isinstance(v, float) for v in flat):
             raise ValueError("expected integer elements, but parsed floating-point")
-        arr = np.array([bool(_scalar_to(et, v)) for v in flat], dtype=np.bool_)
+        ints = [_scalar_to(et, v) for v in flat]
+        if any(v not in (0, 1, -1) for v in ints):     # (True/False compare equal to 1/0)
+            raise ValueError("expected true, false, 0 or 1 for i1 elements")
+        arr = np.array([bool(v) for v in ints], dtype=np.bool_)
     else:
         if any(isinstance(v, float) for v in flat):
             raise ValueError("expected integer elements, but parsed floating-point")
@@ -155,7 +220,7 @@ def array_from_hex(hexstr: str, ttype: TensorType) -> np.ndarray:
     dt = et.dtype
     raw = bytes.fromhex(hexstr)
     shape = tuple(ttype.shape)
-    count = int(np.prod(shape)) if shape else 1
+    count = math.prod(shape) if shape else 1
     itemsize = dt.itemsize
     if len(raw) == itemsize and count != 1:
         return np.broadcast_to(np.frombuffer(raw, dtype=dt).reshape(()), shape)

@@ -281,8 +281,9 @@ def _c_exp_mant(p, st, args, op_name):
     if not m:
         raise sc.error(f"expected exponent mantissa in format e#m#, saw {kw}")
     i32 = ELEMENT_TYPES["i32"]
-    st.attrs[args[0].name] = IntegerAttr(int(m.group(1)), i32)
-    st.attrs[args[1].name] = IntegerAttr(int(m.group(2)), i32)
+    at = sc.pos - len(kw)
+    st.attrs[args[0].name] = IntegerAttr(p._int_in_range(m.group(1), at, i32), i32)
+    st.attrs[args[1].name] = IntegerAttr(p._int_in_range(m.group(2), at, i32), i32)
 
 
 def _pc_exp_mant(pr, op, ospec, groups, args, types_of, used):

@@ -14,7 +14,9 @@ from ..ir.core import Operation
 from ..ir.defaults import is_default
 from ..ir.floats import format_float
 from ..ir.types import ELEMENT_TYPES, FunctionType
+from ..ir.wellformed import enum_cases
 from .directives import DIRECTIVES
+from .lexer import INTEGER
 from .format_ast import (Custom, FuncType, Kw, Lit, Optional_, RefDir, TypeDir, Var, _is_variadic_key,
                          _kind_of, _kinds, _type_key)
 from .print_types import ftype, type_text
@@ -40,14 +42,24 @@ def parse_attr_value(p, op_name: str, aspec):
     if kind in ENUM_KINDS:
         if sc.peek("#"):
             return p.parse_attribute()
-        return EnumAttr(_enum_dialect(op_name), ENUM_KINDS[kind], sc.bare_id("enum value"))
+        sc.ws()
+        vpos = sc.pos
+        value = sc.bare_id("enum value")
+        cases = enum_cases(ENUM_KINDS[kind])
+        if cases is not None and value not in cases:
+            raise sc.error(f"expected one of {', '.join(sorted(cases))} for {kind}", vpos)
+        return EnumAttr(_enum_dialect(op_name), ENUM_KINDS[kind], value)
     if kind in _INT_KINDS:
         if kind == "i1":
             if sc.accept_keyword("true"):
                 return BoolAttr(True)
             if sc.accept_keyword("false"):
                 return BoolAttr(False)
-        return IntegerAttr(sc.integer(), ELEMENT_TYPES[_INT_KINDS[kind]])
+        t = ELEMENT_TYPES[_INT_KINDS[kind]]
+        m = sc.match(INTEGER)
+        if not m:
+            raise sc.error("expected integer")
+        return IntegerAttr(p._int_in_range(m.group(0), m.start(), t), t)
     if kind in ("f32", "f64"):
         return FloatAttr(p._float_literal(), ELEMENT_TYPES[kind])
     if kind == "string" and sc.peek('"'):    # untyped: a following `:` starts the op's type

@@ -18,6 +18,11 @@ NUMBER = re.compile(r"[-+]?(?:0x[0-9a-fA-F]+|\d+\.\d*(?:[eE][-+]?\d+)?|\d+[eE][-
 STRING = re.compile(r'"((?:[^"\\\n]|\\.)*)"', re.S)
 HASH_ID = re.compile(r"#([\w$.\-]+)")
 BANG_ID = re.compile(r"!([\w$.\-]+)")
+# Integer literals past this many digits cannot fit any element type (i64/ui64: 20 digits, hex
+# 16; the widest integer attribute MLIR prints is far below this), and Python refuses int() of
+# more than 4,300 decimal digits anyway.
+MAX_INT_DIGITS = 400
+MAX_FLOAT_CHARS = 1000
 
 
 def unescape_string(body: str) -> str:
@@ -200,7 +205,32 @@ class Scanner:
         m = self.match(INTEGER)
         if not m:
             raise self.error("expected integer")
-        return int(m.group(0), 0) if "x" in m.group(0) else int(m.group(0))
+        return self.int_value(m.group(0), m.start())
+
+    def int_value(self, text: str, pos: int) -> int:
+        """The value of an integer literal (decimal or 0x hex) scanned at `pos`; a literal longer
+        than any integer type holds (MLIR's widest is i128... and ours i64), or a float
+        literal where an integer is expected, is a ParseError."""
+        digits = text.lstrip("+-")
+        if len(digits) > MAX_INT_DIGITS:
+            raise self.error(f"integer literal of {len(digits)} digits is too large", pos)
+        try:
+            if digits[:2] in ("0x", "0X"):
+                v = int(digits[2:], 16)
+                return -v if text.startswith("-") else v
+            return int(text, 10)
+        except ValueError:
+            raise self.error(f"expected an integer, got '{text[:40]}'", pos) from None
+
+    def float_value(self, text: str, pos: int) -> float:
+        """The value of a decimal float literal scanned at `pos` (overflow gives +-inf, as
+        MLIR's APFloat does)."""
+        if len(text) > MAX_FLOAT_CHARS:
+            raise self.error(f"float literal of {len(text)} characters is too long", pos)
+        try:
+            return float(text)
+        except (ValueError, OverflowError):
+            raise self.error(f"expected a floating-point number, got '{text[:40]}'", pos) from None
 
     def balanced(self, open_ch: str = "<", close_ch: str = ">") -> str:
         """The raw text from the current `open_ch` to its matching `close_ch` (inclusive),

@@ -15,6 +15,9 @@ from ..ir.attributes import (AffineMapAttr, ArrayAttr, Attribute, BoolAttr, Call
                              EnumAttr, FileLineColLoc, FloatAttr, FusedLoc, IntegerAttr, Location,
                              NameLoc, OpaqueAttr, STRUCT_FIELDS, StringAttr, StructAttr, SymbolRefAttr,
                              TypeAttr, UNKNOWN_LOC, UnitAttr, UnknownLoc, dot_algorithm_problems)
+from ..ir.wellformed import enum_cases, struct_problem
+from ..deep import check_depth
+from ..limits import check_tensor
 from ..ir.types import (ELEMENT_TYPES, ElementType, FunctionType, NoneType, OpaqueType,
                         QuantizedType, TensorType, TokenType, TupleType, Type, UnrankedTensorType)
 from . import dense
@@ -48,8 +51,28 @@ def _full_storage_range(storage: ElementType):
 class TypeAttrParser:
     """Type, attribute and location parsing over `self.sc` (a lexer.Scanner)."""
 
-    # ================================================================ types
+    # ================================================================ nesting
+    def _deeper(self, what: str):
+        self.depth += 1
+        if self.depth > self.limits.max_nesting:
+            check_depth(self.limits.max_nesting + 1, self.limits, what, self.sc.location())
+
     def parse_type(self) -> Type:
+        self._deeper("types")
+        try:
+            return self._parse_type()
+        finally:
+            self.depth -= 1
+
+    def parse_attribute(self) -> Attribute:
+        self._deeper("attributes")
+        try:
+            return self._parse_attribute()
+        finally:
+            self.depth -= 1
+
+    # ================================================================ types
+    def _parse_type(self) -> Type:
         sc = self.sc
         sc.ws()
         s = sc.s
@@ -134,8 +157,16 @@ class TypeAttrParser:
         m = _DIMS.match(sc.s, sc.pos)
         dims = []
         if m and m.group(1):
+            at = sc.pos
             for d in m.group(1).split("x")[:-1]:
-                dims.append(None if d == "?" else int(d))
+                if d == "?":
+                    dims.append(None)
+                    continue
+                v = sc.int_value(d, at)
+                if v >= 1 << 63:
+                    raise sc.error(f"dimension {d} does not fit in 64 bits", at)
+                dims.append(v)
+                at += len(d) + 1
             sc.pos = m.end()
         et = self.parse_element_type()
         enc = None
@@ -205,8 +236,11 @@ class TypeAttrParser:
             raise sc.error("expected number")
         t = m.group(0)
         if "0x" in t:
-            return float(np.frombuffer(int(t, 16).to_bytes(8, "little"), np.float64)[0])
-        return float(t)
+            bits = sc.int_value(t, m.start())
+            if not 0 <= bits < 1 << 64:
+                raise sc.error(f"hexadecimal float literal {t[:40]} does not fit in 64 bits", m.start())
+            return float(np.frombuffer(bits.to_bytes(8, "little"), np.float64)[0])
+        return sc.float_value(t, m.start())
 
     def parse_function_type(self) -> FunctionType:
         sc = self.sc
@@ -249,7 +283,7 @@ class TypeAttrParser:
         return types
 
     # ================================================================ attributes
-    def parse_attribute(self) -> Attribute:
+    def _parse_attribute(self) -> Attribute:
         sc = self.sc
         sc.ws()
         s = sc.s
@@ -293,7 +327,10 @@ class TypeAttrParser:
             return DenseResourceAttr(t, key.group(0))
         if s.startswith("array<", p):
             sc.pos = p + 6
+            et_pos = sc.pos
             et = self.parse_element_type()
+            if not isinstance(et, ElementType) or not (et.is_integer or et.is_float):
+                raise sc.error("a dense array holds integers or floats", et_pos)
             vals = []
             if sc.accept(":"):
                 vals.append(self._scalar_for(et))
@@ -318,22 +355,46 @@ class TypeAttrParser:
             text = m.group(0)
             t = None
             if sc.accept(":"):
+                tpos = sc.pos
                 t = self.parse_type()
             is_float_text = ("." in text or "e" in text or "E" in text) and "0x" not in text
             if t is None:
                 if is_float_text:
-                    return FloatAttr(float(text), ELEMENT_TYPES["f64"])
-                return IntegerAttr(int(text, 0) if "0x" in text else int(text), ELEMENT_TYPES["i64"])
+                    return FloatAttr(sc.float_value(text, p), ELEMENT_TYPES["f64"])
+                return IntegerAttr(self._int_in_range(text, p, ELEMENT_TYPES["i64"]), ELEMENT_TYPES["i64"])
             if isinstance(t, ElementType) and t.is_float:
                 if "0x" in text and not is_float_text:
-                    return FloatAttr(float(dense.bits_to_float(int(text, 16), t)), t)
-                return FloatAttr(float(text), t)
-            return IntegerAttr(int(text, 0) if "0x" in text else int(text), t)
+                    return FloatAttr(float(dense.bits_to_float(sc.int_value(text, p), t)), t)
+                return FloatAttr(sc.float_value(text, p), t)
+            if not isinstance(t, ElementType) or not t.is_integer:
+                raise sc.error(f"a number attribute needs an integer, index or float type, not {t}", tpos)
+            if is_float_text:
+                raise sc.error(f"expected an integer literal for type {t}, got '{text[:40]}'", p)
+            return IntegerAttr(self._int_in_range(text, p, t), t)
         # a type used as an attribute
         try:
             return TypeAttr(self.parse_type())
         except ParseError:
             raise sc.error("expected attribute")
+
+    def _int_in_range(self, text: str, pos: int, t: ElementType) -> int:
+        """An integer literal's value, checked against the width of `t` as MLIR checks it
+        (a signless integer takes both the signed and the unsigned range)."""
+        sc = self.sc
+        v = sc.int_value(text, pos)
+        if t.kind == "index":
+            bits = 64
+        else:
+            bits = t.bits
+        if t.kind == "bool":
+            ok = v in (0, 1, -1)
+        elif t.kind == "unsigned":
+            ok = 0 <= v < 1 << bits
+        else:
+            ok = -(1 << (bits - 1)) <= v < 1 << bits
+        if not ok:
+            raise sc.error(f"integer constant {text[:40]} out of range for type {t}", pos)
+        return v
 
     def _scalar_for(self, et: ElementType):
         sc = self.sc
@@ -358,8 +419,8 @@ class TypeAttrParser:
             raise sc.error("expected number")
         t = m.group(0)
         if "0x" in t and "." not in t:
-            return float(dense.bits_to_float(int(t, 16), et))
-        return float(t)
+            return float(dense.bits_to_float(sc.int_value(t, m.start()), et))
+        return sc.float_value(t, m.start())
 
     def _parse_symbol_ref(self) -> SymbolRefAttr:
         sc = self.sc
@@ -441,13 +502,22 @@ class TypeAttrParser:
             raise sc.error(f"dense attribute cannot hold elements of type {t.element_type}", start)
         if not t.is_static:
             raise sc.error("dense attribute needs a static shape", start)
+        et = dense.storage_element(t)
+        splat = (len(hexstr) - 2 == 2 * et.dtype.itemsize if hexstr is not None
+                 else not literal.lstrip().startswith("["))
+        if not splat:
+            # the declared size against the limits before anything is allocated (a splat is
+            # held as one value broadcast to the shape: it allocates nothing)
+            check_tensor(t.shape, 8 * et.dtype.itemsize, "dense literal", sc.location(start), self.limits)
         try:
             if hexstr is not None:
                 if not hexstr.startswith("0x"):
                     raise ValueError("expected a hex string")
                 arr = dense.array_from_hex(hexstr[2:], t)
             else:
-                arr = dense.array_from_literal(literal, t)
+                arr = dense.array_from_literal(literal, t, self.limits.max_nesting - self.depth)
+        except dense.TooDeep:
+            check_depth(self.limits.max_nesting + 1, self.limits, "dense literal brackets", sc.location(start))
         except ValueError as e:
             raise sc.error(str(e), start)
         arr.flags.writeable = False
@@ -470,8 +540,13 @@ class TypeAttrParser:
         if name in ("stablehlo", "chlo", "mhlo", "vhlo") and sc.s.startswith("<", sc.pos):
             sc.expect("<")
             kind = sc.bare_id("enum kind")
+            sc.ws()
+            vpos = sc.pos
             value = sc.bare_id("enum value")
             sc.expect(">")
+            cases = enum_cases(kind) if name in ("stablehlo", "chlo") else None
+            if cases is not None and value not in cases:
+                raise sc.error(f"expected one of {', '.join(sorted(cases))} for {kind}", vpos)
             return EnumAttr(name, kind, value)
         if name == "sdy" and sc.s.startswith("<", sc.pos):
             return syntax_sdy.parse_bare_attr(self, start)
@@ -496,12 +571,13 @@ class TypeAttrParser:
         sc = self.sc
         sc.expect("<")
         if name == "conv" and (sc.peek("[") or sc.peek_keyword("raw")):
+            start = sc.pos
             if sc.accept_keyword("raw"):
                 fields = self._struct_fields(name)
             else:
                 fields = parse_conv_dims(self)
                 sc.expect(">")
-            return StructAttr(dialect, name, fields)
+            return self._checked_struct(StructAttr(dialect, name, fields), start)
         if name in ("bounds",):
             vals = []
             if not sc.accept(">"):
@@ -526,12 +602,20 @@ class TypeAttrParser:
             return StructAttr(dialect, "bounds", (("bounds", f["bounds"]),))
         if name == "result_accuracy":
             _check_result_accuracy(sc, dict(fields), start)
-        attr = StructAttr(dialect, name, fields)
+        attr = self._checked_struct(StructAttr(dialect, name, fields), start)
         if name == "dot_algorithm" and dialect == "stablehlo":
             # upstream verifies the attribute as it is built, at its own position
             problems = dot_algorithm_problems(attr)
             if problems:
                 raise ParseError(problems[0][1], sc.location(start))
+        return attr
+
+    def _checked_struct(self, attr: StructAttr, start: int) -> StructAttr:
+        """A struct whose fields hold values of the kinds the spec declares (as MLIR's
+        attribute parsers require), so that it prints back as the same struct."""
+        problem = struct_problem(attr)
+        if problem is not None:
+            raise self.sc.error(problem, start)
         return attr
 
     def _struct_fields(self, name):
@@ -575,8 +659,8 @@ class TypeAttrParser:
             sc.pos = m.end()
             t = m.group(0)
             if "." in t or ("e" in t.lower() and "0x" not in t):
-                return float(t)
-            return int(t, 0) if "0x" in t else int(t)
+                return sc.float_value(t, m.start())
+            return sc.int_value(t, m.start())
         if sc.peek("#") or sc.peek('"') or sc.peek("@"):
             return self.parse_attribute()
         if sc.accept("("):
@@ -595,6 +679,13 @@ class TypeAttrParser:
         return loc
 
     def _parse_location_body(self) -> Location:
+        self._deeper("locations")
+        try:
+            return self._parse_location_body_inner()
+        finally:
+            self.depth -= 1
+
+    def _parse_location_body_inner(self) -> Location:
         sc = self.sc
         sc.ws()
         if sc.peek("#"):

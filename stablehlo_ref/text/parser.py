@@ -8,7 +8,9 @@ import gc
 import re
 from typing import Dict, List, Optional
 
+from ..deep import call_with_room, check_depth
 from ..errors import ParseError
+from ..limits import DEFAULT, Limits
 from ..ir.attributes import (Attribute, CallSiteLoc, FileLineColLoc, FusedLoc, Location, NameLoc,
                              UnknownLoc)
 from ..ir.core import Block, Module, Operation, Region, Value
@@ -26,11 +28,14 @@ _BARE_OP_NAMES = {"module": "builtin.module", "return": "func.return", "call": "
 
 
 class Parser(TypeAttrParser):
-    def __init__(self, text: str, filename: str = "<string>"):
+    def __init__(self, text: str, filename: str = "<string>", limits: Optional[Limits] = None):
         self.sc = Scanner(text, filename)
+        self.limits = limits or DEFAULT
+        self.depth = 0                  # nesting of regions, types, attributes and locations
         self.attr_aliases: Dict[str, Attribute] = {}
         self.type_aliases: Dict[str, Type] = {}
         self.scopes: List[Dict[str, Value]] = []
+        self.visible: Dict[str, List[Value]] = {}   # name -> its definitions, innermost last
         self.pending_locs: list = []    # (holder, key) pairs to resolve after parse
         self.resources: Dict[str, bytes] = {}
         self.type_cache: Dict[str, Type] = {}
@@ -40,7 +45,7 @@ class Parser(TypeAttrParser):
     def parse_module(self) -> Module:
         sc = self.sc
         top_ops: List[Operation] = []
-        self.scopes.append({})
+        self._push_scope()
         while not sc.at_end():
             if sc.peek("#") and self._try_alias_def("#"):
                 continue
@@ -50,7 +55,7 @@ class Parser(TypeAttrParser):
                 self._parse_file_metadata()
                 continue
             top_ops.append(self.parse_operation())
-        self.scopes.pop()
+        self._pop_scope()
         if len(top_ops) == 1 and top_ops[0].name == "builtin.module":
             mod_op = top_ops[0]
             if not mod_op.regions:
@@ -138,13 +143,25 @@ class Parser(TypeAttrParser):
         if name in scope:
             raise self.sc.error(f"redefinition of SSA value '%{name}'")
         scope[name] = value
+        self.visible.setdefault(name, []).append(value)
 
     def lookup(self, name: str, pos) -> Value:
-        for scope in reversed(self.scopes):
-            v = scope.get(name)
-            if v is not None:
-                return v
+        # one dict of what is visible, not a walk over the scopes: deep nesting stays linear
+        defs = self.visible.get(name)
+        if defs:
+            return defs[-1]
         raise self.sc.error(f"use of undefined value '%{name}'", pos)
+
+    def _push_scope(self):
+        self.scopes.append({})
+
+    def _pop_scope(self):
+        visible = self.visible
+        for name in self.scopes.pop():
+            defs = visible[name]
+            defs.pop()
+            if not defs:
+                del visible[name]
 
     def parse_value_use(self) -> Value:
         sc = self.sc
@@ -276,8 +293,11 @@ class Parser(TypeAttrParser):
         `entry_sources` the positions of their `%name`s."""
         sc = self.sc
         sc.expect("{")
+        self.depth += 1
+        if self.depth > self.limits.max_nesting:
+            check_depth(self.depth, self.limits, "regions", sc.location(sc.pos - 1))
         region = Region()
-        self.scopes.append({})
+        self._push_scope()
         try:
             block = None
             if entry_args is not None:
@@ -324,7 +344,8 @@ class Parser(TypeAttrParser):
                     raise sc.error("expected '}' to close region")
                 block.operations.append(self.parse_operation())
         finally:
-            self.scopes.pop()
+            self._pop_scope()
+            self.depth -= 1
         return region
 
     # --------------------------------------------------------------- pretty ops
@@ -338,13 +359,21 @@ class Parser(TypeAttrParser):
         return parse_with_format(self, name, fmt)
 
 
-def parse(text: str, filename: str = "<string>") -> Module:
+def parse(text: str, filename: str = "<string>", limits: Optional[Limits] = None) -> Module:
+    """MLIR text -> Module. Nesting deeper than `limits.max_nesting` raises LimitError; below
+    it, deep input parses (in a thread with room for it, see deep.py)."""
+    if not isinstance(text, str):
+        raise ParseError(f"expected text, got {type(text).__name__}", filename)
+    return call_with_room(_parse, text, filename, limits, limits=limits)
+
+
+def _parse(text, filename, limits):
     # the parser allocates many small objects and frees none: the cyclic garbage collector
     # would only rescan them, so it pauses while parsing
     enabled = gc.isenabled()
     gc.disable()
     try:
-        return Parser(text, filename).parse_module()
+        return Parser(text, filename, limits).parse_module()
     finally:
         if enabled:
             gc.enable()

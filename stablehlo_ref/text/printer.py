@@ -19,6 +19,7 @@ from ..ir.core import Module, Operation
 from ..ir.sdy import SdyAttr
 from ..ir.defaults import is_default
 from ..ir.floats import format_float
+from ..ir.wellformed import shape_problem
 from ..ir.locations import arg_location, op_location
 from ..ir.types import ELEMENT_TYPES, ElementType, Type
 from . import dense
@@ -122,9 +123,9 @@ class Printer:
             if isinstance(base, np.ndarray) and base.size == 1 and arr.ndim and not any(arr.strides):
                 return self.scalar(base.reshape(-1)[0], et)
             return ""
-        flat = arr.reshape(-1)
         if a.is_splat:      # one element, or all equal (MLIR keeps such attributes as splats)
-            return self.scalar(flat[0], et)
+            return self.scalar(arr.flat[0], et)      # (no copy of a broadcast splat)
+        flat = arr.reshape(-1)
         if arr.size > _LARGE:
             return '"' + dense.array_to_hex(arr) + '"'
         if arr.ndim == 0:
@@ -426,7 +427,9 @@ class Printer:
 
     def _op(self, op: Operation, indent: int) -> List[str]:
         pad = "  " * indent
-        if not self.generic:
+        # an op not built as its spec says (a wrong attribute kind, from bytes or generic text)
+        # prints in the generic form, which holds anything and parses back to the same op
+        if not self.generic and shape_problem(op) is None:
             syntax = OP_SYNTAX.get(op.name)
             if syntax is not None:
                 r = syntax.print(self, op, indent)
@@ -607,5 +610,6 @@ def print_module(module: Module, *, generic: bool = False, strip_debuginfo: bool
     prints as MLIR does with -mlir-print-debuginfo (every op and block argument located, the
     positions of text without `loc(...)` included, `#loc` aliases); `strip_debuginfo` prints
     none."""
-    return Printer(module, generic=generic, strip_debuginfo=strip_debuginfo,
-                   debuginfo=debuginfo).print_module()
+    from ..deep import call_with_room
+    return call_with_room(lambda: Printer(module, generic=generic, strip_debuginfo=strip_debuginfo,
+                                          debuginfo=debuginfo).print_module())

@@ -286,7 +286,11 @@ def parse_scan(p, name):
     sc.expect(")")
     sc.expect_keyword("dimension")
     sc.expect("=")
+    sc.ws()
+    dim_at = sc.pos
     dim = sc.integer()
+    if not -(1 << 63) <= dim < 1 << 63:
+        raise sc.error(f"dimension {dim} does not fit in i64", dim_at)
     attrs = {}
     if sc.accept_keyword("attributes"):
         attrs.update(p.parse_attr_dict_body().entries)

@@ -20,6 +20,7 @@ from __future__ import annotations
 import math
 from typing import Callable, Dict, List
 
+import ml_dtypes
 import numpy as np
 
 from ..errors import NotImplementedOpError, StableHLOError
@@ -362,7 +363,7 @@ def _acos(b, x):
 def _acosh(b, x):
     two = b.const(2.0, x)
     one = b.const(1.0, x)
-    big = b.cmp(x, b.div(b.const(float(np.finfo(_et(x).dtype).max), x), two), "GE")
+    big = b.cmp(x, b.div(b.const(float(ml_dtypes.finfo(_et(x).dtype).max), x), two), "GE")
     s = b.sqrt(b.sub(x, one))
     return b.select(big, b.add(b.log(two), b.log(x)), b.log1p(b.mul(s, b.add(b.sqrt(b.add(x, one)), s))))
 
@@ -370,7 +371,7 @@ def _acosh(b, x):
 def _asinh(b, x):
     ax = b.abs(x)
     one = b.const(1.0, x)
-    big = b.cmp(ax, b.sqrt(b.const(float(np.finfo(_et(x).dtype).max), x)), "GE")
+    big = b.cmp(ax, b.sqrt(b.const(float(ml_dtypes.finfo(_et(x).dtype).max), x)), "GE")
     ax2 = b.mul(ax, ax)
     small = b.log1p(b.add(ax, b.div(ax2, b.add(one, b.sqrt(b.add(one, ax2))))))
     return b.mul(b.sign(x), b.select(big, b.add(b.log(b.const(2.0, x)), b.log(ax)), small))

@@ -345,6 +345,11 @@ def _verify_op(op: Operation, module: Optional[Module], func=None) -> Optional[V
 
 def collect(module: Module) -> List[VerificationError]:
     """Every op's first constraint violation, in program order."""
+    from ..deep import call_with_room
+    return call_with_room(_collect, module)
+
+
+def _collect(module: Module) -> List[VerificationError]:
     errors = []
 
     def walk(op, func):

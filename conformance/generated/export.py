@@ -1,0 +1,118 @@
+"""Writing generated cases for backends outside Python, in a language-neutral layout
+(documented in conformance/README.md, "Exported layout"):
+
+    DIR/manifest.json
+    DIR/<case>/program.mlir          StableHLO text, entry @main
+    DIR/<case>/program.mlirbc        the portable artifact at the chosen target version
+    DIR/<case>/input_<i>.npy         arguments of @main, in order
+    DIR/<case>/expected_<i>.npy      expected results, in order
+
+Arrays of types numpy has no dtype for (bf16, f8*, f6*, f4*, i2/i4/ui2/ui4) are stored as
+their raw bits in an unsigned integer of the storage width; the manifest names each array's
+element type."""
+from __future__ import annotations
+
+import json
+import os
+import re
+from pathlib import Path
+from typing import Sequence
+
+import numpy as np
+
+from stablehlo_ref.errors import StableHLOError, UsageError
+
+FORMAT = "stablehlo-ref generated conformance suite"
+
+
+def _stem(case_id: str) -> str:
+    return re.sub(r"[^A-Za-z0-9_.-]+", "_", case_id.split("/", 1)[1] if "/" in case_id else case_id)
+
+
+def _portable(a: np.ndarray) -> np.ndarray:
+    if type(a.dtype).__module__.startswith("ml_dtypes") or a.dtype.name not in np.sctypeDict:
+        return a.view(np.dtype(f"u{a.dtype.itemsize}"))
+    return a
+
+
+def _type_of(program_types, i):
+    return program_types[i] if i < len(program_types) else ""
+
+
+def export_generated(cases: Sequence, directory: str, target: str = "1.0.0") -> str:
+    """Write `cases` under `directory` (see the module docstring); returns the manifest path.
+    The portable artifact is written for StableHLO `target`; a case whose ops that version
+    cannot express gets no artifact (`"artifact": null` and the reason)."""
+    import stablehlo_ref
+    from stablehlo_ref.text import parse
+    out = Path(directory)
+    try:
+        out.mkdir(parents=True, exist_ok=True)
+    except OSError as e:
+        raise UsageError(f"cannot create {directory}: {e.strerror}") from None
+    manifest = {"format": FORMAT, "version": 1, "target_version": target, "cases": []}
+    for c in cases:
+        stem = _stem(c.id)
+        d = out / stem
+        d.mkdir(exist_ok=True)
+        (d / "program.mlir").write_text(c.program, encoding="utf-8")
+        entry = {"id": c.id, "dir": stem, "op": c.op, "element_type": c.element_type, "variant": c.variant,
+                 "oracle": c.oracle, "provenance": c.provenance, "program": f"{stem}/program.mlir"}
+        try:
+            data = stablehlo_ref.serialize(parse(c.program, c.id), target=target)
+            (d / "program.mlirbc").write_bytes(data)
+            entry["artifact"] = f"{stem}/program.mlirbc"
+        except StableHLOError as e:
+            entry["artifact"] = None
+            entry["artifact_error"] = str(e).splitlines()[0] if str(e) else type(e).__name__
+        fn = parse(c.program, c.id).function("main")
+        fts = fn.attributes["function_type"].type.inputs
+        in_types = [str(t) for t in fts]
+        in_ets = [t.element_type.name for t in fts]
+        entry["inputs"] = []
+        for i, a in enumerate(c.inputs):
+            a = np.asarray(a)
+            np.save(d / f"input_{i}.npy", _portable(a), allow_pickle=False)
+            entry["inputs"].append({"file": f"{stem}/input_{i}.npy", "type": _type_of(in_types, i),
+                                    "element_type": in_ets[i], "shape": list(a.shape)})
+        entry["outputs"] = []
+        for i, (a, et, r) in enumerate(zip(c.expected, c.element_types, c.rules)):
+            a = np.asarray(a)
+            np.save(d / f"expected_{i}.npy", _portable(a), allow_pickle=False)
+            entry["outputs"].append({"file": f"{stem}/expected_{i}.npy", "element_type": et, "shape": list(a.shape),
+                                     "tolerance": r.to_json()})
+        manifest["cases"].append(entry)
+    path = out / "manifest.json"
+    tmp = out / ".manifest.json.tmp"
+    tmp.write_text(json.dumps(manifest, indent=1), encoding="utf-8")
+    os.replace(tmp, path)
+    return str(path)
+
+
+def load_generated_export(directory: str) -> list:
+    """The cases of a folder written by `export_generated` (program text, arrays, rules)."""
+    from ..cases import Case, Rule
+    from .values import type_info
+    d = Path(directory)
+    m = json.loads((d / "manifest.json").read_text(encoding="utf-8"))
+    out = []
+    for e in m["cases"]:
+        ins = []
+        for x in e["inputs"]:
+            a = np.load(d / x["file"], allow_pickle=False)
+            dt = type_info(x["element_type"]).dtype
+            ins.append(a.view(dt) if a.dtype != dt and a.dtype.itemsize == dt.itemsize else a)
+        exp, ets, rules = [], [], []
+        for x in e["outputs"]:
+            a = np.load(d / x["file"], allow_pickle=False)
+            dt = type_info(x["element_type"]).dtype
+            if a.dtype != dt and a.dtype.itemsize == dt.itemsize:
+                a = a.view(dt)
+            exp.append(a)
+            ets.append(x["element_type"])
+            t = x["tolerance"]
+            rules.append(Rule(t["kind"], t.get("atol", 0.0), t.get("max_ulp", 0), t.get("check", ""), t.get("rtol", 0.0)))
+        out.append(Case(e["id"], (d / e["program"]).read_text(encoding="utf-8"), ins, exp, ets, rules,
+                        [str(i) for i in range(len(exp))], ["oracle"] * len(exp), (e["op"],), e["op"],
+                        e["element_type"], e["variant"], e["oracle"], e["provenance"]))
+    return out

@@ -1,0 +1,371 @@
+"""Generated cases of elementwise ops with attributes or mixed types: compare (every
+direction x comparison type), select, clamp, convert (type pairs), is_finite and CHLO's
+is_*inf, real / imag / complex, reduce_precision (exponent/mantissa widths),
+bitcast_convert (same-width pairs), CHLO next_after."""
+from __future__ import annotations
+
+import math
+from fractions import Fraction
+from typing import List
+
+import numpy as np
+
+from . import oracles as O
+from .build import make_case, rule_for
+from .formats import UNSPECIFIED, FloatFormat, float_format, round_value
+from .program import single_op_program, tensor
+from .values import (admitted, all_element_types, bits, component, float_random, float_specials, int_pool,
+                     int_range, kind, make_array, rng_for)
+
+
+def _pool(et: str, rng, n: int) -> list:
+    k = kind(et)
+    if k == "float":
+        fmt = float_format(et)
+        vals = float_specials(fmt) + float_random(fmt, rng, n) + float_random(fmt, rng, n, moderate=True)
+        if fmt.has_nan and fmt.has_neg_zero:
+            vals.append(-math.nan)
+        return vals
+    if k == "complex":
+        return [0j, 1 + 0j, -1j, 0.5 + 0.25j, -1.5 + 2j, 2 - 0.75j, 1 + 0j, -1.5 + 2j]
+    if k == "bool":
+        return [0, 1]
+    return int_pool(et, rng, n)
+
+
+def _classes(op, i=0):
+    from stablehlo_ref import spec
+    return spec.op(op).operands[i].type
+
+
+def _mk(op, et, variant, ins, in_types, exp, out_et, shape, ulp=0, oracle="python-exact", note="", attrs="",
+        in_ets=None):
+    in_ets = in_ets or [et] * len(ins)
+    arrays = [make_array(v, t, shape) for v, t in zip(ins, in_ets)]
+    program = single_op_program(op, [tensor(shape, t) for t in in_ets], [tensor(shape, out_et)], attrs)
+    return make_case(op, et, variant, program, arrays, [make_array(exp, out_et, shape)], [out_et],
+                     [rule_for(out_et, ulp)], oracle, "special", note)
+
+
+# ---------------------------------------------------------------------------- compare
+
+def _total_key(x: float):
+    """-NaN < -inf < negative finite < -0 < +0 < positive finite < +inf < +NaN."""
+    c = 2 if math.isnan(x) else 1 if math.isinf(x) else 0
+    v = Fraction(abs(x)) if c == 0 else Fraction(0)
+    return (0, -c, -v) if math.copysign(1.0, x) < 0 else (1, c, v)
+
+
+def _cmp(direction, a, b, ctype):
+    if ctype == "TOTALORDER":
+        a, b = _total_key(a), _total_key(b)
+    elif isinstance(a, float) and (math.isnan(a) or math.isnan(b)):
+        return direction == "NE"
+    if direction == "EQ":
+        return a == b
+    if direction == "NE":
+        return a != b
+    return {"LT": lambda: a < b, "LE": lambda: a <= b, "GT": lambda: a > b, "GE": lambda: a >= b}[direction]()
+
+
+def compare_cases(full: bool, fast) -> List:
+    out = []
+    op = "stablehlo.compare"
+    for et in admitted(_classes(op)):
+        if kind(et) not in ("bool", "signed", "unsigned", "float", "complex"):
+            continue
+        if fast is not None and et not in fast:
+            continue
+        k = kind(et)
+        ctypes = {"float": ["FLOAT", "TOTALORDER"], "signed": ["SIGNED"], "unsigned": ["UNSIGNED"],
+                  "bool": ["UNSIGNED"], "complex": ["FLOAT"]}[k]
+        dirs = ["EQ", "NE"] if k == "complex" else ["EQ", "NE", "LT", "LE", "GT", "GE"]
+        rng = rng_for(f"{op}/{et}")
+        pool = _pool(et, rng, 6 if full else 3)
+        pairs = [(a, b) for a in pool for b in pool]
+        if k == "float" and not float_format(et).has_neg_zero:
+            # a format whose one NaN is the -0 pattern: where it sorts under TOTALORDER is not fixed
+            pairs = [(a, b) for a, b in pairs if not (math.isnan(a) or math.isnan(b))]
+        for ct in ctypes:
+            for d in dirs:
+                if not full and d not in ("LT", "EQ") and ct != "TOTALORDER":
+                    continue
+                if ct == "TOTALORDER":
+                    exp = [_cmp(d, a, b, ct) for a, b in pairs]
+                elif k == "complex":
+                    exp = [_cmp(d, a, b, "X") for a, b in pairs]
+                else:
+                    exp = [_cmp(d, a, b, ct) for a, b in pairs]
+                attrs = (f"comparison_direction = #stablehlo<comparison_direction {d}>, "
+                         f"compare_type = #stablehlo<comparison_type {ct}>")
+                shape = (len(pairs),)
+                ins = [[p[0] for p in pairs], [p[1] for p in pairs]]
+                arrays = [make_array(v, et, shape) for v in ins]
+                program = single_op_program(op, [tensor(shape, et)] * 2, [tensor(shape, "i1")], attrs)
+                out.append(make_case(op, et, f"{d}_{ct}", program, arrays, [make_array(exp, "i1", shape)], ["i1"],
+                                     [rule_for("i1", 0)], "python-exact", "special",
+                                     "TOTALORDER: -NaN < -inf < ... < -0 < +0 < ... < inf < NaN"))
+    return out
+
+
+# ---------------------------------------------------------------------------- select / clamp
+
+def select_clamp_cases(full: bool, fast) -> List:
+    out = []
+    for et in admitted(_classes("stablehlo.select", 1)):
+        if kind(et) not in ("bool", "signed", "unsigned", "float", "complex") or (fast is not None and et not in fast):
+            continue
+        rng = rng_for(f"stablehlo.select/{et}")
+        pool = _pool(et, rng, 4)
+        n = len(pool)
+        pred = [i % 3 == 0 for i in range(n)]
+        other = pool[::-1]
+        exp = [O.select(p, t, f) for p, t, f in zip(pred, pool, other)]
+        shape = (n,)
+        program = single_op_program("stablehlo.select", [tensor(shape, "i1"), tensor(shape, et), tensor(shape, et)],
+                                    [tensor(shape, et)])
+        out.append(make_case("stablehlo.select", et, "values", program,
+                             [make_array(pred, "i1", shape), make_array(pool, et, shape), make_array(other, et, shape)],
+                             [make_array(exp, et, shape)], [et], [rule_for(et, 0)], "python-exact", "special"))
+    for et in admitted(_classes("stablehlo.clamp", 1)):
+        if kind(et) not in ("bool", "signed", "unsigned", "float") or (fast is not None and et not in fast):
+            continue
+        rng = rng_for(f"stablehlo.clamp/{et}")
+        pool = _pool(et, rng, 6)
+        lo_hi = [(pool[i], pool[(i * 7 + 3) % len(pool)]) for i in range(len(pool))]
+        rows = []
+        for (lo, hi), x in zip(lo_hi, pool[::-1]):
+            if kind(et) == "float":
+                if not (math.isnan(lo) or math.isnan(hi)) and lo > hi:
+                    continue               # min > max: not fixed by the spec
+                v = round_value(O.clamp(lo, x, hi), float_format(et))
+            else:
+                if lo > hi:
+                    continue
+                v = min(max(x, lo), hi)
+            rows.append((lo, x, hi, v))
+        shape = (len(rows),)
+        ins = [[r[0] for r in rows], [r[1] for r in rows], [r[2] for r in rows]]
+        out.append(_mk("stablehlo.clamp", et, "values", ins, None, [r[3] for r in rows], et, shape,
+                       note="rows with min > max left out: the spec does not fix them"))
+        if full:
+            # scalar min and max (the spec allows rank-0 bounds)
+            lo, hi = sorted([r for r in pool if not (isinstance(r, float) and math.isnan(r))][:2])
+            xs = pool
+            exp = []
+            for x in xs:
+                exp.append(round_value(O.clamp(lo, x, hi), float_format(et)) if kind(et) == "float" else min(max(x, lo), hi))
+            shape = (len(xs),)
+            program = single_op_program("stablehlo.clamp", [tensor((), et), tensor(shape, et), tensor((), et)],
+                                        [tensor(shape, et)])
+            out.append(make_case("stablehlo.clamp", et, "scalar_bounds", program,
+                                 [make_array([lo], et, ()), make_array(xs, et, shape), make_array([hi], et, ())],
+                                 [make_array(exp, et, shape)], [et], [rule_for(et, 0)], "python-exact", "special"))
+    return out
+
+
+# ---------------------------------------------------------------------------- convert
+
+FAST_CONVERT = {("f32", "bf16"), ("f64", "f32"), ("f32", "i32"), ("i32", "f32"), ("i64", "i8"), ("ui32", "i64"),
+                ("f32", "f8E4M3FN"), ("f16", "f32"), ("i1", "f32"), ("f32", "i1"), ("i8", "ui32"),
+                ("f32", "complex<f32>"), ("bf16", "f16")}
+
+
+def convert_element(x, src: str, dst: str):
+    ks, kd = kind(src), kind(dst)
+    if ks == "complex":
+        if kd != "complex":
+            return UNSPECIFIED               # complex -> real: not fixed by the spec
+        fmt = float_format(component(dst))
+        r, i = round_value(x.real, fmt), round_value(x.imag, fmt)
+        return UNSPECIFIED if UNSPECIFIED in (r, i) else complex(r, i)
+    if ks == "bool":
+        x = int(x)
+    if kd == "bool":
+        if ks == "float" and math.isnan(x):
+            return UNSPECIFIED
+        return x != 0
+    if kd in ("signed", "unsigned"):
+        if ks == "float":
+            if math.isnan(x) or math.isinf(x):
+                return UNSPECIFIED
+            t = int(x)                        # truncation toward zero, exact for floats
+            lo, hi = int_range(dst)
+            return t if lo <= t <= hi else UNSPECIFIED
+        return O.wrap(int(x), bits(dst), kd == "signed")
+    if kd == "float":
+        v = x if ks == "float" else Fraction(int(x))
+        return round_value(v, float_format(dst))
+    if kd == "complex":
+        fmt = float_format(component(dst))
+        v = x if ks == "float" else Fraction(int(x))
+        r = round_value(v, fmt)
+        return UNSPECIFIED if r is UNSPECIFIED else complex(r, 0.0)
+    return UNSPECIFIED
+
+
+def convert_cases(full: bool, fast) -> List:
+    out = []
+    types = [t for t in admitted(_classes("stablehlo.convert")) if kind(t) in ("bool", "signed", "unsigned", "float", "complex")]
+    for src in types:
+        for dst in types:
+            if src == dst:
+                continue
+            if not full and (src, dst) not in FAST_CONVERT:
+                continue
+            rng = rng_for(f"stablehlo.convert/{src}/{dst}")
+            pool = _pool(src, rng, 6)
+            if kind(src) == "float" and kind(dst) == "float":
+                # ties and boundaries of the destination: midpoints between neighbours
+                fd = float_format(dst)
+                for base in (1.0, fd.tiny, fd.max / 2):
+                    mid = base + fd.eps * base / 2 if base != fd.tiny else fd.tiny + fd.smallest_subnormal / 2
+                    for v in (mid, -mid, base + 3 * fd.eps * base / 2):
+                        rv = round_value(v, float_format(src))
+                        if rv is not UNSPECIFIED and rv == v:
+                            pool.append(v)
+            if kind(src) == "float" and kind(dst) in ("signed", "unsigned"):
+                lo, hi = int_range(dst)
+                pool += [2.5, -2.5, 0.999, -0.999, float(hi) - 0.5 if hi < 2 ** 52 else 2.0 ** 52]
+                pool = [round_value(v, float_format(src)) for v in pool]
+                pool = [v for v in pool if v is not UNSPECIFIED]
+            rows = [(x, convert_element(x, src, dst)) for x in pool]
+            rows = [r for r in rows if r[1] is not UNSPECIFIED]
+            if not rows:
+                continue
+            shape = (len(rows),)
+            program = single_op_program("stablehlo.convert", [tensor(shape, src)], [tensor(shape, dst)])
+            out.append(make_case("stablehlo.convert", src, f"to_{dst}", program, [make_array([r[0] for r in rows], src, shape)],
+                                 [make_array([r[1] for r in rows], dst, shape)], [dst], [rule_for(dst, 0)],
+                                 "python-exact", "special",
+                                 "out-of-range float->int, NaN->int/bool and complex->real are not fixed by the spec: left out"))
+    return out
+
+
+# ---------------------------------------------------------------------------- predicates, parts
+
+def predicate_cases(full: bool, fast) -> List:
+    out = []
+    preds = {"stablehlo.is_finite": lambda x: math.isfinite(x),
+             "chlo.is_inf": lambda x: math.isinf(x),
+             "chlo.is_pos_inf": lambda x: x == math.inf,
+             "chlo.is_neg_inf": lambda x: x == -math.inf}
+    for op, fn in preds.items():
+        for et in admitted(_classes(op)):
+            if kind(et) != "float" or (fast is not None and et not in fast):
+                continue
+            vals = _pool(et, rng_for(f"{op}/{et}"), 4)
+            shape = (len(vals),)
+            out.append(_mk(op, et, "values", [vals], None, [fn(v) for v in vals], "i1", shape))
+    for et in ("complex<f32>", "complex<f64>"):
+        if fast is not None and et not in fast:
+            continue
+        vals = _pool(et, None, 0)
+        c = component(et)
+        shape = (len(vals),)
+        out.append(_mk("stablehlo.real", et, "values", [vals], None, [v.real for v in vals], c, shape))
+        out.append(_mk("stablehlo.imag", et, "values", [vals], None, [v.imag for v in vals], c, shape))
+        re = [v.real for v in vals]
+        im = [v.imag for v in vals]
+        program = single_op_program("stablehlo.complex", [tensor(shape, c)] * 2, [tensor(shape, et)])
+        out.append(make_case("stablehlo.complex", et, "values", program, [make_array(re, c, shape), make_array(im, c, shape)],
+                             [make_array(vals, et, shape)], [et], [rule_for(et, 0)], "python-exact", "special"))
+    return out
+
+
+# ---------------------------------------------------------------------------- reduce_precision
+
+def reduce_precision_cases(full: bool, fast) -> List:
+    out = []
+    widths = [(5, 10), (8, 7), (4, 3), (5, 2), (2, 1)]
+    for et in admitted(_classes("stablehlo.reduce_precision")):
+        if kind(et) != "float" or (fast is not None and et not in fast):
+            continue
+        fmt = float_format(et)
+        emax_src = 2 ** 0
+        vals = _pool(et, rng_for(f"stablehlo.reduce_precision/{et}"), 8)
+        for eb, mb in widths:
+            if mb > fmt.precision - 1:
+                continue
+            if not full and (eb, mb) not in ((5, 10), (4, 3)):
+                continue
+            emax = 2 ** (eb - 1) - 1
+            target = FloatFormat(f"e{eb}m{mb}", fmt.dtype, mb + 1, 1 - emax,
+                                 math.ldexp(2.0 - math.ldexp(1.0, -mb), emax), True, True, True, True)
+            rows = []
+            for v in vals:
+                if math.isfinite(v) and v != 0 and abs(v) < target.tiny:
+                    continue        # whether the reduced format has subnormals is not fixed by the spec
+                r = round_value(v, target)
+                if r is UNSPECIFIED:
+                    continue
+                back = round_value(r, fmt)
+                if back is UNSPECIFIED:
+                    continue
+                rows.append((v, back))
+            shape = (len(rows),)
+            attrs = f"exponent_bits = {eb} : i32, mantissa_bits = {mb} : i32"
+            program = single_op_program("stablehlo.reduce_precision", [tensor(shape, et)], [tensor(shape, et)], attrs)
+            out.append(make_case("stablehlo.reduce_precision", et, f"e{eb}m{mb}", program,
+                                 [make_array([r[0] for r in rows], et, shape)], [make_array([r[1] for r in rows], et, shape)],
+                                 [et], [rule_for(et, 0)], "python-exact", "special",
+                                 "the reduced format is IEEE-like: subnormals kept, overflow to inf"))
+    return out
+
+
+# ---------------------------------------------------------------------------- bitcast_convert
+
+def bitcast_cases(full: bool, fast) -> List:
+    out = []
+    types = [t for t in admitted(_classes("stablehlo.bitcast_convert")) if kind(t) in ("signed", "unsigned", "float")
+             and bits(t) >= 8 and t != "tf32"]
+    for src in types:
+        for dst in types:
+            if src == dst or bits(src) != bits(dst):
+                continue
+            if not full and (src, dst) not in (("f32", "i32"), ("i16", "bf16"), ("f64", "ui64"), ("f8E4M3FN", "i8")):
+                continue
+            b = bits(src)
+            rng = rng_for(f"stablehlo.bitcast_convert/{src}/{dst}")
+            patterns = [0, 1, (1 << (b - 1)), (1 << b) - 1] + [int(rng.integers(0, 1 << b, dtype=np.uint64)) for _ in range(8)]
+            u = np.array(patterns, dtype=np.uint64).astype(f"u{b // 8}")
+            src_arr = u.view(np.dtype(_dtype(src)))
+            dst_arr = u.view(np.dtype(_dtype(dst)))      # the same bits, read as dst
+            shape = (len(patterns),)
+            program = single_op_program("stablehlo.bitcast_convert", [tensor(shape, src)], [tensor(shape, dst)])
+            rule = rule_for(dst, 0)
+            out.append(make_case("stablehlo.bitcast_convert", src, f"to_{dst}", program, [src_arr], [dst_arr], [dst], [rule],
+                                 "bit-pattern", "special", "same bits reinterpreted (numpy view of the pattern)"))
+    return out
+
+
+def _dtype(et):
+    from .values import type_info
+    return type_info(et).dtype
+
+
+def next_after_cases(full: bool, fast) -> List:
+    out = []
+    op = "chlo.next_after"
+    for et in admitted(_classes(op)):
+        if kind(et) != "float" or (fast is not None and et not in fast):
+            continue
+        fmt = float_format(et)
+        if not fmt.has_inf or not fmt.has_neg_zero:
+            continue
+        vals = _pool(et, rng_for(f"{op}/{et}"), 4)
+        pairs = [(a, b) for a in vals for b in (math.inf, -math.inf, 0.0, 1.0)]
+        rows = [(a, b, O.next_after(a, b, fmt)) for a, b in pairs]
+        rows = [r for r in rows if r[2] is not UNSPECIFIED]
+        shape = (len(rows),)
+        out.append(_mk(op, et, "values", [[r[0] for r in rows], [r[1] for r in rows]], None, [r[2] for r in rows], et, shape,
+                       note="one step of the format's spacing"))
+    return out
+
+
+def all_special(full: bool, fast) -> List:
+    out = []
+    for gen in (compare_cases, select_clamp_cases, convert_cases, predicate_cases, reduce_precision_cases,
+                bitcast_cases, next_after_cases):
+        out.extend(gen(full, fast))
+    return out

@@ -1,0 +1,608 @@
+"""Execution plans: what the evaluator derives from a function and its blocks once.
+
+`function_info` walks a function once, iteratively (so that regions nested thousands deep
+cost no Python recursion): every value (block argument or op result, in the function's body
+and in every nested region) gets a slot of the function's frame, each value's last use in its
+own block is found (a use inside a nested region counts as a use by the op that holds the
+region), uses of values that are not visible there are noted, and so is each block's depth.
+
+`plan_block` turns a block into a `Plan`: per op its kernel (wrapped in the quantization plan
+where the op has quantized types), the operand and result slots, how the results are stored,
+which large values die after it (their slots are cleared, so memory is freed as soon as a value
+is dead), and the errors known before running (no kernel, an invalid use, a result type over
+the tensor-size limit, live memory over its limit, regions nested too deep), which are raised
+when the op is reached. The first runs of a block walk these steps; a block that keeps running
+is compiled into one straight-line Python function (`_compile`) in which every op is one line: its
+kernel and op bound as globals, operands read from the frame by constant index, and, for ops on
+native integer and float types whose exact semantics a Python operator keeps (+, -, * with
+integer wrap-around and float rounding in the operands' own dtype, comparisons, select of a
+rank-0 predicate), the operator itself instead of a kernel call; numpy scalars then stay numpy
+scalars, so a loop over scalars costs no numpy array call per op."""
+from __future__ import annotations
+
+from ..errors import InterpreterError, LimitError, NotImplementedOpError, StableHLOError
+from ..ir.types import ElementType, QuantizedType, TensorType, TupleType
+from ..limits import FLAGS, check_tensor
+from .registry import HARNESS_OPS, KERNELS, TERMINATORS
+
+KERNEL_ERRORS = (ValueError, IndexError, TypeError, OverflowError, ZeroDivisionError,
+                 MemoryError, KeyError, AttributeError)
+
+# a value of at least this many elements (or of a dynamic shape, or a tuple) has its slot
+# cleared after its last use; smaller ones are left until the block runs again
+_FREE_ELEMENTS = 4096
+# a block is compiled on its run after this many (a block that runs a few times, such as a
+# function body, gains less than compiling costs: about as much as running it 50 times)
+_COMPILE_AFTER_RUNS = 16
+# blocks with more steps than this are never compiled (compiling costs more than it saves)
+_MAX_COMPILED_STEPS = 20000
+
+
+class FunctionInfo:
+    __slots__ = ("nslots", "slots", "last_use", "bad_uses", "depth", "parent", "max_depth")
+
+    def __init__(self):
+        self.slots = {}          # Value -> frame index
+        self.last_use = {}       # Value -> index (in its own block) of the op that uses it last
+        self.bad_uses = {}       # Operation -> the first of its operands not visible there
+        self.depth = {}          # Block -> nesting depth (the function body is 0)
+        self.parent = {}         # Block -> (enclosing block, index of the op holding it)
+        self.max_depth = 0
+        self.nslots = 0
+
+
+def function_info(func, body) -> FunctionInfo:
+    """Analyse function `func` (whose body is `body`) once; cached on the op."""
+    c = func._cache
+    if c is not None:
+        info = c.get("function_info")
+        if info is not None and info[0] == _size_key(body):
+            return info[1]
+    info = _analyse(body)
+    if c is None:
+        try:
+            c = func._cache = {}
+        except AttributeError:
+            return info
+    c["function_info"] = (_size_key(body), info)
+    return info
+
+
+def function_info_of_block(block) -> FunctionInfo:
+    """The analysis of a block run on its own, as if it were a function's body."""
+    return _analyse(block)
+
+
+def _size_key(body):
+    return (id(body), len(body.operations))
+
+
+def _analyse(body) -> FunctionInfo:
+    for op in body.operations:
+        if op.regions:
+            return _analyse_nested(body)
+    # a body without regions: one pass, no scopes
+    info = FunctionInfo()
+    slots = info.slots
+    last_use = info.last_use
+    bad = info.bad_uses
+    n = 0
+    for a in body.arguments:
+        slots[a] = n
+        n += 1
+    for i, op in enumerate(body.operations):
+        for v in op.operands:
+            if v in slots:
+                last_use[v] = i
+            elif op not in bad:
+                bad[op] = v
+        for r in op.results:
+            slots[r] = n
+            n += 1
+    info.depth[body] = 0
+    info.nslots = n
+    return info
+
+
+def _analyse_nested(body) -> FunctionInfo:
+    info = FunctionInfo()
+    slots = info.slots
+    last_use = info.last_use
+    bad = info.bad_uses
+    depth = info.depth
+    parent = info.parent
+    defined_in = {}              # Value -> (Block, index of its op; -1 for an argument)
+    active = {}                  # Block on the current path -> index of the op being visited
+    n = 0
+    for a in body.arguments:
+        slots[a] = n
+        n += 1
+        defined_in[a] = (body, -1)
+    depth[body] = 0
+    # a stack of [block, index of the next op]; entering an op's regions pushes their blocks
+    stack = [[body, 0]]
+    max_depth = 0
+    while stack:
+        top = stack[-1]
+        block, i = top
+        ops = block.operations
+        if i >= len(ops):
+            active.pop(block, None)
+            stack.pop()
+            continue
+        top[1] = i + 1
+        active[block] = i
+        op = ops[i]
+        for v in op.operands:
+            d = defined_in.get(v)
+            if d is not None:
+                cur = active.get(d[0])
+                # visible: defined in this block or an enclosing one, before the op (or the
+                # op holding this region); an argument (index -1) of a block on the path
+                if cur is not None and d[1] < cur:
+                    last_use[v] = cur
+                    continue
+            bad.setdefault(op, v)
+        for r in op.results:
+            slots[r] = n
+            n += 1
+            defined_in[r] = (block, i)
+        if op.regions:
+            d = depth[block] + 1
+            if d > max_depth:
+                max_depth = d
+            children = []
+            for region in op.regions:
+                for b in region.blocks:
+                    depth[b] = d
+                    parent[b] = (block, i)
+                    for a in b.arguments:
+                        slots[a] = n
+                        n += 1
+                        defined_in[a] = (b, -1)
+                    children.append([b, 0])
+            # regions run after the values before the op; visit them before the next op
+            stack.extend(reversed(children))
+    info.nslots = n
+    info.max_depth = max_depth
+    return info
+
+
+# ------------------------------------------------------------------ plans
+_plan_for = None
+
+
+def _plain_values(values) -> bool:
+    for v in values:
+        t = v.type
+        if t.__class__ is TensorType and t.element_type.__class__ is ElementType:
+            continue
+        if isinstance(t, TensorType) and isinstance(t.element_type, QuantizedType):
+            return False
+    return True
+
+
+def _not_implemented(name):
+    def raise_(ctx, op, *args):
+        raise NotImplementedOpError(name)
+    return raise_
+
+
+def _raiser(exc):
+    def raise_(ctx, op, *args):
+        raise exc
+    return raise_
+
+
+def _direct_call(callee):
+    """func.call with its callee's name read once."""
+    name = getattr(callee, "root", None)
+    if not isinstance(name, str):
+        return KERNELS["func.call"]
+
+    def call(ctx, op, *args):
+        return ctx.call(name, args)
+    return call
+
+
+def _quantized_runner(qplan, fn):
+    def run_quantized(ctx, op, *args):
+        return qplan(ctx, fn, list(args))
+    return run_quantized
+
+
+_SIZES = {}
+
+
+def _static_bytes(t):
+    """(elements, bytes) of a tensor type with a static shape; None otherwise (cached per
+    type)."""
+    hit = _SIZES.get(id(t))
+    if hit is not None and hit[0] is t:       # (the type is kept, so its id is not reused)
+        return hit[1]
+    out = None
+    if t.__class__ is TensorType and all(d is not None and d >= 0 for d in t.shape):
+        from .numerics import elem
+        try:
+            itemsize = elem(t).dtype.itemsize
+        except Exception:  # noqa: BLE001 - a type without a storage dtype is not counted
+            itemsize = None
+        if itemsize is not None:
+            n = 1
+            for d in t.shape:
+                n *= d
+            out = (n, n * itemsize)
+    if len(_SIZES) > 100_000:
+        _SIZES.clear()
+    _SIZES[id(t)] = (t, out)
+    return out
+
+
+class Plan:
+    __slots__ = ("nops", "limits", "info", "arg_slots", "steps", "term_slots", "runs", "code",
+                 "lines", "live_after", "compilable")
+
+    def execute(self, ctx, frame, args):
+        """Bind `args` to the block's arguments in `frame`, run the block, return the
+        operands of its terminator."""
+        code = self.code
+        if code is None:
+            i = 0
+            for s in self.arg_slots:
+                frame[s] = args[i]
+                i += 1
+            if ctx.trace is not None:
+                return self._interpret(ctx, frame, True)
+            if self.runs < _COMPILE_AFTER_RUNS or not self.compilable:
+                self.runs += 1
+                return self._interpret(ctx, frame, False)
+            code = self.code = _compile(self, ctx)
+        try:
+            return code(ctx, frame, args)
+        except StableHLOError as e:
+            if e.location is None:
+                e.location = self._failed_op(e, code).where()
+            raise
+        except KERNEL_ERRORS as e:
+            op = self._failed_op(e, code)
+            raise InterpreterError(f"{op.name}: {e}", op.where()) from None
+
+    def _failed_op(self, e, code):
+        target = code.__code__
+        tb = e.__traceback__
+        while tb is not None:
+            if tb.tb_frame.f_code is target:
+                line = tb.tb_lineno - 3
+                if 0 <= line < len(self.steps):
+                    return self.steps[line][0]
+                break
+            tb = tb.tb_next
+        return self.steps[-1][0] if self.steps else _NoOp
+
+    def _interpret(self, ctx, frame, traced):
+        for op, fn, ins, out, mode, frees, _ in self.steps:
+            try:
+                k = len(ins)
+                # the common arities pass their operands without building a list
+                if k == 2:
+                    v = fn(ctx, op, frame[ins[0]], frame[ins[1]])
+                elif k == 1:
+                    v = fn(ctx, op, frame[ins[0]])
+                elif k == 0:
+                    v = fn(ctx, op)
+                elif k == 3:
+                    v = fn(ctx, op, frame[ins[0]], frame[ins[1]], frame[ins[2]])
+                else:
+                    v = fn(ctx, op, *[frame[s] for s in ins])
+                if mode == 1:
+                    if v.__class__ is list or v.__class__ is tuple:
+                        v = v[0]
+                    frame[out] = v
+                elif mode == 2:
+                    if v.__class__ is list:
+                        v = v[0]
+                    frame[out] = v
+                elif mode == 3:
+                    for s, x in zip(out, v):
+                        frame[s] = x
+                if traced:
+                    _trace(ctx, op, [frame[s] for s in _result_slots(out, mode)])
+                if frees:
+                    for s in frees:
+                        frame[s] = None
+            except StableHLOError as e:
+                if e.location is None:
+                    e.location = op.where()
+                raise
+            except KERNEL_ERRORS as e:
+                raise InterpreterError(f"{op.name}: {e}", op.where()) from None
+        if self.term_slots is None:
+            raise InterpreterError("block has no terminator")
+        return [frame[s] for s in self.term_slots]
+
+
+class _NoOp:
+    name = "block"
+
+    @staticmethod
+    def where():
+        return None
+
+
+def _result_slots(out, mode):
+    if mode == 0:
+        return ()
+    if mode == 3:
+        return out
+    return (out,)
+
+
+def _trace(ctx, op, values):
+    import numpy as np
+    from ..ir.attributes import describe_location
+    # `trace` is a text stream (one line per op) or a function trace(op, results)
+    if not hasattr(ctx.trace, "write"):
+        ctx.trace(op, [np.asarray(v) if isinstance(v, np.generic) else v for v in values])
+        return
+    loc = describe_location(op.location) or "-"
+    parts = []
+    for v in values:
+        if isinstance(v, (np.ndarray, np.generic)):
+            v = np.asarray(v)
+            parts.append(f"{v.dtype}{list(v.shape)} {np.array2string(v.reshape(-1)[:6], threshold=6)[:80]}")
+        else:
+            parts.append(repr(v))
+    print(f"{loc}: {op.name} -> {'; '.join(parts)}", file=ctx.trace)
+
+
+def plan_block(block, info: FunctionInfo, limits) -> Plan:
+    global _plan_for
+    if _plan_for is None:
+        from .quantized import plan_for
+        _plan_for = plan_for
+    plan_for = _plan_for
+    kernels = KERNELS
+    slots = info.slots
+    last_use = info.last_use
+    bad = info.bad_uses
+    depth = info.depth.get(block, 0)
+    # live bytes of the enclosing blocks where this block runs
+    live = 0
+    par = info.parent.get(block)
+    if par is not None:
+        pc = par[0]._cache
+        if pc is not None and pc.__class__ is Plan and pc.info is info and par[1] < len(pc.live_after):
+            live = pc.live_after[par[1]]
+    max_live = limits.max_live_bytes
+    exact = _values_of_declared_types(block, info)
+    # values dying at each op index: only large ones are cleared
+    dying = {}
+    sizes = {}
+    for a in block.arguments:
+        sb = _static_bytes(a.type)
+        if a in last_use:
+            if sb is None or sb[0] >= _FREE_ELEMENTS:
+                dying.setdefault(last_use[a], []).append(slots[a])
+    steps = []
+    live_after = []
+    term = None
+    max_elements, max_bytes = limits.max_tensor_elements, limits.max_tensor_bytes
+    for i, op in enumerate(block.operations):
+        name = op.name
+        if name in TERMINATORS:
+            term = tuple(slots.get(v, -1) for v in op.operands)
+            if -1 in term or (bad and op in bad):
+                term = None
+                steps.append((op, _raiser(InterpreterError(
+                    f"{name}: operand used before it is defined", op.where())), (), None, 0, (), None))
+            break
+        results = op.results
+        operands = op.operands
+        fn = kernels.get(name)
+        fast = None
+        if fn is None:
+            fn = HARNESS_OPS.get(name) or _not_implemented(name)
+        elif not _plain_values(operands) or not _plain_values(results):
+            try:
+                qplan = plan_for(op)
+            except StableHLOError as e:
+                fn = _raiser(e)
+            else:
+                if qplan is not None:
+                    fn = _quantized_runner(qplan, fn)
+        else:
+            fast = exact        # the op's fast form is decided when the block is compiled
+        if name == "func.call" and fn is kernels.get(name) and "callee" in op.attributes:
+            fn = _direct_call(op.attributes["callee"])
+        is_bad = bool(bad) and op in bad
+        if is_bad:
+            fn = _raiser(InterpreterError(f"{name}: operand used before it is defined",
+                                          op.where()))
+            fast = None
+        elif op.regions and depth + 1 > limits.max_nesting:
+            fn = _raiser(LimitError(f"{name}: regions nested more than {limits.max_nesting} "
+                                    "deep", op.where(), FLAGS["max_nesting"]))
+            fast = None
+        n = len(results)
+        failing = fn.__name__ == "raise_"
+        for r in results:
+            sb = _static_bytes(r.type)
+            if sb is not None:
+                if (sb[0] > max_elements or sb[1] > max_bytes) and not failing:
+                    try:
+                        check_tensor(r.type.shape, 8 * sb[1] // sb[0] if sb[0] else 8,
+                                     name, op.where(), limits)
+                    except LimitError as e:
+                        fn, fast, failing = _raiser(e), None, True
+                live += sb[1]
+                sizes[slots[r]] = sb[1]
+            last_use_i = last_use.get(r, i)         # never used: dies at once
+            if sb is None or sb[0] >= _FREE_ELEMENTS:
+                dying.setdefault(last_use_i, []).append(slots[r])
+        if live > max_live and not failing:
+            fn = _raiser(LimitError(f"{name}: the values alive at once would take {live} bytes, "
+                                    f"over the limit of {max_live}", op.where(),
+                                    FLAGS["max_live_bytes"]))
+            fast = None
+        frees = tuple(dying.pop(i, ()))
+        for s in frees:
+            live -= sizes.get(s, 0)
+        ins = () if is_bad else tuple([slots[v] for v in operands])
+        if n == 0:
+            steps.append((op, fn, ins, None, 0, frees, None))
+        elif n == 1:
+            r = results[0]
+            steps.append((op, fn, ins, slots[r], 2 if r.type.__class__ is TupleType else 1,
+                          frees, fast))
+        else:
+            steps.append((op, fn, ins, tuple([slots[r] for r in results]), 3, frees, None))
+        live_after.append(live)
+    p = Plan()
+    p.nops = len(block.operations)
+    p.limits = limits
+    p.info = info
+    p.arg_slots = tuple(slots[a] for a in block.arguments)
+    p.steps = steps
+    p.term_slots = term
+    p.runs = 0
+    p.code = None
+    p.live_after = live_after
+    p.compilable = len(steps) <= _MAX_COMPILED_STEPS
+    return p
+
+
+# ------------------------------------------------------------------ fast forms
+# ops whose regions run on values of the declared types (not applied elementwise over whole
+# arrays, as the bodies of reduce, sort, scatter, map, ... are)
+_EXACT_REGIONS = frozenset(("stablehlo.while", "stablehlo.if", "stablehlo.case", "scf.for",
+                            "chlo.scan", "stablehlo.async_start", "stablehlo.optimization_barrier"))
+
+
+def _values_of_declared_types(block, info) -> bool:
+    """Whether the values of `block` have their declared types when it runs: it is the
+    function body or the region of control flow, and so is every enclosing block."""
+    par = info.parent.get(block)
+    while par is not None:
+        pb, i = par
+        if pb.operations[i].name not in _EXACT_REGIONS:
+            return False
+        par = info.parent.get(pb)
+    return True
+
+_NATIVE = frozenset(("f16", "f32", "f64", "i8", "i16", "i32", "i64", "ui8", "ui16", "ui32",
+                     "ui64"))
+_OPERATORS = {"stablehlo.add": "+", "stablehlo.subtract": "-", "stablehlo.multiply": "*"}
+_BITWISE = {"stablehlo.and": "&", "stablehlo.or": "|", "stablehlo.xor": "^"}
+_CMP = {"EQ": "==", "NE": "!=", "LT": "<", "LE": "<=", "GT": ">", "GE": ">="}
+
+
+def _etname(t):
+    if t.__class__ is not TensorType or t.element_type.__class__ is not ElementType:
+        return None
+    return t.element_type.name
+
+
+def _fast_form(op):
+    """A Python expression over `{0}`, `{1}`, ... (the operands) that computes the op exactly
+    as its kernel does, for operands of the result's own native dtype; None otherwise."""
+    name = op.name
+    ops = op.operands
+    if len(op.results) != 1:
+        return None
+    rt = op.results[0].type
+    r = _etname(rt)
+    if r is None:
+        return None
+    if name in _OPERATORS:
+        if r in _NATIVE and _etname(ops[0].type) == r and _etname(ops[1].type) == r:
+            return "{0} %s {1}" % _OPERATORS[name]
+        return None
+    if name in _BITWISE:
+        if (r == "i1" or r in _NATIVE and not r.startswith("f")) and \
+                _etname(ops[0].type) == r and _etname(ops[1].type) == r:
+            return "{0} %s {1}" % _BITWISE[name]
+        return None
+    if name == "stablehlo.compare":
+        a = _etname(ops[0].type)
+        if a is None or _etname(ops[1].type) != a or r != "i1":
+            return None
+        direction = op.attributes["comparison_direction"].value
+        ct = op.attributes.get("compare_type")
+        ctype = ct.value if ct is not None else None
+        if direction not in _CMP:
+            return None
+        if a.startswith("f"):
+            ok = a in _NATIVE and ctype != "TOTALORDER"
+        elif a == "i1":
+            ok = True
+        else:
+            ok = a in _NATIVE and not (ctype == "UNSIGNED" and a.startswith("i")
+                                       or ctype == "SIGNED" and a.startswith("ui"))
+        return "{0} %s {1}" % _CMP[direction] if ok else None
+    if name == "stablehlo.select":
+        if len(ops) == 3 and ops[0].type.__class__ is TensorType and ops[0].type.shape == () \
+                and rt.shape == () and _etname(ops[1].type) == r and _etname(ops[2].type) == r:
+            return ("(({1} if {0} else {2}) if {0}.__class__ is BOOL and {1}.__class__ is not ND "
+                    "and {2}.__class__ is not ND else %s)")
+        return None
+    return None
+
+
+def _compile(plan: Plan, ctx):
+    """One Python function `_block(ctx, f, a)` for the plan's steps: line 2 binds the
+    arguments `a`, line 3 + i of its source is step i. Constants are made once, here, and
+    bound like the kernels (they depend on nothing that changes between runs)."""
+    lines = ["def _block(ctx, f, a):"]
+    steps = plan.steps
+    for i, step in enumerate(steps):
+        if step[6] is True:
+            steps[i] = step[:6] + (_fast_form(step[0]),)
+        elif step[6] is False:
+            steps[i] = step[:6] + (None,)
+    if plan.arg_slots:
+        lines.append("    " + "; ".join(f"f[{s}] = a[{k}]" for k, s in enumerate(plan.arg_slots)))
+    else:
+        lines.append("    pass")
+    import numpy as np
+    env = {"SEQ": (list, tuple), "BOOL": np.bool_, "ND": np.ndarray}
+    for i, (op, fn, ins, out, mode, frees, fast) in enumerate(plan.steps):
+        args = [f"f[{s}]" for s in ins]
+        kname, oname = f"K{i}", f"O{i}"
+        call = f"{kname}(ctx, {oname}{''.join(', ' + a for a in args)})"
+        if mode == 1 and op.name == "stablehlo.constant" and fn is KERNELS.get(op.name):
+            try:
+                value = fn(ctx, op)
+            except StableHLOError:
+                value = None
+            if value is not None and value.__class__ is not list:
+                if value.__class__ is np.ndarray and value.ndim == 0 and value.dtype.kind in "biuf" \
+                        and value.dtype.isnative and value.dtype.itemsize in (1, 2, 4, 8) \
+                        and value.dtype.type.__module__ == "numpy":
+                    value = value[()]         # a numpy scalar: operators on it stay scalar
+                env[f"C{i}"] = value
+                fast = f"C{i}"
+        if mode == 1:
+            if fast is not None:
+                stmt = f"f[{out}] = " + fast.format(*args).replace("%s", call)
+            else:
+                stmt = f"v = {call}; f[{out}] = v[0] if v.__class__ in SEQ else v"
+        elif mode == 2:
+            stmt = f"v = {call}; f[{out}] = v[0] if v.__class__ is list else v"
+        elif mode == 3:
+            stmt = f"v = {call}; " + "; ".join(f"f[{s}] = v[{k}]" for k, s in enumerate(out))
+        else:
+            stmt = call
+        env[kname] = fn
+        env[oname] = op
+        for s in frees:
+            stmt += f"; f[{s}] = None"
+        lines.append("    " + stmt)
+    if plan.term_slots is None:
+        env["_no_terminator"] = _raiser(InterpreterError("block has no terminator"))
+        lines.append("    _no_terminator(ctx, None)")
+    else:
+        lines.append("    return [" + ", ".join(f"f[{s}]" for s in plan.term_slots) + "]")
+    src = "\n".join(lines) + "\n"
+    code = compile(src, "<stablehlo block>", "exec")
+    exec(code, env)
+    return env["_block"]

@@ -1,0 +1,242 @@
+"""The generated conformance suite (conformance/generated): oracles independent of the
+interpreter, oracles checked against each other, determinism, the fast subset passing on
+the reference backend, export."""
+from __future__ import annotations
+
+import ast
+import json
+import math
+import subprocess
+import sys
+from fractions import Fraction
+from pathlib import Path
+
+import numpy as np
+import pytest
+from hypothesis import given, settings, strategies as st
+
+from stablehlo_ref.conformance import get_backend, load_known_failures, run_suite
+from stablehlo_ref.conformance.generated import FAST_TYPES, generate_cases
+from stablehlo_ref.conformance.generated.formats import UNSPECIFIED, float_format, round_value
+
+REPO = Path(__file__).resolve().parent.parent
+GEN = REPO / "conformance" / "generated"
+KNOWN = REPO / "tests" / "known_failures" / "generated_reference.txt"
+UNCOVERED = REPO / "tests" / "known_failures" / "generated_uncovered.txt"
+
+# Case and Rule are plain data; conformance/cases.py (upstream-program extraction) reads the
+# interpreter's check tolerances, which no oracle uses
+ALLOWED_EDGES = {"stablehlo_ref.conformance.cases",
+                 # the package's lazy top-level API (imports inside functions only)
+                 "stablehlo_ref"}
+
+
+def _module_file(name: str):
+    parts = name.split(".")
+    if parts[0] != "stablehlo_ref":
+        return None
+    roots = {"serialization": REPO / "serialization", "conformance": REPO / "conformance", "specdata": REPO / "spec"}
+    base = roots.get(parts[1], REPO / "stablehlo_ref" / parts[1]) if len(parts) > 1 else REPO / "stablehlo_ref"
+    rest = parts[2:] if len(parts) > 1 and parts[1] in roots else parts[2:]
+    if len(parts) > 1 and parts[1] not in roots:
+        base = REPO / "stablehlo_ref" / parts[1]
+    p = base.joinpath(*rest)
+    if p.with_suffix(".py").is_file():
+        return p.with_suffix(".py")
+    if (p / "__init__.py").is_file():
+        return p / "__init__.py"
+    return None
+
+
+def _imports(path: Path, modname: str):
+    tree = ast.parse(path.read_text(encoding="utf-8"))
+    pkg = modname if path.name == "__init__.py" else modname.rsplit(".", 1)[0]
+    for node in ast.walk(tree):
+        if isinstance(node, ast.Import):
+            for a in node.names:
+                yield a.name
+        elif isinstance(node, ast.ImportFrom):
+            if node.level:
+                base = pkg.split(".")
+                base = base[:len(base) - (node.level - 1)]
+                mod = ".".join(base + ([node.module] if node.module else []))
+            else:
+                mod = node.module or ""
+            yield mod
+            for a in node.names:
+                yield f"{mod}.{a.name}"
+
+
+def test_oracle_code_never_imports_the_interpreter():
+    """Walks the imports of every module of conformance/generated, following them through
+    stablehlo_ref's own modules: none may reach stablehlo_ref.interpreter."""
+    todo = [(f"stablehlo_ref.conformance.generated.{p.stem}" if p.stem != "__init__" else
+             "stablehlo_ref.conformance.generated", (f"stablehlo_ref.conformance.generated.{p.stem}",))
+            for p in GEN.glob("*.py")]
+    seen = set()
+    while todo:
+        name, chain = todo.pop()
+        if name in seen:
+            continue
+        seen.add(name)
+        assert not name.startswith("stablehlo_ref.interpreter"), " -> ".join(chain)
+        f = _module_file(name)
+        if f is None or name in ALLOWED_EDGES:
+            continue
+        for m in _imports(f, name):
+            if m.startswith("stablehlo_ref") and m not in seen:
+                todo.append((m, chain + (m,)))
+    assert "stablehlo_ref.conformance.generated.oracles" in seen
+
+
+# ------------------------------------------------------------------ oracles against each other
+
+NARROW = ["bf16", "f16", "f8E4M3FN", "f8E5M2", "f8E4M3FNUZ", "f8E5M2FNUZ", "f8E4M3", "f8E3M4",
+          "f8E4M3B11FNUZ", "f6E2M3FN", "f6E3M2FN", "f4E2M1FN", "f32"]
+
+
+@settings(max_examples=300, deadline=None)
+@given(st.floats(allow_nan=False, allow_infinity=False, width=64), st.sampled_from(NARROW))
+def test_rounding_agrees_with_ml_dtypes(x, name):
+    """One rounding from f64 two ways: our exact rounding of the value and ml_dtypes'/numpy's
+    cast (itself a single rounding from f64), wherever the format fixes the result."""
+    fmt = float_format(name)
+    r = round_value(x, fmt)
+    if r is UNSPECIFIED:
+        return
+    with np.errstate(all="ignore"):
+        c = float(np.array(x, np.float64).astype(fmt.dtype).astype(np.float64))
+    assert r == c or (math.isnan(r) and math.isnan(c)), (x, name, r, c)
+    if r == 0:
+        assert math.copysign(1, r) == math.copysign(1, c) or not fmt.has_neg_zero
+
+
+@settings(max_examples=200, deadline=None)
+@given(st.floats(min_value=1e-30, max_value=1e30, allow_nan=False), st.floats(min_value=1e-30, max_value=1e30))
+def test_exact_arithmetic_agrees_with_ieee_f64(a, b):
+    """Fraction arithmetic rounded once equals the hardware's correctly rounded f64 result."""
+    from stablehlo_ref.conformance.generated import oracles as O
+    f64 = float_format("f64")
+    assert round_value(O.add(a, b), f64) == a + b
+    assert round_value(O.multiply(a, b), f64) == a * b
+    assert round_value(O.divide(a, b), f64) == a / b
+    assert round_value(O.sqrt(a), f64) == math.sqrt(a)
+
+
+@settings(max_examples=200, deadline=None)
+@given(st.floats(min_value=-80, max_value=80, allow_nan=False))
+def test_mpmath_oracles_agree_with_libm_to_one_ulp_in_f32(x):
+    """Two oracles for f32 transcendentals: mpmath at 256 bits rounded once, and the f64 libm
+    value rounded to f32; they may differ only by the double rounding (<= 1 ULP)."""
+    from stablehlo_ref.conformance.generated import oracles as O
+    from stablehlo_ref.conformance.generated.formats import workprec
+    f32 = float_format("f32")
+    for fn, ref in ((O.exponential, math.exp), (O.sine, math.sin), (O.tanh, math.tanh), (O.atan, math.atan)):
+        with workprec():
+            a = round_value(fn(x), f32)
+        b = float(np.float32(ref(x)))
+        ia = np.array(a, np.float32).view(np.int32).astype(np.int64)
+        ib = np.array(b, np.float32).view(np.int32).astype(np.int64)
+        assert abs(int(ia) - int(ib)) <= 1, (fn.__name__, x, a, b)
+
+
+def test_round_ties_to_even_and_boundaries():
+    f16 = float_format("f16")
+    assert round_value(Fraction(2049), f16) == 2048.0           # a tie: to even
+    assert round_value(Fraction(2051), f16) == 2052.0
+    assert round_value(Fraction(65520), f16) == math.inf         # halfway above max: overflows
+    assert round_value(Fraction(65519), f16) == 65504.0
+    assert round_value(Fraction(1, 2 ** 25), f16) == 0.0         # half the smallest subnormal: to even (0)
+    assert round_value(Fraction(3, 2 ** 26), f16) == 2.0 ** -24
+    assert round_value(Fraction(-1, 2 ** 30), f16) == 0.0 and math.copysign(1, round_value(Fraction(-1, 2 ** 30), f16)) < 0
+    assert round_value(Fraction(500), float_format("f8E4M3FN")) is UNSPECIFIED    # overflow without inf
+
+
+# ------------------------------------------------------------------ the suite
+
+def test_generation_is_deterministic():
+    a = generate_cases(op="multiply")
+    b = generate_cases(op="multiply")
+    assert [c.id for c in a] == [c.id for c in b] and a
+    for x, y in zip(a, b):
+        assert x.program == y.program
+        for p, q in zip(x.inputs + x.expected, y.inputs + y.expected):
+            assert p.dtype == q.dtype and p.tobytes() == q.tobytes()
+
+
+def test_cases_say_what_they_test():
+    for c in generate_cases(op="compare") + generate_cases(op="convert") + generate_cases(op="transpose"):
+        assert c.op and c.element_type and c.variant and c.oracle and c.provenance
+        assert c.id == f"generated/{c.op}/{c.element_type}/{c.variant}"
+        assert "func.func @main" in c.program
+
+
+def test_fast_subset_passes_on_the_reference():
+    cases = generate_cases()
+    assert len(cases) > 500
+    assert {c.element_type for c in cases} <= set(FAST_TYPES)
+    known = load_known_failures(str(KNOWN))
+    with get_backend("reference") as b:
+        rep = run_suite(b, cases, known=known, complete=False)
+    # the fast subset draws fewer values per case than the full one, so a listed case may pass
+    # here; staleness is judged by the full run (test_full_suite_passes_on_the_reference)
+    assert not rep.regressions(), rep.format()[-3000:]
+
+
+@pytest.mark.slow
+def test_full_suite_passes_on_the_reference():
+    cases = generate_cases(full=True)
+    known = load_known_failures(str(KNOWN))
+    with get_backend("reference") as b:
+        rep = run_suite(b, cases, known=known, complete=True)
+    assert rep.ok, rep.format()[-3000:]
+    stale = [k for k in known if k not in {c.id for c in cases}]
+    assert not stale, f"known failures naming no case: {stale}"
+    # docs/ops.md's generated-cases column comes from counts.json
+    from stablehlo_ref import docs
+    counts = {}
+    for c in cases:
+        counts[c.op] = counts.get(c.op, 0) + 1
+    assert docs.generated_counts() == counts, "conformance/generated/counts.json is stale: run `python -m stablehlo_ref.docs --generated-counts`"
+
+
+def test_coverage_of_ops_with_kernels():
+    """Every op with an interpreter kernel has generated cases, or is listed (with a reason)
+    in generated_uncovered.txt; the list may only shrink."""
+    from stablehlo_ref.docs import kernel_names
+    from stablehlo_ref.conformance.generated import covered_ops
+    listed = load_known_failures(str(UNCOVERED))
+    covered = covered_ops()
+    ops = {o for o in kernel_names() if o.startswith(("stablehlo.", "chlo."))}
+    missing = sorted(ops - covered - set(listed))
+    assert not missing, f"ops with a kernel and neither cases nor an entry in {UNCOVERED.name}: {missing}"
+    stale = sorted(set(listed) & covered)
+    assert not stale, f"now covered, remove from {UNCOVERED.name}: {stale}"
+
+
+def test_export_layout_round_trips(tmp_path):
+    from stablehlo_ref.conformance.generated.export import export_generated, load_generated_export
+    cases = generate_cases(op="add")[:4] + generate_cases(op="transpose")[:2]
+    path = export_generated(cases, str(tmp_path), target="1.0.0")
+    m = json.loads(Path(path).read_text())
+    assert m["target_version"] == "1.0.0" and len(m["cases"]) == len(cases)
+    e = m["cases"][0]
+    assert (tmp_path / e["program"]).is_file() and (tmp_path / e["artifact"]).is_file()
+    import stablehlo_ref
+    assert stablehlo_ref.artifact_version((tmp_path / e["artifact"]).read_bytes()) == "1.0.0"
+    back = load_generated_export(str(tmp_path))
+    with get_backend("reference") as b:
+        rep = run_suite(b, back)
+    assert rep.counts()["pass"] == len(cases)
+
+
+def test_cli_generated_suite(tmp_path):
+    out = subprocess.run([sys.executable, "-m", "stablehlo_ref.cli", "conformance", "--suite", "generated",
+                          "--backend", "reference", "--op", "popcnt", "--json", str(tmp_path / "r.json")],
+                         capture_output=True, text=True)
+    assert out.returncode == 0, out.stdout + out.stderr
+    rep = json.loads((tmp_path / "r.json").read_text())
+    assert rep["summary"]["pass"] >= 1 and all(c["op"] == "stablehlo.popcnt" for c in rep["cases"])
+    bad = subprocess.run([sys.executable, "-m", "stablehlo_ref.cli", "conformance", "--suite", "generated",
+                          "--backend", "reference", "--corpus", str(tmp_path)], capture_output=True, text=True)
+    assert bad.returncode == 2 and "Traceback" not in bad.stderr

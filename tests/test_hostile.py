@@ -1,0 +1,217 @@
+"""Crafted hostile input for the text parser, the printer and the bytecode reader: each ends
+with the project's own error (a LimitError naming the flag, a ParseError or SerializationError
+with a location) and allocates nothing past the limits."""
+from __future__ import annotations
+
+import ast
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+import stablehlo_ref as shlo
+from stablehlo_ref.errors import LimitError, ParseError, SerializationError
+from stablehlo_ref.limits import Limits
+from stablehlo_ref.serialization.encoding import varint_bytes
+
+REPO = Path(__file__).resolve().parent.parent
+
+
+def _const_program(literal: str, ttype: str) -> str:
+    return (f"func.func @main() -> {ttype} {{\n"
+            f"  %0 = stablehlo.constant dense<{literal}> : {ttype}\n"
+            f"  return %0 : {ttype}\n}}\n")
+
+
+def nested_cases(n: int) -> str:
+    """@main with `n` `stablehlo.case` ops nested one in the other's region."""
+    head, tail = [], []
+    for i in range(n):
+        head.append(f'%r{i} = "stablehlo.case"(%p) ({{')
+        ret = f"stablehlo.return %r{i} : tensor<i32>" if i else "return %r0 : tensor<i32>"
+        tail.append("}) : (tensor<i32>) -> tensor<i32>\n" + ret)
+    inner = "%c = stablehlo.constant dense<1> : tensor<i32>\nstablehlo.return %c : tensor<i32>"
+    return ("func.func @main(%p: tensor<i32>) -> tensor<i32> {\n" + "\n".join(head) + "\n" + inner
+            + "\n" + "\n".join(reversed(tail)) + "\n}\n")
+
+
+# ------------------------------------------------------------------ sizes
+
+def test_tensor_of_1e15_elements_literal_is_a_limit_error_before_allocation():
+    with pytest.raises(LimitError) as e:
+        shlo.parse(_const_program("[1.0, 2.0]", "tensor<1000000000000000xf32>"), "big.mlir")
+    assert "--max-tensor-elements" in str(e.value) and "big.mlir:2:" in str(e.value)
+
+
+def test_a_splat_of_1e15_elements_stays_a_splat():
+    # 10^15 f32 would be 4 PB: parsing, printing, comparing and writing must not expand it
+    text = _const_program("1.0", "tensor<1000000000000000xf32>")
+    m = shlo.parse(text)
+    printed = shlo.print_module(m)
+    assert "dense<1.000000e+00> : tensor<1000000000000000xf32>" in printed
+    assert shlo.parse(printed) == m
+    back = shlo.deserialize(shlo.serialize(m))
+    assert "dense<1.000000e+00>" in shlo.print_module(back)
+
+
+def test_a_dense_literal_past_a_lowered_limit():
+    with pytest.raises(LimitError, match="--max-tensor-bytes"):
+        shlo.parse(_const_program("[1, 2, 3, 4]", "tensor<4xi64>"), limits=Limits(max_tensor_bytes=16))
+
+
+@pytest.mark.parametrize("literal", ["[1.0, 2.0]", '"0x0000803F0000803F"', "[[1.0, 2.0]]"])
+def test_a_dense_attribute_whose_declared_size_exceeds_its_payload(literal):
+    with pytest.raises(ParseError, match="needs|does not match"):
+        shlo.parse(_const_program(literal, "tensor<4xf32>"))
+
+
+def test_a_dense_blob_shorter_than_its_type_in_bytecode():
+    from stablehlo_ref.ir.attributes import DenseElementsAttr
+    from stablehlo_ref.ir.types import ELEMENT_TYPES, TensorType
+    m = shlo.parse(_const_program("[1, 2, 3, 4]", "tensor<4xi32>"))
+    const = next(op for op in m.walk() if op.name == "stablehlo.constant")
+    # four values under a type that declares eight (built in memory: the text parser refuses it)
+    t8 = TensorType((8,), ELEMENT_TYPES["i32"])
+    const.attributes["value"] = DenseElementsAttr(t8, np.arange(1, 5, dtype=np.int32))
+    try:
+        data = shlo.serialize(m)
+    except SerializationError:
+        pytest.skip("the writer refuses it already")
+    with pytest.raises(SerializationError, match=r"16 bytes for 8 elements") as e:
+        shlo.deserialize(data)
+    assert "byte" in str(e.value)
+
+
+# ------------------------------------------------------------------ bytecode structure
+
+def test_a_section_length_past_the_end_of_the_file():
+    data = shlo.serialize(shlo.parse(_const_program("[1, 2]", "tensor<2xi32>")))
+    head = data.index(b"\x00", 5) + 1       # magic, version, producer string
+    sid, length = data[head], data[head + 1]
+    assert length & 1, "the first section's length is a one-byte varint"
+    bad = data[:head + 1] + varint_bytes(1 << 40) + data[head + 2:]
+    with pytest.raises(SerializationError, match="past the end") as e:
+        shlo.deserialize(bad)
+    assert "byte" in str(e.value)
+
+
+def test_attribute_of_the_wrong_kind_in_bytecode_is_refused_with_its_offset():
+    # iota_dimension read as a string: the reader checks what it builds against the spec
+    from stablehlo_ref.ir.attributes import StringAttr
+    m = shlo.parse("func.func @main() -> tensor<4xi32> {\n  %0 = stablehlo.iota dim = 0 : tensor<4xi32>\n"
+                   "  return %0 : tensor<4xi32>\n}\n")
+    iota = next(op for op in m.walk() if op.name == "stablehlo.iota")
+    iota.attributes["iota_dimension"] = StringAttr("x")
+    try:
+        data = shlo.serialize(m)
+    except SerializationError:
+        pytest.skip("the writer refuses it already")
+    with pytest.raises(SerializationError, match="iota_dimension") as e:
+        shlo.deserialize(data)
+    assert "byte" in str(e.value)
+
+
+# ------------------------------------------------------------------ nesting
+
+def test_10000_deep_regions_in_text_are_a_limit_error():
+    with pytest.raises(LimitError) as e:
+        shlo.parse(nested_cases(10_000), "deep.mlir")
+    msg = str(e.value)
+    assert "--max-nesting" in msg and "deep.mlir:10001:" in msg
+
+
+def test_deep_programs_under_the_limit_parse_print_verify_and_serialize():
+    # 300 levels used to reach Python's recursion limit in the parser and the printer
+    m = shlo.parse(nested_cases(300))
+    shlo.verify(m)
+    text = shlo.print_module(m)
+    assert shlo.print_module(shlo.parse(text)) == text
+    back = shlo.deserialize(shlo.serialize(m))
+    assert shlo.print_module(back, strip_debuginfo=True) == shlo.print_module(m, strip_debuginfo=True)
+
+
+def test_deep_regions_in_bytecode_are_a_limit_error_with_the_offset():
+    data = shlo.serialize(shlo.parse(nested_cases(120)))
+    with pytest.raises(LimitError) as e:
+        shlo.deserialize(data, limits=Limits(max_nesting=100))
+    assert "--max-nesting" in str(e.value) and "byte" in str(e.value)
+    shlo.deserialize(data, limits=Limits(max_nesting=200))
+
+
+def test_10000_deep_regions_in_bytecode_are_a_limit_error():
+    m = shlo.parse(nested_cases(10_000), limits=Limits(max_nesting=20_000))
+    data = shlo.serialize(m)
+    with pytest.raises(LimitError, match="--max-nesting"):
+        shlo.deserialize(data)
+
+
+def test_deeply_nested_brackets_are_a_parse_or_limit_error():
+    for text in ["func.func @f(%a: " + "tuple<" * 5000 + "i32" + ">" * 5000 + ") -> () {\n return\n}",
+                 "func.func @f() -> () attributes {x = " + "[" * 5000 + "]" * 5000 + "} {\n return\n}",
+                 _const_program("[" * 5000 + "1" + "]" * 5000, "tensor<1xi32>"),
+                 "func.func @f() -> () {\n return\n} loc(" + "callsite(" * 3000 + ")" * 3000 + ")"]:
+        with pytest.raises((ParseError, LimitError)):
+            shlo.parse(text, limits=Limits(max_nesting=1000))
+
+
+# ------------------------------------------------------------------ numbers
+
+@pytest.mark.parametrize("text, match", [
+    ('%0 = "stablehlo.iota"() {iota_dimension = 1e3 : i64} : () -> tensor<4xf32>', "integer literal"),
+    ('%0 = "stablehlo.iota"() {iota_dimension = ' + "9" * 5000 + ' : i64} : () -> tensor<4xf32>', "too large"),
+    ('%0 = "stablehlo.iota"() {iota_dimension = 300 : i8} : () -> tensor<4xf32>', "out of range"),
+    (_const_program("[" + "9" * 5000 + "]", "tensor<1xf32>"), "too large"),
+    (_const_program("[" + "9" * 400 + "]", "tensor<1xf32>"), "out of range"),
+    (_const_program("[(1, 2)]", "tensor<1xi32>"), "complex"),
+    (_const_program("[2]", "tensor<1xi1>"), "true, false"),
+    ("func.func @f(%a: tensor<" + "9" * 30 + "xf32>) -> () {\n return\n}", "64 bits"),
+    ('%0 = stablehlo.compare FOO, %a, %a : (tensor<f32>, tensor<f32>) -> tensor<i1>', "expected one of"),
+    ('%0 = "stablehlo.fft"(%a) {fft_type = #stablehlo<fft_type NOPE>, fft_length = array<i64: 1>} : (tensor<1xf32>) -> tensor<1xf32>',
+     "expected one of"),
+    ('%0 = "stablehlo.gather"(%a, %a) {dimension_numbers = #stablehlo.gather<offset_dims = [i32]>} : (tensor<1xf32>, tensor<1xf32>) -> tensor<1xf32>',
+     "offset_dims"),
+])
+def test_bad_numbers_and_enums_are_parse_errors(text, match):
+    if not text.startswith("func.func"):
+        text = "func.func @f(%a: tensor<f32>) -> () {\n" + text + "\n return\n}"
+    with pytest.raises(ParseError, match=match):
+        shlo.parse(text)
+
+
+def test_an_enum_of_another_kind_prints_back_as_itself():
+    # rng_distribution holding an fft_type enum: the pretty form would print a bare FFT that
+    # reads back as something else, so the op prints in the generic form
+    text = ('func.func @f(%a: tensor<f32>, %s: tensor<1xi64>) -> tensor<1xf32> {\n'
+            '  %0 = "stablehlo.rng"(%a, %a, %s) {rng_distribution = #stablehlo<fft_type FFT>} : '
+            '(tensor<f32>, tensor<f32>, tensor<1xi64>) -> tensor<1xf32>\n  return %0 : tensor<1xf32>\n}\n')
+    m = shlo.parse(text)
+    p = shlo.print_module(m)
+    assert "#stablehlo<fft_type FFT>" in p
+    assert shlo.print_module(shlo.parse(p)) == p
+
+
+# ------------------------------------------------------------------ no eval
+
+def test_no_eval_or_exec_of_anything():
+    """No `eval`, `exec`, `compile` or `__import__` of a computed name in the package: nothing
+    from input is ever run as code (and no pickle loads: arrays are read with allow_pickle=False)."""
+    bad = []
+    roots = [REPO / "stablehlo_ref", REPO / "serialization", REPO / "conformance"]
+    for root in roots:
+        for path in root.rglob("*.py"):
+            tree = ast.parse(path.read_text(), str(path))
+            for node in ast.walk(tree):
+                if isinstance(node, ast.Call):
+                    f = node.func
+                    if isinstance(f, ast.Name) and f.id in ("eval", "exec", "compile"):
+                        bad.append(f"{path.relative_to(REPO)}:{node.lineno}: {f.id}()")
+                    if isinstance(f, ast.Name) and f.id == "__import__" and not (
+                            node.args and isinstance(node.args[0], ast.Constant)):
+                        bad.append(f"{path.relative_to(REPO)}:{node.lineno}: __import__ of a computed name")
+                    if isinstance(f, ast.Attribute) and f.attr in ("loads", "load") and \
+                            isinstance(f.value, ast.Name) and f.value.id in ("pickle", "marshal", "dill"):
+                        bad.append(f"{path.relative_to(REPO)}:{node.lineno}: {f.value.id}.{f.attr}()")
+                    for kw in node.keywords:
+                        if kw.arg == "allow_pickle" and not (isinstance(kw.value, ast.Constant) and kw.value.value is False):
+                            bad.append(f"{path.relative_to(REPO)}:{node.lineno}: allow_pickle not False")
+    assert not bad, bad

@@ -1,0 +1,150 @@
+"""The evaluator's fast paths give the same bits as the general ones: compiled blocks (Python
+operators on numpy scalars, constants bound once) vs the first, step-by-step run; rank-0
+integer divide/remainder in Python integers vs the array kernels; prefix reduce_windows as
+`ufunc.accumulate` and float scatter-add as `ufunc.at` vs the window / round paths."""
+import itertools
+
+import numpy as np
+import pytest
+
+import stablehlo_ref
+from stablehlo_ref.interpreter import indexing, windows
+from stablehlo_ref.interpreter.elementwise import _int_div, _int_rem, _scalar_int_div_rem
+from stablehlo_ref.interpreter.numerics import wrap_int
+from stablehlo_ref.ir.types import element_type
+from stablehlo_ref.text import parse
+
+LOOP = """func.func @main(%x0: tensor<{t}>, %y0: tensor<{t}>) -> (tensor<{t}>, tensor<{t}>, tensor<i1>) {{
+  %c0 = stablehlo.constant dense<0> : tensor<i32>
+  %r:4 = stablehlo.while(%i = %c0, %x = %x0, %y = %y0, %p = %false) : tensor<i32>, tensor<{t}>, tensor<{t}>, tensor<i1>
+   cond {{
+    %n = stablehlo.constant dense<40> : tensor<i32>
+    %lt = stablehlo.compare LT, %i, %n, SIGNED : (tensor<i32>, tensor<i32>) -> tensor<i1>
+    stablehlo.return %lt : tensor<i1>
+  }} do {{
+    %one = stablehlo.constant dense<1> : tensor<i32>
+    %i2 = stablehlo.add %i, %one : tensor<i32>
+    %a = stablehlo.multiply %x, %y : tensor<{t}>
+    %b = stablehlo.add %a, %x : tensor<{t}>
+    %c = stablehlo.subtract %b, %y : tensor<{t}>
+    %q = stablehlo.compare GT, %c, %x, {ctype} : (tensor<{t}>, tensor<{t}>) -> tensor<i1>
+    %s = stablehlo.select %q, %c, %y : tensor<i1>, tensor<{t}>
+    %o = stablehlo.or %p, %q : tensor<i1>
+    stablehlo.return %i2, %s, %c, %o : tensor<i32>, tensor<{t}>, tensor<{t}>, tensor<i1>
+  }}
+  return %r#1, %r#2, %r#3 : tensor<{t}>, tensor<{t}>, tensor<i1>
+}}"""
+
+
+@pytest.mark.parametrize("t", ["i8", "i32", "i64", "ui8", "ui32", "ui64", "f16", "f32", "f64", "bf16"])
+def test_compiled_loop_matches_the_step_by_step_run(t):
+    ctype = "FLOAT" if "f" in t else ("UNSIGNED" if t.startswith("ui") else "SIGNED")
+    src = LOOP.format(t=t, ctype=ctype).replace("%p = %false", "%p = %f")
+    src = src.replace("  %c0 = stablehlo.constant dense<0> : tensor<i32>\n",
+                      "  %c0 = stablehlo.constant dense<0> : tensor<i32>\n"
+                      "  %f = stablehlo.constant dense<false> : tensor<i1>\n")
+    dt = element_type(t).dtype
+    x, y = np.array(3).astype(dt), np.array(7).astype(dt)
+    compiled = stablehlo_ref.run(parse(src), x, y)    # the body runs 40 times: compiled
+    # each op on its own, through the kernels (the block plans are never compiled)
+    from stablehlo_ref.interpreter import plan
+    old = plan._MAX_COMPILED_STEPS
+    plan._MAX_COMPILED_STEPS = -1
+    try:
+        stepwise = stablehlo_ref.run(parse(src), x, y)
+    finally:
+        plan._MAX_COMPILED_STEPS = old
+    for a, b in zip(compiled, stepwise):
+        assert isinstance(a, np.ndarray) and a.shape == () and a.dtype == b.dtype
+        assert a.tobytes() == b.tobytes()
+
+
+@pytest.mark.parametrize("t", ["i8", "i16", "i32", "i64", "ui8", "ui32", "ui64", "i4", "ui4"])
+def test_scalar_integer_divide_and_remainder(t):
+    et = element_type(t)
+    bits = et.bits
+    if et.is_signed:
+        vals = [-(1 << (bits - 1)), -7, -1, 0, 1, 3, (1 << (bits - 1)) - 1]
+    else:
+        vals = [0, 1, 3, 7, (1 << bits) - 1]
+    wide = np.int64 if et.is_signed else np.uint64
+    for x, y in itertools.product(vals, vals):
+        a = np.array(x).astype(wide).astype(et.dtype)
+        b = np.array(y).astype(wide).astype(et.dtype)
+        for rem, fn in ((False, _int_div), (True, _int_rem)):
+            ref = wrap_int(fn(a, b, et), et)
+            got = _scalar_int_div_rem(a, b, et, rem)
+            assert got.dtype == et.dtype and int(got) == int(ref), (x, y, rem)
+
+
+def _window_program(t, op, init):
+    return f"""func.func @main(%x: tensor<3x50x{t}>) -> tensor<3x50x{t}> {{
+  %c = stablehlo.constant dense<{init}> : tensor<{t}>
+  %r = "stablehlo.reduce_window"(%x, %c) <{{padding = dense<[[0, 0], [49, 0]]> : tensor<2x2xi64>, window_dimensions = array<i64: 1, 50>}}> ({{
+    ^bb0(%a: tensor<{t}>, %b: tensor<{t}>):
+      %2 = stablehlo.{op} %a, %b : tensor<{t}>
+      stablehlo.return %2 : tensor<{t}>
+    }}) : (tensor<3x50x{t}>, tensor<{t}>) -> tensor<3x50x{t}>
+  return %r : tensor<3x50x{t}>
+}}"""
+
+
+@pytest.mark.parametrize("t,op", [("f32", "add"), ("f32", "multiply"), ("f32", "maximum"),
+                                  ("f16", "add"), ("f64", "minimum"), ("i32", "add"),
+                                  ("i8", "multiply"), ("i32", "maximum")])
+@pytest.mark.parametrize("init", ["0", "-0.0", "1", "3"])
+@pytest.mark.parametrize("special", [False, True])
+def test_prefix_reduce_window_matches_the_window_fold(t, op, init, special, monkeypatch):
+    if not t.startswith("f") and "." in init:
+        pytest.skip("float init")
+    dt = element_type(t).dtype
+    x = (np.random.default_rng(0).standard_normal((3, 50)) * 3).astype(dt)
+    if special:
+        x[0, 0] = 0
+        if t.startswith("f"):
+            x[0, 0] = -0.0
+            x[1, 3] = np.nan
+    src = _window_program(t, op, init)
+    fast = stablehlo_ref.run(parse(src), x)[0]
+    monkeypatch.setattr(windows, "_prefix_scan", lambda *a: None)
+    slow = stablehlo_ref.run(parse(src), x)[0]
+    assert fast.tobytes() == slow.tobytes()
+
+
+@pytest.mark.parametrize("t", ["f16", "f32", "f64"])
+@pytest.mark.parametrize("op", ["stablehlo.add", "stablehlo.multiply"])
+def test_float_scatter_fold_with_ufunc_at_is_sequential(t, op):
+    from stablehlo_ref.ir.types import TensorType
+    et = element_type(t)
+    rng = np.random.default_rng(3)
+    flat = rng.standard_normal(16).astype(et.dtype)
+    targets = rng.integers(0, 16, 300)
+    values = (rng.standard_normal(300) * (0.9 if op.endswith("multiply") else 1e3)).astype(et.dtype)
+    rt = [TensorType((16,), et)]
+    fast = indexing.apply_updates(None, None, [flat], targets, [values], rt, body=op)[0]
+    # a direct sequential fold, each step computed in float64 and rounded to the dtype
+    ref = flat.copy()
+    fn = np.add if op.endswith("add") else np.multiply
+    for i, v in zip(targets, values):
+        ref[i] = fn(ref[i].astype(np.float64), np.float64(v)).astype(et.dtype)
+    assert fast.tobytes() == ref.tobytes()
+
+
+def test_large_dead_values_are_released():
+    """A chain of large values keeps only what is still used: the plan clears a large value's
+    slot after its last use."""
+    src = """func.func @main(%x: tensor<100000xf32>) -> tensor<100000xf32> {
+  %a = stablehlo.add %x, %x : tensor<100000xf32>
+  %b = stablehlo.multiply %a, %a : tensor<100000xf32>
+  %c = stablehlo.subtract %b, %x : tensor<100000xf32>
+  return %c : tensor<100000xf32>
+}"""
+    m = parse(src)
+    x = np.ones(100000, np.float32)
+    np.testing.assert_array_equal(stablehlo_ref.run(m, x)[0], np.full(100000, 3, np.float32))
+    plan = m.function("main").regions[0].blocks[0]._cache
+    freed = [step[5] for step in plan.steps]
+    slot = plan.info.slots
+    ops = m.function("main").regions[0].blocks[0].operations
+    a, b = ops[0].results[0], ops[1].results[0]
+    assert slot[a] in freed[1] and slot[b] in freed[2]
