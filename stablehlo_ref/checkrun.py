@@ -55,7 +55,9 @@ def entry_functions(module):
     return out
 
 
-def run_text(text: str, filename: str) -> List[CaseResult]:
+def run_text(text: str, filename: str, limits=None) -> List[CaseResult]:
+    """Every chunk's public argument-free functions, each within `limits` (a
+    stablehlo_ref.limits.Limits; a LimitError makes that case an error)."""
     from .text import parse
     from .interpreter import Interpreter
     results = []
@@ -64,7 +66,7 @@ def run_text(text: str, filename: str) -> List[CaseResult]:
             continue
         t0 = time.perf_counter()
         try:
-            module = parse(chunk, filename)
+            module = parse(chunk, filename, limits=limits)
         except StableHLOError as e:
             results.append(CaseResult(filename, ci, "", "error", f"parse error: {e}", time.perf_counter() - t0))
             continue
@@ -72,7 +74,7 @@ def run_text(text: str, filename: str) -> List[CaseResult]:
             t0 = time.perf_counter()
             status, reason = "pass", ""
             try:
-                Interpreter(module).call(name, [])
+                Interpreter(module, limits=limits).call(name, [])
             except CheckFailure as e:
                 status, reason = "fail", str(e)
             except NotImplementedOpError as e:

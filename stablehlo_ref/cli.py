@@ -50,9 +50,10 @@ def _read_program_bytes(path: str) -> bytes:
     return data
 
 
-def _load_program_bytes(data: bytes, path: str):
+def _load_program_bytes(data: bytes, path: str, limits=None):
     from . import load_bytes
-    return load_bytes(data, "<stdin>" if path == "-" else path, path)
+    return load_bytes(data, "<stdin>" if path == "-" else path, path,
+                      limits=limits if limits is not None else _PROGRAM_LIMITS)
 
 
 def _check_stdin_once(paths) -> None:
@@ -73,23 +74,41 @@ def _entry_function(module, entry: str):
 
 # ------------------------------------------------------------------ limits (one place)
 def add_limit_flags(p) -> None:
-    """The resource-limit flags of commands that read arrays or run programs."""
+    """The resource-limit flags (stablehlo_ref.limits) of commands that read and run programs."""
     from .limits import DEFAULT
     p.add_argument("--max-tensor-elements", type=int, metavar="N",
                    help=f"refuse a tensor of more than N elements (default {DEFAULT.max_tensor_elements})")
     p.add_argument("--max-tensor-bytes", type=int, metavar="N",
                    help=f"refuse a tensor of more than N bytes (default {DEFAULT.max_tensor_bytes})")
+    p.add_argument("--max-live-bytes", type=int, metavar="N",
+                   help=f"stop a run whose live values exceed N bytes (default {DEFAULT.max_live_bytes})")
+    p.add_argument("--max-steps", type=int, metavar="N",
+                   help="stop a run after N loop iterations in all (default unbounded)")
+    p.add_argument("--timeout", type=float, metavar="S", help="stop a run after S seconds (default unbounded)")
+    p.add_argument("--max-nesting", type=int, metavar="N",
+                   help=f"refuse programs nested deeper than N regions or brackets (default {DEFAULT.max_nesting})")
+
+
+def add_nesting_flag(p) -> None:
+    """--max-nesting: how deep regions, types, attributes and brackets of a program may nest."""
+    from .limits import DEFAULT
+    p.add_argument("--max-nesting", type=int, metavar="N",
+                   help=f"refuse a program nested more than N deep (default {DEFAULT.max_nesting})")
+
+
+# the limits the program reader applies, from the flags of the command being run
+_PROGRAM_LIMITS = None
 
 
 def limits_from_args(args):
     """A stablehlo_ref.limits.Limits from the limit flags (the defaults where not given)."""
-    from .limits import DEFAULT
+    from .limits import DEFAULT, FLAGS
     kw = {}
-    for name in ("max_tensor_elements", "max_tensor_bytes", "max_steps", "timeout"):
+    for name in FLAGS:
         v = getattr(args, name, None)
         if v is not None:
             if v <= 0:
-                raise UsageError(f"--{name.replace('_', '-')} must be positive")
+                raise UsageError(f"{FLAGS[name]} must be positive")
             kw[name] = v
     return DEFAULT.replace(**kw) if kw else DEFAULT
 
@@ -172,14 +191,15 @@ def cmd_run(args) -> int:
         raise UsageError("--trace-first must be at least 1")
     if args.output and args.output != "-":
         _check_output_dir(args.output)      # an unwritable -o fails before the run, not after
-    module = _read_program(args.files[0])
+    limits = limits_from_args(args)
+    module = _load_program_bytes(_read_program_bytes(args.files[0]), args.files[0], limits)
     func = _entry_function(module, args.entry)
     if not args.no_verify:
         from .verifier import verify
         verify(module)
     vals = _run_inputs(args, func, args.entry)
     from .runtrace import run_with_hooks
-    results = run_with_hooks(module, args.entry, vals, args)
+    results = run_with_hooks(module, args.entry, vals, args, limits)
     if args.output:
         write = _results_writer(args.output, results)
     if args.output != "-":                  # `-o -`: stdout carries the arrays only
@@ -201,6 +221,7 @@ def _check_output_dir(path: str) -> None:
 
 def cmd_check(args) -> int:
     from .checkrun import read_text, run_text
+    limits = limits_from_args(args)
     _check_stdin_once(args.files)
     if args.json and args.json != "-":
         _check_output_dir(args.json)
@@ -211,7 +232,7 @@ def cmd_check(args) -> int:
             raise UsageError(f"{'stdin' if path == '-' else path}: test file is empty")
         name = path
         _SOURCES[name] = text
-        res = run_text(text, name)
+        res = run_text(text, name, limits)
         all_results.extend(res)
         for r in res:
             if r.status != "pass":
@@ -677,6 +698,7 @@ def build_parser() -> argparse.ArgumentParser:
     v = sub.add_parser("validate", help="parse and verify files; print ok or one diagnostic per problem",
                        description="Parse and verify each file; print `ok: FILE (minimum StableHLO version V)` "
                                    "or one diagnostic per problem.")
+    add_nesting_flag(v)
     v.add_argument("files", nargs="+", metavar="FILE", help=file_help)
     v.add_argument("--json", action="store_true", help="print one JSON report on stdout")
     v.add_argument("--target", metavar="X.Y.Z", help="also list everything StableHLO X.Y.Z cannot carry")
@@ -686,6 +708,7 @@ def build_parser() -> argparse.ArgumentParser:
 
     pr = sub.add_parser("print", help="print a module as MLIR text (pretty or --generic) or as bytecode",
                         description="Print a module as stablehlo-opt does: pretty form, no locations unless --debuginfo.")
+    add_nesting_flag(pr)
     pr.add_argument("file", metavar="FILE", help=file_help)
     pr.add_argument("-o", "--output", metavar="OUT", help="write to OUT instead of stdout (atomically)")
     pr.add_argument("--emit", choices=("text", "bytecode"), default="text",
@@ -702,6 +725,7 @@ def build_parser() -> argparse.ArgumentParser:
     c = sub.add_parser("convert", help="write a program as a portable artifact at a target version, or as text",
                        description="Write a program (text or artifact) as a portable artifact at a target version, "
                                    "or as the text that artifact holds.")
+    add_nesting_flag(c)
     c.add_argument("input", metavar="IN", help="a .mlir text file, a portable artifact or a jax.export payload (- for stdin)")
     c.add_argument("-o", "--output", required=True, metavar="OUT", help="output path (- for stdout); written atomically")
     c.add_argument("--target", default=None, metavar="V",
@@ -724,6 +748,7 @@ def build_parser() -> argparse.ArgumentParser:
                          description="Summarize a program: artifact version and producer, entry signature with "
                                      "argument names and shardings, ops with counts, dialects, custom-call targets, "
                                      "the minimum StableHLO version that can carry it, jax.export metadata.")
+    add_nesting_flag(ins)
     ins.add_argument("file", metavar="FILE", help=file_help)
     ins.add_argument("--json", action="store_true", help="print the summary as JSON")
     ins.set_defaults(fn=cmd_inspect)
@@ -865,6 +890,8 @@ def main(argv=None) -> int:
     try:
         parser = build_parser()
         args = parser.parse_args(argv)
+        global _PROGRAM_LIMITS
+        _PROGRAM_LIMITS = limits_from_args(args)
         if not getattr(args, "fn", None):
             parser.print_help(sys.stderr)
             return 2

@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import io
 import math
+import tokenize
 import zipfile
 from dataclasses import dataclass
 from typing import Callable, List, Optional, Tuple
@@ -92,7 +93,8 @@ def _read_header(f, where: str):
         else:
             raise ValueError(f"unsupported .npy format version {major}.{minor}")
     except (ValueError, SyntaxError, TypeError, OverflowError, EOFError, zipfile.BadZipFile,
-            OSError, NotImplementedError, MemoryError) as e:
+            OSError, NotImplementedError, MemoryError, tokenize.TokenError) as e:
+        # (numpy tokenizes headers of old files to repair them: TokenError on broken ones)
         raise UsageError(f"{where}: not a valid .npy array ({e})") from None
     dtype = np.dtype(dtype)
     if dtype.hasobject:

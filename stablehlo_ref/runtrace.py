@@ -124,8 +124,8 @@ def progress_hook(module, stream):
     return hook
 
 
-def run_with_hooks(module, entry: str, args: list, opts) -> list:
-    """Run `entry` for the CLI with the hooks its options ask for."""
+def run_with_hooks(module, entry: str, args: list, opts, limits=None) -> list:
+    """Run `entry` for the CLI with the hooks its options ask for, within `limits`."""
     hooks: List[Hook] = []
     if getattr(opts, "trace", False):
         hooks.append(trace_printer(sys.stderr, opts.trace_op, opts.trace_first))
@@ -138,8 +138,8 @@ def run_with_hooks(module, entry: str, args: list, opts) -> list:
             pass
     try:
         if not hooks:
-            return Interpreter(module).call(entry, args)
-        return HookedInterpreter(module, hooks).call(entry, args)
+            return Interpreter(module, limits=limits).call(entry, args)
+        return HookedInterpreter(module, hooks, limits=limits).call(entry, args)
     finally:
         for h in hooks:
             close = getattr(h, "close", None)

@@ -634,3 +634,21 @@ def test_token_parameters_need_no_array(d, capsys, monkeypatch):
     rc, _, err = cli(capsys, monkeypatch, "run", d / "tok.mlir")
     assert rc == 2
     one_error(err, "takes 1 argument(s) besides 1 token(s)")
+
+
+def test_run_limits(d, capsys, monkeypatch):
+    forever = d / "forever.mlir"
+    forever.write_text(LOOP.replace("%p = stablehlo.compare LT, %i, %c5", "%p = stablehlo.compare GE, %i, %c0"))
+    rc, out, err = cli(capsys, monkeypatch, "run", forever, "--max-steps", "100")
+    assert rc == 1 and out == ""
+    one_error(err, "--max-steps")
+    rc, _, err = cli(capsys, monkeypatch, "run", forever, "--timeout", "0.5")
+    assert rc == 1
+    one_error(err, "--timeout")
+    check = d / "c.mlir"
+    check.write_text(LOOP.replace("@main() -> tensor<i32>", "@t() -> tensor<i32>"))
+    rc, out, _ = cli(capsys, monkeypatch, "run", "--check", check, "--max-steps", "3")
+    assert rc == 1 and "ERROR:" in out and "--max-steps" in out
+    rc, _, err = cli(capsys, monkeypatch, "run", forever, "--max-steps", "0")
+    assert rc == 2
+    one_error(err, "--max-steps must be positive")

@@ -44,6 +44,7 @@ COMMANDS = _commands()
 def test_random_command_lines(files, tmp_path_factory, data, capsysbinary, monkeypatch):
     d = files
     out = tmp_path_factory.mktemp("o")
+    monkeypatch.chdir(out)          # relative names drawn below ("0", "main") land here
     values = st.sampled_from([str(d / "p.mlir"), str(d / "bad.mlir"), str(d / "empty"), str(d / "x.npy"),
                               str(d / "x64.npy"), str(d / "x.npz"), str(d / "sub"), str(d / "missing"),
                               "-", "0", "1", "-1", "main", "nosuch", "1.0.0", "current", "text", "bytecode",
@@ -73,3 +74,4 @@ def test_random_command_lines(files, tmp_path_factory, data, capsysbinary, monke
     if rc != 0 and "--json" not in argv:      # validate --json reports on stdout only
         assert "error: " in e.splitlines()[0], (argv, e)
     assert not [p for p in out.rglob(".tmp-*")]
+    monkeypatch.undo()

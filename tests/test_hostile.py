@@ -215,3 +215,13 @@ def test_no_eval_or_exec_of_anything():
                         if kw.arg == "allow_pickle" and not (isinstance(kw.value, ast.Constant) and kw.value.value is False):
                             bad.append(f"{path.relative_to(REPO)}:{node.lineno}: allow_pickle not False")
     assert not bad, bad
+
+
+def test_the_command_line_applies_max_nesting(tmp_path, capsys):
+    from stablehlo_ref.cli import main
+    f = tmp_path / "deep.mlir"
+    f.write_text(nested_cases(60))
+    assert main(["validate", str(f), "--max-nesting", "50"]) == 1
+    err = capsys.readouterr().err
+    assert "--max-nesting" in err and "deep.mlir:51:" in err
+    assert main(["validate", str(f)]) == 0

@@ -20,11 +20,19 @@ FAST_TYPES = frozenset({"i1", "i8", "ui32", "i64", "f8E4M3FN", "bf16", "f16", "f
 def generate_cases(full: bool = False, pattern: Optional[str] = None, op: Optional[str] = None) -> List:
     """The cases of the generated suite (the fast subset unless `full`), filtered by a glob on
     case ids and/or an op name (`add` = `stablehlo.add`)."""
-    from . import elementwise, special, structural
+    from . import elementwise, misc, reductions, special, structural
     fast = None if full else FAST_TYPES
     want = op if (op is None or "." in op) else f"stablehlo.{op}"
     cases = []
-    for gen in (elementwise.all_elementwise, special.all_special, structural.all_structural):
+    gens = [elementwise.all_elementwise, special.all_special, structural.all_structural,
+            reductions.all_reductions, misc.all_misc]
+    if want in elementwise.BY_NAME:          # one elementwise op: build only its cases
+        e = elementwise.BY_NAME[want]
+        gens = [lambda full, fast: [c for et in elementwise.types_for(e) if fast is None or et in fast
+                                    for c in elementwise.elementwise_cases(e, et, full)]]
+    elif want is not None and want.startswith("chlo.broadcast_"):
+        gens = [elementwise.all_elementwise]
+    for gen in gens:
         for c in gen(full, fast):
             if want and c.op != want:
                 continue

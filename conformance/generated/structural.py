@@ -264,6 +264,4 @@ def all_structural(full: bool, fast) -> List:
     for gen in (transpose_cases, reshape_cases, broadcast_in_dim_cases, concatenate_cases, slice_reverse_pad_cases,
                 iota_cases, dynamic_slice_cases):
         out.extend(gen(full, fast))
-    from . import reductions
-    out.extend(reductions.all_reductions(full, fast))
     return out

@@ -171,9 +171,12 @@ def check_cli(args: List[str]) -> str:
         raise Finding("a traceback on stderr:\n" + e[-2000:])
     if rc not in (0, 1, 2):
         raise Finding(f"exit code {rc}")
-    if rc != 0 and not e.startswith("error: ") and not out.getvalue().strip():
+    # a diagnostic as MLIR prints it: `[location: ]error: message` (then source line and caret)
+    import re
+    diag = re.match(r"^(?:[^\n]*?: )?error: ", e) is not None
+    if rc != 0 and not diag and not out.getvalue().strip():
         raise Finding(f"exit code {rc} with neither an `error:` line nor a report: {e[:300]!r}")
-    if e and not e.startswith("error: ") and "--trace" not in args:
+    if e and not diag and "warning: " not in e.split("\n", 1)[0] and "--trace" not in args:
         raise Finding(f"stderr that is not an `error:` line: {e[:300]!r}")
     return f"exit {rc}"
 

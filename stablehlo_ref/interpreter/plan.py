@@ -12,13 +12,17 @@ which large values die after it (their slots are cleared, so memory is freed as 
 is dead), and the errors known before running (no kernel, an invalid use, a result type over
 the tensor-size limit, live memory over its limit, regions nested too deep), which are raised
 when the op is reached. The first runs of a block walk these steps; a block that keeps running
-is compiled into one straight-line Python function (`_compile`) in which every op is one line: its
-kernel and op bound as globals, operands read from the frame by constant index, and, for ops on
-native integer and float types whose exact semantics a Python operator keeps (+, -, * with
-integer wrap-around and float rounding in the operands' own dtype, comparisons, select of a
-rank-0 predicate), the operator itself instead of a kernel call; numpy scalars then stay numpy
-scalars, so a loop over scalars costs no numpy array call per op."""
+is compiled (`_compile`) into a chain of closures, one per op, with its kernel, op and operand
+and result slots bound (no code is generated or evaluated), constants made once, and, for ops
+on native integer and float types whose exact semantics a Python operator keeps (+, -, * with
+integer wrap-around and float rounding in the operands' own dtype, comparisons, and/or/xor,
+select of a rank-0 predicate), the operator itself instead of a kernel call; numpy scalars then
+stay numpy scalars, so a loop over scalars costs no numpy array call per op."""
 from __future__ import annotations
+
+import operator
+
+import numpy as np
 
 from ..errors import InterpreterError, LimitError, NotImplementedOpError, StableHLOError
 from ..ir.types import ElementType, QuantizedType, TensorType, TupleType
@@ -257,27 +261,7 @@ class Plan:
                 self.runs += 1
                 return self._interpret(ctx, frame, False)
             code = self.code = _compile(self, ctx)
-        try:
-            return code(ctx, frame, args)
-        except StableHLOError as e:
-            if e.location is None:
-                e.location = self._failed_op(e, code).where()
-            raise
-        except KERNEL_ERRORS as e:
-            op = self._failed_op(e, code)
-            raise InterpreterError(f"{op.name}: {e}", op.where()) from None
-
-    def _failed_op(self, e, code):
-        target = code.__code__
-        tb = e.__traceback__
-        while tb is not None:
-            if tb.tb_frame.f_code is target:
-                line = tb.tb_lineno - 3
-                if 0 <= line < len(self.steps):
-                    return self.steps[line][0]
-                break
-            tb = tb.tb_next
-        return self.steps[-1][0] if self.steps else _NoOp
+        return code(ctx, frame, args)
 
     def _interpret(self, ctx, frame, traced):
         for op, fn, ins, out, mode, frees, _ in self.steps:
@@ -491,9 +475,13 @@ def _values_of_declared_types(block, info) -> bool:
 
 _NATIVE = frozenset(("f16", "f32", "f64", "i8", "i16", "i32", "i64", "ui8", "ui16", "ui32",
                      "ui64"))
-_OPERATORS = {"stablehlo.add": "+", "stablehlo.subtract": "-", "stablehlo.multiply": "*"}
-_BITWISE = {"stablehlo.and": "&", "stablehlo.or": "|", "stablehlo.xor": "^"}
-_CMP = {"EQ": "==", "NE": "!=", "LT": "<", "LE": "<=", "GT": ">", "GE": ">="}
+_OPERATORS = {"stablehlo.add": operator.add, "stablehlo.subtract": operator.sub,
+              "stablehlo.multiply": operator.mul}
+_BITWISE = {"stablehlo.and": operator.and_, "stablehlo.or": operator.or_,
+            "stablehlo.xor": operator.xor}
+_CMP = {"EQ": operator.eq, "NE": operator.ne, "LT": operator.lt, "LE": operator.le,
+        "GT": operator.gt, "GE": operator.ge}
+_SELECT = "select"
 
 
 def _etname(t):
@@ -503,8 +491,9 @@ def _etname(t):
 
 
 def _fast_form(op):
-    """A Python expression over `{0}`, `{1}`, ... (the operands) that computes the op exactly
-    as its kernel does, for operands of the result's own native dtype; None otherwise."""
+    """A Python operator function (`operator.add`, ...) that computes the binary op exactly as
+    its kernel does for operands of the result's own native dtype, `_SELECT` for a select of
+    rank-0 values, or None."""
     name = op.name
     ops = op.operands
     if len(op.results) != 1:
@@ -515,12 +504,12 @@ def _fast_form(op):
         return None
     if name in _OPERATORS:
         if r in _NATIVE and _etname(ops[0].type) == r and _etname(ops[1].type) == r:
-            return "{0} %s {1}" % _OPERATORS[name]
+            return _OPERATORS[name]
         return None
     if name in _BITWISE:
         if (r == "i1" or r in _NATIVE and not r.startswith("f")) and \
                 _etname(ops[0].type) == r and _etname(ops[1].type) == r:
-            return "{0} %s {1}" % _BITWISE[name]
+            return _BITWISE[name]
         return None
     if name == "stablehlo.compare":
         a = _etname(ops[0].type)
@@ -538,71 +527,147 @@ def _fast_form(op):
         else:
             ok = a in _NATIVE and not (ctype == "UNSIGNED" and a.startswith("i")
                                        or ctype == "SIGNED" and a.startswith("ui"))
-        return "{0} %s {1}" % _CMP[direction] if ok else None
+        return _CMP[direction] if ok else None
     if name == "stablehlo.select":
         if len(ops) == 3 and ops[0].type.__class__ is TensorType and ops[0].type.shape == () \
                 and rt.shape == () and _etname(ops[1].type) == r and _etname(ops[2].type) == r:
-            return ("(({1} if {0} else {2}) if {0}.__class__ is BOOL and {1}.__class__ is not ND "
-                    "and {2}.__class__ is not ND else %s)")
+            return _SELECT
         return None
     return None
 
 
 def _compile(plan: Plan, ctx):
-    """One Python function `_block(ctx, f, a)` for the plan's steps: line 2 binds the
-    arguments `a`, line 3 + i of its source is step i. Constants are made once, here, and
-    bound like the kernels (they depend on nothing that changes between runs)."""
-    lines = ["def _block(ctx, f, a):"]
+    """One function `_block(ctx, f, a)` for the plan's steps: a chain of closures, one per op,
+    each with its kernel, op, operand and result slots bound (no code is generated or
+    evaluated). Constants are made once, here, and bound like the kernels (they depend on
+    nothing that changes between runs). An error is located at the op whose closure raised."""
     steps = plan.steps
+    runners = []
     for i, step in enumerate(steps):
         if step[6] is True:
-            steps[i] = step[:6] + (_fast_form(step[0]),)
+            step = steps[i] = step[:6] + (_fast_form(step[0]),)
         elif step[6] is False:
-            steps[i] = step[:6] + (None,)
-    if plan.arg_slots:
-        lines.append("    " + "; ".join(f"f[{s}] = a[{k}]" for k, s in enumerate(plan.arg_slots)))
-    else:
-        lines.append("    pass")
-    import numpy as np
-    env = {"SEQ": (list, tuple), "BOOL": np.bool_, "ND": np.ndarray}
-    for i, (op, fn, ins, out, mode, frees, fast) in enumerate(plan.steps):
-        args = [f"f[{s}]" for s in ins]
-        kname, oname = f"K{i}", f"O{i}"
-        call = f"{kname}(ctx, {oname}{''.join(', ' + a for a in args)})"
-        if mode == 1 and op.name == "stablehlo.constant" and fn is KERNELS.get(op.name):
-            try:
-                value = fn(ctx, op)
-            except StableHLOError:
-                value = None
-            if value is not None and value.__class__ is not list:
-                if value.__class__ is np.ndarray and value.ndim == 0 and value.dtype.kind in "biuf" \
-                        and value.dtype.isnative and value.dtype.itemsize in (1, 2, 4, 8) \
-                        and value.dtype.type.__module__ == "numpy":
-                    value = value[()]         # a numpy scalar: operators on it stay scalar
-                env[f"C{i}"] = value
-                fast = f"C{i}"
-        if mode == 1:
-            if fast is not None:
-                stmt = f"f[{out}] = " + fast.format(*args).replace("%s", call)
-            else:
-                stmt = f"v = {call}; f[{out}] = v[0] if v.__class__ in SEQ else v"
-        elif mode == 2:
-            stmt = f"v = {call}; f[{out}] = v[0] if v.__class__ is list else v"
-        elif mode == 3:
-            stmt = f"v = {call}; " + "; ".join(f"f[{s}] = v[{k}]" for k, s in enumerate(out))
+            step = steps[i] = step[:6] + (None,)
+        runners.append(_runner(ctx, *step))
+    runners = tuple(runners)
+    arg_slots = plan.arg_slots
+    term = plan.term_slots
+    ops = [st[0] for st in steps]
+
+    def _block(ctx, f, a):
+        i = 0
+        for s in arg_slots:
+            f[s] = a[i]
+            i += 1
+        i = 0
+        try:
+            for r in runners:
+                r(ctx, f)
+                i += 1
+        except StableHLOError as e:
+            if e.location is None:
+                e.location = ops[i].where()
+            raise
+        except KERNEL_ERRORS as e:
+            raise InterpreterError(f"{ops[i].name}: {e}", ops[i].where()) from None
+        if term is None:
+            raise InterpreterError("block has no terminator")
+        return [f[s] for s in term]
+    return _block
+
+
+def _runner(ctx, op, fn, ins, out, mode, frees, fast):
+    """The closure that runs one step on a frame `f`."""
+    if mode == 1 and op.name == "stablehlo.constant" and fn is KERNELS.get(op.name):
+        try:
+            value = fn(ctx, op)
+        except StableHLOError:
+            value = None
+        if value is not None and value.__class__ is not list:
+            if value.__class__ is np.ndarray and value.ndim == 0 and value.dtype.kind in "biuf" \
+                    and value.dtype.isnative and value.dtype.itemsize in (1, 2, 4, 8) \
+                    and value.dtype.type.__module__ == "numpy":
+                value = value[()]         # a numpy scalar: operators on it stay scalar
+            run = _constant_runner(out, value)
+            return _with_frees(run, frees)
+    k = len(ins)
+    if mode == 1 and fast is not None:
+        if fast is _SELECT:
+            run = _select_runner(fn, op, ins, out)
         else:
-            stmt = call
-        env[kname] = fn
-        env[oname] = op
-        for s in frees:
-            stmt += f"; f[{s}] = None"
-        lines.append("    " + stmt)
-    if plan.term_slots is None:
-        env["_no_terminator"] = _raiser(InterpreterError("block has no terminator"))
-        lines.append("    _no_terminator(ctx, None)")
+            a, b = ins
+
+            def run(ctx, f, _fn=fast):
+                f[out] = _fn(f[a], f[b])
+    elif mode == 1:
+        if k == 1:
+            a, = ins
+
+            def run(ctx, f):
+                v = fn(ctx, op, f[a])
+                f[out] = v[0] if v.__class__ in _SEQ else v
+        elif k == 2:
+            a, b = ins
+
+            def run(ctx, f):
+                v = fn(ctx, op, f[a], f[b])
+                f[out] = v[0] if v.__class__ in _SEQ else v
+        elif k == 0:
+            def run(ctx, f):
+                v = fn(ctx, op)
+                f[out] = v[0] if v.__class__ in _SEQ else v
+        else:
+            def run(ctx, f):
+                v = fn(ctx, op, *[f[s] for s in ins])
+                f[out] = v[0] if v.__class__ in _SEQ else v
+    elif mode == 2:
+        def run(ctx, f):
+            v = fn(ctx, op, *[f[s] for s in ins])
+            f[out] = v[0] if v.__class__ is list else v
+    elif mode == 3:
+        def run(ctx, f):
+            v = fn(ctx, op, *[f[s] for s in ins])
+            i = 0
+            for s in out:
+                f[s] = v[i]
+                i += 1
     else:
-        lines.append("    return [" + ", ".join(f"f[{s}]" for s in plan.term_slots) + "]")
-    src = "\n".join(lines) + "\n"
-    code = compile(src, "<stablehlo block>", "exec")
-    exec(code, env)
-    return env["_block"]
+        def run(ctx, f):
+            fn(ctx, op, *[f[s] for s in ins])
+    return _with_frees(run, frees)
+
+
+_SEQ = (list, tuple)
+
+
+def _constant_runner(out, value):
+    def run(ctx, f):
+        f[out] = value
+    return run
+
+
+def _select_runner(fn, op, ins, out):
+    p, x, y = ins
+    BOOL, ND = np.bool_, np.ndarray
+
+    def run(ctx, f):
+        c = f[p]
+        a = f[x]
+        b = f[y]
+        if c.__class__ is BOOL and a.__class__ is not ND and b.__class__ is not ND:
+            f[out] = a if c else b
+        else:
+            v = fn(ctx, op, c, a, b)
+            f[out] = v[0] if v.__class__ in _SEQ else v
+    return run
+
+
+def _with_frees(run, frees):
+    if not frees:
+        return run
+
+    def run_and_free(ctx, f):
+        run(ctx, f)
+        for s in frees:
+            f[s] = None
+    return run_and_free

@@ -136,6 +136,20 @@ def _to_float(v) -> float:
         raise ValueError(f"integer literal {str(v)[:40]} is out of range for a floating-point type") from None
 
 
+def _check_int_range(flat, et: ElementType) -> None:
+    """Decimal integers must fit the element type as MLIR reads them: a magnitude of at most
+    `bits` bits, a negative value down to -2^(bits-1), none for unsigned types (and positive
+    index values below 2^(bits-1))."""
+    bits = et.bits
+    for v in flat:
+        if not isinstance(v, int) or isinstance(v, bool):
+            continue
+        if v < 0 and et.is_unsigned:
+            raise ValueError("expected unsigned integer elements, but parsed negative value")
+        if v >= (1 << (bits - 1 if et.kind == "index" else bits)) or v < -(1 << (bits - 1)):
+            raise ValueError("integer constant out of range for type")
+
+
 def array_from_literal(text: str, ttype: TensorType, max_depth: int = 1 << 30) -> np.ndarray:
     """`text` is what stands between `dense<` and `>` (not a hex string); brackets nested
     deeper than `max_depth` raise TooDeep."""
@@ -150,6 +164,17 @@ def array_from_literal(text: str, ttype: TensorType, max_depth: int = 1 << 30) -
     flat = _flatten(value, dims)
     dt = et.dtype
     count = math.prod(shape) if shape else 1
+    if (et.is_float or et.is_complex) and any(
+            isinstance(v, int) and not isinstance(v, bool)
+            or isinstance(v, tuple) and v[:1] != ("hex",)
+            and any(isinstance(x, int) and not isinstance(x, bool) for x in v)
+            for v in flat):
+        raise ValueError("unexpected decimal integer literal for a floating point value "
+                         "(add a trailing dot to make the literal a float)")
+    if et.is_complex and not all(isinstance(v, tuple) and len(v) == 2 and v[0] != "hex" for v in flat):
+        raise ValueError("expected complex elements as (real, imaginary) pairs")
+    if et.is_float and any(isinstance(v, tuple) and v[:1] == ("hex",) and v[1] >> et.bits for v in flat):
+        raise ValueError("hexadecimal float constant out of range for type")
     if et.is_complex:
         vals = []
         part = ELEM_OF_COMPLEX[et.name]
@@ -178,6 +203,7 @@ def array_from_literal(text: str, ttype: TensorType, max_depth: int = 1 << 30) -
     elif et.is_bool:
         if any(isinstance(v, float) for v in flat):
             raise ValueError("expected integer elements, but parsed floating-point")
+        _check_int_range(flat, et)
         ints = [_scalar_to(et, v) for v in flat]
         if any(v not in (0, 1, -1) for v in ints):     # (True/False compare equal to 1/0)
             raise ValueError("expected true, false, 0 or 1 for i1 elements")
@@ -187,6 +213,7 @@ def array_from_literal(text: str, ttype: TensorType, max_depth: int = 1 << 30) -
             raise ValueError("expected integer elements, but parsed floating-point")
         if any(isinstance(v, bool) for v in flat):
             raise ValueError("expected i1 type for 'true' or 'false' values")
+        _check_int_range(flat, et)
         ints = [int(_scalar_to(et, v)) for v in flat]
         bits = et.bits
         if et.is_unsigned:

@@ -35,9 +35,25 @@ def _is_variadic(st, key):
     return _is_variadic_key(st.spec, key)
 
 
-def _assign(st, keys, types):
-    for k, t in zip(keys, types):
-        st.types[k] = [t]
+def _operand_count(st, key):
+    if key == "operands":
+        return len(st.all_operands or [])
+    return len(st.operands.get(key[1:], []))
+
+
+def _from_function_type(p, pos, keys, counts, ft):
+    """Operand types from a function type spelled for an op whose format gives one type for all
+    (upstream's assignFromFunctionType): as many inputs as operands, exactly one result."""
+    if len(ft.inputs) != sum(counts):
+        raise p.sc.error(f"{sum(counts)} operands present, but expected {len(ft.inputs)}", pos)
+    if len(ft.results) != 1:
+        raise p.sc.error("expected single output", pos)
+    ins = list(ft.inputs)
+    out = []
+    for k, n in zip(keys, counts):
+        out.append((k, ins[:n]))
+        ins = ins[n:]
+    return out
 
 
 def _real_of(t):
@@ -80,13 +96,13 @@ def _precision_s(x):
 
 def _c_same_type(p, st, args, op_name):
     keys = [_type_key(a) for a in args]
+    p.sc.ws()
+    pos = p.sc.pos
     t = p.parse_type()
     if isinstance(t, FunctionType):
-        ins = list(t.inputs)
-        if keys[0] == "operands" or _is_variadic(st, keys[0]):
-            st.types[keys[0]] = ins
-        else:
-            _assign(st, keys[:-1], ins)
+        counts = [_operand_count(st, k) if k == "operands" or _is_variadic(st, k) else 1 for k in keys[:-1]]
+        for k, ts in _from_function_type(p, pos, keys[:-1], counts, t):
+            st.types[k] = ts
         st.types[keys[-1]] = list(t.results)
         return
     for k in keys[:-1]:
@@ -111,11 +127,16 @@ def _pc_same_type(pr, op, ospec, groups, args, types_of, used):
 
 def _c_variadic_same(p, st, args, op_name):
     keys = [_type_key(a) for a in args if not isinstance(a, RefDir)]
+    p.sc.ws()
+    pos = p.sc.pos
     t = p.parse_type()
+    n = _operand_count(st, keys[0])
     if isinstance(t, FunctionType):
-        st.types[keys[0]] = list(t.inputs)
+        for k, ts in _from_function_type(p, pos, keys[:1], [n], t):
+            st.types[k] = ts
         st.types[keys[-1]] = list(t.results)
     else:
+        st.types[keys[0]] = [t] * n
         st.types[keys[-1]] = [t]
 
 
@@ -132,16 +153,19 @@ def _pc_variadic_same(pr, op, ospec, groups, args, types_of, used):
 
 def _c_select(p, st, args, op_name):
     keys = [_type_key(a) for a in args]
+    p.sc.ws()
+    pos = p.sc.pos
     types = p.parse_type_list()
     if len(types) == 1 and isinstance(types[0], FunctionType):
-        _assign(st, keys[:3], types[0].inputs)
+        for k, ts in _from_function_type(p, pos, keys[:3], [1, 1, 1], types[0]):
+            st.types[k] = ts
         st.types[keys[3]] = list(types[0].results)
     elif len(types) == 2:
         st.types[keys[0]] = [types[0]]
         for k in keys[1:]:
             st.types[k] = [types[1]]
     else:
-        raise p.sc.error("expected functional type or list of two types")
+        raise p.sc.error("expected functional type or list of two types", pos)
 
 
 def _pc_select(pr, op, ospec, groups, args, types_of, used):
@@ -156,14 +180,18 @@ def _pc_select(pr, op, ospec, groups, args, types_of, used):
 
 def _c_complex(p, st, args, op_name):
     keys = [_type_key(a) for a in args]
+    p.sc.ws()
+    pos = p.sc.pos
     t = p.parse_type()
     if isinstance(t, FunctionType):
-        _assign(st, keys[:2], t.inputs)
+        for k, ts in _from_function_type(p, pos, keys[:2], [1, 1], t):
+            st.types[k] = ts
         st.types[keys[2]] = list(t.results)
     else:
         et = getattr(t, "element_type", None)
         if not isinstance(t, TensorType) or not getattr(et, "is_complex", False):
-            raise p.sc.error(f"custom op '{op_name}' expected tensor with complex element type")
+            raise p.sc.error(f"custom op '{op_name}' expected tensor with complex element type", pos)
+        st.types[keys[0]] = st.types[keys[1]] = [_real_of(t)]
         st.types[keys[2]] = [t]
 
 
@@ -179,9 +207,16 @@ def _pc_complex(pr, op, ospec, groups, args, types_of, used):
 
 def _c_tuple(p, st, args, op_name):
     keys = [_type_key(a) for a in args]
+    p.sc.ws()
+    pos = p.sc.pos
     t = p.parse_type()
     if not isinstance(t, TupleType):
-        raise p.sc.error("expected tuple type")
+        raise p.sc.error("expected tuple type", pos)
+    n = _operand_count(st, keys[0])
+    if n != len(t.types):
+        raise p.sc.error(f"custom op '{op_name}' number of operands and types do not match: "
+                         f"got {n} operands and {len(t.types)} types", pos)
+    st.types[keys[0]] = list(t.types)
     st.types[keys[-1]] = [t]
 
 
@@ -276,10 +311,15 @@ def _pc_slice(pr, op, ospec, groups, args, types_of, used):
 
 def _c_exp_mant(p, st, args, op_name):
     sc = p.sc
+    sc.ws()
+    pos = sc.pos
     kw = sc.bare_id("e#m#")
     m = re.fullmatch(r"e(\d+)m(\d+)", kw)
     if not m:
         raise sc.error(f"expected exponent mantissa in format e#m#, saw {kw}")
+    for part, text in (("exponent", m.group(1)), ("mantissa", m.group(2))):
+        if int(text) >= 2 ** 31:      # (upstream reads each into an int32)
+            raise sc.error(f"custom op '{op_name}' unable to parse {part} '{text}'", pos)
     i32 = ELEMENT_TYPES["i32"]
     at = sc.pos - len(kw)
     st.attrs[args[0].name] = IntegerAttr(p._int_in_range(m.group(1), at, i32), i32)

@@ -132,13 +132,8 @@ def _plan(op_name: str, fmt):
 def _check_operand_types(p, operands, declared) -> None:
     """The operand types a format spells must be those of the values named (as MLIR resolves
     operands against their types)."""
-    if declared is None:
-        return
-    if len(declared) != len(operands):
-        raise p.sc.error(f"{len(operands)} operands present, but expected {len(declared)}")
-    for v, t in zip(operands, declared):
-        if v.type != t:
-            raise p.sc.error(f"use of value expects different type than prior uses: {t} vs {v.type}")
+    if declared is not None:
+        p.check_operand_types(operands, declared)
 
 
 def parse_with_format(p, op_name: str, fmt) -> Operation:
@@ -161,10 +156,14 @@ def parse_with_format(p, op_name: str, fmt) -> Operation:
                     operands.extend(v)
     # result types
     types = st.types
-    _check_operand_types(p, operands, types.get("operands"))
-    for name in operand_names:
-        if "$" + name in types and st.all_operands is None:
-            _check_operand_types(p, st.operands.get(name, []), types["$" + name])
+    if "operands" in types:
+        _check_operand_types(p, operands, types["operands"])
+    elif st.all_operands is None:
+        for name in operand_names:
+            if "$" + name in types:
+                _check_operand_types(p, st.operands.get(name, []), types["$" + name])
+    elif operand_names and all("$" + name in types for name in operand_names):
+        _check_operand_types(p, operands, [t for name in operand_names for t in types["$" + name]])
     results = types.get("results")
     if results is None:
         results = []

@@ -84,10 +84,32 @@ class Scanner:
         return f"{self.filename}:{line}:{col}"
 
     def error(self, message: str, pos=None) -> ParseError:
-        p = self.pos if pos is None else pos
-        snippet = self.s[p:p + 30].split("\n")[0]
+        """An error at `pos`; without one, a wrong-token error at the current token, which MLIR
+        reports at the end of the previous non-blank line when the token starts a line (where
+        the expected token was missing)."""
+        if pos is None:
+            m = _WS.match(self.s, self.pos)
+            at = m.end() if m else self.pos
+            p = self._wrong_token_pos()
+        else:
+            at = p = pos
+        snippet = self.s[at:at + 30].split("\n")[0]
         found = f" (found '{snippet}')" if snippet else " (found end of input)"
         return ParseError(message + found, self.location(p))
+
+    def _wrong_token_pos(self) -> int:
+        s, p = self.s, self.pos
+        if p >= len(s) and p > 0:
+            p -= 1
+        q = p
+        while True:
+            while q > 0 and s[q - 1] in " \t":
+                q -= 1
+            if q == 0:
+                return p
+            if s[q - 1] not in "\n\r":
+                return q
+            q -= 1
 
     # ------------------------------------------------------------ scanning
     def ws(self) -> None:

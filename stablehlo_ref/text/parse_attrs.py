@@ -26,6 +26,7 @@ from .conv_dims import parse_conv_dims
 from .lexer import BANG_ID, HASH_ID, NUMBER
 
 _DIMS = re.compile(r"((?:(?:\d+|\?)x)*)")
+_ANY_WIDTH_INT = re.compile(r"[su]?i[1-9]\d{0,6}")
 _ELEM_NAME = re.compile(r"(?:complex<\s*(?:f32|f64)\s*>|[a-zA-Z][a-zA-Z0-9]*)")
 _SIMPLE_TENSOR = re.compile(r"tensor<[0-9?x]*[a-z][a-z0-9]*>")
 _UNSIGNED_STORAGE = re.compile(r"u(\d+)(?![\w.])")
@@ -139,6 +140,11 @@ class TypeAttrParser:
             if et is not None:
                 sc.pos = m.end()
                 return et
+            if _ANY_WIDTH_INT.fullmatch(name):
+                # an integer width StableHLO does not have (`i10`): MLIR reads it, the
+                # verifier rejects it wherever an op's operands or results are constrained
+                sc.pos = m.end()
+                return OpaqueType(name)
         if sc.peek("!"):
             t = self.parse_type()
             if isinstance(t, (QuantizedType,)):
@@ -171,7 +177,19 @@ class TypeAttrParser:
         et = self.parse_element_type()
         enc = None
         if sc.accept(","):
+            sc.ws()
+            enc_pos = sc.pos
             enc = self.parse_attribute()
+            if isinstance(enc, StructAttr) and enc.name == "bounds":
+                # upstream's bounds encoding is verified when the type is built, i.e. here
+                bs = dict(enc.fields).get("bounds", ())
+                if len(bs) != len(dims):
+                    raise sc.error(f"Bounds length is {len(bs)}, expected to be equal to rank({len(dims)}) "
+                                   "of the tensor", enc_pos)
+                for i, (d, b) in enumerate(zip(dims, bs)):
+                    if d is not None and b is not None:
+                        raise sc.error(f"Static dimension {i} cannot have a bound, use ShapedType::kDynamic "
+                                       "to indicate a missing bound", enc_pos)
         sc.expect(">", "to close tensor type")
         return TensorType(tuple(dims), et, enc)
 

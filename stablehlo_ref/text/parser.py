@@ -39,6 +39,7 @@ class Parser(TypeAttrParser):
         self.pending_locs: list = []    # (holder, key) pairs to resolve after parse
         self.resources: Dict[str, bytes] = {}
         self.type_cache: Dict[str, Type] = {}
+        self.uses: list = []            # (value, position) of each operand use of the ops being parsed
         self.dense_cache: dict = {}     # (literal text, type) -> DenseElementsAttr (read-only)   # source text of a simple tensor type -> type
 
     # ================================================================ top level
@@ -171,7 +172,21 @@ class Parser(TypeAttrParser):
         if not m:
             raise sc.error("expected SSA value")
         name = m.group(1) if m.group(2) is None else f"{m.group(1)}#{m.group(2)}"
-        return self.lookup(name, pos)
+        v = self.lookup(name, pos)
+        self.uses.append((v, pos))
+        return v
+
+    def check_operand_types(self, operands, types, count_pos=None) -> None:
+        """The types an op spells for its operands must be the named values' types: MLIR resolves
+        each use against its type and reports a mismatch at the use."""
+        if len(types) != len(operands):
+            raise self.sc.error(f"{len(operands)} operands present, but expected {len(types)}", count_pos)
+        for v, t in zip(operands, types):
+            if v.type != t:
+                pos = next((q for u, q in reversed(self.uses) if u is v), count_pos)
+                name = f" '%{v.name}'" if v.name else ""
+                raise self.sc.error(f"use of value{name} expects different type than prior uses: "
+                                    f"{t} vs {v.type}", pos)
 
     def parse_value_list(self) -> List[Value]:
         vals = []
@@ -189,6 +204,13 @@ class Parser(TypeAttrParser):
 
     # ================================================================ operations
     def parse_operation(self) -> Operation:
+        since = len(self.uses)
+        try:
+            return self._parse_operation()
+        finally:
+            del self.uses[since:]
+
+    def _parse_operation(self) -> Operation:
         sc = self.sc
         sc.ws()
         s = sc.s
@@ -272,14 +294,14 @@ class Parser(TypeAttrParser):
         if sc.peek("{"):
             attrs.update(self.parse_attr_dict_body().entries)
         sc.expect(":", "before the op's function type")
+        sc.ws()
+        type_pos = sc.pos
         ft = self.parse_type()
         if not isinstance(ft, FunctionType):
-            raise sc.error("expected function type for generic op")
+            raise sc.error("expected function type for generic op", type_pos)
         if len(ft.inputs) != len(operands):
-            raise sc.error(f"'{name}' has {len(operands)} operands but its type lists {len(ft.inputs)}")
-        for v, t in zip(operands, ft.inputs):
-            if v.type != t:
-                raise sc.error(f"use of value expects different type than prior uses: {t} vs {v.type}")
+            raise sc.error(f"'{name}' has {len(operands)} operands but its type lists {len(ft.inputs)}", type_pos)
+        self.check_operand_types(operands, ft.inputs, type_pos)
         op = Operation(name, operands, list(ft.results), attrs, regions)
         if name == "builtin.module" and regions:
             pass

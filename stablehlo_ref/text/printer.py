@@ -268,8 +268,10 @@ class Printer:
                 s += f" to :{loc.end_column}" if loc.end_line == loc.line else f" to {loc.end_line}:{loc.end_column}"
             return s
         if isinstance(loc, NameLoc):
-            return escape_string(loc.name) + (f"({self._loc_body(loc.child)})" if loc.child is not None
-                                              and not isinstance(loc.child, UnknownLoc) else "")
+            child = self._loc_body(loc.child) if loc.child is not None and not isinstance(loc.child, UnknownLoc) else None
+            # (a child that prints as `unknown`, such as an empty fused location read from bytes,
+            # reads back as no child: it prints as none)
+            return escape_string(loc.name) + (f"({child})" if child not in (None, "unknown") else "")
         if isinstance(loc, CallSiteLoc):
             return f"callsite({self._loc_body(loc.callee)} at {self._loc_body(loc.caller)})"
         if isinstance(loc, FusedLoc):

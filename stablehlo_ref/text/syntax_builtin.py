@@ -27,10 +27,12 @@ def _parse_indices(p):
 
 
 def _attrs_colon_type(p):
-    """`[attr-dict] : type` -> (attributes, type)."""
+    """`[attr-dict] : type` -> (attributes, type, position of the type)."""
     attrs = dict(p.parse_attr_dict_body().entries) if p.sc.peek("{") else {}
     p.sc.expect(":")
-    return attrs, p.parse_type()
+    p.sc.ws()
+    pos = p.sc.pos
+    return attrs, p.parse_type(), pos
 
 
 # --- builtin.module
@@ -207,9 +209,9 @@ def parse_return(p, name):
     operands = p.parse_value_list()
     if operands:
         sc.expect(":")
-        types = p.parse_type_list()
-        if len(types) != len(operands):
-            raise sc.error(f"{len(operands)} operands but {len(types)} types")
+        sc.ws()
+        pos = sc.pos
+        p.check_operand_types(operands, p.parse_type_list(), pos)
     return Operation(name, operands, [], attrs)
 
 
@@ -237,7 +239,10 @@ def parse_call(p, name):
     if sc.peek("{"):
         attrs.update(p.parse_attr_dict_body().entries)
     sc.expect(":")
+    sc.ws()
+    pos = sc.pos
     ft = p.parse_function_type()
+    p.check_operand_types(operands, ft.inputs, pos)
     attrs["callee"] = callee
     return Operation(name, operands, list(ft.results), attrs)
 
@@ -295,7 +300,10 @@ def parse_arith_binary(p, name):
     if sc.peek("{"):
         attrs.update(p.parse_attr_dict_body().entries)
     sc.expect(":")
+    sc.ws()
+    pos = sc.pos
     t = p.parse_type()
+    p.check_operand_types([lhs, rhs], [t, t], pos)
     return Operation(name, [lhs, rhs], [t], attrs)
 
 
@@ -320,7 +328,9 @@ def parse_tensor_cast(p, name):
     if sc.peek("{"):
         attrs.update(p.parse_attr_dict_body().entries)
     sc.expect(":")
-    p.parse_type()
+    sc.ws()
+    pos = sc.pos
+    p.check_operand_types([src], [p.parse_type()], pos)
     sc.expect_keyword("to")
     return Operation(name, [src], [p.parse_type()], attrs)
 
@@ -343,7 +353,10 @@ def parse_tensor_insert(p, name):
     p.sc.expect_keyword("into")
     dest = p.parse_value_use()
     idx = _parse_indices(p)
-    attrs, t = _attrs_colon_type(p)
+    attrs, t, type_pos = _attrs_colon_type(p)
+    if not isinstance(t, TensorType):
+        raise p.sc.error("tensor.insert needs a tensor type", type_pos)
+    p.check_operand_types([scalar, dest] + idx, [t.element_type, t] + [ELEMENT_TYPES["index"]] * len(idx), type_pos)
     return Operation(name, [scalar, dest] + idx, [t], attrs)
 
 
@@ -365,9 +378,10 @@ def parse_tensor_extract(p, name):
     sc = p.sc
     src = p.parse_value_use()
     idx = _parse_indices(p)
-    attrs, t = _attrs_colon_type(p)
+    attrs, t, type_pos = _attrs_colon_type(p)
     if not isinstance(t, TensorType):
-        raise sc.error("tensor.extract needs a tensor type")
+        raise sc.error("tensor.extract needs a tensor type", type_pos)
+    p.check_operand_types([src] + idx, [t] + [ELEMENT_TYPES["index"]] * len(idx), type_pos)
     return Operation(name, [src] + idx, [t.element_type], attrs)
 
 
@@ -426,8 +440,11 @@ def parse_scf_for(p, name):
     if len(result_types) != len(inits):
         raise sc.error(f"scf.for has {len(inits)} iter_args but {len(result_types)} result types")
     iv_type = ELEMENT_TYPES["index"]
+    sc.ws()
+    pos = sc.pos
     if sc.accept(":"):
         iv_type = p.parse_type()
+    p.check_operand_types(bounds + inits, [iv_type] * 3 + result_types, pos)
     args = [Value(iv_type, names[0])] + [Value(t, n) for t, n in zip(result_types, names[1:])]
     region = p.parse_region(entry_args=args, entry_sources=srcs)
     block = region.blocks[0]

@@ -343,7 +343,11 @@ def parse_sharding_op(p, name):
     attrs = {"sharding": _p_sharding_body(p)}
     _trailing_attrs(p, attrs)
     sc.expect(":")
-    return Operation(name, [x], [p.parse_type()], attrs)
+    sc.ws()
+    pos = sc.pos
+    t = p.parse_type()
+    p.check_operand_types([x], [t], pos)
+    return Operation(name, [x], [t], attrs)
 
 
 def print_sharding_op(pr, op, indent):
@@ -361,11 +365,12 @@ def parse_return(p, name):
     vals = p.parse_value_list()
     if vals:
         sc.expect(":")
+        sc.ws()
+        pos = sc.pos
         types = [p.parse_type()]
         while sc.accept(","):
             types.append(p.parse_type())
-        if len(types) != len(vals):
-            raise sc.error(f"sdy.return has {len(vals)} operands but {len(types)} types")
+        p.check_operand_types(vals, types, pos)
     return Operation(name, vals, [], attrs)
 
 
@@ -384,7 +389,9 @@ def parse_sharding_group(p, name):
     attrs = {"group_id": IntegerAttr(sc.integer(), ELEMENT_TYPES["i64"])}
     _trailing_attrs(p, attrs)
     sc.expect(":")
-    p.parse_type()
+    sc.ws()
+    pos = sc.pos
+    p.check_operand_types([x], [p.parse_type()], pos)
     return Operation(name, [x], [], attrs)
 
 
@@ -431,9 +438,10 @@ def parse_manual_computation(p, name):
     region.blocks[0].arg_locations = locs
     _trailing_attrs(p, attrs)
     sc.expect(":")
+    sc.ws()
+    pos = sc.pos
     ft = p.parse_function_type()
-    if len(ft.inputs) != len(operands):
-        raise sc.error(f"sdy.manual_computation has {len(operands)} operands but {len(ft.inputs)} operand types")
+    p.check_operand_types(operands, ft.inputs, pos)
     return Operation(name, operands, list(ft.results), attrs, [region])
 
 

@@ -97,9 +97,10 @@ def parse_while(p, name):
     types = []
     if operands:
         sc.expect(":")
+        sc.ws()
+        pos = sc.pos
         types = p.parse_type_list()
-        if len(types) != len(operands):
-            raise sc.error(f"{len(operands)} operands but {len(types)} types")
+        p.check_operand_types(operands, types, pos)
     attrs = {}
     if sc.accept_keyword("attributes"):
         attrs.update(p.parse_attr_dict_body().entries)
@@ -184,9 +185,12 @@ def parse_reduce(p, name):
     if sc.peek("{"):
         attrs.update(p.parse_attr_dict_body().entries)
     sc.expect(":")
+    sc.ws()
+    type_pos = sc.pos
     ft = p.parse_function_type()
     attrs["dimensions"] = DenseArrayAttr(ELEMENT_TYPES["i64"], tuple(dims))
     operands = inputs + inits
+    p.check_operand_types(operands, ft.inputs, type_pos)
     if compact is not None:
         loc = p.parse_trailing_location() if sc.peek("loc(") else None
         if not ft.inputs:
@@ -296,9 +300,12 @@ def parse_scan(p, name):
         attrs.update(p.parse_attr_dict_body().entries)
     body = p.parse_region()
     sc.expect(":")
+    sc.ws()
+    type_pos = sc.pos
     ft = p.parse_function_type()
     if len(ft.inputs) != len(inputs) + len(inits):
-        raise sc.error("operand types must match the number of inputs and inits")
+        raise sc.error("operand types must match the number of inputs and inits", type_pos)
+    p.check_operand_types(inputs + inits, ft.inputs, type_pos)
     n_out = len(ft.results) - len(inits)
     if n_out < 0:
         raise sc.error("not enough result types to cover the required carries")
@@ -344,7 +351,10 @@ def parse_probe(p, name):
     if sc.peek("{"):
         attrs.update(p.parse_attr_dict_body().entries)
     sc.expect(":")
+    sc.ws()
+    pos = sc.pos
     t = p.parse_type()
+    p.check_operand_types([operand], [t], pos)
     return Operation(name, [operand], [t], attrs)
 
 
@@ -369,7 +379,9 @@ def parse_print(p, name):
     if sc.peek("{"):
         attrs.update(p.parse_attr_dict_body().entries)
     sc.expect(":")
-    p.parse_type()
+    sc.ws()
+    pos = sc.pos
+    p.check_operand_types([operand], [p.parse_type()], pos)
     return Operation(name, [operand], [], attrs)
 
 

@@ -12,7 +12,7 @@ from ..ir.sdy import SdyAttr
 from ..ir.attributes import (ArrayAttr, BoolAttr, DenseArrayAttr, DenseElementsAttr, DenseResourceAttr, EnumAttr,
                              FloatAttr, IntegerAttr, StringAttr, StructAttr, UnitAttr)
 from ..ir.core import Module, Operation
-from ..ir.types import ElementType, QuantizedType, TensorType, TokenType, TupleType, UnrankedTensorType
+from ..ir.types import ElementType, OpaqueType, QuantizedType, TensorType, TokenType, TupleType, UnrankedTensorType
 from .quantized import type_problem
 from .registry import VERIFIERS, Check, Violation
 from .shapes import SAME_TYPE_TRAITS, bounds, same_type_traits
@@ -158,6 +158,8 @@ def type_matches(t, cat: str) -> bool:
         return "tuple" in kinds
     if isinstance(t, UnrankedTensorType):
         return tensors_ok and rank is None and not static
+    if isinstance(t, OpaqueType) and t.text.startswith(("memref<", "vector<")):
+        return False  # builtin buffer and vector types are never tensors
     if not isinstance(t, TensorType):
         return True   # opaque or other-dialect types: not ours to judge
     if not tensors_ok:
@@ -169,6 +171,10 @@ def type_matches(t, cat: str) -> bool:
     if "bounded" in cat and "static_shape" in cat and not t.is_static and not _single_bounded(t):
         return False   # statically shaped or single bounded dimension
     et = t.element_type
+    if isinstance(et, ElementType) and et.name == "tf32":
+        # tf32 names a dot algorithm's precision; no StableHLO tensor holds it (upstream's
+        # HLO_Float admits 4/6/8/16/32/64-bit floats only)
+        return False
     if isinstance(et, QuantizedType):
         if not allow_q:
             return False

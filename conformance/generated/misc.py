@@ -1,0 +1,154 @@
+"""Generated cases of the remaining ops whose results follow from index arithmetic or plain
+Python: legacy broadcast and dot, get_dimension_size, tuple/get_tuple_element,
+optimization_barrier, map, if, while, sort, replica_id/partition_id (one process), and
+CHLO's broadcast_select / broadcast_compare / broadcast_complex / compare."""
+from __future__ import annotations
+
+import math
+from typing import List
+
+from .build import make_case, rule_for
+from .formats import float_format
+from .program import ProgramBuilder, single_op_program, tensor
+from .structural import _indices, _flat, _size, _types, _values
+from .values import kind, make_array
+
+
+def _case(op, et, variant, program, ins, exp, out_ets, ops=(), note="", oracle="index-arithmetic"):
+    return make_case(op, et, variant, program, ins, exp, out_ets, [rule_for(t, 0) for t in out_ets], oracle, "misc",
+                     note, ops)
+
+
+def _region(args, body_lines, ret, t):
+    a = ", ".join(f"%{n}: {ty}" for n, ty in args)
+    body = "\n".join(f"    {l}" for l in body_lines)
+    return f"{{\n  ^bb0({a}):\n{body}\n    \"stablehlo.return\"({ret}) : ({t}) -> ()\n  }}"
+
+
+def simple_cases(full, fast) -> List:
+    out = []
+    for et in _types("stablehlo.broadcast", 0, fast):
+        s, sizes = (2, 3), (2,)
+        vals = _values(et, 6, f"broadcast/{et}")
+        r = sizes + s
+        exp = [vals[_flat(s, idx[len(sizes):])] for idx in _indices(r)]
+        prog = single_op_program("stablehlo.broadcast", [tensor(s, et)], [tensor(r, et)], "broadcast_sizes = array<i64: 2>")
+        out.append(_case("stablehlo.broadcast", et, "prepend2", prog, [make_array(vals, et, s)], [make_array(exp, et, r)], [et]))
+    for et in _types("stablehlo.get_dimension_size", 0, fast):
+        s = (2, 0, 5)
+        prog = single_op_program("stablehlo.get_dimension_size", [tensor(s, et)], [tensor((), "i32")], "dimension = 2 : i64")
+        out.append(_case("stablehlo.get_dimension_size", et, "dim2", prog, [make_array([], et, s)], [make_array([5], "i32", ())], ["i32"]))
+    for et in _types("stablehlo.optimization_barrier", 0, fast):
+        vals = _values(et, 4, f"ob/{et}")
+        prog = single_op_program("stablehlo.optimization_barrier", [tensor((4,), et)], [tensor((4,), et)])
+        out.append(_case("stablehlo.optimization_barrier", et, "identity", prog, [make_array(vals, et, (4,))],
+                         [make_array(vals, et, (4,))], [et]))
+    for et in _types("stablehlo.tuple", 0, fast):
+        a = _values(et, 3, f"tuple/{et}")
+        b = _values(et, 5, f"tuple/{et}/b")[3:5]
+        ta, tb = tensor((3,), et), tensor((2,), et)
+        tt = f"tuple<{ta}, {tb}>"
+        pb = ProgramBuilder([ta, tb])
+        t = pb.op("stablehlo.tuple", [(pb.arg(0), ta), (pb.arg(1), tb)], [tt])[0]
+        x = pb.op("stablehlo.get_tuple_element", [(t, tt)], [tb], "index = 1 : i32")[0]
+        out.append(_case("stablehlo.tuple", et, "get1", pb.text([(x, tb)]), [make_array(a, et, (3,)), make_array(b, et, (2,))],
+                         [make_array(b, et, (2,))], [et], ("stablehlo.tuple", "stablehlo.get_tuple_element")))
+        out.append(_case("stablehlo.get_tuple_element", et, "index1", pb.text([(x, tb)]),
+                         [make_array(a, et, (3,)), make_array(b, et, (2,))], [make_array(b, et, (2,))], [et],
+                         ("stablehlo.tuple", "stablehlo.get_tuple_element")))
+    for op in ("stablehlo.replica_id", "stablehlo.partition_id"):
+        if fast is not None and "ui32" not in fast:
+            continue
+        pb = ProgramBuilder([])
+        r = pb.op(op, [], [tensor((), "ui32")])[0]
+        out.append(_case(op, "ui32", "one_process", pb.text([(r, tensor((), "ui32"))]), [], [make_array([0], "ui32", ())],
+                         ["ui32"], note="a single process: id 0"))
+    return out
+
+
+def region_cases(full, fast) -> List:
+    out = []
+    # map with a maximum body
+    for et in _types("stablehlo.map", 0, fast):
+        if kind(et) not in ("signed", "unsigned", "bool", "float"):
+            continue
+        a = _values(et, 6, f"map/{et}")
+        b = _values(et, 12, f"map/{et}/b")[6:]
+        if kind(et) == "float":
+            pairs = [(x, y) for x, y in zip(a, b) if not (math.isnan(x) or math.isnan(y)) and not (x == 0 and y == 0)]
+            a, b = [p[0] for p in pairs], [p[1] for p in pairs]
+        exp = [(x or y) if kind(et) == "bool" else max(x, y) for x, y in zip(a, b)]
+        n = len(a)
+        t0 = tensor((), et)
+        region = _region([("x", t0), ("y", t0)], [f'%m = "stablehlo.maximum"(%x, %y) : ({t0}, {t0}) -> {t0}'], "%m", t0)
+        prog = single_op_program("stablehlo.map", [tensor((n,), et)] * 2, [tensor((n,), et)], "dimensions = array<i64: 0>", region)
+        out.append(_case("stablehlo.map", et, "maximum", prog, [make_array(a, et, (n,)), make_array(b, et, (n,))],
+                         [make_array(exp, et, (n,))], [et], ("stablehlo.map", "stablehlo.maximum")))
+    # if: the predicate picks one of two operands
+    for et in _types("stablehlo.if", 1, fast) if False else _types("stablehlo.select", 1, fast):
+        a = _values(et, 3, f"if/{et}")
+        b = _values(et, 6, f"if/{et}/b")[3:]
+        ta = tensor((3,), et)
+        for p in ((True, False) if full else (False,)):
+            pb = ProgramBuilder([tensor((), "i1"), ta, ta])
+            r1 = f'{{\n    "stablehlo.return"(%arg1) : ({ta}) -> ()\n  }}'
+            r2 = f'{{\n    "stablehlo.return"(%arg2) : ({ta}) -> ()\n  }}'
+            r = pb.op("stablehlo.if", [(pb.arg(0), tensor((), "i1"))], [ta], "", f"{r1}, {r2}")[0]
+            out.append(_case("stablehlo.if", et, f"pred_{str(p).lower()}", pb.text([(r, ta)]),
+                             [make_array([p], "i1", ()), make_array(a, et, (3,)), make_array(b, et, (3,))],
+                             [make_array(a if p else b, et, (3,))], [et]))
+    # while: count to n, doubling an accumulator (integers wrap)
+    for et in _types("stablehlo.while", 0, fast):
+        if kind(et) not in ("signed", "unsigned"):
+            continue
+        from .oracles import wrap
+        from .values import bits
+        ti, ta = tensor((), "i32"), tensor((), et)
+        n, start = 5, 3
+        acc = start
+        for _ in range(n):
+            acc = wrap(acc * 2, bits(et), kind(et) == "signed")
+        start_v = wrap(start, bits(et), kind(et) == "signed")
+        cond = (f'{{\n  ^bb0(%i: {ti}, %a: {ta}):\n    %c = "stablehlo.compare"(%i, %arg1) '
+                f'{{comparison_direction = #stablehlo<comparison_direction LT>}} : ({ti}, {ti}) -> tensor<i1>\n'
+                f'    "stablehlo.return"(%c) : (tensor<i1>) -> ()\n  }}')
+        body = (f'{{\n  ^bb0(%i: {ti}, %a: {ta}):\n    %one = "stablehlo.constant"() {{value = dense<1> : {ti}}} : () -> {ti}\n'
+                f'    %j = "stablehlo.add"(%i, %one) : ({ti}, {ti}) -> {ti}\n'
+                f'    %b = "stablehlo.add"(%a, %a) : ({ta}, {ta}) -> {ta}\n'
+                f'    "stablehlo.return"(%j, %b) : ({ti}, {ta}) -> ()\n  }}')
+        pb = ProgramBuilder([ti, ti, ta])
+        res = pb.op("stablehlo.while", [(pb.arg(0), ti), (pb.arg(2), ta)], [ti, ta], "", f"{cond}, {body}")
+        out.append(_case("stablehlo.while", et, "double5", pb.text([(res[0], ti), (res[1], ta)]),
+                         [make_array([0], "i32", ()), make_array([n], "i32", ()), make_array([start_v], et, ())],
+                         [make_array([n], "i32", ()), make_array([acc], et, ())], ["i32", et],
+                         ("stablehlo.while", "stablehlo.compare", "stablehlo.add", "stablehlo.constant"), oracle="python-int"))
+    return out
+
+
+def sort_cases(full, fast) -> List:
+    out = []
+    for et in _types("stablehlo.sort", 0, fast):
+        if kind(et) not in ("signed", "unsigned", "float"):
+            continue
+        vals = _values(et, 12, f"sort/{et}")
+        if kind(et) == "float":
+            vals = [v for v in vals if not math.isnan(v)]
+        n = len(vals)
+        order = sorted(range(n), key=lambda i: vals[i])          # stable; -0 and +0 compare equal
+        t0 = tensor((), et)
+        region = (f'{{\n  ^bb0(%a: {t0}, %b: {t0}, %c: tensor<i32>, %d: tensor<i32>):\n'
+                  f'    %lt = "stablehlo.compare"(%a, %b) {{comparison_direction = #stablehlo<comparison_direction LT>}} : ({t0}, {t0}) -> tensor<i1>\n'
+                  f'    "stablehlo.return"(%lt) : (tensor<i1>) -> ()\n  }}')
+        tv, ti = tensor((n,), et), tensor((n,), "i32")
+        pb = ProgramBuilder([tv, ti])
+        res = pb.op("stablehlo.sort", [(pb.arg(0), tv), (pb.arg(1), ti)], [tv, ti],
+                    "dimension = 0 : i64, is_stable = true", region)
+        out.append(_case("stablehlo.sort", et, "stable_lt_with_iota", pb.text([(res[0], tv), (res[1], ti)]),
+                         [make_array(vals, et, (n,)), make_array(list(range(n)), "i32", (n,))],
+                         [make_array([vals[i] for i in order], et, (n,)), make_array(order, "i32", (n,))], [et, "i32"],
+                         ("stablehlo.sort", "stablehlo.compare"), note="NaN left out: where LT puts it is not fixed"))
+    return out
+
+
+def all_misc(full, fast) -> List:
+    return simple_cases(full, fast) + region_cases(full, fast) + sort_cases(full, fast)
