@@ -67,6 +67,17 @@ def _load_quant(ctx):
         pass
 
 
+def _register_jax_custom_calls():
+    """The custom-call targets jax registers with XLA (LAPACK on CPU, cuSOLVER/cuBLAS/... on GPU)
+    and LAPACK's function table, which jax fills only when it first lowers a linear-algebra op:
+    without it a program from `jax.export` that calls `@lapack_*_ffi` crashes the compiled code."""
+    try:
+        from jax._src.lax import linalg      # registers jax's linalg custom-call modules on import
+        linalg.initialize_lapack()
+    except Exception:      # noqa: BLE001 - an older jax: such programs fail to compile, clearly
+        pass
+
+
 def _xla(platform: str):
     from jax._src.interpreters import mlir as jmlir
     from jax._src.lib import xla_client as xc
@@ -81,6 +92,7 @@ def _xla(platform: str):
         from jax._src.compiler import get_compile_options
         from jax._src.xla_bridge import get_backend
     backend = get_backend(platform)
+    _register_jax_custom_calls()
     dev = backend.local_devices()[0]
     devices = xc.DeviceList((dev,))
     opts = get_compile_options(num_replicas=1, num_partitions=1)

@@ -16,7 +16,7 @@ import jax.numpy as jnp
 from jax import export
 
 import stablehlo_ref as shlo
-from stablehlo_ref.serialization import artifact_version, deserialize, serialize
+from stablehlo_ref.serialization import artifact_version, deserialize, serialize_as
 
 RTOL, ATOL = 2e-4, 2e-5     # float32 against XLA CPU; loose enough for any accumulation order
 
@@ -28,7 +28,8 @@ def f32(rng, *shape, scale=1.0):
 def export_program(fn, args, poly=None):
     """jax.export of jax.jit(fn) on the arguments' shapes (or symbolic `poly` shapes)."""
     if poly is None:
-        specs = jax.tree.map(lambda a: jax.ShapeDtypeStruct(np.shape(a), np.asarray(a).dtype), args)
+        specs = jax.tree.map(lambda a: jax.ShapeDtypeStruct(np.shape(a), a.dtype if hasattr(a, "dtype") else np.asarray(a).dtype),
+                             args)
     else:
         specs = export.symbolic_args_specs(tuple(args), tuple(poly))
     return export.export(jax.jit(fn))(*specs)
@@ -42,6 +43,12 @@ def jaxlib_serialize(text: str, target: str) -> bytes:
         return _jax.mlir.serialize_portable_artifact(ir.Module.parse(text), target, True)
 
 
+def jaxlib_stablehlo_version() -> str:
+    """The StableHLO version of jaxlib's own serializer."""
+    from jax._src.lib.mlir.dialects import hlo
+    return hlo.get_current_version()
+
+
 def jaxlib_read(data: bytes) -> str:
     from jax._src.interpreters import mlir as M
     from jax._src.lib import _jax
@@ -49,12 +56,22 @@ def jaxlib_read(data: bytes) -> str:
         return str(_jax.mlir.deserialize_portable_artifact(data))
 
 
+def _plain(a) -> np.ndarray:
+    """An argument or result as the module sees it: typed PRNG keys as their key data."""
+    if jax.dtypes.issubdtype(getattr(a, "dtype", np.float32), jax.dtypes.prng_key):
+        a = jax.random.key_data(a)
+    return np.asarray(a)
+
+
 def check_program(fn, args, poly=None):
     """All the checks on one program; raises AssertionError (or a StableHLOError) on failure."""
     exp = export_program(fn, args, poly)
     data = exp.mlir_module_serialized
-    flat = [np.asarray(a) for a in jax.tree.leaves(args)]
-    expected = [np.asarray(x) for x in jax.tree.leaves(jax.jit(fn)(*args))]
+    # the module's arguments: the flattened ones jax kept (it drops unused ones, such as the
+    # running statistics of a BatchNorm in train mode), PRNG keys as their key data
+    leaves = [_plain(a) for a in jax.tree.leaves(args)]
+    flat = [leaves[i] for i in sorted(exp.module_kept_var_idx)]
+    expected = [_plain(x) for x in jax.tree.leaves(jax.jit(fn)(*args))]
     # 1. the artifact jax wrote loads and validates
     m = deserialize(data)
     shlo.verify(m)
@@ -71,14 +88,21 @@ def check_program(fn, args, poly=None):
             np.testing.assert_allclose(g, e, rtol=RTOL, atol=ATOL, err_msg=f"result {i}")
         else:
             np.testing.assert_array_equal(g, e, err_msg=f"result {i}")
-    # 3. serialize; jaxlib reads ours; byte-identical to jaxlib's for the same text
+    # 3. serialize; jaxlib reads ours; byte-identical to jaxlib's for the same text, laid out as
+    # jaxlib's StableHLO version lays it out (a newer serializer reaches an older target's ops by
+    # rewriting newer ones, which reorders use lists: see serialize_as)
     target = artifact_version(data)
-    ours = serialize(mt, target=target)
+    ours = serialize_as(mt, target, writer_version=jaxlib_stablehlo_version())
     theirs = jaxlib_serialize(text, target)
-    assert jaxlib_read(ours) == jaxlib_read(theirs)
-    assert ours == theirs, f"artifact differs from jaxlib's ({len(ours)} vs {len(theirs)} bytes)"
-    # 4. the artifact read back equals what jaxlib reads
-    assert shlo.print_module(deserialize(ours), strip_debuginfo=True).strip() == jaxlib_read(ours).strip()
+    jaxlib_text = jaxlib_read(ours)              # jaxlib reads ours (raises if it cannot)
+    if ours != theirs:                           # equal bytes read equally: compare only on a difference
+        assert jaxlib_text == jaxlib_read(theirs)
+        raise AssertionError(f"artifact differs from jaxlib's ({len(ours)} vs {len(theirs)} bytes)")
+    # 4. the artifact read back equals the module under the IR's equality (default-valued
+    # attributes dropped on the way count as equal) and prints as jaxlib reads it
+    back = deserialize(ours)
+    assert back == mt
+    assert shlo.print_module(back, strip_debuginfo=True).strip() == jaxlib_text.strip()
     return exp
 
 
@@ -378,6 +402,39 @@ def poly_pad_concat(rng):
     return fn, (f32(rng, 3, 4),), ("b, n",)
 
 
+def poly_cumsum_top_k(rng):
+    """jnp.cumsum and lax.top_k with a symbolic k: @stablehlo.dynamic_reduce_window and
+    @stablehlo.dynamic_top_k."""
+    def fn(x):
+        v, i = jax.lax.top_k(jnp.cumsum(x, axis=1), x.shape[1] // 2)
+        return v, i
+    return fn, (f32(rng, 3, 6),), ("b, 2*n",)
+
+
+def approx_max_k(rng):
+    """lax.approx_max_k: @ApproxTopK, which XLA CPU computes exactly."""
+    def fn(x):
+        return jax.lax.approx_max_k(x, 3)
+    return fn, (f32(rng, 4, 16),)
+
+
+def special_functions(rng):
+    """jax.scipy.special functions JAX writes as CHLO ops decomposed by jax.export."""
+    from jax.scipy import special
+
+    def fn(x, p):
+        return (special.erf(x), special.erfc(x), special.erfinv(jnp.tanh(x)), special.gammaln(p),
+                special.digamma(p), jnp.arcsinh(x), jnp.arccosh(p + 1), jnp.sinh(x), jnp.cosh(x))
+    return fn, (f32(rng, 16), np.abs(f32(rng, 16)) + 0.5)
+
+
+def vmap_take(rng):
+    """jax.vmap of indexing: a gather with batching dimensions (StableHLO 1.1.0)."""
+    def fn(a, i):
+        return jax.vmap(lambda row, j: row[j])(a, i)
+    return fn, (f32(rng, 4, 7), np.array([[0, 3], [6, 1], [2, 2], [5, 0]], np.int32))
+
+
 PROGRAMS = {
     "nnx_mlp": nnx_mlp,
     "nnx_cnn_batchnorm_train": _nnx_cnn(True),
@@ -407,4 +464,8 @@ PROGRAMS = {
     "sharding_constraint": sharding_constraint,
     "shape_poly_two_dims": poly_two_dims,
     "shape_poly_pad_concat": poly_pad_concat,
+    "shape_poly_cumsum_top_k": poly_cumsum_top_k,
+    "approx_max_k": approx_max_k,
+    "special_functions": special_functions,
+    "vmap_take": vmap_take,
 }

@@ -323,6 +323,27 @@ def test_jax_export_program_on_xla(tmp_path, capsys):
     assert out.startswith("PASS: model.jaxexp@main") and "output 1: i32, exact" in out
 
 
+def test_lapack_program_on_xla(tmp_path, capsys):
+    """A jax.export program calling LAPACK (@lapack_*_ffi): the XLA worker registers the targets
+    jax registers and fills LAPACK's table before compiling (it crashed with exit -11 before)."""
+    import importlib.util
+    if importlib.util.find_spec("jax") is None:
+        pytest.skip("jax not importable")
+    import jax
+    import jax.numpy as jnp
+    from jax import export
+
+    def f(a, b):
+        return jnp.linalg.solve(a, b), jnp.linalg.det(a), jnp.linalg.cholesky(a @ a.T + 4 * jnp.eye(4))
+    a = np.random.default_rng(0).standard_normal((4, 4)).astype(np.float32) + 4 * np.eye(4, dtype=np.float32)
+    b = np.ones((4, 2), np.float32)
+    p = tmp_path / "solve.mlirbc"
+    p.write_bytes(export.export(jax.jit(f))(a, b).mlir_module_serialized)
+    np.savez(tmp_path / "args.npz", arg_0=a, arg_1=b)
+    assert cli_main(["conform", "--backend", "xla", "--program", str(p), "--inputs", str(tmp_path / "args.npz")]) == 0
+    assert capsys.readouterr().out.startswith("PASS: solve.mlirbc@main")
+
+
 POLY = """
 module @poly attributes {jax.uses_shape_polymorphism = true} {
   func.func public @main(%arg0: tensor<?x?xf32>) -> tensor<?x?xf32> {

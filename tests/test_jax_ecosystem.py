@@ -25,15 +25,7 @@ pytest.importorskip("equinox")
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 import jax_ecosystem_programs as P  # noqa: E402
 
-_XFAIL = {
-    "nnx_cnn_batchnorm_train": "the flattened nnx state in train mode is not the exported argument order (test harness)",
-    "nnx_resnet_block_train": "the flattened nnx state in train mode is not the exported argument order (test harness)",
-    "nnx_rnn_lstm": "nnx.RNN keeps a PRNG key in its state: the harness does not pass key data yet",
-    "nnx_rnn_gru": "nnx.RNN keeps a PRNG key in its state: the harness does not pass key data yet",
-    "linalg_qr": "our artifact differs from jaxlib's by 5 bytes (issue 12, round trips and bytes)",
-    "shape_poly_two_dims": "our artifact differs from jaxlib's by 12 bytes for shape-polymorphic programs (issue 12)",
-    "shape_poly_pad_concat": "our artifact differs from jaxlib's by 9 bytes for shape-polymorphic programs (issue 12)",
-}
+_XFAIL: dict = {}     # name -> reason, for programs that do not pass yet
 
 
 @pytest.mark.parametrize("name", sorted(P.PROGRAMS))

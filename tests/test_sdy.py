@@ -85,3 +85,63 @@ def test_manual_computation_local_types_are_checked():
 def test_unknown_sdy_attribute_is_a_parse_error():
     with pytest.raises(ParseError, match="unknown sdy attribute"):
         shlo.parse('module { func.func @f(%a: tensor<2xf32> {x = #sdy.bogus<1>}) { return } }')
+
+
+# ----------------------------------------------------------------------------- generated attributes
+
+from hypothesis import given, settings, strategies as st  # noqa: E402
+
+
+@st.composite
+def _sharded_program(draw):
+    """A module with a generated mesh, `#sdy.sharding` argument attribute, sharding constraint
+    and `#sdy.op_sharding_rule`, in the syntax MLIR prints."""
+    names = draw(st.lists(st.sampled_from(["x", "y", "z", "w"]), min_size=1, max_size=3, unique=True))
+    sizes = {n: draw(st.sampled_from([1, 2, 4])) for n in names}
+    mesh = ", ".join(f'"{n}"={sizes[n]}' for n in names)
+    free = list(names)
+    dims = []
+    for _ in range(2):
+        k = draw(st.integers(0, min(2, len(free))))
+        axes = []
+        for _ in range(k):
+            a = free.pop(draw(st.integers(0, len(free) - 1)))
+            if sizes[a] == 4 and draw(st.booleans()):
+                axes.append(f'"{a}":(1)2')
+            else:
+                axes.append(f'"{a}"')
+        is_open = draw(st.booleans())
+        body = ", ".join(axes + (["?"] if is_open else []))
+        prio = f"p{draw(st.integers(0, 3))}" if draw(st.booleans()) else ""
+        dims.append("{" + body + "}" + prio)
+    repl = [a for a in free if draw(st.booleans())]
+    sharding = f"<@mesh, [{', '.join(dims)}]" + (", replicated={" + ", ".join(f'"{a}"' for a in repl) + "}" if repl else "") + ">"
+    factors = draw(st.lists(st.integers(1, 8), min_size=2, max_size=2))
+    rule_tail = draw(st.sampled_from(["", " reduction={j}", " need_replication={i}", " reduction={j}, custom"]))
+    rule = f"#sdy.op_sharding_rule<([i, j])->([i, j]) {{i={factors[0]}, j={factors[1]}}}{rule_tail}>"
+    return f"""module @gen {{
+  sdy.mesh @mesh = <[{mesh}]>
+  func.func public @main(%arg0: tensor<8x8xf32> {{sdy.sharding = #sdy.sharding{sharding}}}) -> tensor<8x8xf32> {{
+    %0 = sdy.sharding_constraint %arg0 {sharding} : tensor<8x8xf32>
+    %1 = stablehlo.custom_call @foo(%0) {{sdy.sharding_rule = {rule}}} : (tensor<8x8xf32>) -> tensor<8x8xf32>
+    return %1 : tensor<8x8xf32>
+  }}
+}}
+""", sharding, rule
+
+
+@settings(max_examples=40, deadline=None)
+@given(_sharded_program())
+def test_generated_sdy_attributes_round_trip(case):
+    """The parser and printer, and the sdy codec of portable artifacts, round-trip generated
+    meshes, shardings (sub-axes, open dims, priorities, replicated axes) and sharding rules."""
+    text, sharding, rule = case
+    m = shlo.parse(text)
+    printed = shlo.print_module(m)
+    assert sharding in printed and rule in printed
+    assert shlo.print_module(shlo.parse(printed)) == printed
+    data = serialize(m, target="1.9.0")
+    back = deserialize(data)
+    assert back == m
+    assert shlo.print_module(back, strip_debuginfo=True) == shlo.print_module(m, strip_debuginfo=True)
+    assert serialize(back, target="1.9.0") == data
