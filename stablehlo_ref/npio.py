@@ -13,6 +13,7 @@ import io
 import math
 import tokenize
 import zipfile
+import zlib
 from dataclasses import dataclass
 from typing import Callable, List, Optional, Tuple
 
@@ -54,7 +55,7 @@ class ArrayEntry:
                 if not chunk:
                     raise UsageError(f"{self.where}: array data ends after {len(buf)} of {need} bytes")
                 buf += chunk
-        except (zipfile.BadZipFile, OSError, EOFError, ValueError, NotImplementedError) as e:
+        except (zipfile.BadZipFile, zlib.error, OSError, EOFError, ValueError, NotImplementedError) as e:
             raise UsageError(f"{self.where}: cannot read array data: {e}") from None
         finally:
             f.close()
@@ -92,7 +93,7 @@ def _read_header(f, where: str):
             shape, fortran, dtype = fmt._read_array_header(f, (3, 0), max_header_size=10000)
         else:
             raise ValueError(f"unsupported .npy format version {major}.{minor}")
-    except (ValueError, SyntaxError, TypeError, OverflowError, EOFError, zipfile.BadZipFile,
+    except (ValueError, SyntaxError, TypeError, OverflowError, EOFError, zipfile.BadZipFile, zlib.error,
             OSError, NotImplementedError, MemoryError, tokenize.TokenError) as e:
         # (numpy tokenizes headers of old files to repair them: TokenError on broken ones)
         raise UsageError(f"{where}: not a valid .npy array ({e})") from None
@@ -119,7 +120,7 @@ def open_arrays(data: bytes, name: str) -> List[ArrayEntry]:
     try:
         z = zipfile.ZipFile(io.BytesIO(data))
         infos = z.infolist()
-    except (zipfile.BadZipFile, zipfile.LargeZipFile, OSError, ValueError, EOFError, NotImplementedError) as e:
+    except (zipfile.BadZipFile, zipfile.LargeZipFile, zlib.error, OSError, ValueError, EOFError, NotImplementedError) as e:
         raise UsageError(f"{name}: not a valid .npz archive ({e})") from None
     out = []
     seen = set()
@@ -135,7 +136,7 @@ def open_arrays(data: bytes, name: str) -> List[ArrayEntry]:
         def opener(info=info, where=where):
             try:
                 return z.open(info)
-            except (zipfile.BadZipFile, OSError, ValueError, NotImplementedError, RuntimeError) as e:
+            except (zipfile.BadZipFile, zlib.error, OSError, ValueError, NotImplementedError, RuntimeError) as e:
                 raise UsageError(f"{where}: cannot read the archive member ({e})") from None
         f = opener()
         try:

@@ -52,6 +52,12 @@ def _compare(want, got, rtol, atol, et):
 def test_unary_decomposition_matches_the_chlo_kernel(op, domain, rtol, atol, et, data):
     lo, hi = domain
     xs = data.draw(st.lists(st.floats(lo, hi, allow_nan=False, width=32), min_size=4, max_size=12))
+    # Subnormal inputs are left out: upstream's decompositions compute in the input type, and
+    # some (lgamma's reflection through sin(pi*x)) keep only the few bits a subnormal has, so
+    # they differ from the direct kernels by design there (lgamma(1.4e-45) in f32: 103.33
+    # against 103.28).
+    tiny = float(ml_dtypes.finfo(_DT[et]).tiny)
+    xs = [v if v == 0 or abs(v) >= tiny else 0.0 for v in xs]
     x = np.array(xs + [0.0], dtype=np.float64).astype(_DT[et])
     src = _program(op, et, et, len(x))
     want = shlo.run(shlo.parse(src), x)[0]
