@@ -109,6 +109,24 @@ def _grid_of(ctx):
 
 
 # ------------------------------------------------------------------ run_parallel
+def run_threads(work, arglists, errors) -> None:
+    """Run work(*args) for each of `arglists` on its own thread (with a large stack: each runs
+    a whole program), wait for all, then raise the first exception a thread left in `errors`."""
+    old = threading.stack_size()
+    threading.stack_size(64 * 1024 * 1024)
+    try:
+        threads = [threading.Thread(target=work, args=tuple(a), daemon=True) for a in arglists]
+    finally:
+        threading.stack_size(old)
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join()
+    for e in errors:
+        if e is not None:
+            raise e
+
+
 @harness_op("interpreter.run_parallel")
 def run_parallel(ctx, op, *inputs):
     from .evaluator import Interpreter
@@ -157,20 +175,7 @@ def run_parallel(ctx, op, *inputs):
             errors[i] = e
             grid.done(pid, failed=True)
 
-    old = threading.stack_size()
-    threading.stack_size(64 * 1024 * 1024)
-    try:
-        threads = [threading.Thread(target=work, args=(i, *job), daemon=True)
-                   for i, job in enumerate(jobs)]
-    finally:
-        threading.stack_size(old)
-    for t in threads:
-        t.start()
-    for t in threads:
-        t.join()
-    for e in errors:
-        if e is not None:
-            raise e
+    run_threads(work, [(i, *job) for i, job in enumerate(jobs)], errors)
     if any(r is None for r in results):
         raise InterpreterError("interpreter.run_parallel: a process was aborted")
     flat = [v for r in results for v in r]

@@ -18,6 +18,7 @@ import numpy as np
 from ..errors import InterpreterError, NotImplementedOpError
 from ..ir.attributes import SymbolRefAttr
 from ..ir.sdy import SdyAttr
+from .collective import run_threads
 from .registry import kernel, op_cache
 
 
@@ -161,20 +162,11 @@ def manual_computation(ctx, op, *operands):
 
     if layout.n == 1:
         work(0)
+        for e in errors:
+            if e is not None:
+                raise e
     else:
-        old = threading.stack_size()
-        threading.stack_size(64 * 1024 * 1024)
-        try:
-            threads = [threading.Thread(target=work, args=(i,), daemon=True) for i in range(layout.n)]
-        finally:
-            threading.stack_size(old)
-        for t in threads:
-            t.start()
-        for t in threads:
-            t.join()
-    for e in errors:
-        if e is not None:
-            raise e
+        run_threads(work, [(i,) for i in range(layout.n)], errors)
     if any(r is None for r in results):
         raise InterpreterError("sdy.manual_computation: a device's run was aborted", where)
     out = []
