@@ -95,7 +95,6 @@ def test_rng_bit_generator_state_size_checked():
 def _jax():
     try:
         import jax as j
-        j.config.update("jax_enable_x64", True)
         return j
     except Exception:  # noqa: BLE001
         return None
@@ -116,9 +115,17 @@ def test_rng_bit_generator_matches_jax(alg, et, shape, key, ctr):
     algs = {"THREE_FRY": lax.RandomAlgorithm.RNG_THREE_FRY, "PHILOX": lax.RandomAlgorithm.RNG_PHILOX,
             "DEFAULT": lax.RandomAlgorithm.RNG_DEFAULT}
     dt = {"ui8": np.uint8, "ui16": np.uint16, "ui32": np.uint32, "ui64": np.uint64}[et]
-    with j.default_device(j.devices("cpu")[0]):
-        js, jb = lax.rng_bit_generator(j.numpy.array([key, ctr], dtype=np.uint64), shape, dt,
-                                       algorithm=algs[alg])
+    # 64-bit state needs x64; switched on for this call only, so that tests sharing the
+    # process (which build float32 programs) keep jax's default
+    prev = bool(j.config.jax_enable_x64)
+    j.config.update("jax_enable_x64", True)
+    try:
+        with j.default_device(j.devices("cpu")[0]):
+            js, jb = lax.rng_bit_generator(j.numpy.array([key, ctr], dtype=np.uint64), shape, dt,
+                                           algorithm=algs[alg])
+            js, jb = np.asarray(js), np.asarray(jb)
+    finally:
+        j.config.update("jax_enable_x64", prev)
     s, b = _bitgen(alg, [key, ctr], et, shape)
     assert np.array_equal(np.asarray(js), s)
     assert b.dtype == np.asarray(jb).dtype and np.array_equal(np.asarray(jb), b)
