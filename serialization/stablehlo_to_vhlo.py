@@ -369,19 +369,7 @@ def op_to_vhlo(op: Operation, vmap: Dict[int, Value], leaf: Optional[tuple] = No
         if nv is None:
             raise SerializationError(f"{where}: operand is used before it is defined")
         operands.append(nv)
-    for r in op.regions:
-        nr = Region()
-        for b in r.blocks:
-            nb = Block([type_to_vhlo(a.type) for a in b.arguments], arg_locations=block_arg_locations(b))
-            for a, na in zip(b.arguments, nb.arguments):
-                vmap[id(a)] = na
-            if leaf is None:
-                for o in b.operations:
-                    nb.operations.append(op_to_vhlo(o, vmap, leaf))
-            else:
-                _ops_to_vhlo(b.operations, nb.operations, vmap, leaf)
-            nr.blocks.append(nb)
-        new.regions.append(nr)
+    _regions_to_vhlo(op, new, vmap, leaf, type_to_vhlo)
     return new
 
 
@@ -399,10 +387,16 @@ def _foreign_op(op: Operation, vmap: Dict[int, Value], leaf) -> Operation:
         if nv is None:
             raise SerializationError(f"{_Where(op)}: operand is used before it is defined")
         new.operands.append(nv)
+    _regions_to_vhlo(op, new, vmap, leaf, lambda t: t)   # its block arguments keep builtin types
+    return new
+
+
+def _regions_to_vhlo(op: Operation, new: Operation, vmap: Dict[int, Value], leaf, arg_type) -> None:
+    """`op`'s regions converted into `new`: block arguments typed by `arg_type`, the ops VHLO."""
     for r in op.regions:
         nr = Region()
         for b in r.blocks:
-            nb = Block([a.type for a in b.arguments], arg_locations=block_arg_locations(b))
+            nb = Block([arg_type(a.type) for a in b.arguments], arg_locations=block_arg_locations(b))
             for a, na in zip(b.arguments, nb.arguments):
                 vmap[id(a)] = na
             if leaf is None:
@@ -412,7 +406,6 @@ def _foreign_op(op: Operation, vmap: Dict[int, Value], leaf) -> Operation:
                 _ops_to_vhlo(b.operations, nb.operations, vmap, leaf)
             nr.blocks.append(nb)
         new.regions.append(nr)
-    return new
 
 
 def _ops_to_vhlo(ops, out: list, vmap: Dict[int, Value], leaf: tuple):
