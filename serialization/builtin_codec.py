@@ -398,6 +398,12 @@ def decode_elements(blob, t: T.TensorType, fail) -> np.ndarray:
         u = arr.view(np.uint8).astype(np.int16) & ((1 << nbits) - 1)
         u = np.where(u >= (1 << (nbits - 1)), u - (1 << nbits), u)
         arr = u.astype(dt)
+    elif nbits < 8 and storage.kind != "bool":
+        # other sub-byte types (ui2, ui4, f4E2M1FN, f6*): MLIR reads only the low bits of each
+        # byte, so set upper bits must not change the value (nor make it unprintable)
+        u = arr.view(np.uint8)
+        if (u >> nbits).any():
+            arr = (u & np.uint8((1 << nbits) - 1)).view(dt)
     if splat:
         return np.broadcast_to(arr.reshape(()), t.shape)   # (an empty one keeps its value)
     return arr.reshape(t.shape)

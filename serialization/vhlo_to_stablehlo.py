@@ -131,6 +131,10 @@ def attr_from_vhlo(a, kind: Optional[str] = None):
     if k == "tensor_v1":
         arr, bt = _tensor_array(a)
         if kind in ("dense_i64_array", "dense_bool_array"):
+            want = "i64" if kind == "dense_i64_array" else "i1"
+            if getattr(bt.element_type, "name", None) != want:
+                raise SerializationError(f"a {kind.replace('_', ' ')} attribute holds elements of "
+                                         f"type {bt.element_type}, not {want}")
             return A.DenseArrayAttr(bt.element_type, tuple(bool(x) for x in arr.reshape(-1)) if bt.element_type.kind == "bool"
                                     else tuple(int(x) for x in arr.reshape(-1)))
         return A.DenseElementsAttr(bt, arr)

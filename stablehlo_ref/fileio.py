@@ -191,7 +191,17 @@ def write_output(path: str, data: Union[bytes, Writer], what: str = "output") ->
     """Write `data` (bytes, or a function that writes to a binary file object) to `path`;
     see the module docstring for what happens with each kind of target."""
     if path == "-":
-        out = sys.stdout.buffer
+        out = getattr(sys.stdout, "buffer", None)
+        if out is None:
+            # stdout replaced by a text stream (an embedding application): text goes there,
+            # binary data cannot
+            if not isinstance(data, bytes):
+                raise UsageError("stdout is a text stream: give -o FILE for binary output")
+            try:
+                sys.stdout.write(data.decode("utf-8"))
+            except UnicodeDecodeError:
+                raise UsageError("stdout is a text stream: give -o FILE for binary output") from None
+            return
         _emit(out, data, "stdout")
         try:
             out.flush()

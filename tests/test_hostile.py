@@ -225,3 +225,78 @@ def test_the_command_line_applies_max_nesting(tmp_path, capsys):
     err = capsys.readouterr().err
     assert "--max-nesting" in err and "deep.mlir:51:" in err
     assert main(["validate", str(f)]) == 0
+
+
+# ------------------------------------------------------------------ found by the campaign of stop 22
+
+def test_an_f64_struct_field_written_as_hexadecimal_bits_reads_back_as_the_float():
+    # MLIR prints an infinite or NaN APFloat field as its bits; `rtol = 0x7FF0...` is +inf
+    text = ('func.func @f(%a: tensor<f32>) -> tensor<f32> {\n'
+            '  %0 = stablehlo.log %a {result_accuracy = #stablehlo.result_accuracy<rtol = 0x7FF0000000000000, '
+            'atol = 1, mode = #stablehlo.result_accuracy_mode<DEFAULT>>} : tensor<f32>\n'
+            '  return %0 : tensor<f32>\n}\n')
+    p = shlo.print_module(shlo.parse(text))
+    assert "rtol = 0x7FF0000000000000" in p and "atol = 1.000000e+00" in p
+    assert shlo.print_module(shlo.parse(p)) == p
+
+
+@pytest.mark.parametrize("text, match", [
+    ("func.func @f(%a: tensor<2x!quant.uniform<i8:!stablehlo.token, 0.1>>) -> () {\n return\n}",
+     "expressed type .* floating-point"),
+    ("func.func @f(%a: tensor<2x!quant.uniform<i8:i32, 0.1>>) -> () {\n return\n}", "expressed type .* floating-point"),
+    ('func.func @f(%a: tensor<4xf32>, %b: tensor<f32>) -> tensor<4xf32> {\n'
+     '  %0 = "stablehlo.reduce_window"(%a, %b) <{window_dimensions = array<i64: 1>}> ({\n'
+     '  ^bb0(%x: tensor<f32>, %y: tensor<f32>):\n    stablehlo.return %x : tensor<f32>\n'
+     '  }) : (tensor<4xf32>, tensor<f32>) -> tensor<4xf32>\n  return %0 : tensor<4xf32>\n}\n', None),
+])
+def test_quantized_expressed_types_and_window_integers(text, match):
+    if match is None:       # the compact window syntax with a padding past i64
+        text = ("func.func @f(%a: tensor<1x4x4x1xf32>, %k: tensor<2x2x1x1xf32>) -> tensor<1x4x4x1xf32> {\n"
+                "  %0 = stablehlo.convolution(%a, %k) dim_numbers = [b, 0, 1, f]x[0, 1, i, o]->[b, 0, 1, f], "
+                "window = {pad = [[0, " + "9" * 25 + "], [0, 0]]} {batch_group_count = 1 : i64, "
+                "feature_group_count = 1 : i64} : (tensor<1x4x4x1xf32>, tensor<2x2x1x1xf32>) -> tensor<1x4x4x1xf32>\n"
+                "  return %0 : tensor<1x4x4x1xf32>\n}\n")
+        match = "does not fit in i64"
+    with pytest.raises(ParseError, match=match):
+        shlo.parse(text)
+
+
+def test_a_hand_written_syntax_that_cannot_hold_the_op_prints_generic():
+    text = ('func.func @f() -> tensor<i32> {\n'
+            '  %0 = "chlo.constant"() {value = dense<1> : tensor<ui64>} : () -> tensor<i32>\n'
+            '  return %0 : tensor<i32>\n}\n')
+    p = shlo.print_module(shlo.parse(text))
+    assert '"chlo.constant"()' in p
+    assert shlo.print_module(shlo.parse(p)) == p
+
+
+def test_builtin_scalars_are_never_stablehlo_values():
+    from stablehlo_ref.errors import VerificationError
+    text = ('func.func @f(%a: tensor<i64>) -> () {\n'
+            '  %0 = "stablehlo.tuple"(%a) : (tensor<i64>) -> f64\n'
+            '  %1 = "stablehlo.get_tuple_element"(%0) {index = 0 : i32} : (f64) -> tensor<i64>\n'
+            '  return\n}\n')
+    with pytest.raises(VerificationError, match="must be tuple"):
+        shlo.verify(shlo.parse(text))
+
+
+def test_sub_byte_elements_read_only_their_low_bits():
+    # MLIR keeps one byte per f4/f6/i2/i4/ui2/ui4 element and reads its low bits only
+    from stablehlo_ref.ir.types import ELEMENT_TYPES, TensorType
+    from stablehlo_ref.serialization.builtin_codec import decode_elements
+    fail = lambda m: pytest.fail(m)
+    for name, raw, want in [("f6E3M2FN", b"\x80\x81", [0.0, 0.0625]), ("f4E2M1FN", b"\xf0\x12", [0.0, 1.0]),
+                            ("ui4", b"\xf3\x10", [3, 0]), ("ui2", b"\xfe\x05", [2, 1]), ("i4", b"\xff\x17", [-1, 7])]:
+        arr = decode_elements(raw, TensorType((2,), ELEMENT_TYPES[name]), fail)
+        assert [float(x) for x in arr] == want, name
+        if name.startswith("f"):
+            assert not np.signbit(arr.astype(np.float32)[0]), name    # 0x80/0xf0: +0, not -0
+
+
+def test_a_dense_array_attribute_of_the_wrong_element_type_in_bytecode():
+    from stablehlo_ref.serialization.vhlo_to_stablehlo import attr_from_vhlo
+    from stablehlo_ref.serialization.vhlo_values import Blob, VAttr, VType
+    t = VType("tensor_v1", ((2,), VType("f32_v1", ()), None))
+    a = VAttr("tensor_v1", (t, Blob(np.array([np.inf, 1], np.float32).tobytes())))
+    with pytest.raises(SerializationError, match="dense i64 array"):
+        attr_from_vhlo(a, "dense_i64_array")

@@ -163,20 +163,27 @@ def check_cli(args: List[str]) -> str:
     import io
     from ..cli import main
     err = io.StringIO()
-    out = io.StringIO()
+    # a process's stdout: text with a binary buffer underneath (`print` and `convert -o -`
+    # write bytes to it)
+    out = io.TextIOWrapper(io.BytesIO(), encoding="utf-8")
     with contextlib.redirect_stderr(err), contextlib.redirect_stdout(out):
         rc = main(args)
+    out.flush()
+    printed = out.buffer.getvalue().decode("utf-8", "replace")
     e = err.getvalue()
     if "Traceback" in e:
         raise Finding("a traceback on stderr:\n" + e[-2000:])
     if rc not in (0, 1, 2):
-        raise Finding(f"exit code {rc}")
+        raise Finding(f"exit code {rc}: {e[:500]!r}")
     # a diagnostic as MLIR prints it: `[location: ]error: message` (then source line and caret)
     import re
     diag = re.match(r"^(?:[^\n]*?: )?error: ", e) is not None
-    if rc != 0 and not diag and not out.getvalue().strip():
+    if rc != 0 and not diag and not printed.strip():
         raise Finding(f"exit code {rc} with neither an `error:` line nor a report: {e[:300]!r}")
-    if e and not diag and "warning: " not in e.split("\n", 1)[0] and "--trace" not in args:
+    first = e.split("\n", 1)[0]
+    # `convert` says which target it chose (`note: target V, ...`) on success
+    note = rc == 0 and first.startswith("note: ") and args[:1] == ["convert"]
+    if e and not diag and not note and "warning: " not in first and "--trace" not in args:
         raise Finding(f"stderr that is not an `error:` line: {e[:300]!r}")
     return f"exit {rc}"
 

@@ -36,6 +36,12 @@ def _struct_fields(kind: str):
     return None
 
 
+def struct_field_kind(struct: str, field: str) -> Optional[str]:
+    """The spec's kind of `field` of struct `struct` (None if either is unknown)."""
+    known = _struct_fields(struct)
+    return None if known is None else known[0].get(field)
+
+
 def _field_ok(kind: str, v) -> bool:
     if v is None:
         return True                       # an omitted field (its default)

@@ -377,9 +377,9 @@ def _c_window(p, st, args, op_name):
             if not sc.accept("]"):
                 while True:
                     sc.expect("[")
-                    lo = sc.integer()
+                    lo = _i64(sc)
                     sc.expect(",")
-                    hi = sc.integer()
+                    hi = _i64(sc)
                     sc.expect("]")
                     rows.append((lo, hi))
                     if not sc.accept(","):
@@ -395,7 +395,7 @@ def _c_window(p, st, args, op_name):
                     if key == "reverse" and (sc.peek_keyword("true") or sc.peek_keyword("false")):
                         vals.append(sc.accept_keyword("true") or not sc.accept_keyword("false"))
                     else:
-                        vals.append(sc.integer())
+                        vals.append(_i64(sc))
                     if not sc.accept(","):
                         break
                 sc.expect("]")
@@ -405,6 +405,16 @@ def _c_window(p, st, args, op_name):
                 st.attrs[target] = DenseArrayAttr(i64, tuple(vals))
         if not sc.accept(","):
             break
+
+
+def _i64(sc) -> int:
+    """An integer literal that must fit the i64 of the attribute it goes into."""
+    sc.ws()
+    pos = sc.pos
+    v = sc.integer()
+    if not -(1 << 63) <= v < 1 << 63:
+        raise sc.error(f"integer {v} does not fit in i64", pos)
+    return v
 
 
 def _pc_window(pr, op, ospec, groups, args, types_of, used):

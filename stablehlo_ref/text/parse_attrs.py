@@ -15,7 +15,7 @@ from ..ir.attributes import (AffineMapAttr, ArrayAttr, Attribute, BoolAttr, Call
                              EnumAttr, FileLineColLoc, FloatAttr, FusedLoc, IntegerAttr, Location,
                              NameLoc, OpaqueAttr, STRUCT_FIELDS, StringAttr, StructAttr, SymbolRefAttr,
                              TypeAttr, UNKNOWN_LOC, UnitAttr, UnknownLoc, dot_algorithm_problems)
-from ..ir.wellformed import enum_cases, struct_problem
+from ..ir.wellformed import enum_cases, struct_field_kind as _struct_field_kind, struct_problem
 from ..deep import check_depth
 from ..limits import check_tensor
 from ..ir.types import (ELEMENT_TYPES, ElementType, FunctionType, NoneType, OpaqueType,
@@ -226,7 +226,10 @@ class TypeAttrParser:
             if (smin, smax) == _full_storage_range(storage):
                 smin = smax = None      # the default range: the same type as plain `i8`
         sc.expect(":")
+        pos = sc.pos
         expressed = self.parse_element_type()
+        if not (isinstance(expressed, ElementType) and expressed.is_float):
+            raise sc.error("expressed type of a quantized type must be a floating-point type", pos)
         axis = None
         if sc.accept(":"):
             axis = sc.integer()
@@ -652,7 +655,13 @@ class TypeAttrParser:
                 if key in got:
                     raise sc.error(f"duplicated `{key}` entry in #{name}", key_pos)
                 sc.expect("=")
+                val_pos = sc.pos
                 got[key] = self._struct_value()
+                if known and isinstance(got[key], int) and not isinstance(got[key], bool) and \
+                        _struct_field_kind(name, key) == "f64":
+                    # an APFloat field: `1` is 1.0 and a hexadecimal literal holds its bits
+                    # (how MLIR prints inf and nan), not an integer
+                    got[key] = self._f64_of_int_literal(got[key], val_pos)
                 order.append(key)
                 if not sc.accept(",") or sc.peek(">"):
                     break
@@ -660,6 +669,17 @@ class TypeAttrParser:
         if known:
             return tuple((k, got.get(k, d)) for k, d in known)
         return tuple((k, got[k]) for k in order)
+
+    def _f64_of_int_literal(self, v: int, pos: int) -> float:
+        sc = self.sc
+        if sc.s[pos:sc.pos].strip().lstrip("+-")[:2] in ("0x", "0X"):
+            if not 0 <= v < 1 << 64:
+                raise sc.error("hexadecimal float literal does not fit in 64 bits", pos)
+            return float(np.frombuffer(v.to_bytes(8, "little"), np.float64)[0])
+        try:
+            return float(v)
+        except OverflowError:
+            raise sc.error("integer literal too large for an f64 field", pos) from None
 
     def _struct_value(self):
         sc = self.sc

@@ -434,9 +434,9 @@ class Printer:
         if not self.generic and shape_problem(op) is None:
             syntax = OP_SYNTAX.get(op.name)
             if syntax is not None:
+                # a hand-written syntax is the op's only pretty form: None means generic
                 r = syntax.print(self, op, indent)
-                if r is not None:
-                    return r
+                return r if r is not None else self.generic_op(op, indent)
             n = _elementwise_arity(op.name)
             if n and len(op.operands) == n and len(op.results) == 1:
                 return [self._elementwise(op, pad)]

@@ -161,7 +161,9 @@ def type_matches(t, cat: str) -> bool:
     if isinstance(t, OpaqueType) and t.text.startswith(("memref<", "vector<")):
         return False  # builtin buffer and vector types are never tensors
     if not isinstance(t, TensorType):
-        return True   # opaque or other-dialect types: not ours to judge
+        # other dialects' types are not ours to judge; a builtin scalar (`f64`, `index`), a
+        # function type or `none` is never a StableHLO value
+        return isinstance(t, OpaqueType)
     if not tensors_ok:
         return False
     if rank is not None and t.rank != rank:
