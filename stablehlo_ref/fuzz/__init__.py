@@ -17,6 +17,7 @@ from __future__ import annotations
 
 import os
 import random
+import re
 import signal
 import traceback
 from collections import Counter
@@ -253,6 +254,10 @@ def record(report: Report, exc: BaseException, sample, out_dir: Optional[Path]):
         sig = "hang"
     elif isinstance(exc, Finding):
         sig = "Finding: " + str(exc).split("\n")[0][:80]
+        # round-trip changes group by the op on the first changed line (distinct causes)
+        m = re.search(r"\n- [^\n]*?\b([a-z_]+\.[a-z_0-9]+)", str(exc))
+        if m:
+            sig += f" [{m.group(1)}]"
     else:
         sig = signature(exc)
     f = report.failures.get(sig)
