@@ -300,3 +300,21 @@ def test_a_dense_array_attribute_of_the_wrong_element_type_in_bytecode():
     a = VAttr("tensor_v1", (t, Blob(np.array([np.inf, 1], np.float32).tobytes())))
     with pytest.raises(SerializationError, match="dense i64 array"):
         attr_from_vhlo(a, "dense_i64_array")
+
+
+def test_a_region_using_its_own_ops_result_does_not_verify():
+    # an artifact can number any value anywhere; the text parser cannot express this
+    from stablehlo_ref.errors import VerificationError
+    text = ('func.func @f(%p: tensor<i32>, %a: tensor<2xi64>) -> tensor<2xi64> {\n'
+            '  %0 = "stablehlo.case"(%p) ({\n    stablehlo.return %a : tensor<2xi64>\n'
+            '  }) : (tensor<i32>) -> tensor<2xi64>\n  return %0 : tensor<2xi64>\n}\n')
+    m = shlo.parse(text)
+    shlo.verify(m)
+    func = m.op.regions[0].blocks[0].operations[0]
+    case = func.regions[0].blocks[0].operations[0]
+    ret = case.regions[0].blocks[0].operations[0]
+    ret.operands[0] = case.results[0]
+    with pytest.raises(VerificationError, match="does not dominate"):
+        shlo.verify(m)
+    ret.operands[0] = func.regions[0].blocks[0].arguments[1]     # back to a value defined above
+    shlo.verify(m)

@@ -357,20 +357,50 @@ def collect(module: Module) -> List[VerificationError]:
     return call_with_room(_collect, module)
 
 
+def _undominated(op: Operation, visible: set) -> Optional[VerificationError]:
+    """An operand defined neither earlier in the op's block nor in an enclosing scope (an
+    artifact can number any value anywhere, e.g. a region using its own op's results)."""
+    for i, v in enumerate(op.operands):
+        if id(v) not in visible:
+            return make_error(op, "", f"operand #{i} does not dominate this use")
+    return None
+
+
 def _collect(module: Module) -> List[VerificationError]:
     errors = []
 
-    def walk(op, func):
+    def walk(op, func, visible):
         err = _verify_op(op, module, func)
+        if err is None and op.operands:
+            err = _undominated(op, visible)
         if err is not None:
             errors.append(err)
         inner = op if op.name == "func.func" else func
+        if op.name in ("func.func", "builtin.module"):
+            visible = set()         # isolated from above
         for region in op.regions:
+            # one set for the whole walk: a region's values are added while it is walked and
+            # removed after. Values of every block of a region count as visible in all of them
+            # (StableHLO's regions have one block; dominance across a CFG is not checked here)
+            added = []
+            for block in region.blocks:
+                added.extend(id(a) for a in block.arguments)
+            multi = len(region.blocks) > 1
+            if multi:
+                added.extend(id(r) for block in region.blocks for child in block.operations for r in child.results)
+            fresh = [k for k in added if k not in visible]
+            visible.update(fresh)
             for block in region.blocks:
                 for child in block.operations:
-                    walk(child, inner)
+                    walk(child, inner, visible)
+                    if not multi:
+                        for r in child.results:
+                            if id(r) not in visible:
+                                visible.add(id(r))
+                                fresh.append(id(r))
+            visible.difference_update(fresh)
 
-    walk(module.op, None)
+    walk(module.op, None, set())
     return errors
 
 
