@@ -4,6 +4,7 @@ the reference backend, export."""
 from __future__ import annotations
 
 import ast
+import importlib.util
 import json
 import math
 import subprocess
@@ -272,3 +273,58 @@ def test_generated_sample_on_xla():
         rep = run_suite(b, cases, timeout=120, known=known, complete=False)
     assert rep.counts()["pass"] >= len(cases) // 2, rep.format()[-3000:]
     assert not rep.regressions(), rep.format()[-3000:]
+
+
+KNOWN_UPSTREAM = REPO / "tests" / "known_failures" / "generated_upstream.txt"
+KNOWN_IREE = REPO / "tests" / "known_failures" / "generated_iree.txt"
+
+
+def test_generated_sample_on_upstream():
+    """The same fixed sample on upstream's C++ reference interpreter, against its pinned
+    differences (tests/known_failures/generated_upstream.txt): an unlisted failure or a listed,
+    non-flaky case that passes fails the test."""
+    if not HAVE_JAX:
+        pytest.skip("jax not importable (the upstream interpreter comes with the interop extra)")
+    cases = _sample(generate_cases(), 6)
+    known = load_known_failures(str(KNOWN_UPSTREAM))
+    with get_backend("upstream") as b:
+        ok, why = b.available()
+        if not ok:
+            pytest.skip(f"upstream interpreter unavailable: {why}")
+        rep = run_suite(b, cases, timeout=120, known=known, complete=False)
+    assert rep.counts()["pass"] >= len(cases) // 2, rep.format()[-3000:]
+    assert rep.ok, rep.format()[-3000:]
+
+
+def _importable(name):
+    try:
+        return importlib.util.find_spec(name) is not None
+    except ImportError:
+        return False
+
+
+HAVE_IREE = _importable("iree.compiler") and _importable("iree.runtime")
+
+# real IREE deviations the sample always includes (besides every 40th case): i1 addition as
+# xor, f8E4M3FN (no infinities; NaN is S.1111.111) compared, clamped and classified wrongly
+IREE_DEVIATIONS = ["generated/stablehlo.add/i1/values", "generated/stablehlo.compare/f8E4M3FN/LT_FLOAT",
+                   "generated/stablehlo.is_finite/f8E4M3FN/values", "generated/stablehlo.clamp/f8E4M3FN/values"]
+
+
+def test_generated_sample_on_iree():
+    """A fixed sample (~1 s each to compile) through IREE's CPU backend against its pinned list
+    (tests/known_failures/generated_iree.txt; its code is compiled for the host CPU, so ULP-level
+    and subnormal differences are `flaky:` entries)."""
+    if not HAVE_IREE:
+        pytest.skip("iree.compiler / iree.runtime not importable")
+    every = generate_cases()
+    cases = _sample(every, 40)
+    cases += [c for c in every if c.id in IREE_DEVIATIONS and c not in cases]
+    known = load_known_failures(str(KNOWN_IREE))
+    assert all(k in known and not known[k].startswith("flaky") for k in IREE_DEVIATIONS)
+    with get_backend("iree") as b:
+        ok, why = b.available()
+        assert ok, why
+        rep = run_suite(b, cases, timeout=120, known=known, complete=False)
+    assert rep.counts()["pass"] >= len(cases) // 2, rep.format()[-3000:]
+    assert rep.ok, rep.format()[-3000:]
