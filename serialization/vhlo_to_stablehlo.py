@@ -70,6 +70,13 @@ def _type_from_vhlo(t: VType):
         st = type_from_vhlo(t.args[1])
         ex = type_from_vhlo(t.args[2])
         signed = bool(t.args[0] & 1)
+        if isinstance(st, T.ElementType) and st.is_integer:
+            # the flags decide signedness (MLIR's storage types are signless): flag 0 over a
+            # signless iN is the quant dialect's `uN`; flag 1 over an unsigned type is a contradiction
+            if st.is_unsigned and signed:
+                raise SerializationError(f"quantized type: signed flag over unsigned storage type {st.name}")
+            if not st.is_unsigned and not signed:
+                st = T.ELEMENT_TYPES.get("ui" + st.name[1:], st)
         lo, hi = _storage_range(st, signed)
         if k == "quant_v1":
             _, _, _, scale, zp, mn, mx = t.args
@@ -77,7 +84,9 @@ def _type_from_vhlo(t: VType):
         else:
             _, _, _, qd, mn, mx, sc, zps = t.args
             scales, zps = tuple(_raw_f64(s) for s in sc), tuple(zps)
-        return T.QuantizedType(st, ex, scales, zps, qd, None if mn == lo else mn, None if mx == hi else mx, signed)
+        if (mn, mx) == (lo, hi):
+            mn = mx = None          # the default range, as the text form `i8` (both or neither)
+        return T.QuantizedType(st, ex, scales, zps, qd, mn, mx, signed)
     if k == "future_v1":
         return T.OpaqueType("!stablehlo.future<" + ", ".join(str(type_from_vhlo(x)) for x in t.args[0]) + ">")
     if k == "buffer_v1":

@@ -318,3 +318,76 @@ def test_a_region_using_its_own_ops_result_does_not_verify():
         shlo.verify(m)
     ret.operands[0] = func.regions[0].blocks[0].arguments[1]     # back to a value defined above
     shlo.verify(m)
+
+
+# --- findings of the third round of campaigns
+
+def _stable(text):
+    m = shlo.parse(text)
+    for generic in (False, True):
+        p = shlo.print_module(m, generic=generic)
+        assert shlo.print_module(shlo.parse(p), generic=generic) == p
+    return m
+
+
+@pytest.mark.parametrize("attr, op, types", [
+    ("{dimension = 1 : i1}", "get_dimension_size", "(tensor<4x2xf32>) -> tensor<i32>"),
+    ("{dimension = 1 : i32}", "get_dimension_size", "(tensor<4x2xf32>) -> tensor<i32>"),
+    ("{index = 0 : i1}", "get_tuple_element", "(tuple<tensor<4x2xf32>>) -> tensor<4x2xf32>"),
+    ("{index = 0 : i64}", "get_tuple_element", "(tuple<tensor<4x2xf32>>) -> tensor<4x2xf32>"),
+])
+def test_an_integer_attribute_of_another_integer_type_does_not_verify(attr, op, types):
+    # I64Attr / I32Attr: the integer's type is part of the attribute, as in MLIR
+    ins, out = types[1:].split(") -> ")
+    text = (f'func.func @f(%a: {ins}) -> {out} {{\n  %0 = "stablehlo.{op}"(%a) {attr} : {types}\n'
+            f'  return %0 : {out}\n}}\n')
+    m = _stable(text)
+    with pytest.raises(shlo.VerificationError, match="must be i(64|32)"):
+        shlo.verify(m)
+
+
+def test_unknown_ops_of_the_specs_dialects_are_parse_errors_and_names_print_escaped():
+    body = ('func.func @f(%a: tensor<2xf32>) -> tensor<2xf32> {\n  %0 = "NAME"(%a, %a) : '
+            '(tensor<2xf32>, tensor<2xf32>) -> tensor<2xf32>\n  return %0 : tensor<2xf32>\n}\n')
+    for name in ("stablehlo.foo", "stablehlo.mi\\nimum", "chlo.nope", "sdy.nope"):
+        with pytest.raises(ParseError, match="unknown operation"):
+            shlo.parse(body.replace("NAME", name))
+    m = _stable(body.replace("NAME", 'my.o\\"p\\n'))      # a foreign op stays opaque
+    assert 'my.o\\22p\\0A' in shlo.print_module(m, generic=True)
+
+
+def test_a_quantized_types_signedness_comes_from_its_flags():
+    from stablehlo_ref.serialization.vhlo_to_stablehlo import type_from_vhlo
+    from stablehlo_ref.serialization.vhlo_values import VType
+    i8, ui8, f32 = VType("i8_v1", ()), VType("ui8_v1", ()), VType("f32_v1", ())
+    scale = np.float64(0.5).view(np.int64).item()
+    # flag 0 over a signless i8 is `u8`; a full-range explicit range is the default
+    q = type_from_vhlo(VType("quant_v1", (0, i8, f32, scale, 20, 0, 255)))
+    printed = shlo.print_module(_stable(
+        f"func.func @f(%a: tensor<2x{_qtext(q)}>) -> tensor<2x{_qtext(q)}> {{\n"
+        f"  return %a : tensor<2x{_qtext(q)}>\n}}\n"))
+    assert "u8:f32" in printed and "i8" not in printed
+    q = type_from_vhlo(VType("quant_v1", (1, i8, f32, scale, 20, -128, 127)))
+    assert q.storage_min is None and q.storage_max is None
+    with pytest.raises(SerializationError, match="signed flag"):
+        type_from_vhlo(VType("quant_v1", (1, ui8, f32, scale, 20, 0, 255)))
+
+
+def _qtext(q):
+    from stablehlo_ref.text.print_types import type_text
+    return type_text(q)
+
+
+def test_an_op_with_a_builtin_scalar_operand_prints_in_generic_form():
+    text = ('func.func @f(%a: tensor<4xi64>, %b: tensor<i64>) -> tensor<i64> {\n'
+            '  %0 = stablehlo.reduce(%a init: %b) applies stablehlo.add across dimensions = [0] :'
+            ' (tensor<4xi64>, tensor<i64>) -> tensor<i64>\n  return %0 : tensor<i64>\n}\n')
+    m = shlo.parse(text)
+    func = m.op.regions[0].blocks[0].operations[0]
+    red = func.regions[0].blocks[0].operations[0]
+    from stablehlo_ref.ir.types import ELEMENT_TYPES
+    red.operands[0].type = ELEMENT_TYPES["i64"]      # as an artifact can say
+    out = shlo.print_module(m)
+    assert '"stablehlo.reduce"' in out
+    with pytest.raises(shlo.VerificationError):
+        shlo.verify(m)

@@ -92,7 +92,9 @@ def attr_problem(kind: str, a) -> Optional[str]:
         ok = isinstance(a, DenseArrayAttr) and getattr(a.element_type, "name", None) == \
             ("i64" if kind == "dense_i64_array" else "i1")
     elif kind in _INTS:
-        ok = isinstance(a, IntegerAttr)
+        # MLIR's I64Attr/I32Attr/UI64Attr: the integer's own type is part of the attribute
+        # (`dimension = 1 : i1` is not an i64 attribute, and would print as `true`)
+        ok = isinstance(a, IntegerAttr) and getattr(a.type, "name", "i64") == kind
     elif kind == "i1":
         ok = isinstance(a, (BoolAttr, UnitAttr, IntegerAttr))
     elif kind in ("f32", "f64"):
@@ -213,6 +215,11 @@ def shape_problem(op) -> Optional[str]:
     if p is not None or not spec.has_op(op.name):
         return p
     s = spec.op(op.name)
+    if op.dialect in ("stablehlo", "chlo", "sdy"):
+        from .types import ElementType
+        for v in list(op.operands) + list(op.results):
+            if isinstance(v.type, ElementType):     # (a builtin scalar is never their value)
+                return f"a value of builtin scalar type {v.type.name}"
     p = (_count_problem("operand", len(op.operands), s.operands)
          or _count_problem("result", len(op.results), s.results))
     if p is None and not any(r.variadic for r in s.regions) and len(op.regions) != len(s.regions):

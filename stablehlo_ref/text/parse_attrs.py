@@ -391,7 +391,10 @@ class TypeAttrParser:
                 raise sc.error(f"a number attribute needs an integer, index or float type, not {t}", tpos)
             if is_float_text:
                 raise sc.error(f"expected an integer literal for type {t}, got '{text[:40]}'", p)
-            return IntegerAttr(self._int_in_range(text, p, t), t)
+            v = self._int_in_range(text, p, t)
+            if t.is_bool:               # MLIR's BoolAttr is its i1 IntegerAttr: one attribute
+                return BoolAttr(v != 0)
+            return IntegerAttr(v, t)
         # a type used as an attribute
         try:
             return TypeAttr(self.parse_type())

@@ -8,6 +8,7 @@ import gc
 import re
 from typing import Dict, List, Optional
 
+from .. import spec as _spec
 from ..deep import call_with_room, check_depth
 from ..errors import ParseError
 from ..limits import DEFAULT, Limits
@@ -19,6 +20,7 @@ from .custom_syntax import OP_SYNTAX
 from .format_ast import format_for
 from .formats import parse_with_format
 from .parse_attrs import TypeAttrParser, _LocRef
+from .print_types import escape_string
 from .lexer import BANG_ID, BARE_ID, BLOCK_ID, HASH_ID, STRING, VALUE_ID, Scanner, unescape_string
 
 _RESULT_ID = re.compile(r"%([\w$.\-]+)")
@@ -26,6 +28,10 @@ _BARE_OP_NAMES = {"module": "builtin.module", "return": "func.return", "call": "
                   "func": "func.func", "call_indirect": "func.call_indirect",
                   "constant": "func.constant"}
 
+
+# dialects whose every op the spec lists: an op of theirs the spec lacks is an error (as in MLIR,
+# where these dialects do not allow unknown operations); other dialects' ops are kept opaque
+_OWN_DIALECTS = frozenset(("stablehlo", "chlo", "sdy"))
 
 class Parser(TypeAttrParser):
     def __init__(self, text: str, filename: str = "<string>", limits: Optional[Limits] = None):
@@ -235,7 +241,10 @@ class Parser(TypeAttrParser):
             sc.ws()
         op_pos = sc.pos
         if s.startswith('"', op_pos):
-            op = self._parse_generic_op(sc.string())
+            name = sc.string()
+            if name.split(".", 1)[0] in _OWN_DIALECTS and not _spec.has_op(name):
+                raise sc.error(f"unknown operation {escape_string(name)}: the {name.split('.', 1)[0]} dialect has no such op", op_pos)
+            op = self._parse_generic_op(name)
         else:
             m = BARE_ID.match(s, op_pos)
             if not m:

@@ -465,7 +465,7 @@ class Printer:
         head = self.name_results(op) if op.name != "builtin.module" or op.results else ""
         ops_s = ", ".join(self.value(v) for v in op.operands)
         inherent, discard = _split_attrs(op)
-        s = f'{pad}{head}"{op.name}"({ops_s})'
+        s = f'{pad}{head}{escape_string(op.name)}({ops_s})'
         if inherent:
             s += " <" + self.attr_dict(inherent) + ">"
         lines = []

@@ -216,7 +216,8 @@ def _attr_kind_ok(kind: str, a) -> bool:
     if kind in ("dense_i64_array", "dense_bool_array"):
         return isinstance(a, DenseArrayAttr)
     if kind in ("i64", "i32", "ui64", "ui32"):
-        if not isinstance(a, IntegerAttr):
+        # the integer's type is part of the attribute (I64Attr is a signless i64)
+        if not isinstance(a, IntegerAttr) or getattr(a.type, "name", "i64") != kind:
             return False
         lo, hi = _INT_RANGES[kind]
         return lo <= int(a.value) <= hi
