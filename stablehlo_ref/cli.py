@@ -385,6 +385,9 @@ def cmd_convert(args) -> int:
     if args.output != "-":
         _check_output_dir(args.output)
     module = _read_program(args.input)
+    if not args.no_verify:              # as MLIR's translate verifies what it parses: nothing
+        from .verifier import verify    # invalid is written with exit 0
+        verify(module)
     if args.inline_resources:
         from .ir.resources import inline_resources
         inline_resources(module)
@@ -735,6 +738,8 @@ def build_parser() -> argparse.ArgumentParser:
     c.add_argument("--legalize-chlo", action=argparse.BooleanOptionalAction, default=None,
                    help="rewrite chlo.* ops into StableHLO ops (default: when writing an artifact)")
     c.add_argument("--strip-debuginfo", action="store_true", help="write no locations")
+    c.add_argument("--no-verify", action="store_true",
+                   help="write the module without verifying it first (as a bad artifact read back can hold)")
     c.add_argument("--inline-resources", action="store_true",
                    help="write dense_resource<...> constants as dense<...> (VHLO cannot hold resources)")
     c.set_defaults(fn=cmd_convert)

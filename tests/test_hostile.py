@@ -391,3 +391,41 @@ def test_an_op_with_a_builtin_scalar_operand_prints_in_generic_form():
     assert '"stablehlo.reduce"' in out
     with pytest.raises(shlo.VerificationError):
         shlo.verify(m)
+
+
+def test_dense_array_integers_are_range_checked_and_wrap_as_in_mlir():
+    body = 'func.func @f() -> () {\n  "foo.bar"() {a = array<i64: VALS>} : () -> ()\n  return\n}\n'
+    m = _stable(body.replace("VALS", "1, 9223372036854775808, 8"))
+    assert "array<i64: 1, -9223372036854775808, 8>" in shlo.print_module(m)
+    for bad in ("18446744073709551616", "-9223372036854775809", "2.5"):
+        with pytest.raises(ParseError):
+            shlo.parse(body.replace("VALS", bad))
+
+
+def test_a_non_finite_f64_in_an_array_attribute_reads_back_as_a_float():
+    m = _stable('func.func @f() -> () {\n  "foo.bar"() {a = [[1e400, 1]]} : () -> ()\n  return\n}\n')
+    assert "0x7FF0000000000000 : f64" in shlo.print_module(m)
+
+
+def test_a_float_array_where_an_i64_array_belongs_does_not_verify():
+    text = ('func.func @f(%a: tensor<4xf32>, %b: tensor<f32>) -> tensor<2xf32> {\n'
+            '  %0 = "stablehlo.reduce_window"(%a, %b) ({\n  ^bb0(%x: tensor<f32>, %y: tensor<f32>):\n'
+            '    %s = stablehlo.add %x, %y : tensor<f32>\n    stablehlo.return %s : tensor<f32>\n'
+            '  }) {window_dimensions = array<f32: inf>} : (tensor<4xf32>, tensor<f32>) -> tensor<2xf32>\n'
+            '  return %0 : tensor<2xf32>\n}\n')
+    m = _stable(text)
+    with pytest.raises(shlo.VerificationError, match="dense i64 array"):
+        shlo.verify(m)
+
+
+def test_convert_refuses_an_invalid_program_and_writes_nothing(tmp_path, capsys):
+    from stablehlo_ref.cli import main
+    src = tmp_path / "bad.mlir"
+    src.write_text('func.func @f(%a: tensor<2xf32>) -> tensor<3xf32> {\n'
+                   '  %0 = stablehlo.add %a, %a : (tensor<2xf32>, tensor<2xf32>) -> tensor<3xf32>\n'
+                   '  return %0 : tensor<3xf32>\n}\n')
+    out = tmp_path / "out.mlirbc"
+    assert main(["convert", str(src), "-o", str(out)]) == 1
+    assert not out.exists() and "bad.mlir:2:" in capsys.readouterr().err
+    assert main(["convert", str(src), "-o", str(out), "--no-verify", "--target", "current"]) == 0
+    assert out.exists()

@@ -218,8 +218,8 @@ def shape_problem(op) -> Optional[str]:
     if op.dialect in ("stablehlo", "chlo", "sdy"):
         from .types import ElementType
         for v in list(op.operands) + list(op.results):
-            if isinstance(v.type, ElementType):     # (a builtin scalar is never their value)
-                return f"a value of builtin scalar type {v.type.name}"
+            if isinstance(v.type, (ElementType, FunctionType)):    # (never their values)
+                return f"a value of builtin type {v.type}"
     p = (_count_problem("operand", len(op.operands), s.operands)
          or _count_problem("result", len(op.results), s.results))
     if p is None and not any(r.variadic for r in s.regions) and len(op.regions) != len(s.regions):

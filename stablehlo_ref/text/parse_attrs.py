@@ -430,7 +430,16 @@ class TypeAttrParser:
             return bool(sc.integer())
         if et.is_float:
             return self._float_literal_typed(et)
-        return sc.integer()
+        sc.ws()
+        m = NUMBER.match(sc.s, sc.pos)
+        if m is None or "." in m.group(0):
+            return sc.integer()         # (raises the scanner's own error)
+        sc.pos = m.end()
+        v = self._int_in_range(m.group(0), m.start(), et)
+        bits = 64 if et.kind == "index" else et.bits
+        if et.kind in ("signed", "index") and v >= 1 << (bits - 1):
+            v -= 1 << bits              # a signless literal past the signed range wraps, as in MLIR
+        return v
 
     def _float_literal_typed(self, et):
         sc = self.sc

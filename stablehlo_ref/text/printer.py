@@ -156,7 +156,9 @@ class Printer:
             if isinstance(a, IntegerAttr) and t.name == "i64":
                 return str(a.value)
             if isinstance(a, FloatAttr) and t.name == "f64":
-                return format_float(a.value, t)
+                text = format_float(a.value, t)
+                if not text.startswith(("0x", "-0x")):  # inf/nan print as hex bits, which
+                    return text                         # would read back as an integer: keep `: f64`
         return self.attr(a)
 
     def attr(self, a: Attribute) -> str:

@@ -214,7 +214,8 @@ def _attr_kind_ok(kind: str, a) -> bool:
     if kind.startswith("sdy_"):
         return isinstance(a, SdyAttr) and a.kind == kind[4:]
     if kind in ("dense_i64_array", "dense_bool_array"):
-        return isinstance(a, DenseArrayAttr)
+        return isinstance(a, DenseArrayAttr) and getattr(a.element_type, "name", None) == \
+            ("i64" if kind == "dense_i64_array" else "i1")
     if kind in ("i64", "i32", "ui64", "ui32"):
         # the integer's type is part of the attribute (I64Attr is a signless i64)
         if not isinstance(a, IntegerAttr) or getattr(a.type, "name", "i64") != kind:
