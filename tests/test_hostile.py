@@ -429,3 +429,23 @@ def test_convert_refuses_an_invalid_program_and_writes_nothing(tmp_path, capsys)
     assert not out.exists() and "bad.mlir:2:" in capsys.readouterr().err
     assert main(["convert", str(src), "-o", str(out), "--no-verify", "--target", "current"]) == 0
     assert out.exists()
+
+
+@pytest.mark.parametrize("line", [
+    "%0 = stablehlo.slice %a [0:9223372036854775808] : (tensor<4xf32>) -> tensor<4xf32>",
+    "%0 = stablehlo.transpose %a, dims = [18446744073709551616] : (tensor<4xf32>) -> tensor<4xf32>",
+    "%0 = stablehlo.pad %a, %a, low = [0], high = [0], interior = [9223372036854775808] : "
+    "(tensor<4xf32>, tensor<4xf32>) -> tensor<4xf32>",
+])
+def test_pretty_i64_lists_refuse_integers_past_i64(line):
+    with pytest.raises(ParseError, match="does not fit in i64"):
+        shlo.parse(f"func.func @f(%a: tensor<4xf32>) -> tensor<4xf32> {{\n  {line}\n"
+                   "  return %0 : tensor<4xf32>\n}\n")
+
+
+def test_a_float_attribute_given_as_an_integer_does_not_verify():
+    m = _stable("func.func @f() {\n  %a = stablehlo.constant dense<5.0> : tensor<f64>\n"
+                "  check.expect_almost_eq_const %a, dense<5.1> : tensor<f64> {tolerance = 64}\n"
+                "  func.return\n}\n")
+    with pytest.raises(shlo.VerificationError, match="tolerance"):
+        shlo.verify(m)

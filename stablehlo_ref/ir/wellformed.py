@@ -97,8 +97,8 @@ def attr_problem(kind: str, a) -> Optional[str]:
         ok = isinstance(a, IntegerAttr) and getattr(a.type, "name", "i64") == kind
     elif kind == "i1":
         ok = isinstance(a, (BoolAttr, UnitAttr, IntegerAttr))
-    elif kind in ("f32", "f64"):
-        ok = isinstance(a, (FloatAttr, IntegerAttr))
+    elif kind in ("f32", "f64"):        # F32Attr/F64Attr: a float of that type
+        ok = isinstance(a, FloatAttr) and getattr(a.type, "name", kind) == kind
     elif kind == "string":
         ok = isinstance(a, StringAttr)
     elif kind == "unit":

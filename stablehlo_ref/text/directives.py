@@ -63,7 +63,7 @@ def _real_of(t):
 
 
 def _int_list(sc):
-    return tuple(sc.delimited("[", "]", sc.integer))
+    return tuple(sc.delimited("[", "]", sc.i64))
 
 
 PRECISIONS = _spec.enum("precision").names
@@ -282,10 +282,10 @@ def _c_slice_ranges(p, st, args, op_name):
     start, limit, stride = [], [], []
     if not sc.accept("]"):
         while True:
-            start.append(sc.integer())
+            start.append(sc.i64())
             sc.expect(":")
-            limit.append(sc.integer())
-            stride.append(sc.integer() if sc.accept(":") else 1)
+            limit.append(sc.i64())
+            stride.append(sc.i64() if sc.accept(":") else 1)
             if not sc.accept(","):
                 break
         sc.expect("]")
@@ -409,12 +409,7 @@ def _c_window(p, st, args, op_name):
 
 def _i64(sc) -> int:
     """An integer literal that must fit the i64 of the attribute it goes into."""
-    sc.ws()
-    pos = sc.pos
-    v = sc.integer()
-    if not -(1 << 63) <= v < 1 << 63:
-        raise sc.error(f"integer {v} does not fit in i64", pos)
-    return v
+    return sc.i64()
 
 
 def _pc_window(pr, op, ospec, groups, args, types_of, used):

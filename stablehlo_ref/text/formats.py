@@ -65,7 +65,7 @@ def parse_attr_value(p, op_name: str, aspec):
     if kind == "string" and sc.peek('"'):    # untyped: a following `:` starts the op's type
         return StringAttr(sc.string())
     if kind == "dense_i64_array" and sc.peek("["):
-        return DenseArrayAttr(ELEMENT_TYPES["i64"], tuple(sc.delimited("[", "]", sc.integer)))
+        return DenseArrayAttr(ELEMENT_TYPES["i64"], tuple(sc.delimited("[", "]", sc.i64)))
     if kind == "dense_bool_array" and sc.peek("["):
         i1 = ELEMENT_TYPES["i1"]
         return DenseArrayAttr(i1, tuple(sc.delimited("[", "]", lambda: p._scalar_for(i1))))

@@ -229,6 +229,16 @@ class Scanner:
             raise self.error("expected integer")
         return self.int_value(m.group(0), m.start())
 
+    def i64(self) -> int:
+        """An integer literal that must fit the i64 it goes into (as MLIR's parseInteger<int64_t>
+        checks the entries of a pretty-printed i64 list)."""
+        self.ws()
+        pos = self.pos
+        v = self.integer()
+        if not -(1 << 63) <= v < 1 << 63:
+            raise self.error(f"integer {v} does not fit in i64", pos)
+        return v
+
     def int_value(self, text: str, pos: int) -> int:
         """The value of an integer literal (decimal or 0x hex) scanned at `pos`; a literal longer
         than any integer type holds (MLIR's widest is i128... and ours i64), or a float

@@ -615,7 +615,7 @@ class TypeAttrParser:
             vals = []
             if not sc.accept(">"):
                 while True:
-                    vals.append(None if sc.accept("?") else sc.integer())
+                    vals.append(None if sc.accept("?") else sc.i64())
                     if not sc.accept(","):
                         break
                 sc.expect(">")

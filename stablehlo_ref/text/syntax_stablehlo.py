@@ -180,7 +180,7 @@ def parse_reduce(p, name):
     sc.expect_keyword("across")
     sc.expect_keyword("dimensions")
     sc.expect("=")
-    dims = sc.delimited("[", "]", sc.integer)
+    dims = sc.delimited("[", "]", sc.i64)
     attrs = {}
     if sc.peek("{"):
         attrs.update(p.parse_attr_dict_body().entries)

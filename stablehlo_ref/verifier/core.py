@@ -226,8 +226,8 @@ def _attr_kind_ok(kind: str, a) -> bool:
         return isinstance(a, ArrayAttr) and all(_enum_ok(e, "precision") for e in a.elements)
     if kind == "i1":
         return isinstance(a, (BoolAttr, UnitAttr, IntegerAttr))
-    if kind in ("f32", "f64"):
-        return isinstance(a, (FloatAttr, IntegerAttr))
+    if kind in ("f32", "f64"):      # F32Attr/F64Attr: a float of that type
+        return isinstance(a, FloatAttr) and getattr(a.type, "name", kind) == kind
     if kind == "string":
         return isinstance(a, StringAttr)
     if kind in _ENUM_KINDS:
