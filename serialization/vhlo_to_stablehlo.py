@@ -70,6 +70,8 @@ def _type_from_vhlo(t: VType):
         st = type_from_vhlo(t.args[1])
         ex = type_from_vhlo(t.args[2])
         signed = bool(t.args[0] & 1)
+        if not (isinstance(ex, T.ElementType) and ex.is_float):
+            raise SerializationError(f"expressed type of a quantized type must be a floating-point type, got {ex}")
         if isinstance(st, T.ElementType) and st.is_integer:
             # the flags decide signedness (MLIR's storage types are signless): flag 0 over a
             # signless iN is the quant dialect's `uN`; flag 1 over an unsigned type is a contradiction
