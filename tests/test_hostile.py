@@ -449,3 +449,12 @@ def test_a_float_attribute_given_as_an_integer_does_not_verify():
                 "  func.return\n}\n")
     with pytest.raises(shlo.VerificationError, match="tolerance"):
         shlo.verify(m)
+
+
+def test_struct_attribute_integer_lists_refuse_integers_past_i64():
+    text = ('func.func @f(%a: tensor<2x2xf32>, %b: tensor<2x2xf32>) -> tensor<2xf32> {\n'
+            '  %0 = "stablehlo.dot_general"(%a, %b) <{dot_dimension_numbers = #stablehlo.dot<'
+            'lhs_batching_dimensions = [0], rhs_batching_dimensions = [18446744073709551616]>}> :'
+            ' (tensor<2x2xf32>, tensor<2x2xf32>) -> tensor<2xf32>\n  return %0 : tensor<2xf32>\n}\n')
+    with pytest.raises(ParseError, match="does not fit in i64"):
+        shlo.parse(text)

@@ -33,6 +33,13 @@ _UNSIGNED_STORAGE = re.compile(r"u(\d+)(?![\w.])")
 _SIGNED_STORAGE = re.compile(r"si(\d+)(?![\w.])")
 
 
+
+def _fits_i64(v) -> bool:
+    """Every integer of a struct field's value (a list of lists at most) fits MLIR's int64_t."""
+    if isinstance(v, tuple):
+        return all(_fits_i64(x) for x in v)
+    return not isinstance(v, int) or isinstance(v, bool) or -(1 << 63) <= v < 1 << 63
+
 class _LocRef(Location):
     """A reference to a `#loc` alias that may be defined later in the file."""
 
@@ -674,6 +681,8 @@ class TypeAttrParser:
                     # an APFloat field: `1` is 1.0 and a hexadecimal literal holds its bits
                     # (how MLIR prints inf and nan), not an integer
                     got[key] = self._f64_of_int_literal(got[key], val_pos)
+                elif not _fits_i64(got[key]):
+                    raise sc.error(f"an integer of `{key}` in #{name} does not fit in i64", val_pos)
                 order.append(key)
                 if not sc.accept(",") or sc.peek(">"):
                     break
