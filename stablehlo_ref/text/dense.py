@@ -199,7 +199,8 @@ def array_from_literal(text: str, ttype: TensorType, max_depth: int = 1 << 30) -
             for i, v in enumerate(vals):
                 arr[i] = v
         else:
-            arr = np.array(vals, dtype=np.float64).astype(dt)
+            with np.errstate(over="ignore"):    # past the type's range rounds to inf, as MLIR's
+                arr = np.array(vals, dtype=np.float64).astype(dt)   # APFloat conversion does
     elif et.is_bool:
         if any(isinstance(v, float) for v in flat):
             raise ValueError("expected integer elements, but parsed floating-point")

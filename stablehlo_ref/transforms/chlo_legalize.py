@@ -520,6 +520,12 @@ def legalize_chlo(module: Module) -> Dict[str, int]:
     missing = unsupported(module)
     if missing:
         raise NotImplementedOpError(", ".join(missing), "no CHLO legalization for these ops yet")
+    for op in _chlo_ops(module):
+        for v in list(op.operands) + list(op.results):
+            if not _ranked(v.type):
+                raise LegalizationError(f"CHLO legalization: {op.name} on an unranked {v.type} is not "
+                                        "supported (the decompositions need a rank)",
+                                        _loc(op))
     counts: Dict[str, int] = {}
     for _ in range(4):                  # broadcast_next_after -> next_after -> StableHLO
         todo = _chlo_ops(module)
@@ -543,6 +549,17 @@ def legalize_chlo(module: Module) -> Dict[str, int]:
     if left:
         raise NotImplementedOpError(", ".join(left), "no CHLO legalization for these ops yet")
     return counts
+
+
+def _ranked(t) -> bool:
+    """False for an unranked tensor type (tensor<*x..>), at any nesting inside a tuple."""
+    if hasattr(t, "types"):
+        return all(_ranked(x) for x in t.types)
+    return not (hasattr(t, "element_type") and not hasattr(t, "shape"))
+
+
+def _loc(op) -> str:
+    return op.where()
 
 
 def _resolve(replace, v):

@@ -368,6 +368,23 @@ def _undominated(op: Operation, visible: set) -> Optional[VerificationError]:
     return None
 
 
+def _terminator_problems(op: Operation, region) -> List[VerificationError]:
+    """A terminator must be the last op of its block, and a block of a region of a known op
+    must end with one (an op of an unknown dialect may be a terminator, as MLIR assumes)."""
+    terms = spec.terminators()
+    out = []
+    for block in region.blocks:
+        ops = block.operations
+        for child in ops[:-1]:
+            if child.name in terms:
+                out.append(make_error(child, "", "must be the last operation in the parent block"))
+        if not ops:
+            out.append(make_error(op, "", "empty block: expect at least a terminator"))
+        elif ops[-1].name not in terms and (spec.has_op(ops[-1].name) or ops[-1].name.startswith("func.")):
+            out.append(make_error(op, "", f"block with no terminator, has {ops[-1].name}"))
+    return out
+
+
 def _collect(module: Module) -> List[VerificationError]:
     errors = []
 
@@ -392,6 +409,8 @@ def _collect(module: Module) -> List[VerificationError]:
                 added.extend(id(r) for block in region.blocks for child in block.operations for r in child.results)
             fresh = [k for k in added if k not in visible]
             visible.update(fresh)
+            if op.name != "builtin.module":
+                errors.extend(_terminator_problems(op, region))
             for block in region.blocks:
                 for child in block.operations:
                     walk(child, inner, visible)
