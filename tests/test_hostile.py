@@ -522,3 +522,17 @@ def test_chlo_legalization_of_an_unranked_op_is_an_error_with_a_location(tmp_pat
     err = capsys.readouterr().err
     assert "u.mlir:2:" in err and "unranked" in err
     assert not (tmp_path / "o.bin").exists()
+
+
+@pytest.mark.parametrize("attrs", [
+    'replica_groups = "foo"',
+    'replica_groups = dense<[[0]]> : tensor<1x1xi64>, channel_handle = #stablehlo.dot<>',
+    'replica_groups = dense<[[0]]> : tensor<1x1xi64>, use_global_device_ids = 1 : i64',
+])
+def test_attributes_of_the_wrong_kind_do_not_verify(attrs):
+    m = shlo.parse('func.func @f(%a: tensor<f32>) -> tensor<f32> {\n'
+                   '  %0 = "stablehlo.all_reduce"(%a) ({\n  ^bb0(%x: tensor<f32>, %y: tensor<f32>):\n'
+                   '    %s = stablehlo.add %x, %y : tensor<f32>\n    stablehlo.return %s : tensor<f32>\n'
+                   f'  }}) {{{attrs}}} : (tensor<f32>) -> tensor<f32>\n  return %0 : tensor<f32>\n}}\n')
+    with pytest.raises(shlo.VerificationError, match="attribute '(replica_groups|channel_handle|use_global_device_ids)'"):
+        shlo.verify(m)
