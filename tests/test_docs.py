@@ -127,7 +127,7 @@ def test_not_implemented_md_is_current_and_lists_every_raise():
     generated = docs.render_not_implemented_md()
     assert path.read_text(encoding="utf-8") == generated, f"docs/not_implemented.md is stale: {FIX}"
     raises = sum(p.read_text(encoding="utf-8").count("raise NotImplementedOpError(")
-                 for p in (REPO / "stablehlo_ref").rglob("*.py"))
+                 for p in (REPO / "stablehlo_ref").rglob("*.py") if p.name != "docs.py")
     assert generated.count("| not implemented: ") == raises > 0
 
 
