@@ -536,3 +536,15 @@ def test_attributes_of_the_wrong_kind_do_not_verify(attrs):
                    f'  }}) {{{attrs}}} : (tensor<f32>) -> tensor<f32>\n  return %0 : tensor<f32>\n}}\n')
     with pytest.raises(shlo.VerificationError, match="attribute '(replica_groups|channel_handle|use_global_device_ids)'"):
         shlo.verify(m)
+
+
+@pytest.mark.parametrize("text", [
+    "func.func @f(%a: tensor<f32>) -> tensor<f32> {\n"
+    f"  %0 = stablehlo.reduce_precision %a, format = e{'9' * 5000}m2 : tensor<f32>\n"
+    "  return %0 : tensor<f32>\n}\n",
+    'sdy.mesh @mesh = <["a"=2]>\nfunc.func @f(%a: tensor<4xf32> {sdy.sharding = #sdy.sharding<@mesh, '
+    f'[{{"a"}}p{"9" * 5000}]>}}) -> tensor<4xf32> {{\n  return %a : tensor<4xf32>\n}}\n',
+])
+def test_integers_of_thousands_of_digits_in_custom_syntax_are_parse_errors(text):
+    with pytest.raises(ParseError):
+        shlo.parse(text)
