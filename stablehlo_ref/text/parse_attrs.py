@@ -44,7 +44,8 @@ def _fits_i64(v) -> bool:
 # mnemonics of StableHLO/CHLO attributes written `#stablehlo.name<...>` besides the structs of
 # STRUCT_FIELDS (which have a fixed field list)
 _KNOWN_STRUCTS = frozenset(("bounds", "type_extensions", "result_accuracy_mode", "dot_algorithm",
-                            "axis_ref", "replica_group_mesh_axes"))
+                            "axis_ref", "replica_group_mesh_axes", "mesh", "mesh_axis",
+                            "sub_axis_info"))
 
 class _LocRef(Location):
     """A reference to a `#loc` alias that may be defined later in the file."""
