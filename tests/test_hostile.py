@@ -548,3 +548,21 @@ def test_attributes_of_the_wrong_kind_do_not_verify(attrs):
 def test_integers_of_thousands_of_digits_in_custom_syntax_are_parse_errors(text):
     with pytest.raises(ParseError):
         shlo.parse(text)
+
+
+def test_a_quantized_scale_past_f32_prints_and_validates_without_a_numpy_warning(tmp_path, capsys):
+    import warnings
+    from stablehlo_ref.cli import main
+    text = ('func.func @f(%a: tensor<2xf32>) -> tensor<2x!quant.uniform<i8:f32, 8.988466e+307>> {\n'
+            '  %0 = stablehlo.uniform_quantize %a : (tensor<2xf32>) -> tensor<2x!quant.uniform<i8:f32, 8.988466e+307>>\n'
+            '  return %0 : tensor<2x!quant.uniform<i8:f32, 8.988466e+307>>\n}\n')
+    src = tmp_path / "q.mlir"
+    src.write_text(text)
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        m = shlo.parse(text)
+        shlo.print_module(m)
+        shlo.print_module(m, generic=True)
+    assert main(["validate", str(src)]) == 1
+    err = capsys.readouterr().err
+    assert err.startswith(f"{src}:") and "out of expressed type range" in err and "Warning" not in err
