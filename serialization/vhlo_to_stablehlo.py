@@ -299,7 +299,12 @@ def _convert_attrs(op: Operation, parent: Optional[str]):
                     fl.append((n, v.args[0]))
                 else:
                     fl.append((n, v.args[1]))
-            attrs[a.name] = A.StructAttr("stablehlo", "dot_algorithm", tuple(fl))
+            alg = A.StructAttr("stablehlo", "dot_algorithm", tuple(fl))
+            problems = A.dot_algorithm_problems(alg)
+            if problems:
+                # upstream checks the attribute as it is built (text and bytes alike)
+                raise SerializationError(problems[0][1])
+            attrs[a.name] = alg
         else:
             st = S.struct(a.kind)
             sname = st.mnemonic

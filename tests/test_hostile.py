@@ -566,3 +566,24 @@ def test_a_quantized_scale_past_f32_prints_and_validates_without_a_numpy_warning
     assert main(["validate", str(src)]) == 1
     err = capsys.readouterr().err
     assert err.startswith(f"{src}:") and "out of expressed type range" in err and "Warning" not in err
+
+
+def test_an_artifact_with_an_unsupported_dot_algorithm_is_refused():
+    from stablehlo_ref.ir.attributes import StructAttr
+    from stablehlo_ref.serialization import deserialize, serialize
+    text = ('func.func @f(%a: tensor<2x2xf32>, %b: tensor<2x2xf32>) -> tensor<2x2xf32> {\n'
+            '  %0 = stablehlo.dot_general %a, %b, contracting_dims = [1] x [0], algorithm = <lhs_precision_type = tf32,'
+            ' rhs_precision_type = tf32, accumulation_type = f32, lhs_component_count = 1, rhs_component_count = 1,'
+            ' num_primitive_operations = 1, allow_imprecise_accumulation = false> : (tensor<2x2xf32>, tensor<2x2xf32>)'
+            ' -> tensor<2x2xf32>\n  return %0 : tensor<2x2xf32>\n}\n')
+    m = shlo.parse(text)
+    assert deserialize(serialize(m, "current"))
+    op = next(o for o in m.walk() if o.name == "stablehlo.dot_general")
+    alg = op.attributes["algorithm"]
+    # accumulation in tf32: an algorithm no hardware is known to support (upstream's check)
+    tf32 = alg.get("lhs_precision_type")
+    op.attributes["algorithm"] = StructAttr(alg.dialect, alg.name, tuple(
+        (k, tf32 if k == "accumulation_type" else v) for k, v in alg.fields))
+    op._cache = None
+    with pytest.raises(SerializationError, match="dot algorithm not known to be supported"):
+        deserialize(serialize(m, "current"))
