@@ -7,14 +7,22 @@ written as a portable artifact, which no VHLO version can hold CHLO in.
 rewrote; an op it has no decomposition for (or a case of one: f64 erf, complex asin, ...)
 raises NotImplementedOpError listing every such op, before anything changes.
 
+Each decomposition is the one upstream picks for the element type: f64 operands of `erf`,
+`erfc`, `erf_inv` and `bessel_i1e` take their own f64 approximations; f16 and bf16 operands of
+the approximated ops are converted to f32, computed there and converted back.
+
 Decomposed (real element types unless said):
-- `broadcast_*` binary ops and `broadcast_compare` / `broadcast_select`-free binaries: the
-  StableHLO op on operands broadcast with `broadcast_in_dim` to the result shape (static shapes);
+- `broadcast_*` binary ops, `broadcast_compare` and `broadcast_select`: the StableHLO op on
+  operands broadcast with `broadcast_in_dim` to the result shape (static shapes);
 - `constant`, `constant_like`; `square` (real and complex); `conj` (real and complex);
   `is_inf`, `is_pos_inf`, `is_neg_inf`; `tan`; `atan`, `atanh`, `asin`, `acos`, `asinh`,
   `acosh`; `sinh`, `cosh` (computed in f32 at least); `erf`, `erfc`, `erf_inv` (f16, bf16, f32:
-  the f32 approximations); `lgamma`, `digamma` (Lanczos, in f32 at least); `next_after`;
-  `top_k` (a sort with an iota, then slices)."""
+  the f32 approximations; f64: Cephes' erf/erfc and Giles' f64 erf_inv); `bessel_i1e`
+  (Cephes' Chebyshev series, f32 and f64 coefficient sets); `lgamma`, `digamma` (Lanczos, in
+  f32 at least); `zeta` (Euler-Maclaurin, in f32 at least); `polygamma` (through `lgamma`,
+  `zeta` and `digamma`, rewritten on the next round); `mulhi` (the product in twice the width,
+  shifted; 64-bit from four 32-bit products); `next_after`; `top_k` (a sort with an iota,
+  then slices)."""
 from __future__ import annotations
 
 import math
@@ -100,7 +108,8 @@ class _Builder:
                "abs": "abs", "exp": "exponential", "expm1": "exponential_minus_one", "log": "log",
                "log1p": "log_plus_one", "sqrt": "sqrt", "floor": "floor", "sin": "sine", "cos": "cosine",
                "tan": "tan", "atan2": "atan2", "sign": "sign", "and_": "and", "or_": "or",
-               "clamp": "clamp", "real": None, "imag": None, "is_finite": None}
+               "clamp": "clamp", "rem": "remainder", "pow": "power", "sra": "shift_right_arithmetic",
+               "srl": "shift_right_logical", "real": None, "imag": None, "is_finite": None}
         if name not in ops or ops[name] is None:
             raise AttributeError(name)
         full = "stablehlo." + ops[name]
@@ -136,6 +145,16 @@ def _upcast(b: _Builder, xs, fn, minimum=_F32):
         out = fn(b, *[b.convert(x, minimum) for x in xs])
         return b.convert(out, et)
     return fn(b, *xs)
+
+
+def _by_width(f32_fn, f64_fn=None):
+    """f64 operands take `f64_fn` (when given), the others run `f32_fn` in f32 at least, as
+    upstream's materializeWithUpcast does."""
+    def fn(b, *xs):
+        if f64_fn is not None and _et(xs[0]).bits == 64:
+            return f64_fn(b, *xs)
+        return _upcast(b, list(xs), f32_fn)
+    return fn
 
 
 # ------------------------------------------------------------------ decompositions
@@ -203,14 +222,6 @@ def _erf_inv_f32(b, x):
         p = b.add(coefficient(i), b.mul(p, w))
     result = b.mul(p, x)
     return b.select(b.cmp(b.abs(x), b.const(1.0, x), "EQ"), b.mul(x, b.const(math.inf, x)), result)
-
-
-def _f32_only(what):
-    def check(op, x):
-        et = _et(x)
-        if not (et.is_float and et.bits <= 32):
-            raise NotImplementedOpError(op.name, f"legalization of {what} on {et.name}")
-    return check
 
 
 def _lanczos_z(b, x):
@@ -433,7 +444,7 @@ _BROADCAST = {f"chlo.broadcast_{n}": f"stablehlo.{s}" for n, s in (
     ("maximum", "maximum"), ("minimum", "minimum"), ("multiply", "multiply"), ("next_after", "chlo.next_after"),
     ("or", "or"), ("power", "power"), ("remainder", "remainder"), ("shift_left", "shift_left"),
     ("shift_right_arithmetic", "shift_right_arithmetic"), ("shift_right_logical", "shift_right_logical"),
-    ("subtract", "subtract"), ("xor", "xor"), ("compare", "compare"),
+    ("subtract", "subtract"), ("xor", "xor"), ("compare", "compare"), ("select", "select"),
     ("polygamma", "chlo.polygamma"), ("zeta", "chlo.zeta"))}
 _BROADCAST = {k: v.replace("stablehlo.chlo.", "chlo.") for k, v in _BROADCAST.items()}
 
@@ -476,6 +487,250 @@ def _next_after_op(b, op):
     return [_next_after(b, x, y)]
 
 
+# f64 erf / erfc / erf_inv (Cephes' rational approximations, as upstream uses for f64)
+_ERFC_P64 = (2.46196981473530512524E-10, 5.64189564831068821977E-1, 7.46321056442269912687E0,
+             4.86371970985681366614E1, 1.96520832956077098242E2, 5.26445194995477358631E2,
+             9.34528527171957607540E2, 1.02755188689515710272E3, 5.57535335369399327526E2)
+_ERFC_Q64 = (1.0, 1.32281951154744992508E1, 8.67072140885989742329E1, 3.54937778887819891062E2,
+             9.75708501743205489753E2, 1.82390916687909736289E3, 2.24633760818710981792E3,
+             1.65666309194161350182E3, 5.57535340817727675546E2)
+_ERFC_R64 = (5.64189583547755073984E-1, 1.27536670759978104416E0, 5.01905042251180477414E0,
+             6.16021097993053585195E0, 7.40974269950448939160E0, 2.97886665372100240670E0)
+_ERFC_S64 = (1.0, 2.26052863220117276590E0, 9.39603524938001434673E0, 1.20489539808096656605E1,
+             1.70814450747565897222E1, 9.60896809063285878198E0, 3.36907645100081516050E0)
+_ERF_T64 = (9.60497373987051638749E0, 9.00260197203842689217E1, 2.23200534594684319226E3,
+            7.00332514112805075473E3, 5.55923013010394962768E4)
+_ERF_U64 = (1.0, 3.35617141647503099647E1, 5.21357949780152679795E2, 4.59432382970980127987E3,
+            2.26290000613890934246E4, 4.92673942608635921086E4)
+_MAXLOG_F64 = 7.09782712893383996843E2
+
+
+def _erfc_ge_one_f64(b, x):
+    z = b.neg(b.mul(x, x))
+    ez = b.exp(z)
+    ax = b.abs(x)
+    mid = b.div(b.mul(ez, b.poly(ax, _ERFC_P64)), b.poly(ax, _ERFC_Q64))
+    tail = b.div(b.mul(ez, b.poly(ax, _ERFC_R64)), b.poly(ax, _ERFC_S64))
+    approx = b.select(b.cmp(ax, b.const(8.0, x), "LT"), mid, tail)
+    zero = b.const(0.0, x)
+    approx = b.select(b.cmp(z, b.const(-_MAXLOG_F64, x), "LT"), zero, approx)
+    return b.select(b.cmp(x, zero, "LT"), b.sub(b.const(2.0, x), approx), approx)
+
+
+def _erf_le_one_f64(b, x):
+    xsq = b.mul(x, x)
+    return b.div(b.mul(x, b.poly(xsq, _ERF_T64)), b.poly(xsq, _ERF_U64))
+
+
+def _erf_f64(b, x):
+    one = b.const(1.0, x)
+    return b.select(b.cmp(b.abs(x), one, "LT"), _erf_le_one_f64(b, x), b.sub(one, _erfc_ge_one_f64(b, x)))
+
+
+def _erfc_f64(b, x):
+    one = b.const(1.0, x)
+    return b.select(b.cmp(b.abs(x), one, "LT"), b.sub(one, _erf_le_one_f64(b, x)), _erfc_ge_one_f64(b, x))
+
+
+# Giles' f64 erf_inv: one polynomial per range of w = -log(1 - x^2) (< 6.25, < 16, >= 16),
+# the shorter two sharing the tail of the longest's Horner scheme
+_ERFINV_W625 = (-3.6444120640178196996e-21, -1.685059138182016589e-19, 1.2858480715256400167e-18,
+                1.115787767802518096e-17, -1.333171662854620906e-16, 2.0972767875968561637e-17,
+                6.6376381343583238325e-15, -4.0545662729752068639e-14, -8.1519341976054721522e-14,
+                2.6335093153082322977e-12, -1.2975133253453532498e-11, -5.4154120542946279317e-11,
+                1.051212273321532285e-09, -4.1126339803469836976e-09, -2.9070369957882005086e-08,
+                4.2347877827932403518e-07, -1.3654692000834678645e-06, -1.3882523362786468719e-05,
+                0.0001867342080340571352, -0.00074070253416626697512, -0.0060336708714301490533,
+                0.24015818242558961693, 1.6536545626831027356)
+_ERFINV_W16 = (2.2137376921775787049e-09, 9.0756561938885390979e-08, -2.7517406297064545428e-07,
+               1.8239629214389227755e-08, 1.5027403968909827627e-06, -4.013867526981545969e-06,
+               2.9234449089955446044e-06, 1.2475304481671778723e-05, -4.7318229009055733981e-05,
+               6.8284851459573175448e-05, 2.4031110387097893999e-05, -0.0003550375203628474796,
+               0.00095328937973738049703, -0.0016882755560235047313, 0.0024914420961078508066,
+               -0.0037512085075692412107, 0.005370914553590063617, 1.0052589676941592334,
+               3.0838856104922207635)
+_ERFINV_WBIG = (-2.7109920616438573243e-11, -2.5556418169965252055e-10, 1.5076572693500548083e-09,
+                -3.7894654401267369937e-09, 7.6157012080783393804e-09, -1.4960026627149240478e-08,
+                2.9147953450901080826e-08, -6.7711997758452339498e-08, 2.2900482228026654717e-07,
+                -9.9298272942317002539e-07, 4.5260625972231537039e-06, -1.9681778105531670567e-05,
+                7.5995277030017761139e-05, -0.00021503011930044477347, -0.00013871931833623122026,
+                1.0103004648645343977, 4.8499064014085844221)
+
+
+def _erf_inv_f64(b, x):
+    w = b.neg(b.log1p(b.mul(x, b.neg(x))))
+    lt625 = b.cmp(w, b.const(6.25, x), "LT")
+    lt16 = b.cmp(w, b.const(16.0, x), "LT")
+
+    def coefficient(i):
+        c = b.const(_ERFINV_W625[i], x)
+        if i < len(_ERFINV_W16):
+            c = b.select(lt625, c, b.const(_ERFINV_W16[i], x))
+        if i < len(_ERFINV_WBIG):
+            c = b.select(lt16, c, b.const(_ERFINV_WBIG[i], x))
+        return c
+    shifted = b.sub(b.sqrt(w), b.select(lt16, b.const(3.25, x), b.const(5.0, x)))
+    w = b.select(lt625, b.sub(w, b.const(3.125, x)), shifted)
+    p = coefficient(0)
+    for i in range(1, len(_ERFINV_WBIG)):
+        p = b.add(coefficient(i), b.mul(p, w))
+    for i in range(len(_ERFINV_WBIG), len(_ERFINV_W16)):
+        p = b.select(lt16, b.add(coefficient(i), b.mul(p, w)), p)
+    for i in range(len(_ERFINV_W16), len(_ERFINV_W625)):
+        p = b.select(lt625, b.add(coefficient(i), b.mul(p, w)), p)
+    result = b.mul(p, x)
+    return b.select(b.cmp(b.abs(x), b.const(1.0, x), "EQ"), b.mul(x, b.const(math.inf, x)), result)
+
+
+# bessel_i1e: Cephes' Chebyshev series for |x| <= 8 and for |x| > 8 (in 32/|x| - 2)
+_I1E_A64 = (2.77791411276104639959E-18, -2.11142121435816608115E-17, 1.55363195773620046921E-16,
+            -1.10559694773538630805E-15, 7.60068429473540693410E-15, -5.04218550472791168711E-14,
+            3.22379336594557470981E-13, -1.98397439776494371520E-12, 1.17361862988909016308E-11,
+            -6.66348972350202774223E-11, 3.62559028155211703701E-10, -1.88724975172282928790E-9)
+_I1E_A = (9.38153738649577178388E-9, -4.44505912879632808065E-8, 2.00329475355213526229E-7,
+          -8.56872026469545474066E-7, 3.47025130813767847674E-6, -1.32731636560394358279E-5,
+          4.78156510755005422638E-5, -1.61760815825896745588E-4, 5.12285956168575772895E-4,
+          -1.51357245063125314899E-3, 4.15642294431288815669E-3, -1.05640848946261981558E-2,
+          2.47264490306265168283E-2, -5.29459812080949914269E-2, 1.02643658689847095384E-1,
+          -1.76416518357834055153E-1, 2.52587186443633654823E-1)
+_I1E_B64 = (7.51729631084210481353E-18, 4.41434832307170791151E-18, -4.65030536848935832153E-17,
+            -3.20952592199342395980E-17, 2.96262899764595013876E-16, 3.30820231092092828324E-16,
+            -1.88035477551078244854E-15, -3.81440307243700780478E-15, 1.04202769841288027642E-14,
+            4.27244001671195135429E-14, -2.10154184277266431302E-14, -4.08355111109219731823E-13,
+            -7.19855177624590851209E-13, 2.03562854414708950722E-12, 1.41258074366137813316E-11,
+            3.25260358301548823856E-11, -1.89749581235054123450E-11, -5.58974346219658380687E-10)
+_I1E_B = (-3.83538038596423702205E-9, -2.63146884688951950684E-8, -2.51223623787020892529E-7,
+          -3.88256480887769039346E-6, -1.10588938762623716291E-4, -9.76109749136146840777E-3,
+          7.78576235018280120474E-1)
+
+
+def _chebyshev(b, x, coefficients):
+    b0 = b1 = b2 = b.const(0.0, x)
+    for c in coefficients:
+        b2, b1 = b1, b0
+        b0 = b.add(b.sub(b.mul(x, b1), b2), b.const(c, x))
+    return b.mul(b.sub(b0, b2), b.const(0.5, x))
+
+
+def _bessel_i1e_with(a, bb):
+    def fn(b, x):
+        z = b.abs(x)
+        two = b.const(2.0, x)
+        small = b.mul(z, _chebyshev(b, b.sub(b.mul(b.const(0.5, x), z), two), a))
+        large = b.div(_chebyshev(b, b.sub(b.div(b.const(32.0, x), z), two), bb), b.sqrt(z))
+        return b.mul(b.sign(x), b.select(b.cmp(z, b.const(8.0, x), "LE"), small, large))
+    return fn
+
+
+_bessel_i1e = _by_width(_bessel_i1e_with(_I1E_A, _I1E_B),
+                        _bessel_i1e_with(_I1E_A64 + _I1E_A, _I1E_B64 + _I1E_B))
+
+# zeta: the Euler-Maclaurin form of Johansson's paper (formula 5) that XLA uses: 9 direct
+# terms, then 12 Bernoulli terms in Horner form
+_ZETA_COEFFS = (-7.1661652561756670113e18, 1.8152105401943546773e17, -4.5979787224074726105e15,
+                1.1646782814350067249e14, -2.950130727918164224e12, 7.47242496e10,
+                -1.8924375803183791606e9, 47900160.0, -1209600.0, 30240.0, -720.0, 12.0)
+
+
+def _zeta_upcast(b, x, q):
+    zero, one = b.const(0.0, q), b.const(1.0, q)
+    neg_x = b.neg(x)
+    acc = q
+    power_sum = b.pow(q, neg_x)
+    for _ in range(9):
+        acc = b.add(acc, one)
+        power_sum = b.add(power_sum, b.pow(acc, neg_x))
+    acc = b.add(acc, one)
+    q_neg_power = b.pow(acc, neg_x)
+    correction = b.div(b.mul(q_neg_power, acc), b.sub(x, one))
+    inv_acc_sq = b.div(one, b.mul(acc, acc))
+    n = len(_ZETA_COEFFS)
+    horner = zero
+    for i in range(n - 1):
+        factor = b.mul(b.add(x, b.const(2 * n - 2 - 2 * i, x)), b.add(x, b.const(2 * n - 3 - 2 * i, x)))
+        horner = b.mul(factor, b.mul(inv_acc_sq, b.add(horner, b.const(1.0 / _ZETA_COEFFS[i], x))))
+    tail = b.mul(q_neg_power, b.add(b.const(0.5, x),
+                                    b.mul(b.div(x, acc), b.add(b.const(1.0 / _ZETA_COEFFS[-1], x), horner))))
+    accurate = b.add(b.add(power_sum, correction), tail)
+    tiny = float(ml_dtypes.finfo(_et(x).dtype).smallest_subnormal)
+    out = b.select(b.cmp(b.abs(q_neg_power), b.mul(b.abs(power_sum), b.const(tiny, x)), "LT"),
+                   power_sum, accurate)
+    nan, inf = b.const(math.nan, x), b.const(math.inf, x)
+    out = b.select(b.cmp(x, one, "LT"), nan, out)
+    q_le_zero = b.cmp(q, zero, "LE")
+    x_int = b.cmp(x, b.floor(x), "EQ")
+    out = b.select(b.and_(q_le_zero, b.cmp(x, b.floor(x), "NE")), nan, out)
+    at_pole = b.and_(q_le_zero, b.cmp(q, b.floor(q), "EQ"))
+    even = b.and_(x_int, b.cmp(b.rem(x, b.const(2.0, x)), zero, "EQ"))
+    out = b.select(at_pole, b.select(even, inf, nan), out)
+    return b.select(b.cmp(x, one, "EQ"), inf, out)
+
+
+_zeta = _by_width(_zeta_upcast)
+
+
+def _polygamma_upcast(b, n, x):
+    one, two, zero = b.const(1.0, x), b.const(2.0, x), b.const(0.0, x)
+    sign = b.sub(b.mul(two, b.rem(n, two)), one)
+    n1 = b.add(n, one)
+    fact = b.exp(b.one("chlo.lgamma", [n1]))
+    result = b.mul(b.mul(sign, fact), b.one("chlo.zeta", [n1, x]))
+    result = b.select(b.cmp(n, zero, "EQ"), b.one("chlo.digamma", [x]), result)
+    not_natural = b.or_(b.cmp(n, b.floor(n), "NE"), b.cmp(n, zero, "LT"))
+    return b.select(not_natural, b.const(math.nan, x), result)
+
+
+_polygamma = _by_width(_polygamma_upcast)
+
+
+def _int_type(et, bits=None, unsigned=None):
+    bits = bits or et.bits
+    unsigned = et.is_unsigned if unsigned is None else unsigned
+    return element_type(f"{'ui' if unsigned else 'i'}{bits}")
+
+
+def _mulhi(b, x, y):
+    et = _et(x)
+    w = et.bits
+    if w < 64:                          # the product in twice the width, shifted down
+        wide = _int_type(et, 2 * w)
+        p = b.mul(b.convert(x, wide), b.convert(y, wide))
+        shift = b.const(w, p)
+        return b.convert(b.srl(p, shift) if et.is_unsigned else b.sra(p, shift), et)
+    if et.is_unsigned:                  # 64 x 64 bits from four 32 x 32 bit products
+        c32 = b.const(32, x)
+        low = b.const(0xFFFFFFFF, x)
+        a_hi, b_hi = b.srl(x, c32), b.srl(y, c32)
+        a_lo, b_lo = b.and_(x, low), b.and_(y, low)
+        mid1 = b.add(b.mul(a_lo, b_hi), b.srl(b.mul(a_lo, b_lo), c32))
+        mid2 = b.add(b.mul(a_hi, b_lo), b.and_(mid1, low))
+        return b.add(b.add(b.mul(a_hi, b_hi), b.srl(mid1, c32)), b.srl(mid2, c32))
+    # signed 64 bits: the unsigned high half, less the other operand for each negative one
+    u = _int_type(et, unsigned=True)
+    ux, uy = b.convert(x, u), b.convert(y, u)
+    hi = b.one("chlo.mulhi", [ux, uy])
+    zero_s, zero_u = b.const(0, x), b.const(0, ux)
+    hi = b.sub(hi, b.select(b.cmp(x, zero_s, "LT"), uy, zero_u))
+    hi = b.sub(hi, b.select(b.cmp(y, zero_s, "LT"), ux, zero_u))
+    return b.convert(hi, et)
+
+
+def _float_only(what):
+    def check(op, *xs):
+        et = _et(xs[0])
+        if not et.is_float:
+            raise NotImplementedOpError(op.name, f"legalization of {what} on {et.name}")
+    return check
+
+
+def _nary(fn, check=None):
+    def rewrite(b, op):
+        if check:
+            check(op, *op.operands)
+        return [fn(b, *op.operands)]
+    return rewrite
+
+
 REWRITES: Dict[str, Callable] = {
     "chlo.constant": _constant,
     "chlo.constant_like": _constant_like,
@@ -493,9 +748,13 @@ REWRITES: Dict[str, Callable] = {
     "chlo.acosh": _unary(_acosh, _real_only),
     "chlo.sinh": _unary(_sinh, _real_only, upcast=True),
     "chlo.cosh": _unary(_cosh, _real_only, upcast=True),
-    "chlo.erf": _unary(_erf_f32, _f32_only("erf"), upcast=True),
-    "chlo.erfc": _unary(_erfc_f32, _f32_only("erfc"), upcast=True),
-    "chlo.erf_inv": _unary(_erf_inv_f32, _f32_only("erf_inv"), upcast=True),
+    "chlo.erf": _nary(_by_width(_erf_f32, _erf_f64), _float_only("erf")),
+    "chlo.erfc": _nary(_by_width(_erfc_f32, _erfc_f64), _float_only("erfc")),
+    "chlo.erf_inv": _nary(_by_width(_erf_inv_f32, _erf_inv_f64), _float_only("erf_inv")),
+    "chlo.bessel_i1e": _nary(_bessel_i1e, _float_only("bessel_i1e")),
+    "chlo.zeta": _nary(_zeta, _float_only("zeta")),
+    "chlo.polygamma": _nary(_polygamma, _float_only("polygamma")),
+    "chlo.mulhi": _nary(_mulhi),
     "chlo.lgamma": _unary(_lgamma, _real_only, upcast=True),
     "chlo.digamma": _unary(_digamma, _real_only, upcast=True),
     "chlo.next_after": _next_after_op,
