@@ -16,7 +16,9 @@ Decomposed (real element types unless said):
   operands broadcast with `broadcast_in_dim` to the result shape (static shapes);
 - `constant`, `constant_like`; `square` (real and complex); `conj` (real and complex);
   `is_inf`, `is_pos_inf`, `is_neg_inf`; `tan`; `atan`, `atanh`, `asin`, `acos`, `asinh`,
-  `acosh`; `sinh`, `cosh` (computed in f32 at least); `erf`, `erfc`, `erf_inv` (f16, bf16, f32:
+  `acosh` (real and complex: complex asin/acos/asinh/acosh through `_asin_acos_kernel`, which
+  is itself rewritten, complex atan through atanh); `sinh`, `cosh` (real: in f32 at least;
+  complex: the exponential form); `erf`, `erfc`, `erf_inv` (f16, bf16, f32:
   the f32 approximations; f64: Cephes' erf/erfc and Giles' f64 erf_inv); `bessel_i1e`
   (Cephes' Chebyshev series, f32 and f64 coefficient sets); `lgamma`, `digamma` (Lanczos, in
   f32 at least); `zeta` (Euler-Maclaurin, in f32 at least); `polygamma` (through `lgamma`,
@@ -109,7 +111,7 @@ class _Builder:
                "log1p": "log_plus_one", "sqrt": "sqrt", "floor": "floor", "sin": "sine", "cos": "cosine",
                "tan": "tan", "atan2": "atan2", "sign": "sign", "and_": "and", "or_": "or",
                "clamp": "clamp", "rem": "remainder", "pow": "power", "sra": "shift_right_arithmetic",
-               "srl": "shift_right_logical", "real": None, "imag": None, "is_finite": None}
+               "srl": "shift_right_logical", "max": "maximum", "min": "minimum", "not_": "not", "real": None, "imag": None, "is_finite": None}
         if name not in ops or ops[name] is None:
             raise AttributeError(name)
         full = "stablehlo." + ops[name]
@@ -731,6 +733,145 @@ def _nary(fn, check=None):
     return rewrite
 
 
+# ------------------------------------------------------------------ complex inverse functions
+# Upstream's generated patterns (functional_algorithms): asin, acos, asinh, acosh of complex z
+# go through chlo._asin_acos_kernel(z) = w, the modified Hull et al. algorithm, with
+#   asin(z) = complex(atan2(re z, re w), sign(im z) im w), acos(z) = complex(atan2(re w, re z),
+#   -sign(im z) im w), acosh(z) = complex(im w, sign(im z) atan2(re w, re z)),
+#   asinh(z) = complex(sign(re z) im w', atan2(im z, re w')) with w' = kernel(i z);
+# atan(z) = -i atanh(i z), and atanh has its own safe-region formula.
+
+def _max_finite(x) -> float:
+    return float(ml_dtypes.finfo(_et(x).dtype).max)
+
+
+def _hypot(b, a, c):
+    """hypot(a, c) for a, c >= 0 as the generated patterns compute it."""
+    one, zero = b.const(1.0, a), b.const(0.0, a)
+    mx, mn = b.max(a, c), b.min(a, c)
+    ratio = b.div(mn, mx)
+    r2 = b.mul(ratio, ratio)
+    sqa = b.sqrt(b.add(one, r2))
+    refined = b.add(mx, b.div(b.mul(mx, r2), b.const(2.0, a)))
+    general = b.select(b.and_(b.cmp(sqa, one, "EQ"), b.cmp(r2, zero, "GT")), refined, b.mul(mx, sqa))
+    return b.select(b.cmp(mx, mn, "EQ"), b.mul(b.const(math.sqrt(2.0), a), mx), general)
+
+
+def _asin_acos_kernel(b, z):
+    sx, sy = b.part("real", z), b.part("imag", z)
+    x, y = b.abs(sx), b.abs(sy)
+    one, half, two, zero = b.const(1.0, sx), b.const(0.5, sx), b.const(2.0, sx), b.const(0.0, sx)
+    safe_max = b.div(b.sqrt(b.const(_max_finite(sx), sx)), b.const(8.0, sx))
+    xp1, xm1 = b.add(x, one), b.sub(x, one)
+    r = _hypot(b, b.abs(xp1), y)
+    s = _hypot(b, b.abs(xm1), y)
+    a = b.mul(half, b.add(r, s))
+    half_apx = b.mul(half, b.add(a, x))
+    yy = b.mul(y, y)
+    rpxp1, smxm1, spxm1 = b.add(r, xp1), b.sub(s, xm1), b.add(s, xm1)
+    re = b.select(b.cmp(b.max(x, y), safe_max, "GE"), y,
+                  b.select(b.cmp(x, one, "LE"), b.sqrt(b.mul(half_apx, b.add(b.div(yy, rpxp1), smxm1))),
+                           b.mul(y, b.sqrt(b.add(b.div(half_apx, rpxp1), b.div(half_apx, spxm1))))))
+    safe_max_opt = b.select(b.cmp(x, b.mul(safe_max, b.const(1e12, sx)), "LT"),
+                            b.mul(safe_max, b.const(1e-6, sx)), b.mul(safe_max, b.const(100.0, sx)))
+    y_big = b.cmp(y, safe_max_opt, "GE")
+    mx1 = b.select(y_big, y, x)
+    huge = b.cmp(mx1, b.select(y_big, safe_max_opt, safe_max), "GE")
+    xoy = b.select(b.and_(y_big, b.not_(b.cmp(y, b.const(math.inf, sy), "EQ"))), b.div(x, y), zero)
+    im_huge = b.add(b.add(b.log(two), b.log(mx1)), b.mul(half, b.log1p(b.mul(xoy, xoy))))
+    tiny_y = b.and_(b.cmp(y, b.mul(b.sqrt(b.const(float(ml_dtypes.finfo(_et(sx).dtype).tiny), sx)),
+                                   b.const(4.0, sx)), "LT"),
+                    b.cmp(x, one, "LT"))
+    ap1 = b.add(a, one)
+    half_yy = b.mul(half, yy)
+    d = b.div(half_yy, rpxp1)
+    am1 = b.select(tiny_y, b.neg(b.div(b.mul(xp1, xm1), ap1)),
+                   b.select(b.cmp(x, one, "GE"), b.add(d, b.mul(half, spxm1)),
+                            b.select(b.cmp(a, b.const(1.5, sx), "LE"), b.add(d, b.div(half_yy, smxm1)),
+                                     b.sub(a, one))))
+    sq = b.sqrt(b.mul(am1, ap1))
+    im = b.select(huge, im_huge, b.select(tiny_y, b.div(y, sq), b.log1p(b.add(am1, sq))))
+    return b.one("stablehlo.complex", [re, im], z.type)
+
+
+def _complex(b, re, im, like):
+    return b.one("stablehlo.complex", [re, im], like.type)
+
+
+def _neg_if(b, cond, v):
+    return b.select(cond, b.neg(v), v)
+
+
+def _casin(b, z):
+    w = b.one("chlo._asin_acos_kernel", [z])
+    sx, sy = b.part("real", z), b.part("imag", z)
+    wi = b.part("imag", w)
+    return _complex(b, b.atan2(sx, b.part("real", w)), _neg_if(b, b.cmp(sy, b.const(0.0, sx), "LT"), wi), z)
+
+
+def _cacos(b, z):
+    w = b.one("chlo._asin_acos_kernel", [z])
+    sx, sy = b.part("real", z), b.part("imag", z)
+    wi = b.part("imag", w)
+    return _complex(b, b.atan2(b.part("real", w), sx), b.select(b.cmp(sy, b.const(0.0, sy), "LT"), wi, b.neg(wi)), z)
+
+
+def _cacosh(b, z):
+    w = b.one("chlo._asin_acos_kernel", [z])
+    sx, sy = b.part("real", z), b.part("imag", z)
+    im = b.atan2(b.part("real", w), sx)
+    return _complex(b, b.part("imag", w), _neg_if(b, b.cmp(sy, b.const(0.0, sy), "LT"), im), z)
+
+
+def _casinh(b, z):
+    sx, sy = b.part("real", z), b.part("imag", z)
+    w = b.one("chlo._asin_acos_kernel", [_complex(b, b.neg(sy), sx, z)])
+    re = _neg_if(b, b.cmp(sx, b.const(0.0, sx), "LT"), b.part("imag", w))
+    return _complex(b, re, b.atan2(sy, b.part("real", w)), z)
+
+
+def _catan(b, z):
+    w = b.one("chlo.atanh", [_complex(b, b.neg(b.part("imag", z)), b.part("real", z), z)])
+    return _complex(b, b.part("imag", w), b.neg(b.part("real", w)), z)
+
+
+def _catanh(b, z):
+    x, y = b.part("real", z), b.part("imag", z)
+    zero, one = b.const(0.0, x), b.const(1.0, x)
+    neg1 = b.const(-1.0, x)
+    largest = _max_finite(x)
+    inv_negeps = b.const(9007199254740994.0 if largest > 1e308 else 16777218.0 if largest > 1e38 else 2050.0, x)
+    ax, ay = b.abs(x), b.abs(y)
+    safe_max = b.mul(inv_negeps, inv_negeps)
+    safe = b.and_(b.cmp(ax, safe_max, "LT"), b.cmp(ay, safe_max, "LT"))
+    naxm1 = b.sub(one, ax)
+    y2 = b.mul(y, y)
+    inf, ninf = b.const(math.inf, x), b.const(-math.inf, x)
+    any_inf = b.or_(b.or_(b.cmp(x, inf, "EQ"), b.cmp(x, ninf, "EQ")),
+                    b.or_(b.cmp(y, inf, "EQ"), b.cmp(y, ninf, "EQ")))
+    outside = b.select(b.cmp(b.mul(ay, inv_negeps), ax, "LT"), b.div(one, ax),
+                       b.select(any_inf, zero, b.div(b.div(one, b.add(b.div(ax, y), b.div(y, ax))), y)))
+    arg = b.select(safe, b.div(ax, b.add(b.mul(naxm1, naxm1), y2)), outside)
+    sign_x = b.select(b.cmp(x, zero, "GE"), one, neg1)
+    re = b.mul(b.mul(sign_x, b.log1p(b.mul(b.const(4.0, x), arg))), b.const(0.25, x))
+    sign_y = b.select(b.cmp(y, zero, "GE"), one, neg1)
+    im = b.mul(b.select(safe, b.atan2(b.add(y, y), b.sub(b.mul(naxm1, b.add(one, ax)), y2)),
+                        b.mul(sign_y, b.const(math.pi, x))), b.const(0.5, x))
+    return _complex(b, re, im, z)
+
+
+def _real_or_complex(real_fn, complex_fn):
+    def rewrite(b, op):
+        x = op.operands[0]
+        return [complex_fn(b, x) if _et(x).is_complex else real_fn(b, x)]
+    return rewrite
+
+
+def _sinh_large(b, x):
+    lh = b.log(b.const(0.5, x))
+    return b.sub(b.exp(b.add(x, lh)), b.exp(b.sub(lh, x)))
+
+
 REWRITES: Dict[str, Callable] = {
     "chlo.constant": _constant,
     "chlo.constant_like": _constant_like,
@@ -740,14 +881,15 @@ REWRITES: Dict[str, Callable] = {
     "chlo.is_pos_inf": _bool(_is_pos_inf),
     "chlo.is_neg_inf": _bool(lambda b, x: b.cmp(x, b.const(-math.inf, x), "EQ")),
     "chlo.tan": lambda b, op: [b.tan(op.operands[0])],
-    "chlo.atan": _unary(lambda b, x: b.atan2(x, b.const(1.0, x)), _real_only),
-    "chlo.atanh": _unary(_atanh, _real_only),
-    "chlo.asin": _unary(_asin, _real_only),
-    "chlo.acos": _unary(_acos, _real_only),
-    "chlo.asinh": _unary(_asinh, _real_only),
-    "chlo.acosh": _unary(_acosh, _real_only),
-    "chlo.sinh": _unary(_sinh, _real_only, upcast=True),
-    "chlo.cosh": _unary(_cosh, _real_only, upcast=True),
+    "chlo.atan": _real_or_complex(lambda b, x: b.atan2(x, b.const(1.0, x)), _catan),
+    "chlo.atanh": _real_or_complex(_atanh, _catanh),
+    "chlo.asin": _real_or_complex(_asin, _casin),
+    "chlo.acos": _real_or_complex(_acos, _cacos),
+    "chlo.asinh": _real_or_complex(_asinh, _casinh),
+    "chlo.acosh": _real_or_complex(_acosh, _cacosh),
+    "chlo._asin_acos_kernel": _nary(_asin_acos_kernel),
+    "chlo.sinh": _real_or_complex(_by_width(_sinh), _sinh_large),
+    "chlo.cosh": _real_or_complex(_by_width(_cosh), _cosh),
     "chlo.erf": _nary(_by_width(_erf_f32, _erf_f64), _float_only("erf")),
     "chlo.erfc": _nary(_by_width(_erfc_f32, _erfc_f64), _float_only("erfc")),
     "chlo.erf_inv": _nary(_by_width(_erf_inv_f32, _erf_inv_f64), _float_only("erf_inv")),
