@@ -872,6 +872,99 @@ def _sinh_large(b, x):
     return b.sub(b.exp(b.add(x, lh)), b.exp(b.sub(lh, x)))
 
 
+# ------------------------------------------------------------------ scan
+
+def _segment_sizes(op, attr, total):
+    a = op.attributes.get(attr)
+    if a is not None:
+        vals = [int(v) for v in getattr(a, "values", ())]
+        if len(vals) == 2 and sum(vals) == total:
+            return vals
+        raise LegalizationError(f"CHLO legalization: {op.name}: `{attr}` must hold two sizes adding up to {total}")
+    return [total // 2, total - total // 2]
+
+
+def _scalar(b, value, et=_I64) -> Value:
+    t = TensorType((), et)
+    return b.op("stablehlo.constant", [], [t], {"value": DenseElementsAttr(t, np.array(value, dtype=et.dtype))}).results[0]
+
+
+def _scan(b, op):
+    """chlo.scan as a stablehlo.while over the position: its state is (i, the inputs, the
+    carries, the outputs so far, zeros at first); each step takes the inputs' slices at i (at
+    length - 1 - i with is_reverse) with dynamic_slice and a reshape, runs the scan body's ops
+    (moved into the loop body), and writes the output slices with dynamic_update_slice."""
+    n_in, n_init = _segment_sizes(op, "operandSegmentSizes", len(op.operands))
+    n_out, n_carry = _segment_sizes(op, "resultSegmentSizes", len(op.results))
+    if n_carry != n_init:
+        raise LegalizationError(f"CHLO legalization: chlo.scan has {n_init} inits but {n_carry} carries")
+    inputs, inits = list(op.operands[:n_in]), list(op.operands[n_in:])
+    out_types = [r.type for r in op.results[:n_out]]
+    types = [v.type for v in op.operands] + out_types
+    if any(d is None for t in types for d in t.shape):
+        raise LegalizationError("CHLO legalization: chlo.scan with dynamic shapes is not supported")
+    dim = int(op.attributes["dimension"].value)
+    if inputs:
+        length = inputs[0].type.shape[dim]
+    elif "scan_dim_size" in op.attributes:
+        length = int(op.attributes["scan_dim_size"].value)
+    elif out_types:
+        length = out_types[0].shape[dim]
+    else:
+        raise LegalizationError("CHLO legalization: chlo.scan without inputs, outputs or scan_dim_size")
+    rev = op.attributes.get("is_reverse")
+    reverse = bool(getattr(rev, "value", False)) if rev is not None else False
+    zeros = []
+    for t in out_types:
+        zeros.append(b.op("stablehlo.constant", [], [t],
+                          {"value": DenseElementsAttr(t, np.zeros(tuple(t.shape), dtype=t.element_type.dtype))}).results[0])
+    i64 = TensorType((), _I64)
+    state = [i64] + [v.type for v in inputs] + [v.type for v in inits] + out_types
+    cond, body = Block(state), Block(state)
+    cb = _Builder(cond, 0, op.location)
+    cb.op("stablehlo.return", [cb.cmp(cond.arguments[0], _scalar(cb, length), "LT")], [])
+    bb = _Builder(body, 0, op.location)
+    i = body.arguments[0]
+    in_args = body.arguments[1:1 + n_in]
+    carry_args = body.arguments[1 + n_in:1 + n_in + n_init]
+    out_args = body.arguments[1 + n_in + n_init:]
+    pos = bb.sub(_scalar(bb, length - 1), i) if reverse else i
+    zero = _scalar(bb, 0)
+    scan_block = op.regions[0].blocks[0]
+    mapping: Dict[Value, Value] = {}
+    for x, arg in zip(in_args, scan_block.arguments[:n_in]):
+        shape = list(x.type.shape)
+        starts = [pos if d == dim else zero for d in range(len(shape))]
+        sizes = shape[:dim] + [1] + shape[dim + 1:]
+        sl = bb.op("stablehlo.dynamic_slice", [x] + starts, [TensorType(tuple(sizes), x.type.element_type)],
+                   {"slice_sizes": DenseArrayAttr(_I64, tuple(sizes))}).results[0]
+        mapping[arg] = bb.one("stablehlo.reshape", [sl], arg.type)
+    for c, arg in zip(carry_args, scan_block.arguments[n_in:]):
+        mapping[arg] = c
+    moved = scan_block.operations[:-1]
+    for o in moved:
+        for inner in o.walk():
+            inner.operands = [mapping.get(v, v) for v in inner.operands]
+            inner._cache = None
+        body.operations.insert(bb.index, o)
+        bb.index += 1
+    results = [mapping.get(v, v) for v in scan_block.operations[-1].operands]
+    new_outs = []
+    for acc, piece, t in zip(out_args, results[:n_out], out_types):
+        shape = list(t.shape)
+        upd = bb.one("stablehlo.reshape", [piece], TensorType(tuple(shape[:dim] + [1] + shape[dim + 1:]), t.element_type))
+        starts = [pos if d == dim else zero for d in range(len(shape))]
+        new_outs.append(bb.one("stablehlo.dynamic_update_slice", [acc, upd] + starts, t))
+    bb.op("stablehlo.return", [bb.add(i, _scalar(bb, 1))] + list(in_args) + results[n_out:] + new_outs, [])
+    loop = b.op("stablehlo.while", [_scalar(b, 0)] + inputs + inits + zeros, state, {},
+                [Region([cond]), Region([body])])
+    cond.parent, body.parent = loop.regions[0], loop.regions[1]
+    scan_block.operations = []
+    carries = loop.results[1 + n_in:1 + n_in + n_init]
+    outs = loop.results[1 + n_in + n_init:]
+    return list(outs) + list(carries)
+
+
 REWRITES: Dict[str, Callable] = {
     "chlo.constant": _constant,
     "chlo.constant_like": _constant_like,
@@ -901,6 +994,7 @@ REWRITES: Dict[str, Callable] = {
     "chlo.digamma": _unary(_digamma, _real_only, upcast=True),
     "chlo.next_after": _next_after_op,
     "chlo.top_k": _top_k,
+    "chlo.scan": _scan,
     **{name: _broadcast_binary for name in _BROADCAST},
 }
 
@@ -929,7 +1023,10 @@ def legalize_chlo(module: Module) -> Dict[str, int]:
         replace: Dict[Value, Value] = {}
         parents = _parent_blocks(module)
         for op in todo:
-            block = parents[id(op)]
+            block = parents.get(id(op))
+            if block is None or not any(o is op for o in block.operations):
+                parents = _parent_blocks(module)      # an earlier rewrite moved it (scan bodies)
+                block = parents[id(op)]
             b = _Builder(block, block.operations.index(op), op.location)
             new = REWRITES[op.name](b, op)
             for old, nv in zip(op.results, new):
