@@ -9,7 +9,7 @@ import pytest
 from hypothesis import given, settings, strategies as st
 
 import stablehlo_ref as shlo
-from stablehlo_ref.errors import NotImplementedOpError
+from stablehlo_ref.errors import NotImplementedOpError, StableHLOError
 from stablehlo_ref.text import print_module
 from stablehlo_ref.transforms import legalize_chlo
 
@@ -137,21 +137,30 @@ def test_broadcast_binary_ops_complex_square_conj_and_constants():
         np.testing.assert_allclose(g, w, rtol=1e-6)
 
 
-def test_ops_without_decomposition_are_listed():
-    dn = ("lhs_batching_dimensions = [], rhs_batching_dimensions = [], lhs_contracting_dimensions = [1], "
-          "rhs_contracting_dimensions = [1], lhs_ragged_dimensions = [0], rhs_group_dimensions = [0]")
-    src = f"""func.func @main(%a: tensor<6x5xf32>, %b: tensor<3x5x4xf32>, %g: tensor<3xi64>) -> tensor<6x4xf32> {{
-  %0 = "chlo.ragged_dot"(%a, %b, %g) {{ragged_dot_dimension_numbers = #chlo.ragged_dot<{dn}>}} : (tensor<6x5xf32>, tensor<3x5x4xf32>, tensor<3xi64>) -> tensor<6x4xf32>
-  %1 = chlo.erf %0 : tensor<6x4xf32> -> tensor<6x4xf32>
-  return %1 : tensor<6x4xf32>
-}}"""
+def test_every_chlo_op_of_the_spec_has_a_decomposition():
+    from stablehlo_ref.spec import load
+    from stablehlo_ref.transforms.chlo_legalize import REWRITES
+    names = {n for n in load().ops if n.startswith("chlo.")}
+    assert names and names <= set(REWRITES), sorted(names - set(REWRITES))
+
+
+def test_unsupported_cases_raise_with_the_module_unchanged():
+    src = """func.func @main(%x: tensor<3xf32>, %n: tensor<3xi32>, %d: tensor<?xf32>) -> (tensor<3xf32>, tensor<3xi32>, tensor<?xf32>) {
+  %0 = chlo.erf %x : tensor<3xf32> -> tensor<3xf32>
+  %1 = chlo.erf %n : tensor<3xi32> -> tensor<3xi32>
+  %2 = chlo.lgamma %d : tensor<?xf32> -> tensor<?xf32>
+  return %0, %1, %2 : tensor<3xf32>, tensor<3xi32>, tensor<?xf32>
+}"""
     m = shlo.parse(src)
     before = print_module(m)
-    with pytest.raises(NotImplementedOpError, match=r"chlo.ragged_dot"):
+    with pytest.raises(NotImplementedOpError, match=r"chlo.erf .*i32"):
         legalize_chlo(m)
     assert print_module(m) == before
-    with pytest.raises(NotImplementedOpError, match=r"chlo.erf .*i32"):
-        legalize_chlo(shlo.parse(_program("erf", "i32", "i32", 3)))
+    m = shlo.parse(src.replace("chlo.erf %n", "chlo.square %n"))
+    before = print_module(m)
+    with pytest.raises(StableHLOError, match="dynamic shape"):
+        legalize_chlo(m)
+    assert print_module(m) == before
 
 
 # ------------------------------------------------------------------ f64 erf family, bessel_i1e,
@@ -368,3 +377,58 @@ def test_scan_without_inputs_uses_scan_dim_size():
     m, counts = _legalized(src)
     out, carry = shlo.run(m, np.array(10, np.int64))
     assert out.tolist() == [11, 12, 13, 14] and int(carry) == 14
+
+
+# ------------------------------------------------------------------ ragged_dot
+
+def _ragged_src(dn, lt, rt, gt, ot, precision=""):
+    return (f'func.func @main(%a: {lt}, %b: {rt}, %g: {gt}) -> {ot} {{\n'
+            f'  %r = "chlo.ragged_dot"(%a, %b, %g) {{{precision}ragged_dot_dimension_numbers = #chlo.ragged_dot<{dn}>}}'
+            f' : ({lt}, {rt}, {gt}) -> {ot}\n  return %r : {ot}\n}}')
+
+
+_RAGGED_CASES = [
+    # mode 1: ragged lhs rows, one rhs per group
+    ("lhs_batching_dimensions = [], rhs_batching_dimensions = [], lhs_contracting_dimensions = [1], "
+     "rhs_contracting_dimensions = [1], lhs_ragged_dimensions = [0], rhs_group_dimensions = [0]",
+     (6, 5), (3, 5, 4), (3,), (6, 4)),
+    # mode 1 with a batch dimension and per-batch group sizes
+    ("lhs_batching_dimensions = [0], rhs_batching_dimensions = [1], lhs_contracting_dimensions = [2], "
+     "rhs_contracting_dimensions = [2], lhs_ragged_dimensions = [1], rhs_group_dimensions = [0]",
+     (2, 6, 5), (3, 2, 5, 4), (2, 3), (2, 6, 4)),
+    # mode 2: ragged contracting dimension, one result per group
+    ("lhs_batching_dimensions = [0], rhs_batching_dimensions = [0], lhs_contracting_dimensions = [2], "
+     "rhs_contracting_dimensions = [1], lhs_ragged_dimensions = [2], rhs_group_dimensions = []",
+     (2, 3, 6), (2, 6, 4), (3,), (3, 2, 3, 4)),
+    # mode 3: ragged batch dimension
+    ("lhs_batching_dimensions = [0], rhs_batching_dimensions = [0], lhs_contracting_dimensions = [2], "
+     "rhs_contracting_dimensions = [1], lhs_ragged_dimensions = [0], rhs_group_dimensions = []",
+     (6, 3, 5), (6, 5, 4), (3,), (6, 3, 4)),
+]
+
+
+@pytest.mark.parametrize("case", range(len(_RAGGED_CASES)))
+@pytest.mark.parametrize("precision", ["", "precision_config = [#chlo<precision DEFAULT>, #chlo<precision HIGHEST>], "])
+@settings(max_examples=6, deadline=None)
+@given(seed=st.integers(0, 2 ** 32 - 1))
+def test_ragged_dot(case, precision, seed):
+    """Random group sizes (some empty) that fill the ragged dimension, as jax's ragged_dot
+    requires (past the groups, mode 1 gives zeros on both sides; mode 3's upstream form is a
+    plain dot_general, which the direct kernel zeroes there, so sizes always add up)."""
+    dn, ls, rs, gs, os_ = _RAGGED_CASES[case]
+    t = lambda s, e="f32": f"tensor<{'x'.join(map(str, s))}x{e}>"
+    src = _ragged_src(dn, t(ls), t(rs), t(gs, "i32"), t(os_), precision)
+    rng = np.random.default_rng(seed)
+    lhs = rng.integers(-4, 5, ls).astype(np.float32)
+    rhs = rng.integers(-4, 5, rs).astype(np.float32)
+    ragged_len = ls[{0: 0, 1: 1, 2: 2, 3: 0}[case]]
+    groups = []
+    for _ in range(int(np.prod(gs[:-1]))):
+        cuts = np.sort(rng.integers(0, ragged_len + 1, gs[-1] - 1))
+        groups.append(np.diff(np.concatenate([[0], cuts, [ragged_len]])))
+    g = np.array(groups, np.int32).reshape(gs)
+    want = shlo.run(shlo.parse(src), lhs, rhs, g)[0]
+    m, counts = _legalized(src)
+    assert counts == {"chlo.ragged_dot": 1}
+    # small integers: every product and sum is exact in f32, so the results are equal
+    assert shlo.run(m, lhs, rhs, g)[0].tolist() == want.tolist()

@@ -4,8 +4,9 @@ approximations, op for op), so that a program from `jax.jit(f).lower(...).as_tex
 written as a portable artifact, which no VHLO version can hold CHLO in.
 
 `legalize_chlo(module)` rewrites the module in place and returns {op name: count} of what it
-rewrote; an op it has no decomposition for (or a case of one: f64 erf, complex asin, ...)
-raises NotImplementedOpError listing every such op, before anything changes.
+rewrote; an op it has no decomposition for, or a case of one it cannot handle (erf of integers,
+dynamic shapes where constants are needed), raises NotImplementedOpError / LegalizationError
+before anything changes (each rewrite is first tried into a scratch block).
 
 Each decomposition is the one upstream picks for the element type: f64 operands of `erf`,
 `erfc`, `erf_inv` and `bessel_i1e` take their own f64 approximations; f16 and bf16 operands of
@@ -34,7 +35,7 @@ import ml_dtypes
 import numpy as np
 
 from ..errors import NotImplementedOpError, StableHLOError
-from ..ir.attributes import BoolAttr, DenseArrayAttr, DenseElementsAttr, EnumAttr, IntegerAttr
+from ..ir.attributes import ArrayAttr, BoolAttr, DenseArrayAttr, DenseElementsAttr, EnumAttr, IntegerAttr, StructAttr
 from ..ir.core import Block, Module, Operation, Region, Value
 from ..ir.types import ElementType, TensorType, element_type
 
@@ -59,10 +60,11 @@ class LegalizationError(StableHLOError):
 class _Builder:
     """Creates StableHLO ops before `anchor` in its block, located where it is."""
 
-    def __init__(self, block: Block, index: int, location):
+    def __init__(self, block: Block, index: int, location, dry: bool = False):
         self.block = block
         self.index = index
         self.location = location
+        self.dry = dry          # a trial run into a scratch block: rewrites must not touch the op
 
     def op(self, name, operands, result_types, attributes=None, regions=None) -> Operation:
         o = Operation(name, operands, result_types, attributes or {}, regions or [], self.location)
@@ -914,6 +916,8 @@ def _scan(b, op):
         raise LegalizationError("CHLO legalization: chlo.scan without inputs, outputs or scan_dim_size")
     rev = op.attributes.get("is_reverse")
     reverse = bool(getattr(rev, "value", False)) if rev is not None else False
+    if b.dry:                           # what follows moves the scan body's ops
+        return list(op.results)
     zeros = []
     for t in out_types:
         zeros.append(b.op("stablehlo.constant", [], [t],
@@ -965,6 +969,99 @@ def _scan(b, op):
     return list(outs) + list(carries)
 
 
+# ------------------------------------------------------------------ ragged_dot
+
+def _static(v: Value, what: str):
+    if any(d is None for d in v.type.shape):
+        raise LegalizationError(f"CHLO legalization: {what} with dynamic shapes is not supported")
+    return tuple(v.type.shape)
+
+
+def _dot(b, lhs, rhs, rtype, lb, rb, lc, rc, precision):
+    attrs = {"dot_dimension_numbers": StructAttr("stablehlo", "dot", (
+        ("lhs_batching_dimensions", tuple(lb)), ("rhs_batching_dimensions", tuple(rb)),
+        ("lhs_contracting_dimensions", tuple(lc)), ("rhs_contracting_dimensions", tuple(rc))))}
+    if precision is not None:
+        attrs["precision_config"] = ArrayAttr(tuple(EnumAttr("stablehlo", "precision", e.value)
+                                                    for e in precision.elements))
+    return b.op("stablehlo.dot_general", [lhs, rhs], [rtype], attrs).results[0]
+
+
+def _slice(b, x, start, limit):
+    rt = TensorType(tuple(h - l for l, h in zip(start, limit)), x.type.element_type)
+    return b.op("stablehlo.slice", [x], [rt], {"start_indices": DenseArrayAttr(_I64, tuple(start)),
+                                               "limit_indices": DenseArrayAttr(_I64, tuple(limit)),
+                                               "strides": DenseArrayAttr(_I64, (1,) * len(start))}).results[0]
+
+
+def _ragged_groups(b, lhs, group_sizes, ragged):
+    """For each group j: lhs with the positions of the ragged dimension outside group j's run
+    [start, start + size) set to zero, start and size per batch element of group_sizes (whose
+    leading dimensions are lhs's leading ones), as upstream's applyRaggedMask does."""
+    shape = _static(lhs, "chlo.ragged_dot")
+    gshape = _static(group_sizes, "chlo.ragged_dot")
+    batch = gshape[:-1]
+    i64b = TensorType(batch, _I64)
+    lhs64 = TensorType(shape, _I64)
+    iota_shape = tuple(n if d == ragged else 1 for d, n in enumerate(shape))
+    iota = b.op("stablehlo.iota", [], [TensorType(iota_shape, _I64)], {"iota_dimension": IntegerAttr(ragged, _I64)}).results[0]
+    iota = b.op("stablehlo.broadcast_in_dim", [iota], [lhs64],
+                {"broadcast_dimensions": DenseArrayAttr(_I64, tuple(range(len(shape))))}).results[0]
+    zero = b.op("stablehlo.constant", [], [lhs.type],
+                {"value": DenseElementsAttr(lhs.type, np.zeros(shape, dtype=lhs.type.element_type.dtype))}).results[0]
+    start = b.op("stablehlo.constant", [], [i64b], {"value": DenseElementsAttr(i64b, np.zeros(batch, np.int64))}).results[0]
+    bdims = DenseArrayAttr(_I64, tuple(range(len(batch))))
+    masked = []
+    for j in range(gshape[-1]):
+        size = b.one("stablehlo.reshape", [_slice(b, group_sizes, (0,) * (len(gshape) - 1) + (j,), batch + (j + 1,))],
+                     TensorType(batch, group_sizes.type.element_type))
+        if group_sizes.type.element_type != _I64:
+            size = b.convert(size, _I64)
+        limit = b.add(start, size)
+        lo = b.op("stablehlo.broadcast_in_dim", [start], [lhs64], {"broadcast_dimensions": bdims}).results[0]
+        hi = b.op("stablehlo.broadcast_in_dim", [limit], [lhs64], {"broadcast_dimensions": bdims}).results[0]
+        mask = b.and_(b.cmp(iota, lo, "GE"), b.cmp(iota, hi, "LT"))
+        masked.append(b.select(mask, lhs, zero))
+        start = limit
+    return masked
+
+
+def _ragged_dot(b, op):
+    """Upstream's three cases, told apart by ranks: a ragged non-contracting lhs dimension
+    (lhs rank < rhs rank: one dot_general per group, of lhs masked to the group's rows and the
+    group's rhs slice, summed), a ragged contracting dimension (result rank > lhs rank: one
+    dot_general per group of the masked lhs, stacked first), and a ragged batch dimension (a
+    plain dot_general: upstream leaves positions past the groups as the product computes them)."""
+    lhs, rhs, group_sizes = op.operands
+    d = dict(op.attributes["ragged_dot_dimension_numbers"].fields)
+    lb, rb = tuple(d["lhs_batching_dimensions"]), tuple(d["rhs_batching_dimensions"])
+    lc, rc = tuple(d["lhs_contracting_dimensions"]), tuple(d["rhs_contracting_dimensions"])
+    ragged = tuple(d["lhs_ragged_dimensions"])
+    precision = op.attributes.get("precision_config")
+    rtype = op.results[0].type
+    lrank, rrank, orank = len(lhs.type.shape), len(rhs.type.shape), len(rtype.shape)
+    if lrank < rrank:
+        r, g = ragged[0], tuple(d["rhs_group_dimensions"])[0]
+        rshape = _static(rhs, "chlo.ragged_dot")
+        adjust = lambda dims: tuple(x - 1 if x > g else x for x in dims)
+        out = None
+        for j, masked in enumerate(_ragged_groups(b, lhs, group_sizes, r)):
+            start = tuple(j if k == g else 0 for k in range(rrank))
+            limit = tuple(j + 1 if k == g else n for k, n in enumerate(rshape))
+            piece = b.one("stablehlo.reshape", [_slice(b, rhs, start, limit)],
+                          TensorType(tuple(n for k, n in enumerate(rshape) if k != g), rhs.type.element_type))
+            dot = _dot(b, masked, piece, rtype, lb, adjust(rb), lc, adjust(rc), precision)
+            out = dot if out is None else b.add(out, dot)
+        return [out]
+    if lrank < orank:
+        part = TensorType(tuple(rtype.shape[1:]), rtype.element_type)
+        one = TensorType((1,) + tuple(rtype.shape[1:]), rtype.element_type)
+        pieces = [b.one("stablehlo.reshape", [_dot(b, masked, rhs, part, lb, rb, lc, rc, precision)], one)
+                  for masked in _ragged_groups(b, lhs, group_sizes, ragged[0])]
+        return [b.op("stablehlo.concatenate", pieces, [rtype], {"dimension": IntegerAttr(0, _I64)}).results[0]]
+    return [_dot(b, lhs, rhs, rtype, lb, rb, lc, rc, precision)]
+
+
 REWRITES: Dict[str, Callable] = {
     "chlo.constant": _constant,
     "chlo.constant_like": _constant_like,
@@ -995,6 +1092,7 @@ REWRITES: Dict[str, Callable] = {
     "chlo.next_after": _next_after_op,
     "chlo.top_k": _top_k,
     "chlo.scan": _scan,
+    "chlo.ragged_dot": _ragged_dot,
     **{name: _broadcast_binary for name in _BROADCAST},
 }
 
@@ -1015,6 +1113,10 @@ def legalize_chlo(module: Module) -> Dict[str, int]:
     missing = unsupported(module)
     if missing:
         raise NotImplementedOpError(", ".join(missing), "no CHLO legalization for these ops yet")
+    # a trial of each rewrite into a scratch block first, so that an unsupported case (erf of
+    # integers, a dynamic shape where constants are needed) raises with the module unchanged
+    for op in _chlo_ops(module):
+        REWRITES[op.name](_Builder(Block(), 0, op.location, dry=True), op)
     counts: Dict[str, int] = {}
     for _ in range(4):                  # broadcast_next_after -> next_after -> StableHLO
         todo = _chlo_ops(module)
