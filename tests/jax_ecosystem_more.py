@@ -265,6 +265,35 @@ def linalg_more(rng):
     return fn, (f32(rng, 4, 4), f32(rng, 4, 2))
 
 
+def linalg_eig(rng):
+    """jnp.linalg.eig (@lapack_?geev_ffi), real and complex, batched; eigenvectors enter
+    through |v| and the residual A v - v w, which do not depend on their sign or phase; left
+    eigenvectors through u^H A - w u^H."""
+    def fn(a, z):
+        w, v = jnp.linalg.eig(a)
+        wz, vz = jnp.linalg.eig(z)
+        res = jnp.abs(a.astype(jnp.complex64) @ v - v * w[..., None, :]).max()
+        wl, ul = jax.lax.linalg.eig(a[0], compute_left_eigenvectors=True, compute_right_eigenvectors=False)
+        left = jnp.abs(jnp.conj(ul).T @ a[0] - wl[:, None] * jnp.conj(ul).T).max()
+        return w, jnp.abs(v), res < 1e-4, wz, jnp.abs(vz), jnp.linalg.eigvals(a[1]), left < 1e-4
+    z = (f32(rng, 4, 4) + 1j * f32(rng, 4, 4)).astype(np.complex64)
+    return fn, (f32(rng, 2, 5, 5), z)
+
+
+def linalg_hessenberg_tridiagonal(rng):
+    """jax.scipy.linalg.hessenberg (@lapack_?gehrd_ffi then ?orgqr) and
+    lax.linalg.tridiagonal_solve (@lapack_?gtsv_ffi, rows interchanged where the sub-diagonal
+    is larger), real and complex; a singular system (LAPACK's info > 0) gives NaN."""
+    def fn(a, z, dl, d, du, b, cdl, cd, cdu, cb):
+        return (jax.scipy.linalg.hessenberg(a, calc_q=True), jax.scipy.linalg.hessenberg(z, calc_q=True),
+                jax.lax.linalg.tridiagonal_solve(dl, d, du, b), jax.lax.linalg.tridiagonal_solve(cdl, cd, cdu, cb),
+                jax.lax.linalg.tridiagonal_solve(dl * 0, d * 0, du, b))
+    c = lambda *s: (f32(rng, *s) + 1j * f32(rng, *s)).astype(np.complex64)
+    return fn, (f32(rng, 5, 5), c(4, 4), np.array([0, 5, -3, 4, 2, 7], np.float32),
+                np.array([1, 0.5, 2, -1, 0.1, 3], np.float32), np.array([2, 1, 1, -2, 3, 0], np.float32),
+                f32(rng, 6, 3), c(2, 5), c(2, 5) + 3, c(2, 5), c(2, 5, 2))
+
+
 PROGRAMS = {
     "random_samplers": random_samplers,
     "random_rbg": random_rbg,
@@ -284,6 +313,8 @@ PROGRAMS = {
     "optax_optimizers": optax_optimizers,
     "eqx_attention_norm": eqx_attention_norm,
     "linalg_more": linalg_more,
+    "linalg_eig": linalg_eig,
+    "linalg_hessenberg_tridiagonal": linalg_hessenberg_tridiagonal,
 }
 
 
