@@ -294,6 +294,77 @@ def linalg_hessenberg_tridiagonal(rng):
                 f32(rng, 6, 3), c(2, 5), c(2, 5) + 3, c(2, 5), c(2, 5, 2))
 
 
+# ----------------------------------------------------------------------------- more models, dtypes, indexing, shape polymorphism
+
+def nnx_vmap_scan(rng):
+    from flax import nnx
+    class Block(nnx.Module):
+        def __init__(self, rngs):
+            self.l = nnx.Linear(4, 4, rngs=rngs)
+        def __call__(self, x):
+            return jax.nn.relu(self.l(x))
+    @nnx.vmap(in_axes=0, out_axes=0)
+    def make(key):
+        return Block(nnx.Rngs(key))
+    stack = make(jax.random.split(jax.random.key(0), 3))
+    g, st = nnx.split(stack)
+    def fn(st, x):
+        m = nnx.merge(g, st)
+        @nnx.scan(in_axes=(0, nnx.Carry), out_axes=nnx.Carry)
+        def body(b, x):
+            return b(x)
+        return body(m, x)
+    return fn, (st, f32(rng, 2, 4))
+def linen_attention(rng):
+    import flax.linen as nn
+    m = nn.MultiHeadDotProductAttention(num_heads=2, qkv_features=8, dropout_rate=0.0, deterministic=True)
+    x = f32(rng, 2, 5, 8)
+    v = m.init(jax.random.key(0), x)
+    return (lambda v, x: m.apply(v, x, mask=nn.make_causal_mask(jnp.ones((2, 5))))), (v, x)
+def eqx_lstm_scan(rng):
+    import equinox as eqx
+    cell = eqx.nn.LSTMCell(3, 5, key=jax.random.key(0))
+    p, s = eqx.partition(cell, eqx.is_array)
+    def fn(p, xs):
+        c = eqx.combine(p, s)
+        def step(carry, x):
+            h = c(x, carry); return h, h[0]
+        return jax.lax.scan(step, (jnp.zeros(5), jnp.zeros(5)), xs)[1]
+    return fn, (p, f32(rng, 6, 3))
+def dtype_zoo(rng):
+    """int8, uint8 (wrapping), f16, int4 and float8_e4m3fn conversions."""
+    def fn(a, b, c, d):
+        return (a.astype(jnp.int8) * 3, b.astype(jnp.uint8) + 250, c.astype(jnp.float16) * 2, d,
+                jnp.float32(1) / a, (a > 0).astype(jnp.int4), a.astype(jnp.float8_e4m3fn).astype(jnp.float32))
+    return fn, (f32(rng, 5), f32(rng, 5) * 10, f32(rng, 5), np.arange(5, dtype=np.int32))
+def while_with_dynamic_update(rng):
+    def fn(x):
+        def body(i, acc):
+            return jax.lax.dynamic_update_slice(acc, jnp.sin(jax.lax.dynamic_slice(x, (i,), (1,))), (i,))
+        return jax.lax.fori_loop(0, x.shape[0], body, jnp.zeros_like(x))
+    return fn, (f32(rng, 7),)
+def scatter_gather(rng):
+    def fn(x, idx, upd):
+        y = x.at[idx].add(upd)
+        z = x.at[idx].max(upd)
+        w = x.at[:, 1].set(0.0)
+        return y, z, w, x[idx], jnp.take_along_axis(x, jnp.argsort(x, axis=1), axis=1), x[::2, ::-1]
+    return fn, (f32(rng, 5, 3), np.array([0, 2, 2], np.int32), f32(rng, 3, 3))
+def poly_vmap(rng):
+    def fn(x, y):
+        return jax.vmap(lambda a, b: jnp.dot(a, b))(x, y), jnp.where(x > 0, x, 0).sum(0)
+    return fn, (f32(rng, 4, 3), f32(rng, 4, 3)), ("b, n", "b, n")
+def poly_conv_pool(rng):
+    import flax.linen as nn
+    def fn(x, w):
+        y = jax.lax.conv_general_dilated(x, w, (1, 1), "SAME", dimension_numbers=("NHWC", "HWIO", "NHWC"))
+        return nn.max_pool(y, (2, 2), strides=(2, 2)), jnp.mean(y, axis=(1, 2))
+    return fn, (f32(rng, 2, 8, 8, 3), f32(rng, 3, 3, 3, 4)), ("b, 8, 8, 3", "3, 3, 3, 4")
+def poly_reshape_argsort(rng):
+    def fn(x):
+        return jnp.argsort(x.reshape(-1)), jnp.cumsum(x, axis=0), jnp.max(x), x.T @ x
+    return fn, (f32(rng, 6, 2),), ("2*b, 2",)
+
 PROGRAMS = {
     "random_samplers": random_samplers,
     "random_rbg": random_rbg,
@@ -315,6 +386,15 @@ PROGRAMS = {
     "linalg_more": linalg_more,
     "linalg_eig": linalg_eig,
     "linalg_hessenberg_tridiagonal": linalg_hessenberg_tridiagonal,
+    "nnx_vmap_scan": nnx_vmap_scan,
+    "linen_attention": linen_attention,
+    "eqx_lstm_scan": eqx_lstm_scan,
+    "dtype_zoo": dtype_zoo,
+    "while_with_dynamic_update": while_with_dynamic_update,
+    "scatter_gather": scatter_gather,
+    "poly_vmap": poly_vmap,
+    "poly_conv_pool": poly_conv_pool,
+    "poly_reshape_argsort": poly_reshape_argsort,
 }
 
 
