@@ -59,3 +59,55 @@ def test_lowered_f64_special_functions():
     with jax.enable_x64(True):
         counts = M.check_lowered(r[0], list(r[1]), rtol=1e-12, atol=1e-13)
     assert {"chlo.erf", "chlo.erfc", "chlo.erf_inv", "chlo.bessel_i1e", "chlo.zeta"} <= set(counts), counts
+
+
+_COLLECTIVES = """
+import sys
+sys.path.insert(0, {tests!r})
+import jax, numpy as np
+from jax.sharding import PartitionSpec as P
+import jax_ecosystem_programs as E
+assert len(jax.devices()) == 4, jax.devices()
+mesh = jax.make_mesh((4,), ("x",), axis_types=(jax.sharding.AxisType.Auto,))
+rng = np.random.default_rng(0)
+ops = [lambda a: jax.lax.ppermute(a, "x", [(i, (i + 1) % 4) for i in range(4)]),
+       lambda a: jax.lax.pmax(a, "x"),
+       lambda a: jax.lax.psum_scatter(a, "x", scatter_dimension=0, tiled=True),
+       lambda a: jax.lax.all_to_all(a, "x", 0, 0, tiled=True),
+       lambda a: jax.lax.pmean(a, "x")]
+differ = 0
+for op in ops:                 # one collective per program
+    E.check_program(lambda a, op=op: jax.shard_map(op, mesh=mesh, in_specs=P("x"), out_specs=P("x"),
+                                                   check_vma=False)(a), [E.f32(rng, 16, 3)])
+def both(a):
+    return tuple(op(a) for op in ops)
+try:                           # all five in one manual computation
+    E.check_program(lambda a: jax.shard_map(both, mesh=mesh, in_specs=P("x"), out_specs=(P("x"),) * 5,
+                                            check_vma=False)(a), [E.f32(rng, 16, 3)])
+except AssertionError as e:
+    if "artifact differs" not in str(e):
+        raise
+    differ = 1
+print("BYTES-DIFFER" if differ else "OK")
+"""
+
+
+class _ArtifactBytesDiffer(AssertionError):
+    pass
+
+
+@pytest.mark.xfail(strict=True, raises=_ArtifactBytesDiffer,
+                   reason="two collectives with equal channel_handle attributes in one program: every "
+                          "other check passes, our artifact is 3-6 bytes shorter than jaxlib's (serialization)")
+def test_shard_map_collectives_four_devices():
+    """ppermute, pmax, psum_scatter, all_to_all and pmean in shard_map over 4 XLA host devices:
+    each alone passes every check; together they load, validate, run and match XLA, and jaxlib
+    reads our artifact, but it is not yet byte for byte jaxlib's."""
+    import subprocess
+    env = dict(os.environ, XLA_FLAGS="--xla_force_host_platform_device_count=4", JAX_PLATFORMS="cpu")
+    code = _COLLECTIVES.format(tests=str(Path(__file__).resolve().parent))
+    r = subprocess.run([sys.executable, "-c", code], env=env, capture_output=True, text=True, timeout=300)
+    assert r.returncode == 0, r.stderr[-3000:]
+    if "BYTES-DIFFER" in r.stdout:
+        raise _ArtifactBytesDiffer("our artifact differs from jaxlib's")
+    assert "OK" in r.stdout
