@@ -111,3 +111,29 @@ def test_shard_map_collectives_four_devices():
     if "BYTES-DIFFER" in r.stdout:
         raise _ArtifactBytesDiffer("our artifact differs from jaxlib's")
     assert "OK" in r.stdout
+
+
+def test_multi_platform_export():
+    """jax.export for ("cpu", "cuda"): @main takes the platform index first (0 = cpu here) and
+    branches on it; the program runs with index 0 and matches jax's own call on CPU, and our
+    artifact is jaxlib's byte for byte."""
+    import jax
+    import jax.numpy as jnp
+    from jax import export
+
+    import stablehlo_ref as shlo
+    from stablehlo_ref.serialization import artifact_version, deserialize, serialize_as
+
+    def fn(x, w):
+        return jax.nn.gelu(x @ w), jnp.argmax(x, axis=1)
+    rng = np.random.default_rng(0)
+    x, w = P.f32(rng, 4, 5), P.f32(rng, 5, 3)
+    exp = export.export(jax.jit(fn), platforms=("cpu", "cuda"))(x, w)
+    m = deserialize(exp.mlir_module_serialized)
+    shlo.verify(m)
+    text = exp.mlir_module()
+    mt = shlo.parse(text, "-")
+    P.compare_results(shlo.run(mt, np.int32(0), x, w), [np.asarray(v) for v in exp.call(x, w)])
+    target = artifact_version(exp.mlir_module_serialized)
+    ours = serialize_as(mt, target, writer_version=P.jaxlib_stablehlo_version())
+    assert ours == P.jaxlib_serialize(text, target)
