@@ -145,11 +145,11 @@ def test_every_chlo_op_of_the_spec_has_a_decomposition():
 
 
 def test_unsupported_cases_raise_with_the_module_unchanged():
-    src = """func.func @main(%x: tensor<3xf32>, %n: tensor<3xi32>, %d: tensor<?xf32>) -> (tensor<3xf32>, tensor<3xi32>, tensor<?xf32>) {
+    src = """func.func @main(%x: tensor<3xf32>, %n: tensor<3xi32>, %d: tensor<?x4xf32>) -> (tensor<3xf32>, tensor<3xi32>, tensor<?x2xf32>) {
   %0 = chlo.erf %x : tensor<3xf32> -> tensor<3xf32>
   %1 = chlo.erf %n : tensor<3xi32> -> tensor<3xi32>
-  %2 = chlo.lgamma %d : tensor<?xf32> -> tensor<?xf32>
-  return %0, %1, %2 : tensor<3xf32>, tensor<3xi32>, tensor<?xf32>
+  %2:2 = chlo.top_k(%d, k = 2) : tensor<?x4xf32> -> (tensor<?x2xf32>, tensor<?x2xi32>)
+  return %0, %1, %2#0 : tensor<3xf32>, tensor<3xi32>, tensor<?x2xf32>
 }"""
     m = shlo.parse(src)
     before = print_module(m)
@@ -161,6 +161,33 @@ def test_unsupported_cases_raise_with_the_module_unchanged():
     with pytest.raises(StableHLOError, match="dynamic shape"):
         legalize_chlo(m)
     assert print_module(m) == before
+
+
+def test_elementwise_decompositions_on_dynamic_shapes():
+    """`?` dimensions (jax.jit(f).lower on symbolic shapes writes them): the decompositions'
+    constants become scalars broadcast to the operand's runtime shape with
+    dynamic_broadcast_in_dim, as upstream's getConstantLike does."""
+    src = """func.func @main(%x: tensor<?x4xf32>, %n: tensor<?x4xf32>, %z: tensor<?xcomplex<f32>>) -> (tensor<?x4xf32>, tensor<?x4xf32>, tensor<?x4xf32>, tensor<?x4xf32>, tensor<?x4xf32>, tensor<?xcomplex<f32>>) {
+  %0 = chlo.erf %x : tensor<?x4xf32> -> tensor<?x4xf32>
+  %1 = chlo.lgamma %x : tensor<?x4xf32> -> tensor<?x4xf32>
+  %2 = chlo.asinh %x : tensor<?x4xf32> -> tensor<?x4xf32>
+  %3 = chlo.polygamma %n, %x : tensor<?x4xf32>, tensor<?x4xf32> -> tensor<?x4xf32>
+  %4 = chlo.bessel_i1e %x : tensor<?x4xf32> -> tensor<?x4xf32>
+  %5 = chlo.asin %z : tensor<?xcomplex<f32>> -> tensor<?xcomplex<f32>>
+  return %0, %1, %2, %3, %4, %5 : tensor<?x4xf32>, tensor<?x4xf32>, tensor<?x4xf32>, tensor<?x4xf32>, tensor<?x4xf32>, tensor<?xcomplex<f32>>
+}"""
+    rng = np.random.default_rng(9)
+    m, _ = _legalized(src)
+    assert any(o.name == "stablehlo.dynamic_broadcast_in_dim" for o in m.walk())
+    for rows in (1, 5):
+        x = rng.uniform(0.1, 6, (rows, 4)).astype(np.float32)
+        n = rng.integers(0, 4, (rows, 4)).astype(np.float32)
+        z = (rng.normal(size=3) + 1j * rng.normal(size=3)).astype(np.complex64)
+        want = shlo.run(shlo.parse(src), x, n, z)
+        got = shlo.run(m, x, n, z)
+        for w, g in zip(want, got):
+            assert g.shape == w.shape
+            np.testing.assert_allclose(g, w, rtol=1e-5, atol=2e-5)
 
 
 # ------------------------------------------------------------------ f64 erf family, bessel_i1e,

@@ -4,8 +4,8 @@ approximations, op for op), so that a program from `jax.jit(f).lower(...).as_tex
 written as a portable artifact, which no VHLO version can hold CHLO in.
 
 `legalize_chlo(module)` rewrites the module in place and returns {op name: count} of what it
-rewrote; an op it has no decomposition for, or a case of one it cannot handle (erf of integers,
-dynamic shapes where constants are needed), raises NotImplementedOpError / LegalizationError
+rewrote; an op it has no decomposition for, or a case of one it cannot handle (erf of integers;
+`?` dimensions in top_k, constant_like, the broadcasting ops, scan, ragged_dot), raises NotImplementedOpError / LegalizationError
 before anything changes (each rewrite is first tried into a scratch block).
 
 Each decomposition is the one upstream picks for the element type: f64 operands of `erf`,
@@ -77,16 +77,48 @@ class _Builder:
 
     # ------------------------------------------------------------ helpers
     def const(self, value, like: Value, et: ElementType = None) -> Value:
+        """A constant of `like`'s shape; where that has `?` dimensions, a scalar constant
+        broadcast with dynamic_broadcast_in_dim to `like`'s runtime shape (as upstream's
+        getConstantLike does through shape_of)."""
         t = like.type
         et = et or t.element_type
-        if any(d is None for d in t.shape):
-            raise LegalizationError("CHLO legalization: constants of dynamic shape are not supported")
-        arr = np.full(tuple(t.shape), value, dtype=np.float64 if et.is_float else None)
+        dynamic = any(d is None for d in t.shape)
+        shape = () if dynamic else tuple(t.shape)
+        arr = np.full(shape, value, dtype=np.float64 if et.is_float else None)
         if et.is_complex:
-            arr = np.full(tuple(t.shape), value, dtype=et.dtype)
+            arr = np.full(shape, value, dtype=et.dtype)
         arr = arr.astype(et.dtype) if not et.is_bool else arr.astype(bool)
-        rt = TensorType(tuple(t.shape), et)
-        return self.op("stablehlo.constant", [], [rt], {"value": DenseElementsAttr(rt, arr)}).results[0]
+        rt = TensorType(shape, et)
+        c = self.op("stablehlo.constant", [], [rt], {"value": DenseElementsAttr(rt, arr)}).results[0]
+        if not dynamic:
+            return c
+        return self.op("stablehlo.dynamic_broadcast_in_dim", [c, self.shape_of(like)],
+                       [TensorType(tuple(t.shape), et)],
+                       {"broadcast_dimensions": DenseArrayAttr(_I64, ())}).results[0]
+
+    def shape_of(self, x: Value) -> Value:
+        """tensor<rank x i32> holding x's runtime shape (get_dimension_size for `?` dimensions),
+        computed once per rewrite for each static type shape: the values of one elementwise
+        decomposition all have its operand's runtime shape."""
+        cache = self.__dict__.setdefault("_shapes", {})
+        key = tuple(x.type.shape)
+        if key in cache:
+            return cache[key]
+        one = TensorType((1,), _I32)
+        parts = []
+        for d, n in enumerate(x.type.shape):
+            if n is None:
+                size = self.op("stablehlo.get_dimension_size", [x], [TensorType((), _I32)],
+                               {"dimension": IntegerAttr(d, _I64)}).results[0]
+                parts.append(self.one("stablehlo.reshape", [size], one))
+            else:
+                parts.append(self.op("stablehlo.constant", [], [one],
+                                     {"value": DenseElementsAttr(one, np.array([n], np.int32))}).results[0])
+        rank = len(x.type.shape)
+        out = parts[0] if rank == 1 else self.op("stablehlo.concatenate", parts, [TensorType((rank,), _I32)],
+                                                 {"dimension": IntegerAttr(0, _I64)}).results[0]
+        cache[key] = out
+        return out
 
     def like(self, x: Value, et: ElementType) -> TensorType:
         return TensorType(tuple(x.type.shape), et)
