@@ -281,13 +281,16 @@ def linalg_eig(rng):
 
 
 def linalg_hessenberg_tridiagonal(rng):
-    """jax.scipy.linalg.hessenberg (@lapack_?gehrd_ffi then ?orgqr) and
+    """jax.scipy.linalg.hessenberg (@lapack_?gehrd_ffi then ?orgqr), lax.linalg.tridiagonal
+    (@lapack_?sytrd_ffi / ?hetrd_ffi, either triangle) and
     lax.linalg.tridiagonal_solve (@lapack_?gtsv_ffi, rows interchanged where the sub-diagonal
     is larger), real and complex; a singular system (LAPACK's info > 0) gives NaN."""
     def fn(a, z, dl, d, du, b, cdl, cd, cdu, cb):
         return (jax.scipy.linalg.hessenberg(a, calc_q=True), jax.scipy.linalg.hessenberg(z, calc_q=True),
                 jax.lax.linalg.tridiagonal_solve(dl, d, du, b), jax.lax.linalg.tridiagonal_solve(cdl, cd, cdu, cb),
-                jax.lax.linalg.tridiagonal_solve(dl * 0, d * 0, du, b))
+                jax.lax.linalg.tridiagonal_solve(dl * 0, d * 0, du, b),
+                jax.lax.linalg.tridiagonal(a, lower=True), jax.lax.linalg.tridiagonal(a, lower=False),
+                jax.lax.linalg.tridiagonal(z, lower=True), jax.lax.linalg.tridiagonal(z, lower=False))
     c = lambda *s: (f32(rng, *s) + 1j * f32(rng, *s)).astype(np.complex64)
     return fn, (f32(rng, 5, 5), c(4, 4), np.array([0, 5, -3, 4, 2, 7], np.float32),
                 np.array([1, 0.5, 2, -1, 0.1, 3], np.float32), np.array([2, 1, 1, -2, 3, 0], np.float32),

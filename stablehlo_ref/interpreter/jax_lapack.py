@@ -1,6 +1,7 @@
 """More of the LAPACK calls JAX emits on CPU (beside jax_calls.py's): `@lapack_?geev_ffi`
 (jnp.linalg.eig / eigvals), `@lapack_?gtsv_ffi` (lax.linalg.tridiagonal_solve) and
-`@lapack_?gehrd_ffi` (jax.scipy.linalg.hessenberg; its Q comes from `@lapack_?orgqr_ffi`).
+`@lapack_?gehrd_ffi` (jax.scipy.linalg.hessenberg; its Q comes from `@lapack_?orgqr_ffi`) and
+`@lapack_?sytrd_ffi` / `@lapack_?hetrd_ffi` (lax.linalg.tridiagonal).
 Batched over the leading dimensions, computed as LAPACK's algorithms define them: gtsv is
 LAPACK's elimination with partial pivoting, factors and all; gehrd is the unblocked Householder
 reduction (LAPACK's ?larfg reflectors); geev's right eigenvectors are numpy's, i.e. LAPACK's
@@ -179,8 +180,69 @@ def _gehrd(ctx, op, a=None, *rest):
             info]
 
 
+# ------------------------------------------------------------------ sytrd / hetrd
+
+def _sytrd(ctx, op, a=None, *rest):
+    """(a, d, e, tau, info): LAPACK's unblocked ?sytd2 / ?hetd2 reduction of the symmetric
+    (Hermitian) matrix held in the `uplo` triangle to tridiagonal form Q^H A Q = T: the diagonal
+    and first off-diagonal of that triangle become T's, the reflectors' tails fill the rest of
+    it, the other triangle is left as given."""
+    if a is None or rest:
+        raise InterpreterError("custom_call @lapack_?sytrd_ffi takes one operand", op.where())
+    name = op.attributes["call_target_name"].value
+    flat, batch = _matrices(op, a, name)
+    n = flat.shape[-1]
+    lower = int(_cfg(op).get("uplo", 76)) != 85
+    ct = np.complex128 if np.iscomplexobj(flat) else np.float64
+    out = flat.astype(ct)
+    d = np.zeros((out.shape[0], n), ct)
+    e = np.zeros((out.shape[0], max(n - 1, 0)), ct)
+    taus = np.zeros((out.shape[0], max(n - 1, 0)), ct)
+    tri = np.tril if lower else np.triu
+    with np.errstate(all="ignore"):
+        for s in range(out.shape[0]):
+            t = tri(out[s])
+            h = t + np.conj(tri(t, -1 if lower else 1)).T        # the Hermitian matrix the triangle holds
+            h[np.diag_indices(n)] = np.real(np.diag(h))
+            steps = range(n - 1) if lower else range(n - 2, -1, -1)
+            for i in steps:
+                if lower:                                       # annihilate h[i+2:, i]
+                    beta, tau, tail = _larfg(h[i + 1, i], h[i + 2:, i].copy())
+                    v = np.concatenate([[1], tail]).astype(ct)
+                    sl = slice(i + 1, n)
+                else:                                           # annihilate h[:i, i+1]
+                    beta, tau, tail = _larfg(h[i, i + 1], h[:i, i + 1].copy())
+                    v = np.concatenate([tail, [1]]).astype(ct)
+                    sl = slice(0, i + 1)
+                e[s, i] = np.real(beta)
+                if tau != 0:
+                    sub = h[sl, sl]
+                    w = tau * (sub @ v)
+                    w += -0.5 * tau * np.vdot(w, v) * v
+                    h[sl, sl] = sub - np.outer(v, np.conj(w)) - np.outer(w, np.conj(v))
+                # the reduced column/row: T's off-diagonal element, the reflector's tail
+                if lower:
+                    h[i + 1, i], h[i + 2:, i] = beta, tail
+                    h[i, i + 1], h[i, i + 2:] = np.conj(beta), 0
+                else:
+                    h[i, i + 1], h[:i, i + 1] = beta, tail
+                    h[i + 1, i], h[i + 1, :i] = np.conj(beta), 0
+                taus[s, i] = tau
+            d[s] = np.real(np.diag(h))
+            keep = np.tril(np.ones((n, n), bool)) if lower else np.triu(np.ones((n, n), bool))
+            out[s] = np.where(keep, h, out[s])
+    info = np.zeros(batch, np.int32)
+    k = max(n - 1, 0)
+    return [out.reshape(np.shape(a)).astype(_dtype(op, 0)), d.real.reshape(batch + (n,)).astype(_dtype(op, 1)),
+            e.real.reshape(batch + (k,)).astype(_dtype(op, 2)), taus.reshape(batch + (k,)).astype(_dtype(op, 3)), info]
+
+
 LAPACK_MORE = {}
 for _p in "sdcz":
     LAPACK_MORE[f"lapack_{_p}geev_ffi"] = _geev
     LAPACK_MORE[f"lapack_{_p}gtsv_ffi"] = _gtsv
     LAPACK_MORE[f"lapack_{_p}gehrd_ffi"] = _gehrd
+for _p in "sd":
+    LAPACK_MORE[f"lapack_{_p}sytrd_ffi"] = _sytrd
+for _p in "cz":
+    LAPACK_MORE[f"lapack_{_p}hetrd_ffi"] = _sytrd
