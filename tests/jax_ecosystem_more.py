@@ -368,6 +368,98 @@ def poly_reshape_argsort(rng):
         return jnp.argsort(x.reshape(-1)), jnp.cumsum(x, axis=0), jnp.max(x), x.T @ x
     return fn, (f32(rng, 6, 2),), ("2*b, 2",)
 
+# ----------------------------------------------------------------------------- jax.image, scipy.signal/stats/special, attention
+
+def image_resize(rng):
+    def fn(x):
+        return (jax.image.resize(x, (2, 9, 7, 3), "bilinear"), jax.image.resize(x, (2, 3, 3, 3), "nearest"),
+                jax.image.resize(x, (2, 10, 10, 3), "lanczos3"))
+    return fn, (f32(rng, 2, 6, 5, 3),)
+
+
+def signal_convolve(rng):
+    from jax.scipy import signal
+    return (lambda a, b: (signal.convolve(a, b, mode="same"), signal.correlate2d(a, b))), (f32(rng, 8, 7), f32(rng, 3, 3))
+
+
+def unique_nonzero_histogram(rng):
+    def fn(x):
+        return (jnp.unique(jnp.round(x), size=6, fill_value=0), jnp.nonzero(x > 0, size=5),
+                jnp.histogram(x, bins=4, range=(-2, 2))[0])
+    return fn, (f32(rng, 10),)
+
+
+def random_choice_dirichlet_beta(rng):
+    def fn(kd):
+        k = jax.random.wrap_key_data(kd)
+        return (jax.random.choice(k, 10, (4,), replace=False), jax.random.dirichlet(k, jnp.ones(3)),
+                jax.random.beta(k, 2.0, 3.0, (3,)))
+    return fn, (np.asarray(jax.random.key_data(jax.random.key(2))),)
+
+
+def dot_product_attention(rng):
+    return (lambda q, k, v: jax.nn.dot_product_attention(q, k, v, is_causal=True)), \
+        (f32(rng, 2, 5, 2, 4), f32(rng, 2, 5, 2, 4), f32(rng, 2, 5, 2, 4))
+
+
+def int8_matmul(rng):
+    def fn(a, b):
+        return jax.lax.dot_general(a, b, (((1,), (0,)), ((), ())), preferred_element_type=jnp.int32)
+    return fn, (rng.integers(-100, 100, (4, 5)).astype(np.int8), rng.integers(-100, 100, (5, 3)).astype(np.int8))
+
+
+def scipy_stats(rng):
+    from jax.scipy import stats
+
+    def fn(x):
+        return (stats.norm.cdf(x), stats.norm.logpdf(x), stats.norm.ppf(jax.nn.sigmoid(x)), stats.t.logpdf(x, 3.0),
+                stats.gamma.logpdf(jnp.abs(x) + 0.1, 2.0), stats.beta.logpdf(jax.nn.sigmoid(x), 2.0, 3.0),
+                stats.poisson.logpmf(jnp.round(jnp.abs(x) * 3), 2.0))
+    return fn, (f32(rng, 8),)
+
+
+def special_more(rng):
+    from jax.scipy import special
+
+    def fn(x):
+        a = jnp.abs(x)
+        return (special.betaln(a + 0.5, 2.0), special.gammaincc(2.0, a), special.expi(a + 0.1),
+                special.logit(jax.nn.sigmoid(x)), special.entr(a), special.log_ndtr(x), special.multigammaln(a + 2, 2),
+                special.spence(a + 0.1), special.bessel_jn(a + 0.1, v=2)[1])
+    return fn, (f32(rng, 8),)
+
+
+def fftn_3d(rng):
+    return (lambda x: jnp.fft.fftn(x)), (f32(rng, 3, 4, 5),)
+
+
+def narrow_specials(rng):
+    def fn(x):
+        return (jax.lax.erf_inv(jnp.tanh(x).astype(jnp.bfloat16)), jax.scipy.special.erf(x.astype(jnp.float16)),
+                jax.lax.top_k(x.astype(jnp.bfloat16), 2))
+    return fn, (f32(rng, 3, 6),)
+
+
+def approx_min_k_windows(rng):
+    def fn(x):
+        return (jax.lax.approx_min_k(x, 2), jax.lax.reduce_window(x, -jnp.inf, jax.lax.max, (2, 2), (1, 1), "SAME"),
+                jax.lax.cumsum(x, axis=1, reverse=True))
+    return fn, (f32(rng, 4, 8),)
+
+
+def rng_uniform_legacy(rng):
+    """lax.rng_uniform: stablehlo.rng, whose values are the backend's; compared through a
+    property of them."""
+    return (lambda x: x + jnp.sum(jax.lax.rng_uniform(0.0, 1.0, (3,)) >= 0)), (f32(rng, 3),)
+
+
+def complex_linalg(rng):
+    def fn(z):
+        h = z @ jnp.conj(z).T + 3 * jnp.eye(3)
+        return jnp.sort(z), jnp.linalg.solve(h, z), jnp.linalg.cholesky(h), jnp.linalg.svd(z, compute_uv=False)
+    return fn, ((f32(rng, 3, 3) + 1j * f32(rng, 3, 3)).astype(np.complex64),)
+
+
 PROGRAMS = {
     "random_samplers": random_samplers,
     "random_rbg": random_rbg,
@@ -398,6 +490,19 @@ PROGRAMS = {
     "poly_vmap": poly_vmap,
     "poly_conv_pool": poly_conv_pool,
     "poly_reshape_argsort": poly_reshape_argsort,
+    "image_resize": image_resize,
+    "signal_convolve": signal_convolve,
+    "unique_nonzero_histogram": unique_nonzero_histogram,
+    "random_choice_dirichlet_beta": random_choice_dirichlet_beta,
+    "dot_product_attention": dot_product_attention,
+    "int8_matmul": int8_matmul,
+    "scipy_stats": scipy_stats,
+    "special_more": special_more,
+    "fftn_3d": fftn_3d,
+    "narrow_specials": narrow_specials,
+    "approx_min_k_windows": approx_min_k_windows,
+    "rng_uniform_legacy": rng_uniform_legacy,
+    "complex_linalg": complex_linalg,
 }
 
 
@@ -463,4 +568,7 @@ LOWERED = {
     "lowered_complex_inverse": lowered_complex_inverse,
     "lowered_top_k_nextafter": lowered_top_k_nextafter,
     "lowered_decoder": lowered_decoder,
+    "lowered_stats": scipy_stats,
+    "lowered_special_more": special_more,
+    "lowered_narrow_specials": narrow_specials,
 }
