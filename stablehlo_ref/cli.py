@@ -810,7 +810,8 @@ def build_parser() -> argparse.ArgumentParser:
     cf.add_argument("--dim", action="append", metavar="NAME=SIZE",
                     help="with --random-inputs: the size of a symbolic dimension (jax.export's dimension "
                          "variables, e.g. b=5: dimensions derived from them, such as 2*b or b + 1, follow; "
-                         "or argI.D=SIZE for dimension D of argument I); repeatable")
+                         "or one such dimension's size, e.g. '2*b=10'; or argI.D=SIZE for dimension D of "
+                         "argument I); repeatable")
     cf.add_argument("--rtol", type=float, metavar="R", help="with --program: relative tolerance for float outputs")
     cf.add_argument("--atol", type=float, metavar="A", help="with --program: absolute tolerance for float outputs")
     cf.add_argument("--max-ulp", type=int, metavar="N", help="with --program: ULP bound for float outputs")

@@ -256,11 +256,34 @@ def argument_sizes(specs: Mapping[int, Sequence[str]], values: Mapping[str, int]
     return out
 
 
+def _is_arg_dim(name: str) -> bool:
+    i, dot, d = name[3:].partition(".")
+    return name.startswith("arg") and bool(dot) and i.isdigit() and d.isdigit()
+
+
+def solve(expr: DimExpr, size: int, name: str) -> int:
+    """The value of `expr`'s one variable for which it equals `size` (the smallest, searched
+    from 0: dimension expressions only grow with their variables, except through mod)."""
+    (var,) = expr.variables()
+    f = lambda v: expr.evaluate({var: v})
+    c0, c1 = f(0), f(1) - f(0)
+    if c1 > 0 and all(f(v) == c0 + c1 * v for v in (2, 3, 7)):      # linear: a*b + c
+        v, r = divmod(size - c0, c1)
+        if r == 0 and v >= 0:
+            return v
+    else:
+        for v in range(0, 4 * max(size, 1) + 8):
+            if f(v) == size:
+                return v
+    raise UsageError(f"--dim {name}={size}: no size of {var} makes {expr.text} = {size}")
+
+
 def expand_dims(module, dims: Mapping[str, int], in_shapes=None) -> Dict[str, int]:
     """`--dim` values for `conform --program`: names of jax's dimension variables become
     `argI.D` sizes for every argument dimension the shape specification derives from them
-    (`b=5` sizes a `2*b` dimension 10 and a `b + 1` one 6); `argI.D` entries and names the
-    specification does not have pass through unchanged (and explicit `argI.D` win)."""
+    (`b=5` sizes a `2*b` dimension 10 and a `b + 1` one 6); a dimension expression of one
+    variable may be given instead of the variable (`2*b=10` is `b=5`); `argI.D` entries pass
+    through unchanged (and explicit `argI.D` win)."""
     if not dims:
         return dict(dims)
     specs = shape_specs(module, in_shapes)
@@ -268,12 +291,27 @@ def expand_dims(module, dims: Mapping[str, int], in_shapes=None) -> Dict[str, in
         return dict(dims)
     known = set(variables(specs))
     values = {k: v for k, v in dims.items() if k in known}
-    out = {k: v for k, v in dims.items() if k not in known}
-    for name in out:
-        i, dot, d = name[3:].partition(".")
-        if not (name.startswith("arg") and dot and i.isdigit() and d.isdigit()):
+    out: Dict[str, int] = {}
+    for name, size in dims.items():
+        if name in known:
+            continue
+        if _is_arg_dim(name):
+            out[name] = size
+            continue
+        try:
+            expr = parse_dim_expr(name)
+        except UsageError:
+            expr = None
+        names = expr.variables() if expr is not None else set()
+        if len(names) != 1 or not names <= known:
             raise UsageError(f"--dim {name}: the program has no symbolic dimension {name!r} (symbolic "
-                             f"dimensions: {', '.join(sorted(known))}; or argI.D=SIZE for argument I's dimension D)")
+                             f"dimensions: {', '.join(sorted(known))}; a dimension expression of one of "
+                             "them, such as 2*b=10; or argI.D=SIZE for argument I's dimension D)")
+        (var,) = names
+        v = solve(expr, size, name)
+        if values.get(var, v) != v:
+            raise UsageError(f"--dim {name}={size} gives {var} = {v}, but {var} = {values[var]} is given too")
+        values[var] = v
     for (i, k), n in argument_sizes(specs, values).items():
         out.setdefault(f"arg{i}.{k}", n)
     return out

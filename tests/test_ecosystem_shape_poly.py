@@ -30,6 +30,13 @@ def test_malformed_dimension_expressions(text):
         parse_dim_expr(text)
 
 
+@pytest.mark.parametrize("text,size,want", [("2*b", 10, 5), ("b + 1", 6, 5), ("3*b - 2", 13, 5),
+                                            ("floordiv(b, 2)", 3, 6), ("max(b, 4)", 7, 7), ("b*b", 9, 3)])
+def test_solving_an_expression_for_its_variable(text, size, want):
+    from stablehlo_ref.shape_poly import solve
+    assert solve(parse_dim_expr(text), size, text) == want
+
+
 def test_specs_from_payload_shapes_and_sizes():
     specs = shape_specs(None, [["2*b", "3"], ["b + 1"], ["4"]])
     assert argument_sizes(specs, {"b": 5}) == {(0, 0): 10, (1, 0): 6}
@@ -112,4 +119,9 @@ def test_unknown_dimension_names_are_usage_errors():
     with pytest.raises(UsageError, match=r"no symbolic dimension 'q'.*symbolic dimensions: b"):
         expand_dims(m, {"q": 3})
     assert expand_dims(m, {"arg0.0": 11}) == {"arg0.0": 11}
+    assert expand_dims(m, {"2*b + 1": 11}) == {"arg0.0": 11}          # an expression solved for b
+    with pytest.raises(UsageError, match="no size of b makes 2\\*b \\+ 1 = 10"):
+        expand_dims(m, {"2*b + 1": 10})
+    with pytest.raises(UsageError, match="b = 5 is given too"):
+        expand_dims(m, {"b": 5, "2*b + 1": 9})
     assert expand_dims(m, {"b": 5, "arg0.0": 7}) == {"arg0.0": 7}    # an explicit argI.D wins
