@@ -22,7 +22,8 @@ _FLOAT_BY_CODE = {v: k for k, v in _FLOAT_TYPE_CODES.items()}
 
 def float_to_raw(value: float, et) -> int:
     """The bit pattern of `value` in element type `et` (a float type)."""
-    arr = np.array([value], dtype=np.float64).astype(et.dtype)
+    with np.errstate(over="ignore", invalid="ignore"):     # past the range: inf, as APFloat
+        arr = np.array([value], dtype=np.float64).astype(et.dtype)
     if et.name == "tf32":
         return int(arr.view(np.uint32)[0]) >> 13
     nbytes = arr.dtype.itemsize

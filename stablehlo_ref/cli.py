@@ -840,6 +840,12 @@ def main(argv=None) -> int:
     from .diagnostics import format_error
     install_signal_cleanup()
     _SOURCES.clear()
+    # IEEE overflow, underflow and invalid operations are defined results of the programs and
+    # values this tool handles (inf, 0, NaN), never messages for the user: numpy's
+    # floating-point warnings stay off for the whole command
+    import warnings
+    warnings.filterwarnings("ignore", category=RuntimeWarning,
+                            message=r"(overflow|underflow|invalid value|divide by zero) encountered")
     try:
         parser = build_parser()
         args = parser.parse_args(argv)

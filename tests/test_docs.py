@@ -110,7 +110,7 @@ def test_command_rewrites_and_checks(tmp_path, monkeypatch, capsys):
     monkeypatch.setattr(docs, "REPO", tmp_path)
     monkeypatch.setattr(docs, "SHARED", tmp_path / "no-corpus")
     assert docs.main(["--check"]) == 1
-    assert "stale: docs/ops.md, docs/constraints.md, README.md" in capsys.readouterr().err
+    assert "stale: docs/ops.md, docs/constraints.md, docs/not_implemented.md, README.md" in capsys.readouterr().err
     assert docs.main([]) == 0
     assert (tmp_path / "docs" / "ops.md").read_text().startswith("# Op status")
     readme = (tmp_path / "README.md").read_text()
@@ -119,6 +119,16 @@ def test_command_rewrites_and_checks(tmp_path, monkeypatch, capsys):
     (tmp_path / "README.md").write_text("no markers\n")
     assert docs.main([]) == 2
     assert "markers" in capsys.readouterr().err
+
+
+def test_not_implemented_md_is_current_and_lists_every_raise():
+    path = REPO / "docs" / "not_implemented.md"
+    assert path.is_file(), f"docs/not_implemented.md is missing: {FIX}"
+    generated = docs.render_not_implemented_md()
+    assert path.read_text(encoding="utf-8") == generated, f"docs/not_implemented.md is stale: {FIX}"
+    raises = sum(p.read_text(encoding="utf-8").count("raise NotImplementedOpError(")
+                 for p in (REPO / "stablehlo_ref").rglob("*.py") if p.name != "docs.py")
+    assert generated.count("| not implemented: ") == raises > 0
 
 
 def test_constraints_md_is_current_and_has_no_gap():

@@ -458,3 +458,111 @@ def test_struct_attribute_integer_lists_refuse_integers_past_i64():
             ' (tensor<2x2xf32>, tensor<2x2xf32>) -> tensor<2xf32>\n  return %0 : tensor<2xf32>\n}\n')
     with pytest.raises(ParseError, match="does not fit in i64"):
         shlo.parse(text)
+
+
+def test_a_terminator_in_the_middle_of_a_block_prints_generic_and_does_not_verify():
+    text = ('func.func @f(%a: tensor<4xf32>) -> tensor<4xf32> {\n'
+            '  %0 = "stablehlo.reduce_scatter"(%a) ({\n'
+            '  ^bb0(%x: tensor<f32>, %y: tensor<f32>):\n'
+            '    "stablehlo.return"() : () -> ()\n'
+            '    %1 = stablehlo.add %x, %y : tensor<f32>\n'
+            '  }) {replica_groups = dense<[[0]]> : tensor<1x1xi64>, scatter_dimension = 0 : i64}'
+            ' : (tensor<4xf32>) -> tensor<4xf32>\n'
+            '  func.return %0 : tensor<4xf32>\n}\n')
+    m = _stable(text)
+    assert '"stablehlo.return"() : () -> ()' in shlo.print_module(m)
+    from stablehlo_ref.verifier import collect
+    errs = [str(e) for e in collect(m)]
+    assert any("must be the last operation in the parent block" in e for e in errs)
+    assert any("block with no terminator" in e for e in errs)
+
+
+def test_a_function_body_must_end_with_a_terminator():
+    m = shlo.parse('func.func @f(%a: tensor<f32>) -> tensor<f32> {\n'
+                   '  %0 = stablehlo.add %a, %a : tensor<f32>\n}\n')
+    with pytest.raises(shlo.VerificationError, match="block with no terminator"):
+        shlo.verify(m)
+
+
+@pytest.mark.parametrize("attr", ["#stablehlo.channel_hi64andle<handle = 5, type = 0x7FF0000000000000>",
+                                  "#chlo.nonesuch<a = 1>"])
+def test_unknown_stablehlo_and_chlo_attribute_mnemonics_are_parse_errors(attr):
+    with pytest.raises(ParseError, match="unknown attribute"):
+        shlo.parse('func.func @f(%t: !stablehlo.token) {\n'
+                   f'  "stablehlo.recv"(%t) <{{channel_handle = {attr}}}> : (!stablehlo.token) -> ()\n'
+                   '  return\n}\n')
+
+
+@pytest.mark.parametrize("s", ["a\\0A", "x\\0D", "tab\\09"])
+def test_strings_and_attribute_names_ending_in_a_control_character_print_escaped(s):
+    from stablehlo_ref.text.print_types import escape_string
+    raw = s[:-3] + chr(int(s[-2:], 16))
+    assert escape_string(raw) == '"' + s + '"'
+    m = _stable(f'func.func @f() attributes {{"{s}" = "{s}"}} {{\n  return\n}}\n')
+    assert f'"{s}" = "{s}"' in shlo.print_module(m)
+
+
+def test_a_float64_dense_literal_past_the_type_range_is_inf_without_a_warning():
+    import warnings
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        m = shlo.parse('func.func @f() -> tensor<2xf16> {\n'
+                       '  %0 = stablehlo.constant dense<[1e10, 2.0]> : tensor<2xf16>\n'
+                       '  return %0 : tensor<2xf16>\n}\n')
+    assert "0x7C00" in shlo.print_module(m)
+
+
+def test_chlo_legalization_of_an_unranked_op_is_an_error_with_a_location(tmp_path, capsys):
+    from stablehlo_ref.cli import main
+    src = tmp_path / "u.mlir"
+    src.write_text('func.func @f(%a: tensor<*xi64>) -> tensor<*xf32> {\n'
+                   '  %0 = "chlo.constant_like"(%a) {value = 3.2 : f32} : (tensor<*xi64>) -> tensor<*xf32>\n'
+                   '  func.return %0 : tensor<*xf32>\n}\n')
+    assert main(["convert", str(src), "-o", str(tmp_path / "o.bin")]) == 1
+    err = capsys.readouterr().err
+    assert "u.mlir:2:" in err and "unranked" in err
+    assert not (tmp_path / "o.bin").exists()
+
+
+@pytest.mark.parametrize("attrs", [
+    'replica_groups = "foo"',
+    'replica_groups = dense<[[0]]> : tensor<1x1xi64>, channel_handle = #stablehlo.dot<>',
+    'replica_groups = dense<[[0]]> : tensor<1x1xi64>, use_global_device_ids = 1 : i64',
+])
+def test_attributes_of_the_wrong_kind_do_not_verify(attrs):
+    m = shlo.parse('func.func @f(%a: tensor<f32>) -> tensor<f32> {\n'
+                   '  %0 = "stablehlo.all_reduce"(%a) ({\n  ^bb0(%x: tensor<f32>, %y: tensor<f32>):\n'
+                   '    %s = stablehlo.add %x, %y : tensor<f32>\n    stablehlo.return %s : tensor<f32>\n'
+                   f'  }}) {{{attrs}}} : (tensor<f32>) -> tensor<f32>\n  return %0 : tensor<f32>\n}}\n')
+    with pytest.raises(shlo.VerificationError, match="attribute '(replica_groups|channel_handle|use_global_device_ids)'"):
+        shlo.verify(m)
+
+
+@pytest.mark.parametrize("text", [
+    "func.func @f(%a: tensor<f32>) -> tensor<f32> {\n"
+    f"  %0 = stablehlo.reduce_precision %a, format = e{'9' * 5000}m2 : tensor<f32>\n"
+    "  return %0 : tensor<f32>\n}\n",
+    'sdy.mesh @mesh = <["a"=2]>\nfunc.func @f(%a: tensor<4xf32> {sdy.sharding = #sdy.sharding<@mesh, '
+    f'[{{"a"}}p{"9" * 5000}]>}}) -> tensor<4xf32> {{\n  return %a : tensor<4xf32>\n}}\n',
+])
+def test_integers_of_thousands_of_digits_in_custom_syntax_are_parse_errors(text):
+    with pytest.raises(ParseError):
+        shlo.parse(text)
+
+
+def test_a_quantized_scale_past_f32_prints_and_validates_without_a_numpy_warning(tmp_path, capsys):
+    import warnings
+    from stablehlo_ref.cli import main
+    text = ('func.func @f(%a: tensor<2xf32>) -> tensor<2x!quant.uniform<i8:f32, 8.988466e+307>> {\n'
+            '  %0 = stablehlo.uniform_quantize %a : (tensor<2xf32>) -> tensor<2x!quant.uniform<i8:f32, 8.988466e+307>>\n'
+            '  return %0 : tensor<2x!quant.uniform<i8:f32, 8.988466e+307>>\n}\n')
+    src = tmp_path / "q.mlir"
+    src.write_text(text)
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        m = shlo.parse(text)
+        shlo.print_module(m)
+        shlo.print_module(m, generic=True)
+    assert main(["validate", str(src)]) == 1
+    err = capsys.readouterr().err
+    assert err.startswith(f"{src}:") and "out of expressed type range" in err and "Warning" not in err

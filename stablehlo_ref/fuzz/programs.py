@@ -19,7 +19,7 @@ from typing import List, Tuple
 import numpy as np
 
 ELEMS = ["i1", "i8", "i32", "i64", "ui8", "ui32", "f16", "bf16", "f32", "f64"]
-_INT = {"i8", "i32", "i64", "ui8", "ui32"}
+_INT = {"i8", "i16", "i32", "i64", "ui8", "ui16", "ui32", "ui64"}
 _FLOAT = {"f16", "bf16", "f32", "f64"}
 
 

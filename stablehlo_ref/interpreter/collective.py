@@ -16,7 +16,7 @@ from collections import defaultdict, deque
 
 import numpy as np
 
-from ..errors import InterpreterError
+from ..errors import InterpreterError, NotImplementedOpError
 from .numerics import elem
 from .registry import TOKEN, harness_op, kernel
 
@@ -191,6 +191,9 @@ def _groups_attr(op, name="replica_groups"):
     a = op.attributes.get(name)
     if a is None:
         return []
+    if getattr(a, "name", None) == "replica_group_mesh_axes":
+        raise NotImplementedOpError(f"{op.name} with {name} given as mesh axes",
+                                    "only explicit replica-group id lists run", op.where())
     arr = np.asarray(a.array).astype(np.int64)
     if arr.ndim == 1:
         arr = arr.reshape(1, -1) if arr.size else arr.reshape(0, 0)

@@ -76,7 +76,7 @@ def batch_norm_grad(ctx, op, x, scale, mean, variance, grad_output):
             from_compute(grad_offset, _float_type(op, 2))]
 
 
-_EINSUM = re.compile(r"^[a-zA-Z]*(,[a-zA-Z]*)?->[a-zA-Z]*$")
+_EINSUM = re.compile(r"^[a-zA-Z]*(,[a-zA-Z]*)?->[a-zA-Z]*\Z")
 
 
 def _einsum(op, *operands):

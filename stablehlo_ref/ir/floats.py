@@ -22,7 +22,8 @@ def format_float(v, et) -> str:
     fv = float(v)
     if math.isnan(fv) or math.isinf(fv):
         if _is_element_type(et) and et.is_float and et.name != "tf32":
-            arr = np.array([v]).astype(et.dtype)
+            with np.errstate(over="ignore", invalid="ignore"):
+                arr = np.array([v]).astype(et.dtype)
             bits = int.from_bytes(arr.tobytes(), "little")
             width = arr.dtype.itemsize * 2
             return "0x%0*X" % (width, bits)
@@ -39,7 +40,8 @@ def format_float(v, et) -> str:
         if "." in full and _reads_back(full, fv, et):
             return full
         if "." not in full and _is_element_type(et) and et.is_float and et.name != "tf32":
-            arr = np.array([fv]).astype(et.dtype)     # MLIR then writes the bits in hex
+            with np.errstate(over="ignore"):       # MLIR then writes the bits in hex
+                arr = np.array([fv]).astype(et.dtype)
             return "0x%0*X" % (arr.dtype.itemsize * 2, int.from_bytes(arr.tobytes(), "little"))
     if _is_element_type(et) and et.name in ("f32",):
         s = np.format_float_scientific(np.float32(fv), unique=True, exp_digits=2)
@@ -139,6 +141,7 @@ def _reads_back(text: str, fv: float, et) -> bool:
         return False
     try:
         dt = et.dtype
-        return np.array(back).astype(dt).tobytes() == np.array(fv).astype(dt).tobytes()
+        with np.errstate(over="ignore", invalid="ignore"):     # (past the range: both inf)
+            return np.array(back).astype(dt).tobytes() == np.array(fv).astype(dt).tobytes()
     except (TypeError, ValueError, AttributeError):
         return False

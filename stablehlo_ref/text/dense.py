@@ -151,6 +151,13 @@ def _check_int_range(flat, et: ElementType) -> None:
 
 
 def array_from_literal(text: str, ttype: TensorType, max_depth: int = 1 << 30) -> np.ndarray:
+    """The elements of a `dense<...>` literal as an array of the tensor type. A float past the
+    element type's range rounds to inf, as MLIR's APFloat conversion does (no numpy warning)."""
+    with np.errstate(over="ignore", invalid="ignore"):
+        return _array_from_literal(text, ttype, max_depth)
+
+
+def _array_from_literal(text: str, ttype: TensorType, max_depth: int = 1 << 30) -> np.ndarray:
     """`text` is what stands between `dense<` and `>` (not a hex string); brackets nested
     deeper than `max_depth` raise TooDeep."""
     et = storage_element(ttype)

@@ -318,7 +318,7 @@ def _c_exp_mant(p, st, args, op_name):
     if not m:
         raise sc.error(f"expected exponent mantissa in format e#m#, saw {kw}")
     for part, text in (("exponent", m.group(1)), ("mantissa", m.group(2))):
-        if int(text) >= 2 ** 31:      # (upstream reads each into an int32)
+        if len(text.lstrip("0")) > 10 or int(text) >= 2 ** 31:      # (upstream reads each into an int32)
             raise sc.error(f"custom op '{op_name}' unable to parse {part} '{text}'", pos)
     i32 = ELEMENT_TYPES["i32"]
     at = sc.pos - len(kw)

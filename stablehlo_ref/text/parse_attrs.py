@@ -40,6 +40,13 @@ def _fits_i64(v) -> bool:
         return all(_fits_i64(x) for x in v)
     return not isinstance(v, int) or isinstance(v, bool) or -(1 << 63) <= v < 1 << 63
 
+
+# mnemonics of StableHLO/CHLO attributes written `#stablehlo.name<...>` besides the structs of
+# STRUCT_FIELDS (which have a fixed field list)
+_KNOWN_STRUCTS = frozenset(("bounds", "type_extensions", "result_accuracy_mode", "dot_algorithm",
+                            "axis_ref", "replica_group_mesh_axes", "mesh", "mesh_axis",
+                            "sub_axis_info"))
+
 class _LocRef(Location):
     """A reference to a `#loc` alias that may be defined later in the file."""
 
@@ -595,6 +602,10 @@ class TypeAttrParser:
             if dialect == "sdy" and sc.s.startswith("<", sc.pos):
                 return syntax_sdy.parse_attr(self, sub, start)
             if dialect in ("stablehlo", "chlo", "mhlo") and sc.s.startswith("<", sc.pos):
+                if dialect != "mhlo" and sub not in _KNOWN_STRUCTS and sub not in STRUCT_FIELDS:
+                    # these dialects' attribute parsers know their mnemonics; anything else
+                    # would be kept as an opaque struct whose fields print differently
+                    raise sc.error(f"unknown attribute #{dialect}.{sub}", start)
                 return self._parse_struct(dialect, sub)
             if sc.s.startswith("<", sc.pos):
                 body_pos = sc.pos

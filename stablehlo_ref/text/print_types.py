@@ -14,7 +14,7 @@ from ..ir.types import (ELEMENT_TYPES, ElementType, FunctionType, QuantizedType,
 attribute_text = None
 
 
-_PLAIN_STRING = re.compile(r'[ !#-\[\]-~]*$')     # printable ASCII but `"` and `\`
+_PLAIN_STRING = re.compile(r'[ !#-\[\]-~]*\Z')     # printable ASCII but `"` and `\`
 
 
 def escape_string(s: str) -> str:

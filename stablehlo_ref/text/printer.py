@@ -33,8 +33,8 @@ from .format_ast import format_for
 from .formats import print_with_format
 from .syntax_sdy import print_attr as print_sdy_attr
 
-_BARE_SYMBOL = re.compile(r"[A-Za-z_][\w$.\-]*$")
-_BARE_KEY = re.compile(r"[A-Za-z_][\w$.]*$")
+_BARE_SYMBOL = re.compile(r"[A-Za-z_][A-Za-z0-9_$.\-]*\Z")
+_BARE_KEY = re.compile(r"[A-Za-z_][A-Za-z0-9_$.]*\Z")
 _LARGE = 100   # dense literals with more elements print in hex form (MLIR's default)
 
 
@@ -55,6 +55,22 @@ def _loc_children(loc):
 def _loc_depth(loc) -> int:
     kids = _loc_children(loc)
     return 1 + max(_loc_depth(k) for k in kids) if kids else 0
+
+
+def _midblock_terminators(root: Operation) -> frozenset:
+    """ids of terminators that are not the last op of their block (invalid, but parseable in
+    generic form): their pretty form may end in an optional operand list that would take the
+    next op's results, so they print generic."""
+    from .. import spec
+    terms = spec.terminators()
+    out = set()
+    for op in root.walk():
+        for region in op.regions:
+            for block in region.blocks:
+                for child in block.operations[:-1]:
+                    if child.name in terms:
+                        out.add(id(child))
+    return frozenset(out)
 
 
 def _affine_map_aliases(root: Operation) -> Dict[str, str]:
@@ -82,6 +98,7 @@ class Printer:
                  debuginfo: bool = False):
         self.module = module
         self.generic = generic
+        self._midblock: frozenset = frozenset()
         self.strip = strip_debuginfo
         # MLIR's -mlir-print-debuginfo form: every op and block argument located (implicit
         # positions included), locations as `#locN` aliases defined before/after the module
@@ -397,6 +414,7 @@ class Printer:
         m = self.module
         self.names = mlir_value_names(m.op, self.generic)
         self.aliases = _affine_map_aliases(m.op)
+        self._midblock = _midblock_terminators(m.op)
         if self.debuginfo:     # a first pass finds the locations as printing meets them
             self._loc_visits = {}
             self.op(m.op, 0)
@@ -433,7 +451,7 @@ class Printer:
         pad = "  " * indent
         # an op not built as its spec says (a wrong attribute kind, from bytes or generic text)
         # prints in the generic form, which holds anything and parses back to the same op
-        if not self.generic and shape_problem(op) is None:
+        if not self.generic and shape_problem(op) is None and id(op) not in self._midblock:
             syntax = OP_SYNTAX.get(op.name)
             if syntax is not None:
                 # a hand-written syntax is the op's only pretty form: None means generic

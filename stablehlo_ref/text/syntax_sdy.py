@@ -160,7 +160,9 @@ def _p_dim_sharding(sc) -> Y.SdyAttr:
     priority = None
     m = sc.match(re.compile(r"p([0-9]+)"))
     if m:
-        priority = int(m.group(1))
+        priority = sc.int_value(m.group(1), m.start(1))
+        if priority >= 1 << 63:
+            raise sc.error("priority does not fit in i64", m.start(1))
     return Y.dim_sharding(axes, closed, priority)
 
 
@@ -225,6 +227,8 @@ def _p_factors(sc) -> tuple:
         m = _FACTOR.match(sc.s, sc.pos)
         if not m:
             break
+        if m.group(1) and len(m.group(1)) > 9:
+            raise sc.error("factor index too large", sc.pos)
         sc.pos = m.end()
         out.append(int(m.group(1)) + _START_AT_Z if m.group(1) else ord(m.group(2)) - ord("i"))
     if not out:

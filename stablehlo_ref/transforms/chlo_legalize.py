@@ -1145,8 +1145,15 @@ def legalize_chlo(module: Module) -> Dict[str, int]:
     missing = unsupported(module)
     if missing:
         raise NotImplementedOpError(", ".join(missing), "no CHLO legalization for these ops yet")
+    for op in _chlo_ops(module):
+        for v in list(op.operands) + list(op.results):
+            if not _ranked(v.type):
+                raise LegalizationError(f"CHLO legalization: {op.name} on an unranked {v.type} is not "
+                                        "supported (the decompositions need a rank)",
+                                        _loc(op))
     # a trial of each rewrite into a scratch block first, so that an unsupported case (erf of
-    # integers, a dynamic shape where constants are needed) raises with the module unchanged
+    # integers, `?` dimensions where a decomposition needs static ones) raises with the module
+    # unchanged
     for op in _chlo_ops(module):
         REWRITES[op.name](_Builder(Block(), 0, op.location, dry=True), op)
     counts: Dict[str, int] = {}
@@ -1175,6 +1182,17 @@ def legalize_chlo(module: Module) -> Dict[str, int]:
     if left:
         raise NotImplementedOpError(", ".join(left), "no CHLO legalization for these ops yet")
     return counts
+
+
+def _ranked(t) -> bool:
+    """False for an unranked tensor type (tensor<*x..>), at any nesting inside a tuple."""
+    if hasattr(t, "types"):
+        return all(_ranked(x) for x in t.types)
+    return not (hasattr(t, "element_type") and not hasattr(t, "shape"))
+
+
+def _loc(op) -> str:
+    return op.where()
 
 
 def _resolve(replace, v):

@@ -10,7 +10,8 @@ from .. import spec
 from ..errors import VerificationError
 from ..ir.sdy import SdyAttr
 from ..ir.attributes import (ArrayAttr, BoolAttr, DenseArrayAttr, DenseElementsAttr, DenseResourceAttr, EnumAttr,
-                             FloatAttr, IntegerAttr, StringAttr, StructAttr, UnitAttr)
+                             DictAttr, FloatAttr, IntegerAttr, StringAttr, StructAttr, SymbolRefAttr, TypeAttr,
+                             UnitAttr)
 from ..ir.core import Module, Operation
 from ..ir.types import ElementType, OpaqueType, QuantizedType, TensorType, TokenType, TupleType, UnrankedTensorType
 from .quantized import type_problem
@@ -234,10 +235,33 @@ def _attr_kind_ok(kind: str, a) -> bool:
         return _enum_ok(a, kind)
     if kind in ("dense_i64_elements", "dense_elements"):
         return isinstance(a, (DenseElementsAttr, DenseResourceAttr))
-    if kind in ("gather_dimension_numbers", "scatter_dimension_numbers", "dot_dimension_numbers",
-                "conv_dimension_numbers"):
-        return isinstance(a, StructAttr)
-    return True
+    if kind in _STRUCT_KINDS:
+        return isinstance(a, StructAttr) and a.name in _STRUCT_KINDS[kind]
+    if kind == "replica_groups":
+        # a 2-d tensor of ids, or (since 1.16.0) the mesh axes the groups are made of
+        return isinstance(a, (DenseElementsAttr, DenseResourceAttr)) or \
+            (isinstance(a, StructAttr) and a.name == "replica_group_mesh_axes")
+    if kind == "output_operand_aliases":
+        return isinstance(a, ArrayAttr) and all(isinstance(e, StructAttr) and e.name == "output_operand_alias"
+                                                for e in a.elements)
+    if kind == "unit":
+        return isinstance(a, UnitAttr)
+    if kind == "array":
+        return isinstance(a, ArrayAttr)
+    if kind == "dictionary":
+        return isinstance(a, DictAttr)
+    if kind == "symbol_ref":
+        return isinstance(a, SymbolRefAttr)
+    if kind == "type":
+        return isinstance(a, TypeAttr)
+    return True     # `any` (custom_call's backend_config, constant_like's value) and the api version
+
+
+# struct attribute kinds: the mnemonics that may stand for each
+_STRUCT_KINDS = {"gather_dimension_numbers": ("gather",), "scatter_dimension_numbers": ("scatter",),
+                 "dot_dimension_numbers": ("dot",), "conv_dimension_numbers": ("conv",),
+                 "channel_handle": ("channel_handle",), "result_accuracy": ("result_accuracy",),
+                 "dot_algorithm": ("dot_algorithm",), "ragged_dot_dimension_numbers": ("ragged_dot",)}
 
 
 # ------------------------------------------------------------------ generic checks from the spec
@@ -368,6 +392,23 @@ def _undominated(op: Operation, visible: set) -> Optional[VerificationError]:
     return None
 
 
+def _terminator_problems(op: Operation, region) -> List[VerificationError]:
+    """A terminator must be the last op of its block, and a block of a region of a known op
+    must end with one (an op of an unknown dialect may be a terminator, as MLIR assumes)."""
+    terms = spec.terminators()
+    out = []
+    for block in region.blocks:
+        ops = block.operations
+        for child in ops[:-1]:
+            if child.name in terms:
+                out.append(make_error(child, "", "must be the last operation in the parent block"))
+        if not ops:
+            out.append(make_error(op, "", "empty block: expect at least a terminator"))
+        elif ops[-1].name not in terms and (spec.has_op(ops[-1].name) or ops[-1].name.startswith("func.")):
+            out.append(make_error(op, "", f"block with no terminator, has {ops[-1].name}"))
+    return out
+
+
 def _collect(module: Module) -> List[VerificationError]:
     errors = []
 
@@ -392,6 +433,8 @@ def _collect(module: Module) -> List[VerificationError]:
                 added.extend(id(r) for block in region.blocks for child in block.operations for r in child.results)
             fresh = [k for k in added if k not in visible]
             visible.update(fresh)
+            if op.name != "builtin.module":
+                errors.extend(_terminator_problems(op, region))
             for block in region.blocks:
                 for child in block.operations:
                     walk(child, inner, visible)
