@@ -622,8 +622,12 @@ def _conform_program(args) -> int:
     inputs = _load_inputs(argparse.Namespace(input=None, inputs=args.inputs), None, entry) if args.inputs else None
     import pathlib
     from .conformance.program import parse_dims
+    from .shape_poly import expand_dims_for_file
+    dims = parse_dims(args.dim)
+    if dims and args.random_inputs is not None:
+        dims = expand_dims_for_file(args.program, dims)
     case = program_case(pathlib.Path(args.program), entry, inputs=inputs, seed=args.random_inputs,
-                        case_id=f"{os.path.basename(args.program)}@{entry}", dims=parse_dims(args.dim),
+                        case_id=f"{os.path.basename(args.program)}@{entry}", dims=dims,
                         rtol=args.rtol, atol=args.atol, max_ulp=args.max_ulp)
     backend = get_backend(args.backend, extra_ulps=args.extra_ulps)
     try:
@@ -805,7 +809,9 @@ def build_parser() -> argparse.ArgumentParser:
                     help="with --program: random arguments from the entry's signature, deterministic per SEED")
     cf.add_argument("--dim", action="append", metavar="NAME=SIZE",
                     help="with --random-inputs: the size of a symbolic dimension (jax.export's dimension "
-                         "variables, e.g. b=5, or argI.D=SIZE for dimension D of argument I); repeatable")
+                         "variables, e.g. b=5: dimensions derived from them, such as 2*b or b + 1, follow; "
+                         "or one such dimension's size, e.g. '2*b=10'; or argI.D=SIZE for dimension D of "
+                         "argument I); repeatable")
     cf.add_argument("--rtol", type=float, metavar="R", help="with --program: relative tolerance for float outputs")
     cf.add_argument("--atol", type=float, metavar="A", help="with --program: absolute tolerance for float outputs")
     cf.add_argument("--max-ulp", type=int, metavar="N", help="with --program: ULP bound for float outputs")

@@ -63,6 +63,23 @@ def _plain(a) -> np.ndarray:
     return np.asarray(a)
 
 
+def compare_results(got, expected, rtol=RTOL, atol=ATOL):
+    """Our results against XLA's: floats (f16/bf16 too) and complex numbers within rtol/atol,
+    integers and booleans exactly."""
+    assert len(got) == len(expected), (len(got), len(expected))
+    for i, (g, e) in enumerate(zip(got, expected)):
+        g = np.asarray(g)
+        assert g.shape == e.shape, f"result {i}: shape {g.shape} != {e.shape}"
+        if np.iscomplexobj(e):
+            np.testing.assert_allclose(g.astype(np.complex128), e.astype(np.complex128), rtol=rtol, atol=atol,
+                                       err_msg=f"result {i}")
+        elif np.issubdtype(e.dtype, np.floating) or e.dtype.kind == "V" or e.dtype.name in ("bfloat16", "float16"):
+            np.testing.assert_allclose(g.astype(np.float64), e.astype(np.float64), rtol=rtol, atol=atol,
+                                       err_msg=f"result {i}")
+        else:
+            np.testing.assert_array_equal(g, e, err_msg=f"result {i}")
+
+
 def check_program(fn, args, poly=None):
     """All the checks on one program; raises AssertionError (or a StableHLOError) on failure."""
     exp = export_program(fn, args, poly)
@@ -79,15 +96,7 @@ def check_program(fn, args, poly=None):
     text = exp.mlir_module()
     mt = shlo.parse(text, "-")
     shlo.verify(mt)
-    got = shlo.run(mt, *flat)
-    assert len(got) == len(expected), (len(got), len(expected))
-    for i, (g, e) in enumerate(zip(got, expected)):
-        g = np.asarray(g)
-        assert g.shape == e.shape, f"result {i}: shape {g.shape} != {e.shape}"
-        if np.issubdtype(e.dtype, np.floating):
-            np.testing.assert_allclose(g, e, rtol=RTOL, atol=ATOL, err_msg=f"result {i}")
-        else:
-            np.testing.assert_array_equal(g, e, err_msg=f"result {i}")
+    compare_results(shlo.run(mt, *flat), expected)
     # 3. serialize; jaxlib reads ours; byte-identical to jaxlib's for the same text, laid out as
     # jaxlib's StableHLO version lays it out (a newer serializer reaches an older target's ops by
     # rewriting newer ones, which reorders use lists: see serialize_as)

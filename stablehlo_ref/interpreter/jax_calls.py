@@ -10,7 +10,8 @@ interpreter can honour without any JAX code:
   1-based pivot rows and LAPACK's `info`), `@lapack_?trsm_ffi` (triangular solve),
   `@lapack_?geqrf_ffi` / `@lapack_?orgqr_ffi` / `@lapack_?ungqr_ffi` (Householder QR),
   `@lapack_?syevd_ffi` / `@lapack_?heevd_ffi` (symmetric/Hermitian eigensolver) and
-  `@lapack_?gesdd_ffi` (SVD). Values agree with LAPACK to rounding, not bit for bit;
+  `@lapack_?gesdd_ffi` (SVD); `@lapack_?geev_ffi`, `@lapack_?gtsv_ffi`, `@lapack_?gehrd_ffi`
+  in jax_lapack.py. Values agree with LAPACK to rounding, not bit for bit;
   eigenvectors and singular vectors are unique only up to sign (phase), as in LAPACK.
 - Annotations that do not change values on one device: `@Sharding`, `@SPMDFullToShardShape`,
   `@SPMDShardToFullShape` (when the shapes agree, i.e. one partition),
@@ -24,6 +25,7 @@ import numpy as np
 
 from ..errors import InterpreterError
 from .jax_dynamic import DYNAMIC_CUSTOM_CALLS
+from .jax_lapack import LAPACK_MORE
 
 
 def _shape_assertion(ctx, op, pred=None, *dims):
@@ -262,6 +264,7 @@ def _identity(ctx, op, *args):
 
 JAX_CUSTOM_CALLS = {
     **DYNAMIC_CUSTOM_CALLS,
+    **LAPACK_MORE,
     "shape_assertion": _shape_assertion,
     **{name: _identity for name in ("Sharding", "SPMDFullToShardShape", "SPMDShardToFullShape",
                                     "annotate_device_placement", "MoveToHost", "MoveToDevice",
