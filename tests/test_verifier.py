@@ -3,7 +3,6 @@ marks an op that must be rejected) against tests/known_failures/verify.txt, and 
 positives on the valid programs of `interpret/` and `testdata/`."""
 from __future__ import annotations
 
-import re
 import sys
 from pathlib import Path
 
@@ -11,90 +10,11 @@ import pytest
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 from corpus import SHARED, corpus_files, load_known  # noqa: E402
+from verifier_suite import classify, expected_lines, split_chunks  # noqa: E402,F401
 
 from stablehlo_ref import parse  # noqa: E402
 from stablehlo_ref.errors import ParseError, StableHLOError, VerificationError  # noqa: E402
 from stablehlo_ref.verifier import VERIFIERS, collect, verify  # noqa: E402
-
-_SPLIT = re.compile(r"^// -----.*\n?", re.M)
-
-
-def split_chunks(text: str):
-    """Split at `// -----` lines, padding each chunk with newlines so its line numbers are the file's."""
-    chunks, pos, line = [], 0, 0
-    for m in _SPLIT.finditer(text):
-        part = text[pos:m.start()]
-        chunks.append("\n" * line + part)
-        line += part.count("\n") + 1
-        pos = m.end()
-    chunks.append("\n" * line + text[pos:])
-    return chunks
-
-
-# MLIR's -verify-diagnostics finds the marker anywhere in a line (`// @expected-error@+1 {{...}}`
-# counts too), so this does as well.
-_EXPECT = re.compile(r"expected-error(?:-re)?\s*(?:@([+-]\d+|above|below))?\s*\{\{")
-
-
-def expected_lines(chunk: str):
-    """1-based file line numbers that a chunk's `expected-error` markers point at."""
-    out = []
-    for i, line in enumerate(chunk.split("\n"), start=1):
-        m = _EXPECT.search(line)
-        if not m:
-            continue
-        off = m.group(1)
-        if off is None:
-            out.append(i)
-        elif off == "below":
-            out.append(i + 1)
-        elif off == "above":
-            out.append(i - 1)
-        else:
-            out.append(i + int(off))
-    return out
-
-
-def _error_line(err) -> int | None:
-    op = getattr(err, "op", None)
-    src = getattr(op, "source", None) or err.location or ""
-    m = re.search(r":(\d+):\d+$", src)
-    return int(m.group(1)) if m else None
-
-
-def classify(text: str, name: str):
-    """Yield (chunk index, outcome, detail): outcome is rejected | accepted | skipped | wrong."""
-    for i, chunk in enumerate(split_chunks(text)):
-        want = expected_lines(chunk)
-        try:
-            module = parse(chunk, name)
-        except ParseError as e:
-            # Upstream rejects some programs while parsing (custom syntax, enum values); a parse
-            # error at the marked line is the right rejection, any other is a parser gap.
-            m = re.search(r":(\d+):\d+:", str(e))
-            if want and m and int(m.group(1)) in want:
-                yield i, "rejected", "at parse time"
-            else:
-                yield i, "skipped", f"parse error: {e}"
-            continue
-        except StableHLOError as e:
-            yield i, "skipped", f"{type(e).__name__}: {e}"
-            continue
-        errs = collect(module)
-        if not want:
-            if errs:
-                yield i, "wrong", f"false positive: {errs[0]}"
-            else:
-                yield i, "accepted", ""
-            continue
-        lines = {_error_line(e) for e in errs}
-        if any(w in lines for w in want):
-            yield i, "rejected", ""
-        elif errs:
-            yield i, "wrong", f"rejected at another op (want line {want}): {errs[0]}"
-        else:
-            yield i, "wrong", f"not rejected (want line {want})"
-
 
 OPS_FILES = corpus_files("ops")
 
