@@ -6,8 +6,8 @@ from ..ir.attributes import DictAttr, StringAttr, StructAttr, SymbolRefAttr
 from ..ir.types import ElementType, FunctionType, OpaqueType, TensorType, TokenType, TupleType
 from . import quantized
 from .registry import verifier
-from .shapes import (elem, ints, is_pred, is_tensor, ranked, region_args, region_returns, shapes_compatible,
-                     types_compatible)
+from .shapes import (elem, future_members, ints, is_pred, is_tensor, ranked, region_args, region_returns,
+                     shapes_compatible, simple_tensor_type, types_compatible)
 
 
 @verifier("stablehlo.while")
@@ -146,29 +146,30 @@ def async_start(op, check):
                "stablehlo.dynamic_slice", "stablehlo.dynamic_update_slice"}
     check(inner.name in allowed, "C2", f"{inner.name} may not run asynchronously")
     args = [a.type for a in op.regions[0].blocks[0].arguments]
-    check(len(args) == len(op.operands) and all(types_compatible(a, v.type) for a, v in zip(args, op.operands)), "C3",
-          "the operands of async_start must be those of the operation in its body")
-    fut = op.results[0].type if len(op.results) == 1 else None
-    # (compared as text: the future's type stays opaque; spellings with attributes or quantized
-    # parameters are left alone, their text has more than one form)
-    if isinstance(fut, OpaqueType) and fut.text.startswith("!stablehlo.future") and not any(
-            c in fut.text for c in ("#", "!quant", "0x", ".")):
-        # future<T...>: T are the body operation's result types
-        want = ", ".join(str(r.type) for r in inner.results)
-        body = fut.text[len("!stablehlo.future"):].strip()
-        got = body[1:-1].strip() if body.startswith("<") and body.endswith(">") else body
-        check(got.replace(" ", "") == want.replace(" ", ""), "C4",
-              f"async_start must return future<{want}> (the body operation's results), got {fut}")
+    check(len(args) == len(op.operands), "C3",
+          f"number of operands ({len(op.operands)}) must match number of region arguments ({len(args)})")
+    for i, (a, v) in enumerate(zip(args, op.operands)):
+        check(types_compatible(a, v.type), "C3",
+              f"operand type '{v.type}' at index {i} must match region argument type '{a}'")
+    _future_holds(check, "C4", op.results[0].type if len(op.results) == 1 else None, [r.type for r in inner.results])
+
+
+def _future_holds(check, cid, fut, types):
+    """A `!stablehlo.future<T...>` (opaque to the parser) must hold types compatible with `types`;
+    members spelled in forms `simple_tensor_type` does not read are left unchecked."""
+    members = future_members(fut)
+    if members is None:
+        return
+    held = [simple_tensor_type(m) for m in members]
+    check(len(members) == len(types), cid, f"{fut} holds {len(members)} type(s), expected {len(types)}")
+    for h, m, t in zip(held, members, types):
+        check(h is None or not ranked(t) or types_compatible(h, t), cid,
+              f"inferred type(s) '{', '.join(map(str, types))}' are incompatible with '{fut}'")
 
 
 @verifier("stablehlo.async_done")
 def async_done(op, check):
-    t = op.operands[0].type
-    inner = getattr(t, "types", None) or getattr(t, "results", None)
-    if inner is not None:
-        inner = list(inner)
-        check(len(inner) == len(op.results) and all(types_compatible(a, r.type) for a, r in zip(inner, op.results)), "C1",
-              f"results must be the types the future {t} holds")
+    _future_holds(check, "C1", op.operands[0].type, [r.type for r in op.results])
 
 
 def _check_layout(check, layout, t):

@@ -4,13 +4,14 @@ inference rules, the checks several ops share (the spec's same-type traits, redu
 constant shape operands) and reading region arguments and terminators."""
 from __future__ import annotations
 
+import re
 from typing import Optional, Sequence
 
 from .. import spec
 from ..errors import LimitError
 from ..limits import DEFAULT as DEFAULT_LIMITS, check_tensor
 from ..ir.attributes import BoolAttr, DenseArrayAttr, DenseElementsAttr, IntegerAttr, StructAttr
-from ..ir.types import ElementType, QuantizedType, TensorType, TupleType, UnrankedTensorType, elem
+from ..ir.types import ELEMENT_TYPES, ElementType, QuantizedType, TensorType, TupleType, UnrankedTensorType, elem
 
 
 def is_tensor(t) -> bool:
@@ -203,6 +204,44 @@ def bounds(t):
     if isinstance(enc, StructAttr) and enc.name == "bounds":
         return tuple(enc.get("bounds", ()) or ())
     return None
+
+
+def future_members(t):
+    """The member type texts of a `!stablehlo.future<T1, T2, ...>` type (the parser keeps it
+    opaque), split at top-level commas; None for any other type."""
+    text = getattr(t, "text", None)
+    if not isinstance(text, str) or not text.startswith("!stablehlo.future"):
+        return None
+    body = text[len("!stablehlo.future"):].strip()
+    if not (body.startswith("<") and body.endswith(">")):
+        return []
+    out, depth, cur = [], 0, ""
+    for ch in body[1:-1]:
+        if ch in "<([{":
+            depth += 1
+        elif ch in ">)]}":
+            depth -= 1
+        if ch == "," and depth == 0:
+            out.append(cur.strip())
+            cur = ""
+        else:
+            cur += ch
+    if cur.strip():
+        out.append(cur.strip())
+    return out
+
+
+_SIMPLE_TENSOR_TEXT = re.compile(r"tensor<((?:(?:\d+|\?)x)*)([a-z][a-z0-9]*)>")
+
+
+def simple_tensor_type(text: str):
+    """`tensor<2x?xf32>` -> its TensorType; None for any spelling this does not cover (bounds,
+    quantized or unranked element types), which the caller then leaves unchecked."""
+    m = _SIMPLE_TENSOR_TEXT.fullmatch(text.replace(" ", ""))
+    if not m or m.group(2) not in ELEMENT_TYPES:
+        return None
+    dims = tuple(None if d == "?" else int(d) for d in m.group(1).split("x")[:-1])
+    return TensorType(dims, ELEMENT_TYPES[m.group(2)])
 
 
 def region_returns(region):
