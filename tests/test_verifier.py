@@ -364,3 +364,106 @@ def test_other_integer_widths_and_memrefs_parse_and_are_not_stablehlo_tensors():
                  '  %0 = "stablehlo.add"(%a, %a) : (memref<4xf32>, memref<4xf32>) -> memref<4xf32>\n'
                  '  func.return %0 : memref<4xf32>\n}\n')
     assert errs
+
+
+# ------------------------------------------------------------------ reduction bodies, windows, futures
+
+def _reduce_window(init_t, body_t, window, ret_t=None):
+    ret_t = ret_t or body_t
+    return ("func.func @f(%a: tensor<4x6xf32>, %i: " + init_t + ") -> tensor<?x?xf32> {\n"
+            "  %0 = \"stablehlo.reduce_window\"(%a, %i) ({\n"
+            "  ^bb0(%x: " + body_t + ", %y: " + body_t + "):\n"
+            "    %s = \"stablehlo.add\"(%x, %y) : (" + body_t + ", " + body_t + ") -> " + ret_t + "\n"
+            "    \"stablehlo.return\"(%s) : (" + ret_t + ") -> ()\n"
+            "  }) {window_dimensions = array<i64: " + window + ">} : (tensor<4x6xf32>, " + init_t + ") -> tensor<?x?xf32>\n"
+            "  func.return %0 : tensor<?x?xf32>\n}\n")
+
+
+def test_reduction_body_argument_dimensions_must_lie_within_the_window():
+    assert _errs(_reduce_window("tensor<f32>", "tensor<f32>", "2, 3")) == []
+    errs = _errs(_reduce_window("tensor<5xf32>", "tensor<5xf32>", "2, 3"))
+    assert len(errs) == 1 and "C13" in errs[0] and "not compatible" in errs[0]
+    errs = _errs(_reduce_window("tensor<1x1x1xf32>", "tensor<1x1x1xf32>", "1, 1"))
+    assert len(errs) == 1 and "C13" in errs[0] and "expected to be <= 2" in errs[0]
+
+
+def test_reduction_body_must_return_a_value_and_accumulate_in_its_argument_type():
+    body = ("func.func @f(%a: tensor<4xf32>, %i: tensor<f32>) -> tensor<f32> {{\n"
+            "  %0 = stablehlo.reduce(%a init: %i) across dimensions = [0] : (tensor<4xf32>, tensor<f32>) -> tensor<f32>\n"
+            "   reducer(%x: tensor<f32>, %y: tensor<{y}>) {{\n"
+            "    {ret}\n  }}\n  func.return %0 : tensor<f32>\n}}\n")
+    assert _errs(body.format(y="f32", ret="stablehlo.return %x : tensor<f32>")) == []
+    # the input element may widen into a wider float argument (float precision is not compared)
+    assert _errs(body.format(y="f64", ret="stablehlo.return %x : tensor<f32>")) == []
+    errs = _errs(body.format(y="i32", ret="stablehlo.return %x : tensor<f32>"))
+    assert len(errs) == 1 and "C6" in errs[0]
+    errs = _errs(body.format(y="f32", ret="stablehlo.return"))
+    assert len(errs) == 1 and "C6" in errs[0] and "return some value" in errs[0]
+
+
+_SAS = ("func.func @f(%a: tensor<4x4xf32>, %s: tensor<2x2xf32>, %i: tensor<f32>) -> tensor<4x4xf32> {{\n"
+        "  %0 = \"stablehlo.select_and_scatter\"(%a, %s, %i) ({{\n"
+        "  ^bb0(%p: tensor<f32>, %q: tensor<f32>):\n"
+        "    %c = stablehlo.compare GE, %p, %q : (tensor<f32>, tensor<f32>) -> tensor<i1>\n"
+        "    stablehlo.return %c : tensor<i1>\n"
+        "  }}, {{\n"
+        "  ^bb0(%p: tensor<f32>, %q: tensor<{q}>):\n"
+        "    stablehlo.return %p : tensor<f32>\n"
+        "  }}) {{{attrs}}} : (tensor<4x4xf32>, tensor<2x2xf32>, tensor<f32>) -> tensor<4x4xf32>\n"
+        "  func.return %0 : tensor<4x4xf32>\n}}\n")
+
+
+def test_select_and_scatter_scatter_body_and_window_dimensions():
+    win = "window_dimensions = array<i64: 2, 2>, window_strides = array<i64: 2, 2>"
+    assert _errs(_SAS.format(q="f32", attrs=win)) == []
+    errs = _errs(_SAS.format(q="i32", attrs=win))
+    assert len(errs) == 1 and "C10" in errs[0]
+    # window_dimensions is optional in the op's attributes, but absent it is empty: C4 fails
+    errs = _errs(_SAS.format(q="f32", attrs="window_strides = array<i64: 2, 2>"))
+    assert len(errs) == 1 and "C4" in errs[0]
+
+
+def test_empty_window_attributes_mean_their_defaults():
+    conv = _CONV.format(out="1x6x6x4", s=1).replace("window = {stride = [1, 1], pad = [[1, 1], [1, 1]]}",
+                                                     "window = {stride = [], pad = [], lhs_dilate = [], rhs_dilate = []}")
+    assert "stride = []" in conv
+    assert _errs(conv) == []
+    # a window of zero size in a spatial dimension (the kernel's extent) is refused
+    zero = (_CONV.format(out="1x8x8x4", s=1).replace("3x3x3x4xf32", "0x3x3x4xf32"))
+    errs = _errs(zero)
+    assert len(errs) == 1 and "positive value for 0-th window dimension" in errs[0]
+
+
+def test_conv_dimension_labels_may_not_repeat_a_spatial_dimension():
+    bad = _CONV.format(out="1x8x8x4", s=1).replace("[b, 0, 1, f]x", "[b, 0, 1, 1, f]x")
+    with pytest.raises(ParseError, match="spatial dimension 1 appears twice"):
+        parse(bad, "f.mlir")
+
+
+_ASYNC = ("func.func @f(%a: tensor<4x2xf32>) -> {res} {{\n"
+          "  %0 = \"stablehlo.async_start\"(%a) ({{\n"
+          "  ^bb0(%x: {arg}):\n"
+          "    %1 = \"stablehlo.all_gather\"(%x) {{all_gather_dim = 1 : i64, "
+          "replica_groups = dense<[[0, 1]]> : tensor<1x2xi64>}} : ({arg}) -> tensor<4x4xf32>\n"
+          "    \"stablehlo.return\"(%1) : (tensor<4x4xf32>) -> ()\n"
+          "  }}) : (tensor<4x2xf32>) -> !stablehlo.future<{fut}>\n"
+          "  %2 = \"stablehlo.async_done\"(%0) : (!stablehlo.future<{fut}>) -> {res}\n"
+          "  func.return %2 : {res}\n}}\n")
+
+
+def test_async_start_and_done_compare_the_future_with_the_body():
+    ok = dict(res="tensor<4x4xf32>", arg="tensor<4x2xf32>", fut="tensor<4x4xf32>")
+    assert _errs(_ASYNC.format(**ok)) == []
+    assert _errs(_ASYNC.format(**dict(ok, fut="tensor<?x4xf32>", res="tensor<?x4xf32>"))) == []
+    errs = _errs(_ASYNC.format(**dict(ok, fut="tensor<4x2xf32>", res="tensor<4x2xf32>")))
+    assert any("async_start: C4" in e for e in errs)
+    errs = _errs(_ASYNC.format(**dict(ok, res="tensor<4x4xi32>")))
+    assert len(errs) == 1 and "async_done: C1" in errs[0]
+    errs = _errs(_ASYNC.format(**dict(ok, arg="tensor<4x2xi32>")))
+    assert any("async_start: C3" in e and "must match region argument type" in e for e in errs)
+
+
+def test_a_future_holds_ranked_tensors_only():
+    assert _errs("func.func private @f() -> !stablehlo.future<tensor<2xf32>, tensor<i32>>\n") == []
+    errs = _errs("func.func private @f() -> !stablehlo.future<tensor<2xf32>, f32>\n")
+    assert len(errs) == 1 and "ranked tensor" in errs[0] and "'f32'" in errs[0]
