@@ -467,3 +467,84 @@ def test_a_future_holds_ranked_tensors_only():
     assert _errs("func.func private @f() -> !stablehlo.future<tensor<2xf32>, tensor<i32>>\n") == []
     errs = _errs("func.func private @f() -> !stablehlo.future<tensor<2xf32>, f32>\n")
     assert len(errs) == 1 and "ranked tensor" in errs[0] and "'f32'" in errs[0]
+
+
+# ------------------------------------------------------------------ result type inference
+
+INFER_FILES = corpus_files("ops", "infer_*.mlir")
+
+
+@pytest.mark.skipif(not INFER_FILES, reason="../shared/stablehlo-tests not present")
+@pytest.mark.parametrize("rel", INFER_FILES)
+def test_inferred_types_agree_with_upstream_check_lines(rel):
+    from verifier_suite import measure_infer
+    known = load_known("verify")
+    total, ok, misses = measure_infer(SHARED / rel)
+    assert total > 0
+    unexpected = [f"{rel}#{i}: {d}" for i, d in misses if f"{rel}#{i}:infer" not in known]
+    assert not unexpected, "\n  ".join(unexpected)
+
+
+def _inferred(body: str, name: str):
+    from stablehlo_ref.text.print_types import type_text
+    from stablehlo_ref.verifier.inference import infer_result_types
+    op = next(o for o in _module(body).walk() if o.name == name)
+    return [type_text(t) for t in infer_result_types(op)]
+
+
+def _one_op(args: str, op_text: str, name: str):
+    return _inferred(f"func.func @f({args}) {{\n  {op_text}\n  func.return\n}}\n", name)
+
+
+def test_inference_of_bounded_dimensions():
+    b = "tensor<2x?xi32, #stablehlo.bounds<?, 4>>"
+    # concatenating a bounded with a static dimension adds size to bound
+    assert _one_op(f"%a: {b}, %c: tensor<2x3xi32>",
+                   f'%0 = "stablehlo.concatenate"(%a, %c) {{dimension = 1 : i64}} : ({b}, tensor<2x3xi32>) -> tensor<?x?xi32>',
+                   "stablehlo.concatenate") == ["tensor<2x?xi32, #stablehlo.bounds<?, 7>>"]
+    # ... and with an unbounded dynamic dimension loses the bound
+    assert _one_op(f"%a: {b}, %c: tensor<2x?xi32>",
+                   f'%0 = "stablehlo.concatenate"(%a, %c) {{dimension = 1 : i64}} : ({b}, tensor<2x?xi32>) -> tensor<?x?xi32>',
+                   "stablehlo.concatenate") == ["tensor<2x?xi32>"]
+    # elementwise: a static size wins over a bound, two bounds give the smaller
+    assert _one_op(f"%a: {b}, %c: tensor<?x3xi32>",
+                   f'%0 = "stablehlo.add"(%a, %c) : ({b}, tensor<?x3xi32>) -> tensor<?x?xi32>',
+                   "stablehlo.add") == ["tensor<2x3xi32>"]
+    # padding a bounded dimension pads its bound
+    assert _one_op(f"%a: {b}, %p: tensor<i32>",
+                   f'%0 = "stablehlo.pad"(%a, %p) {{edge_padding_low = array<i64: 0, 1>, edge_padding_high = '
+                   f'array<i64: 1, 1>, interior_padding = array<i64: 0, 1>}} : ({b}, tensor<i32>) -> tensor<?x?xi32>',
+                   "stablehlo.pad") == ["tensor<3x?xi32, #stablehlo.bounds<?, 9>>"]
+    # set_dimension_size turns a static size into a bound
+    assert _one_op("%a: tensor<2x5xf32>, %n: tensor<i32>",
+                   '%0 = "stablehlo.set_dimension_size"(%a, %n) {dimension = 1 : i64} : (tensor<2x5xf32>, tensor<i32>) '
+                   '-> tensor<2x?xf32>', "stablehlo.set_dimension_size") == ["tensor<2x?xf32, #stablehlo.bounds<?, 5>>"]
+    # transpose permutes bounds with the dimensions
+    assert _one_op(f"%a: {b}", f'%0 = "stablehlo.transpose"(%a) {{permutation = array<i64: 1, 0>}} : ({b}) -> tensor<?x2xi32>',
+                   "stablehlo.transpose") == ["tensor<?x2xi32, #stablehlo.bounds<4, ?>>"]
+
+
+def test_inference_of_element_types_and_regions():
+    assert _one_op("%a: tensor<3xf64>", '%0 = "stablehlo.fft"(%a) {fft_length = array<i64: 3>, '
+                   'fft_type = #stablehlo<fft_type RFFT>} : (tensor<3xf64>) -> tensor<2xcomplex<f64>>',
+                   "stablehlo.fft") == ["tensor<2xcomplex<f64>>"]
+    assert _one_op("%a: tensor<2x3xf32>, %b: tensor<2x3xf32>",
+                   '%0 = stablehlo.compare LT, %a, %b : (tensor<2x3xf32>, tensor<2x3xf32>) -> tensor<2x3xi1>',
+                   "stablehlo.compare") == ["tensor<2x3xi1>"]
+    assert _one_op("%a: tensor<?xf32>, %b: tensor<4x1xf32>",
+                   '%0 = chlo.broadcast_add %a, %b : (tensor<?xf32>, tensor<4x1xf32>) -> tensor<?x?xf32>',
+                   "chlo.broadcast_add") == ["tensor<4x?xf32>"]
+    # the result element type of a reduction is the body's
+    assert _one_op("%a: tensor<4x5xf32>, %i: tensor<f32>",
+                   "%0 = stablehlo.reduce(%a init: %i) across dimensions = [1] : (tensor<4x5xf32>, tensor<f32>) -> "
+                   "tensor<4xf32>\n   reducer(%x: tensor<f32>, %y: tensor<f32>) {\n"
+                   "    %s = stablehlo.add %x, %y : tensor<f32>\n    stablehlo.return %s : tensor<f32>\n  }",
+                   "stablehlo.reduce") == ["tensor<4xf32>"]
+
+
+def test_inference_refuses_what_the_spec_leaves_to_the_result_type():
+    from stablehlo_ref.verifier.inference import InferenceUnavailable
+    with pytest.raises(InferenceUnavailable):
+        _one_op("%a: tensor<2xf32>", '%0 = "stablehlo.convert"(%a) : (tensor<2xf32>) -> tensor<2xi32>', "stablehlo.convert")
+    with pytest.raises(InferenceUnavailable):
+        _one_op("%a: tensor<2xf32>", '%0 = "stablehlo.reshape"(%a) : (tensor<2xf32>) -> tensor<1x2xf32>', "stablehlo.reshape")

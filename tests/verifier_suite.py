@@ -3,7 +3,9 @@
 Every `// -----` chunk of a file is judged as MLIR's `-verify-diagnostics` would: a chunk with
 `expected-error` markers must be rejected with an error at a marked line (a parse error at that
 line counts), a chunk without markers must be accepted. A file whose RUN line runs a test pass
-without `-verify-diagnostics` is skipped.
+without `-verify-diagnostics` is skipped. The `infer_*.mlir` files are also measured against
+their `// CHECK: types0 = ...` lines: the types `stablehlo_ref.verifier.inference` infers for
+the op a `"hlo_test_infer.get_return_types"` op takes.
 
     python tests/verifier_suite.py [FILE_OR_DIR ...]     (default: ../shared/stablehlo-tests/ops)
 
@@ -133,6 +135,107 @@ def measure_file(path: Path):
     return inv, inv_ok, val, val_ok, misses
 
 
+# ------------------------------------------------------------------ infer_*.mlir CHECK lines
+
+_GET_TYPES = re.compile(r'"hlo_test_infer\.get_return_types"\((%[\w#.$-]+)\)')
+_CHECK_TYPES = re.compile(r"//\s*CHECK(?:-NEXT|-SAME)?:\s*(types0\s*=.*)$")
+
+
+def _split_types(s: str) -> List[str]:
+    """`types0 = A, types1 = B` -> [A, B] (types hold commas inside <...>)."""
+    parts, depth, cur = [], 0, ""
+    for ch in s:
+        if ch in "<([{":
+            depth += 1
+        elif ch in ">)]}":
+            depth -= 1
+        if ch == "," and depth == 0:
+            parts.append(cur)
+            cur = ""
+            continue
+        cur += ch
+    parts.append(cur)
+    out = []
+    for part in parts:
+        m = re.match(r"\s*types\d+\s*=\s*(.*?)\s*$", part)
+        if m:
+            t = m.group(1)
+            while t.endswith("}") and t.count("}") > t.count("{"):    # the op's attribute dict closing
+                t = t[:-1].rstrip()
+            out.append(t)
+    return out
+
+
+def infer_checks(text: str):
+    """Yield (chunk index, line of the get_return_types op, expected types, chunk): the
+    `"hlo_test_infer.get_return_types"` ops of a chunk paired in order with its
+    `CHECK: types0 = ...` lines (upstream writes the CHECK lines next to, before or after, the
+    ops they describe). A chunk whose counts differ is paired up to the shorter list."""
+    for i, chunk in enumerate(split_chunks(text)):
+        ops, checks = [], []
+        for ln, line in enumerate(chunk.split("\n"), start=1):
+            if _GET_TYPES.search(line):
+                ops.append(ln)
+            c = _CHECK_TYPES.search(line)
+            if c:
+                checks.append(_split_types(c.group(1)))
+        for ln, expect in zip(ops, checks):
+            yield i, ln, expect, chunk
+
+
+def _type_matches(got: str, want: str) -> bool:
+    """FileCheck's comparison of one type: literal text, with `{{re}}` parts as regular
+    expressions; a CHECK matches a prefix (FileCheck matches within the line)."""
+    pat = ""
+    for k, part in enumerate(re.split(r"\{\{(.*?)\}\}", want.replace(" ", ""))):
+        pat += part if k % 2 else re.escape(part)
+    return re.match(pat, got.replace(" ", "")) is not None
+
+
+def _defining_op(module, line: int):
+    """The op whose result the `get_return_types` op on `line` takes."""
+    for op in module.walk():
+        if op.name == "hlo_test_infer.get_return_types" and re.search(rf":{line}:\d+$", op.source or ""):
+            return getattr(op.operands[0], "owner", None)
+    return None
+
+
+def measure_infer(path: Path):
+    """(CHECKed get_return_types ops, ops whose inferred types agree, list of (chunk, detail))."""
+    from stablehlo_ref.text.print_types import type_text
+    from stablehlo_ref.verifier.inference import InferenceUnavailable, infer_result_types
+    total = ok = 0
+    misses = []
+    modules = {}
+    for i, ln, expect, chunk in infer_checks(path.read_text()):
+        total += 1
+        if i not in modules:
+            try:
+                modules[i] = parse(chunk, path.name)
+            except StableHLOError as e:
+                modules[i] = e
+        module = modules[i]
+        if isinstance(module, Exception):
+            misses.append((i, f"line {ln}: parse error: {module}"))
+            continue
+        op = _defining_op(module, ln)
+        if op is None:
+            misses.append((i, f"line {ln}: no op found"))
+            continue
+        try:
+            # one line per type, as the CHECK sees it (an encoding kept as text may span lines)
+            got = [" ".join(type_text(t).split()) for t in infer_result_types(op)]
+        except InferenceUnavailable as e:
+            misses.append((i, f"line {ln}: {op.name}: not inferred: {e}"))
+            continue
+        # the CHECK names the leading results (`types0 = A` may stop before `types1`)
+        if len(got) >= len(expect) and all(_type_matches(g, w) for g, w in zip(got, expect)):
+            ok += 1
+        else:
+            misses.append((i, f"line {ln}: {op.name}: inferred {got}, CHECK says {expect}"))
+    return total, ok, misses
+
+
 def _files(args) -> List[Path]:
     here = Path(__file__).resolve().parent.parent
     targets = [Path(a) for a in args] or [here.parent / "shared" / "stablehlo-tests" / "ops"]
@@ -163,6 +266,18 @@ def main(argv=None) -> int:
             for i, d in misses:
                 print(f"    #{i}: {d.splitlines()[0][:300]}")
     print(f"{'TOTAL':45} {T[1]:>8}/{T[0]:<9} {T[3]:>7}/{T[2]:<8}")
+    it = iok = 0
+    for p in files:
+        if not p.name.startswith("infer_"):
+            continue
+        total, ok, misses = measure_infer(p)
+        it, iok = it + total, iok + ok
+        print(f"{p.name + ' (CHECK types)':45} {ok:>8}/{total:<9}")
+        if verbose:
+            for i, d in misses:
+                print(f"    #{i}: {d.splitlines()[0][:300]}")
+    if it:
+        print(f"{'TOTAL inferred types agreeing with CHECK':45} {iok:>8}/{it:<9}")
     return 0
 
 
