@@ -13,6 +13,7 @@ from ..ir.attributes import (ArrayAttr, BoolAttr, DenseArrayAttr, DenseElementsA
                              FloatAttr, IntegerAttr, StringAttr, StructAttr, UnitAttr)
 from ..ir.core import Module, Operation
 from ..ir.types import ElementType, OpaqueType, QuantizedType, TensorType, TokenType, TupleType, UnrankedTensorType
+from .collective import mesh_symbol_problems
 from .quantized import type_problem
 from .registry import VERIFIERS, Check, Violation
 from .shapes import SAME_TYPE_TRAITS, bounds, same_type_traits
@@ -403,6 +404,9 @@ def _collect(module: Module) -> List[VerificationError]:
             visible.difference_update(fresh)
 
     walk(module.op, None, set())
+    if not errors:
+        # symbol uses inside attributes are verified after the ops, as MLIR does
+        errors.extend(make_error(op, "", msg) for op, msg in mesh_symbol_problems(module))
     return errors
 
 
