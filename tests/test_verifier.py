@@ -572,3 +572,22 @@ def test_replica_groups_given_as_mesh_axes():
     assert len(errs) == 1 and "axis 'b' not found in mesh definition" in errs[0]
     errs = _errs(_MESH_GATHER.format(decl="", mesh=inline, axes="0 : i64"))
     assert len(errs) == 1 and "expected AxisRefAttr" in errs[0]
+
+
+def test_run_parallel_programs_and_infeed():
+    body = ("func.func @p(%x: tensor<2xf32>) -> tensor<2xf32> {{\n  func.return %x : tensor<2xf32>\n}}\n"
+            "func.func @feed() -> (tensor<2xf32>, tensor<2xf32>) {{\n"
+            "  %c = stablehlo.constant dense<1.0> : tensor<2xf32>\n  func.return %c, %c : tensor<2xf32>, tensor<2xf32>\n}}\n"
+            "func.func @main(%a: tensor<2xf32>, %b: tensor<2xf32>) {{\n"
+            "  {results} = \"interpreter.run_parallel\"(%a, %b) {{programs = {programs}{infeed}}} : "
+            "(tensor<2xf32>, tensor<2xf32>) -> (tensor<2xf32>, tensor<2xf32>)\n  func.return\n}}\n")
+    ok = dict(results="%r:2", programs="[[@p], [@p]]", infeed="")
+    assert _errs(body.format(**ok)) == []
+    for change, message in ((dict(programs="[]"), "cannot be empty"),
+                            (dict(programs="[[@p], [@p, @p]]"), "should all match 1 but got 2"),
+                            (dict(programs="[[@p], [@q]]"), 'Function "q" not found'),
+                            (dict(programs="[[@p, @p, @p]]"), "Number of inputs (2)"),
+                            (dict(infeed=", infeed = []"), "should not be empty"),
+                            (dict(infeed=", infeed = [@feed]"), "should return 1 tensor but returns 2")):
+        errs = _errs(body.format(**dict(ok, **change)))
+        assert len(errs) == 1 and message in errs[0], (change, errs)

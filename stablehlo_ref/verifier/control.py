@@ -250,3 +250,44 @@ def check_expect_const(op, check):
     if op.operands and isinstance(vt, TensorType):
         check(shapes_compatible(op.operands[0].type, vt), "",
               f"the operand {op.operands[0].type} and the expected value {vt} must have the same shape")
+
+
+@verifier("interpreter.run_parallel")
+def run_parallel(op, check):
+    """The reference interpreter's process grid: `programs` is a non-empty rectangle (replicas x
+    partitions) of functions of the module; the op's inputs and results are theirs, concatenated;
+    `infeed` names functions returning one tensor each."""
+    programs = op.attributes.get("programs")
+    rows = [getattr(r, "elements", None) for r in getattr(programs, "elements", ())]
+    check(bool(rows) and rows[0] is not None and len(rows[0]) > 0, "", "`programs` attribute cannot be empty")
+    fns = check.module.functions if check.module is not None else {}
+
+    def lookup(ref):
+        name = ref.root if isinstance(ref, SymbolRefAttr) else getattr(ref, "value", None)
+        check(name in fns, "", f'Function "{name}" not found')
+        return name, getattr(fns[name].attributes.get("function_type"), "type", None)
+
+    n_args = n_results = 0
+    for row in rows:
+        check(row is not None and len(row) == len(rows[0]), "",
+              f"Sizes of second dimension of `programs` should all match {len(rows[0])} but got "
+              f"{len(row) if row is not None else 'a non-array'}")
+        for ref in row:
+            _, ft = lookup(ref)
+            if isinstance(ft, FunctionType):
+                n_args += len(ft.inputs)
+                n_results += len(ft.results)
+    check(len(op.operands) == n_args, "", f"Number of inputs ({len(op.operands)}) should match the sum of the "
+          f"number of inputs of all programs ({n_args})")
+    check(len(op.results) == n_results, "", f"Number of results ({len(op.results)}) should match the sum of the "
+          f"number of results of all programs ({n_results})")
+    infeed = op.attributes.get("infeed")
+    if infeed is not None:
+        refs = getattr(infeed, "elements", ())
+        check(len(refs) > 0, "", "infeed attribute is optional or should not be empty")
+        for ref in refs:
+            name, ft = lookup(ref)
+            if isinstance(ft, FunctionType):
+                check(len(ft.results) == 1, "", f'Function "{name}" should return 1 tensor but returns {len(ft.results)}')
+                check(is_tensor(ft.results[0]), "",
+                      f'Function "{name}" should return a tensor type, but instead returns \'{ft.results[0]}\'')
