@@ -591,3 +591,34 @@ def test_run_parallel_programs_and_infeed():
                             (dict(infeed=", infeed = [@feed]"), "should return 1 tensor but returns 2")):
         errs = _errs(body.format(**dict(ok, **change)))
         assert len(errs) == 1 and message in errs[0], (change, errs)
+
+
+def test_results_must_be_compatible_with_the_inferred_types():
+    # checks no op-specific rule states: the rank of get_dimension_size's result, top_k on an
+    # unranked operand
+    errs = _errs("func.func @f(%a: tensor<2x3xf32>) -> tensor<1xi32> {\n"
+                 "  %0 = stablehlo.get_dimension_size %a, dim = 1 : (tensor<2x3xf32>) -> tensor<1xi32>\n"
+                 "  func.return %0 : tensor<1xi32>\n}\n")
+    assert len(errs) == 1 and "inferred type(s) 'tensor<i32>'" in errs[0]
+    top_k = ("func.func @f(%a: tensor<*xf32>) {{\n"
+             "  %0:2 = chlo.top_k(%a, k=8) : tensor<*xf32> -> (tensor<*x{v}>, tensor<*xi32>)\n  return\n}}\n")
+    assert _errs(top_k.format(v="f32")) == []
+    errs = _errs(top_k.format(v="f16"))
+    assert len(errs) == 1 and "chlo.top_k: inferred type(s)" in errs[0]
+    # quantization parameters are the result type's own: no inference there
+    q = "!quant.uniform<i8:f32, 2.0:15>"
+    assert _errs(f"func.func @f() -> tensor<2x{q}> {{\n  %0 = stablehlo.constant dense<[1, 2]> : tensor<2x{q}>\n"
+                 f"  func.return %0 : tensor<2x{q}>\n}}\n") == []
+
+
+def test_isolated_regions_see_no_outside_values():
+    body = ("func.func @f(%a: tensor<2x3xf32>, %b: tensor<3xf32>) -> tensor<2x3xf32> {{\n"
+            "  %0, %1 = chlo.scan (%a) inits (%b) dimension = 0 {{\n"
+            "  ^bb0(%x: tensor<3xf32>, %c: tensor<3xf32>):\n"
+            "    %2 = stablehlo.add {lhs}, %c : tensor<3xf32>\n"
+            "    stablehlo.return %2, %2 : tensor<3xf32>, tensor<3xf32>\n"
+            "  }} : (tensor<2x3xf32>, tensor<3xf32>) -> (tensor<2x3xf32>, tensor<3xf32>)\n"
+            "  func.return %0 : tensor<2x3xf32>\n}}\n")
+    assert _errs(body.format(lhs="%x")) == []
+    errs = _errs(body.format(lhs="%b"))
+    assert len(errs) == 1 and "stablehlo.add" in errs[0] and "does not dominate" in errs[0]

@@ -14,6 +14,7 @@ from ..ir.attributes import (ArrayAttr, BoolAttr, DenseArrayAttr, DenseElementsA
 from ..ir.core import Module, Operation
 from ..ir.types import ElementType, OpaqueType, QuantizedType, TensorType, TokenType, TupleType, UnrankedTensorType
 from .collective import mesh_symbol_problems
+from .inference import inferred_types_problem
 from .quantized import type_problem
 from .registry import VERIFIERS, Check, Violation
 from .shapes import SAME_TYPE_TRAITS, bounds, same_type_traits
@@ -346,6 +347,10 @@ def _verify_op(op: Operation, module: Optional[Module], func=None) -> Optional[V
         fn = VERIFIERS.get(op.name)
         if fn is not None:
             fn(op, check)
+        if spec.has_op(op.name) and spec.op(op.name).has_trait("infer_type"):
+            # what the op's own checks leave open: its results against the inferred types
+            msg = inferred_types_problem(op)
+            check(msg is None, "", msg or "")
     except Violation as v:
         return make_error(op, v.cid, v.message)
     except (IndexError, KeyError, TypeError, ValueError, AttributeError, ZeroDivisionError) as e:
@@ -379,8 +384,9 @@ def _collect(module: Module) -> List[VerificationError]:
         if err is not None:
             errors.append(err)
         inner = op if op.name == "func.func" else func
-        if op.name in ("func.func", "builtin.module"):
-            visible = set()         # isolated from above
+        if op.name in ("func.func", "builtin.module") or (
+                spec.has_op(op.name) and spec.op(op.name).has_trait("isolated_from_above")):
+            visible = set()         # isolated from above: its regions see none of the values outside
         for region in op.regions:
             # one set for the whole walk: a region's values are added while it is walked and
             # removed after. Values of every block of a region count as visible in all of them

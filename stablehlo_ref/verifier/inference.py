@@ -38,6 +38,11 @@ def infer_result_types(op) -> list:
         fn = _elementwise
     if fn is None:
         raise InferenceUnavailable(f"no inference rule for {op.name}")
+    if op.name != "stablehlo.uniform_dequantize" and any(
+            isinstance(elem(v.type), QuantizedType) for v in list(op.operands) + list(op.results) if is_tensor(v.type)):
+        # quantization parameters of results (scales, a permuted quantized dimension) are the
+        # result type's to state; the op's own checks relate them to the operands'
+        raise InferenceUnavailable("quantized types")
     return fn(op)
 
 
@@ -64,6 +69,12 @@ def _tensor(shape, bs, et, like=None):
 def _bs(t):
     b = bounds(t)
     return list(b) if b else [None] * t.rank
+
+
+def _flag(op, name) -> bool:
+    """A unit or boolean attribute: present (true) or absent/false."""
+    a = op.attributes.get(name)
+    return a is not None and bool(getattr(a, "value", True))
 
 
 def _need_ranked(*types):
@@ -151,8 +162,23 @@ def _operand_types(indices=None):
 
 
 infers("stablehlo.while", "stablehlo.optimization_barrier")(_operand_types())
-infers("stablehlo.reverse", "stablehlo.cholesky", "stablehlo.reduce_precision", "stablehlo.collective_broadcast",
-       "stablehlo.collective_permute", "stablehlo.dynamic_update_slice")(_operand_types([0]))
+infers("stablehlo.collective_permute")(_operand_types())
+
+
+@infers("stablehlo.collective_broadcast")
+def _collective_broadcast(op):
+    # with has_dynamic_root the last operand is the root index, not data
+    data = op.operands[:-1] if _flag(op, "has_dynamic_root") else op.operands
+    return [v.type for v in data]
+
+
+@infers("stablehlo.collective_reduce")
+def _collective_reduce(op):
+    data = op.operands[:-1] if _flag(op, "has_dynamic_root") else op.operands
+    ets = _body_elements(op, 0, [data[0].type]) if data else []
+    return [_same_shape(v.type, ets[0]) for v in data]
+infers("stablehlo.reverse", "stablehlo.cholesky", "stablehlo.reduce_precision",
+       "stablehlo.dynamic_update_slice")(_operand_types([0]))
 infers("stablehlo.triangular_solve")(_operand_types([1]))
 
 
@@ -544,8 +570,12 @@ def _numpy_broadcast(types, dims=None):
 
 def _chlo_broadcast(op):
     ts = [v.type for v in op.operands]
+    et = elem(ts[-1])
+    if op.name in _CHLO_PRED:
+        et = _I1
+    elif op.name == "chlo.broadcast_complex":
+        et = _complex_of(elem(ts[0]))
     if not all(ranked(t) for t in ts):
-        et = elem(ts[-1])
         return [UnrankedTensorType(et)]
     bd = op.attributes.get("broadcast_dimensions")
     if bd is not None and len(ts) == 2 and ts[0].rank != ts[1].rank:
@@ -566,13 +596,6 @@ def _chlo_broadcast(op):
                 raise InferenceUnavailable(f"incompatible shapes for broadcasting {shape[d]} and {s}")
     else:
         shape, bs = _numpy_broadcast(ts)
-    et = elem(ts[-1])
-    if op.name in _CHLO_PRED:
-        et = _I1
-    elif op.name == "chlo.broadcast_complex":
-        et = _complex_of(elem(ts[0]))
-    elif any(isinstance(elem(t), QuantizedType) for t in ts):
-        raise InferenceUnavailable("quantized operands")
     return [_tensor(shape, bs, et)]
 
 
@@ -583,4 +606,31 @@ for _name in ("chlo.next_after", "chlo.polygamma", "chlo.zeta", "chlo.mulhi"):
     _RULES.setdefault(_name, _elementwise)
 
 
-__all__: List[str] = ["InferenceUnavailable", "infer_result_types", "infers"]
+@infers("chlo.top_k")
+def _top_k(op):
+    a = op.operands[0].type
+    i32 = ELEMENT_TYPES["i32"]
+    if not ranked(a):
+        return [UnrankedTensorType(elem(a)), UnrankedTensorType(i32)]
+    k = int_value(op.attributes.get("k"), 0)
+    shape, bs = list(a.shape[:-1]) + [k], _bs(a)[:-1] + [None]
+    return [_tensor(shape, bs, elem(a), like=a), _tensor(shape, bs, i32, like=a)]
+
+
+def inferred_types_problem(op):
+    """A message when an op's declared result types are not compatible with the types inferred
+    for it (upstream's InferTypeOpInterface check), else None; None as well where no rule
+    infers them."""
+    from .shapes import types_compatible
+    try:
+        inferred = infer_result_types(op)
+    except InferenceUnavailable:
+        return None
+    got = [r.type for r in op.results]
+    if len(inferred) == len(got) and all(types_compatible(a, b) for a, b in zip(inferred, got)):
+        return None
+    return (f"inferred type(s) '{', '.join(map(str, inferred))}' are incompatible with return type(s) of "
+            f"operation '{', '.join(map(str, got))}'")
+
+
+__all__: List[str] = ["InferenceUnavailable", "infer_result_types", "inferred_types_problem", "infers"]
