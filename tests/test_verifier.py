@@ -622,3 +622,57 @@ def test_isolated_regions_see_no_outside_values():
     assert _errs(body.format(lhs="%x")) == []
     errs = _errs(body.format(lhs="%b"))
     assert len(errs) == 1 and "stablehlo.add" in errs[0] and "does not dominate" in errs[0]
+
+
+_GATHER_OP = ('func.func @f(%a: tensor<4xf32>) -> tensor<8xf32> {{\n  %0 = "stablehlo.all_gather"(%a) '
+              '{{all_gather_dim = 0 : i64, replica_groups = {groups}{extra}}} : (tensor<4xf32>) -> tensor<8xf32>\n'
+              '  func.return %0 : tensor<8xf32>\n}}\n')
+
+
+@pytest.mark.parametrize("groups, extra, message", [
+    ("dense<[[0, 1]]> : tensor<1x2xi64>", "", None),
+    ("dense<[[0, 1]]> : tensor<1x2xi32>", "", "attribute 'replica_groups' must be"),
+    ("[0, 1]", "", "attribute 'replica_groups' must be"),
+    ("dense<[[0, 1]]> : tensor<1x2xi64>", ", channel_handle = 1 : i64", "attribute 'channel_handle' must be"),
+    ("dense<[[0, 1]]> : tensor<1x2xi64>",
+     ", channel_handle = #stablehlo.channel_handle<handle = 1, type = 1>, use_global_device_ids = true",
+     "attribute 'use_global_device_ids' must be unit"),
+    ("dense<> : tensor<0x0xi64>", ", channel_handle = #stablehlo.channel_handle<handle = 1, type = 1>, use_global_device_ids",
+     "replica groups cannot be empty"),
+])
+def test_attribute_kinds_as_upstream_declares_them(groups, extra, message):
+    errs = _errs(_GATHER_OP.format(groups=groups, extra=extra))
+    if message is None:
+        assert errs == []
+    else:
+        assert len(errs) == 1 and message in errs[0], errs
+
+
+@pytest.mark.parametrize("attrs, message", [
+    ('call_target_name = "foo", api_version = 4 : i32', None),
+    ('call_target_name = "foo", api_version = 9 : i32', "attribute 'api_version'"),
+    ('call_target_name = "foo", api_version = 1 : i64', "attribute 'api_version'"),
+    ('call_target_name = "foo", called_computations = "g"', "attribute 'called_computations'"),
+    ('call_target_name = "foo", output_operand_aliases = 3 : i64', "attribute 'output_operand_aliases'"),
+    ('call_target_name = "foo", has_side_effect = 1 : i32', "attribute 'has_side_effect'"),
+])
+def test_custom_call_attribute_kinds(attrs, message):
+    errs = _errs('func.func @f(%a: tensor<4xf32>) -> tensor<4xf32> {\n'
+                 f'  %0 = "stablehlo.custom_call"(%a) {{{attrs}}} : (tensor<4xf32>) -> tensor<4xf32>\n'
+                 '  func.return %0 : tensor<4xf32>\n}\n')
+    if message is None:
+        assert errs == []
+    else:
+        assert len(errs) == 1 and message in errs[0], errs
+
+
+def test_collective_broadcast_groups_have_no_padding_and_async_done_takes_a_future():
+    body = ('func.func @f(%a: tensor<4xf32>) -> tensor<4xf32> {{\n  %0 = "stablehlo.collective_broadcast"(%a) '
+            '{{replica_groups = dense<[[0, {x}]]> : tensor<1x2xi64>}} : (tensor<4xf32>) -> tensor<4xf32>\n'
+            '  func.return %0 : tensor<4xf32>\n}}\n')
+    assert _errs(body.format(x=1)) == []
+    errs = _errs(body.format(x=-1))
+    assert len(errs) == 1 and "C2" in errs[0] and "given -1" in errs[0]
+    errs = _errs('func.func @f(%a: tensor<4xf32>) -> tensor<4xf32> {\n'
+                 '  %0 = "stablehlo.async_done"(%a) : (tensor<4xf32>) -> tensor<4xf32>\n  func.return %0 : tensor<4xf32>\n}\n')
+    assert len(errs) == 1 and "must be a !stablehlo.future" in errs[0]

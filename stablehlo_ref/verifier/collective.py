@@ -6,7 +6,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from ..ir.attributes import IntegerAttr, StructAttr, SymbolRefAttr
+from ..ir.attributes import IntegerAttr, StructAttr, SymbolRefAttr, UnitAttr
 from ..ir.types import ElementType, TokenType, TupleType
 from ..limits import check_tensor
 from .registry import verifier
@@ -105,6 +105,10 @@ def _groups(op, check, cid_dup, cid_range, allow_padding=False, require_all=True
     arr = _replica_group_ids(op, check, cid_range)
     if arr is None:
         return None
+    if isinstance(op.attributes.get("use_global_device_ids"), UnitAttr):
+        # global device ids name devices through the groups: there must be some
+        size = arr[2] if isinstance(arr, tuple) else arr.shape
+        check(int(np.prod(size)) > 0, "", "if `use_global_device_ids` is set, the replica groups cannot be empty")
     if isinstance(arr, tuple):
         _, v, shape = arr
         if v == -1 and allow_padding:
@@ -289,6 +293,11 @@ def _dynamic_root(op, check, cid, what):
 @verifier("stablehlo.collective_broadcast")
 def collective_broadcast(op, check):
     check(len(op.operands) >= 1, "C3", "collective_broadcast requires at least one data operand")
+    # no padding in collective_broadcast's groups: every id is a process (C2)
+    arr = _replica_group_ids(op, check, "C2")
+    if arr is not None:
+        low = arr[1] if isinstance(arr, tuple) else (int(arr.min()) if arr.size else 0)
+        check(low >= 0, "C2", f"replica_groups values must be positive, but was given {low}")
     groups = _groups(op, check, "C1", "C2", allow_padding=True, require_all=False, partitions_with_channel=True)
     n = _dynamic_root(op, check, "C4", "collective_broadcast")
     check(len(op.results) == n, "C5", f"expects {n} results, got {len(op.results)}")

@@ -169,7 +169,9 @@ def _future_holds(check, cid, fut, types):
 
 @verifier("stablehlo.async_done")
 def async_done(op, check):
-    _future_holds(check, "C1", op.operands[0].type, [r.type for r in op.results])
+    t = op.operands[0].type
+    check(future_members(t) is not None, "", f"operand must be a !stablehlo.future, got {t}")
+    _future_holds(check, "C1", t, [r.type for r in op.results])
 
 
 def _check_layout(check, layout, t):

@@ -9,15 +9,16 @@ from typing import List, Optional
 from .. import spec
 from ..errors import VerificationError
 from ..ir.sdy import SdyAttr
-from ..ir.attributes import (ArrayAttr, BoolAttr, DenseArrayAttr, DenseElementsAttr, DenseResourceAttr, EnumAttr,
-                             FloatAttr, IntegerAttr, StringAttr, StructAttr, UnitAttr)
+from ..ir.attributes import (ArrayAttr, BoolAttr, DenseArrayAttr, DenseElementsAttr, DenseResourceAttr, DictAttr,
+                             EnumAttr, FloatAttr, IntegerAttr, StringAttr, StructAttr, SymbolRefAttr, TypeAttr,
+                             UnitAttr)
 from ..ir.core import Module, Operation
 from ..ir.types import ElementType, OpaqueType, QuantizedType, TensorType, TokenType, TupleType, UnrankedTensorType
 from .collective import mesh_symbol_problems
 from .inference import inferred_types_problem
 from .quantized import type_problem
 from .registry import VERIFIERS, Check, Violation
-from .shapes import SAME_TYPE_TRAITS, bounds, same_type_traits
+from .shapes import SAME_TYPE_TRAITS, bounds, elem, same_type_traits
 
 def make_error(op: Operation, cid: str, message: str) -> VerificationError:
     label = f"{cid}: " if cid else ""
@@ -226,20 +227,55 @@ def _attr_kind_ok(kind: str, a) -> bool:
         return lo <= int(a.value) <= hi
     if kind == "precision_config":
         return isinstance(a, ArrayAttr) and all(_enum_ok(e, "precision") for e in a.elements)
-    if kind == "i1":
-        return isinstance(a, (BoolAttr, UnitAttr, IntegerAttr))
+    if kind == "i1":      # BoolAttr (`true`, `1 : i1`)
+        return isinstance(a, BoolAttr) or (isinstance(a, IntegerAttr) and getattr(a.type, "name", None) == "i1")
+    if kind == "unit":    # present or absent, never `= true`
+        return isinstance(a, UnitAttr)
+    if kind == "array":
+        return isinstance(a, ArrayAttr)
+    if kind == "dictionary":
+        return isinstance(a, DictAttr)
+    if kind == "symbol_ref":      # a flat symbol reference
+        return isinstance(a, SymbolRefAttr) and not a.nested
+    if kind == "type":
+        return isinstance(a, TypeAttr)
+    if kind == "custom_call_api_version":     # an i32 enum
+        return (isinstance(a, IntegerAttr) and getattr(a.type, "name", None) == "i32"
+                and int(a.value) in {c.value for c in spec.enum(kind).cases})
+    if kind == "replica_groups":      # i64 elements, or mesh axes
+        if isinstance(a, StructAttr):
+            return a.name == "replica_group_mesh_axes"
+        return _i64_elements(a)
+    if kind == "output_operand_aliases":
+        return isinstance(a, ArrayAttr) and all(isinstance(e, StructAttr) and e.name == "output_operand_alias"
+                                                for e in a.elements)
+    if kind in _STRUCT_KINDS:
+        return isinstance(a, StructAttr) and a.name == _STRUCT_KINDS[kind]
     if kind in ("f32", "f64"):      # F32Attr/F64Attr: a float of that type
         return isinstance(a, FloatAttr) and getattr(a.type, "name", kind) == kind
     if kind == "string":
         return isinstance(a, StringAttr)
     if kind in _ENUM_KINDS:
         return _enum_ok(a, kind)
-    if kind in ("dense_i64_elements", "dense_elements"):
+    if kind == "dense_i64_elements":
+        return _i64_elements(a)
+    if kind == "dense_elements":
         return isinstance(a, (DenseElementsAttr, DenseResourceAttr))
-    if kind in ("gather_dimension_numbers", "scatter_dimension_numbers", "dot_dimension_numbers",
-                "conv_dimension_numbers"):
-        return isinstance(a, StructAttr)
     return True
+
+
+# attribute kinds that are one struct attribute each: kind -> the struct's mnemonic
+_STRUCT_KINDS = {"gather_dimension_numbers": "gather", "scatter_dimension_numbers": "scatter",
+                 "dot_dimension_numbers": "dot", "conv_dimension_numbers": "conv",
+                 "ragged_dot_dimension_numbers": "ragged_dot", "channel_handle": "channel_handle",
+                 "dot_algorithm": "dot_algorithm", "result_accuracy": "result_accuracy"}
+
+
+def _i64_elements(a) -> bool:
+    """A dense (or resource) elements attribute of signless 64-bit integers (I64ElementsAttr)."""
+    if not isinstance(a, (DenseElementsAttr, DenseResourceAttr)):
+        return False
+    return getattr(elem(a.type), "name", None) == "i64"
 
 
 # ------------------------------------------------------------------ generic checks from the spec
