@@ -676,3 +676,21 @@ def test_collective_broadcast_groups_have_no_padding_and_async_done_takes_a_futu
     errs = _errs('func.func @f(%a: tensor<4xf32>) -> tensor<4xf32> {\n'
                  '  %0 = "stablehlo.async_done"(%a) : (tensor<4xf32>) -> tensor<4xf32>\n  func.return %0 : tensor<4xf32>\n}\n')
     assert len(errs) == 1 and "must be a !stablehlo.future" in errs[0]
+
+
+@pytest.mark.parametrize("body, message", [
+    # enums are the op's own dialect's
+    ('%0 = "stablehlo.compare"(%a, %a) {comparison_direction = #chlo<comparison_direction EQ>} : '
+     '(tensor<2xf32>, tensor<2xf32>) -> tensor<2xi1>', "attribute 'comparison_direction'"),
+    ('%0 = "chlo.broadcast_compare"(%a, %a) {comparison_direction = #stablehlo<comparison_direction EQ>} : '
+     '(tensor<2xf32>, tensor<2xf32>) -> tensor<2xi1>', "attribute 'comparison_direction'"),
+    # index elements only in shape tensors
+    ('%0 = "stablehlo.add"(%i, %i) : (tensor<2xindex>, tensor<2xindex>) -> tensor<2xindex>', "must be"),
+    # a variadic operand between fixed ones still has its category checked
+    ('%0 = "stablehlo.dynamic_slice"(%a, %f) {slice_sizes = array<i64: 1>} : (tensor<2xf32>, tensor<f32>) -> '
+     'tensor<1xf32>', "operand #1 (start_indices)"),
+])
+def test_enum_dialects_and_operand_categories(body, message):
+    errs = _errs("func.func @f(%a: tensor<2xf32>, %i: tensor<2xindex>, %f: tensor<f32>) {\n  " + body +
+                 "\n  func.return\n}\n")
+    assert len(errs) == 1 and message in errs[0], errs

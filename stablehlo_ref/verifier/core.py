@@ -185,9 +185,11 @@ def type_matches(t, cat: str) -> bool:
             return False
         # per-axis quantization only where the category says so
         return et.quantized_dimension is None or "per_axis" in cat
-    if classes is None:
-        return True
     have = _elem_classes(et)
+    if classes is None:
+        # a StableHLO tensor holds booleans, integers, floats, complex or quantized values;
+        # `index` only in a dimension (shape) tensor
+        return "index" not in have or "dimension" in cat
     if "int" in classes and have & {"int"}:
         return True
     if "fp" in classes and "float" in have:
@@ -203,9 +205,13 @@ _ENUM_KINDS = ("comparison_direction", "comparison_type", "fft_type", "rng_distr
                "transpose")
 
 
-def _enum_ok(a, kind: str) -> bool:
-    """An enum attribute of `kind` whose value is one of the spec's cases."""
+def _enum_ok(a, kind: str, dialect=None) -> bool:
+    """An enum attribute of `kind` whose value is one of the spec's cases (and, for a StableHLO
+    or CHLO op, one of its own dialect's enums: `#chlo<comparison_direction EQ>` is not
+    StableHLO's)."""
     if not isinstance(a, EnumAttr) or a.kind != kind:
+        return False
+    if dialect in ("stablehlo", "chlo") and a.dialect != dialect:
         return False
     try:
         return a.value in {c.name for c in spec.enum(kind).cases}
@@ -213,7 +219,7 @@ def _enum_ok(a, kind: str) -> bool:
         return True
 
 
-def _attr_kind_ok(kind: str, a) -> bool:
+def _attr_kind_ok(kind: str, a, dialect=None) -> bool:
     if kind.startswith("sdy_"):
         return isinstance(a, SdyAttr) and a.kind == kind[4:]
     if kind in ("dense_i64_array", "dense_bool_array"):
@@ -226,7 +232,7 @@ def _attr_kind_ok(kind: str, a) -> bool:
         lo, hi = _INT_RANGES[kind]
         return lo <= int(a.value) <= hi
     if kind == "precision_config":
-        return isinstance(a, ArrayAttr) and all(_enum_ok(e, "precision") for e in a.elements)
+        return isinstance(a, ArrayAttr) and all(_enum_ok(e, "precision", dialect) for e in a.elements)
     if kind == "i1":      # BoolAttr (`true`, `1 : i1`)
         return isinstance(a, BoolAttr) or (isinstance(a, IntegerAttr) and getattr(a.type, "name", None) == "i1")
     if kind == "unit":    # present or absent, never `= true`
@@ -256,7 +262,7 @@ def _attr_kind_ok(kind: str, a) -> bool:
     if kind == "string":
         return isinstance(a, StringAttr)
     if kind in _ENUM_KINDS:
-        return _enum_ok(a, kind)
+        return _enum_ok(a, kind, dialect)
     if kind == "dense_i64_elements":
         return _i64_elements(a)
     if kind == "dense_elements":
@@ -310,7 +316,7 @@ def generic_checks(op: Operation, check: Check, spec_op) -> None:
         if val is None:
             check(a.optional or a.default is not None, "", f"requires attribute '{a.name}'")
             continue
-        check(_attr_kind_ok(a.kind, val), "", f"attribute '{a.name}' must be {a.kind.replace('_', ' ')}, got {val}")
+        check(_attr_kind_ok(a.kind, val, op.dialect), "", f"attribute '{a.name}' must be {a.kind.replace('_', ' ')}, got {val}")
     ra = op.attributes.get("result_accuracy")
     if isinstance(ra, StructAttr):
         mode = ra.get("mode")
@@ -323,12 +329,23 @@ def generic_checks(op: Operation, check: Check, spec_op) -> None:
                                   (spec_op.results, op.results, "result")):
         if not members:
             continue
-        if len(members) == len(values) and not any(m.variadic or m.optional for m in members):
+        variadic = [k for k, m in enumerate(members) if m.variadic]
+        if any(m.optional for m in members) or len(variadic) > 1:
+            continue            # which value is which member is not known from counts alone
+        if not variadic:
+            if len(members) != len(values):
+                continue
             pairs = list(zip(members, values))
-        elif len(members) == 1 and members[0].variadic:
-            pairs = [(members[0], v) for v in values]
         else:
-            continue
+            # the members before the variadic one take the first values, those after it the
+            # last values, the variadic member the rest
+            k = variadic[0]
+            after = len(members) - k - 1
+            if len(values) < len(members) - 1:
+                continue
+            middle = values[k:len(values) - after]
+            pairs = (list(zip(members[:k], values[:k])) + [(members[k], v) for v in middle]
+                     + list(zip(members[k + 1:], values[len(values) - after:])))
         for i, (m, v) in enumerate(pairs):
             check(type_matches(v.type, m.type), "",
                   f"{what} #{i} ({m.name}) must be {m.type.replace('_', ' ')}, got {v.type}")
