@@ -694,3 +694,24 @@ def test_enum_dialects_and_operand_categories(body, message):
     errs = _errs("func.func @f(%a: tensor<2xf32>, %i: tensor<2xindex>, %f: tensor<f32>) {\n  " + body +
                  "\n  func.return\n}\n")
     assert len(errs) == 1 and message in errs[0], errs
+
+
+def test_block_and_symbol_structure():
+    errs = _errs("func.func @f(%a: tensor<f32>) -> tensor<f32> {\n  func.return %a : tensor<f32>\n"
+                 "  %0 = stablehlo.abs %a : tensor<f32>\n}\n")
+    assert any("func.return" in e and "last operation" in e for e in errs), errs
+    errs = _errs("func.func @f() {\n  func.return\n}\nfunc.func @f() {\n  func.return\n}\n")
+    assert len(errs) == 1 and "redefinition of symbol named 'f'" in errs[0]
+
+
+@pytest.mark.parametrize("attrs, message", [
+    ('operand_layouts = [dense<[1, 0]> : tensor<2xindex>], result_layouts = [dense<[1, 0]> : tensor<2xindex>]', None),
+    ('operand_layouts = [dense<[1, 0]> : tensor<2xi64>], result_layouts = [dense<[1, 0]> : tensor<2xi64>]',
+     "1-d index tensors"),
+    ("backend_config = 1 : i64", "backend_config must be a string or a dictionary"),
+])
+def test_custom_call_layouts_and_backend_config(attrs, message):
+    errs = _errs('func.func @f(%a: tensor<2x3xf32>) -> tensor<2x3xf32> {\n'
+                 f'  %0 = "stablehlo.custom_call"(%a) {{call_target_name = "foo", {attrs}}} : (tensor<2x3xf32>) -> tensor<2x3xf32>\n'
+                 '  func.return %0 : tensor<2x3xf32>\n}\n')
+    assert errs == [] if message is None else (len(errs) == 1 and message in errs[0]), errs

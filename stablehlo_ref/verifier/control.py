@@ -2,7 +2,7 @@
 stablehlo.return, composite, async_start/async_done, custom_call, and the check dialect ops."""
 from __future__ import annotations
 
-from ..ir.attributes import DictAttr, StringAttr, StructAttr, SymbolRefAttr
+from ..ir.attributes import DenseElementsAttr, DictAttr, StringAttr, StructAttr, SymbolRefAttr
 from ..ir.types import ElementType, FunctionType, OpaqueType, TensorType, TokenType, TupleType
 from . import quantized
 from .registry import verifier
@@ -195,6 +195,16 @@ def _tuple_member(t, path):
 @verifier("stablehlo.custom_call")
 def custom_call(op, check):
     ol, rl = op.attributes.get("operand_layouts"), op.attributes.get("result_layouts")
+    for name, lays in (("operand_layouts", ol), ("result_layouts", rl)):
+        # each layout is a 1-d tensor of index values (upstream's LayoutAttr)
+        for lay in getattr(lays, "elements", ()) or ():
+            t = getattr(lay, "type", None)
+            check(isinstance(lay, DenseElementsAttr) and isinstance(t, TensorType) and t.rank == 1
+                  and getattr(t.element_type, "name", None) == "index", "",
+                  f"{name} must be an array of 1-d index tensors, got {lay}")
+    bc = op.attributes.get("backend_config")
+    check(bc is None or isinstance(bc, (StringAttr, DictAttr)), "",
+          f"backend_config must be a string or a dictionary, got {bc}")
     check((ol is None) == (rl is None), "",
           "Layout attributes should be specified for either both operands and results or none")
     if ol is not None and rl is not None:

@@ -427,13 +427,36 @@ def _undominated(op: Operation, visible: set) -> Optional[VerificationError]:
     return None
 
 
+_TERMINATORS = spec.terminators()
+
+
+def _symbol_redefinition(module_op: Operation) -> Optional[VerificationError]:
+    """A module's symbols (functions, meshes) have distinct names: the first op that reuses one."""
+    seen = set()
+    for region in module_op.regions:
+        for block in region.blocks:
+            for op in block.operations:
+                name = op.attributes.get("sym_name")
+                name = getattr(name, "value", name)
+                if name is None:
+                    continue
+                if name in seen:
+                    return make_error(op, "", f"redefinition of symbol named '{name}'")
+                seen.add(name)
+    return None
+
+
 def _collect(module: Module) -> List[VerificationError]:
     errors = []
 
-    def walk(op, func, visible):
+    def walk(op, func, visible, last=True):
         err = _verify_op(op, module, func)
         if err is None and op.operands:
             err = _undominated(op, visible)
+        if err is None and not last and (op.name in _TERMINATORS or op.name == "func.return"):
+            err = make_error(op, "", "must be the last operation in the parent block")
+        if err is None and op.name == "builtin.module":
+            err = _symbol_redefinition(op)
         if err is not None:
             errors.append(err)
         inner = op if op.name == "func.func" else func
@@ -453,8 +476,9 @@ def _collect(module: Module) -> List[VerificationError]:
             fresh = [k for k in added if k not in visible]
             visible.update(fresh)
             for block in region.blocks:
-                for child in block.operations:
-                    walk(child, inner, visible)
+                n = len(block.operations)
+                for k, child in enumerate(block.operations):
+                    walk(child, inner, visible, k == n - 1)
                     if not multi:
                         for r in child.results:
                             if id(r) not in visible:
