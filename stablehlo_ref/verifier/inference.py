@@ -586,6 +586,8 @@ def _chlo_broadcast(op):
             raise InferenceUnavailable("broadcast_dimensions does not match the lower rank")
         shape, bs = list(hi.shape), _bs(hi)
         lb = _bs(lo)
+        if not all(0 <= d < hi.rank for d in dims):
+            raise InferenceUnavailable("broadcast_dimensions out of range")
         for k, d in enumerate(dims):
             s, b = lo.shape[k], lb[k]
             if s == 1 or shape[d] == s:
@@ -624,7 +626,8 @@ def inferred_types_problem(op):
     from .shapes import types_compatible
     try:
         inferred = infer_result_types(op)
-    except InferenceUnavailable:
+    except (InferenceUnavailable, IndexError, KeyError, TypeError, ValueError, ZeroDivisionError):
+        # not inferable, or inputs malformed in a way the op's own checks judge
         return None
     got = [r.type for r in op.results]
     if len(inferred) == len(got) and all(types_compatible(a, b) for a, b in zip(inferred, got)):
