@@ -715,3 +715,19 @@ def test_custom_call_layouts_and_backend_config(attrs, message):
                  f'  %0 = "stablehlo.custom_call"(%a) {{call_target_name = "foo", {attrs}}} : (tensor<2x3xf32>) -> tensor<2x3xf32>\n'
                  '  func.return %0 : tensor<2x3xf32>\n}\n')
     assert errs == [] if message is None else (len(errs) == 1 and message in errs[0]), errs
+
+
+def test_declared_attribute_constraints_point_at_the_attribute_dictionary():
+    # MLIR checks an op's declared attribute constraints while parsing its custom form, at the
+    # attribute dictionary; the generic form reports them at the op
+    def conv(out, fgc):
+        return _CONV.format(out=out, s=1).replace(
+            "window = {stride = [1, 1], pad = [[1, 1], [1, 1]]} ",
+            "window = {stride = [1, 1], pad = [[1, 1], [1, 1]]}\n    ").replace(
+            "feature_group_count = 1 : i64}", f"feature_group_count = {fgc} : i64}}")
+    errs = collect(_module(conv("1x8x8x4", 0)))
+    assert len(errs) == 1 and errs[0].constraint == "C21"
+    assert str(errs[0]).startswith("f.mlir:3:5:"), str(errs[0])
+    # other checks of the op stay at the op
+    errs = collect(_module(conv("1x8x8x5", 1)))
+    assert len(errs) == 1 and str(errs[0]).startswith("f.mlir:2:"), [str(e) for e in errs]

@@ -66,7 +66,7 @@ def expected_lines(chunk: str) -> List[int]:
 
 def error_line(err) -> Optional[int]:
     op = getattr(err, "op", None)
-    src = getattr(op, "source", None) or err.location or ""
+    src = getattr(err, "source", None) or getattr(op, "source", None) or err.location or ""
     m = re.search(r":(\d+):\d+$", src)
     return int(m.group(1)) if m else None
 

@@ -58,8 +58,8 @@ def conv_checks(op, check, padding):
     ob, of, osp = int(g("output_batch_dimension")), int(g("output_feature_dimension")), tuple(g("output_spatial_dimensions") or ())
     fgc = int_value(op.attributes.get("feature_group_count"), 1)
     bgc = int_value(op.attributes.get("batch_group_count"), 1)
-    check(fgc > 0, "C21", f"feature_group_count must be positive, got {fgc}")
-    check(bgc > 0, "C22", f"batch_group_count must be positive, got {bgc}")
+    check(fgc > 0, "C21", f"feature_group_count must be positive, got {fgc}", attr="feature_group_count")
+    check(bgc > 0, "C22", f"batch_group_count must be positive, got {bgc}", attr="batch_group_count")
     check(fgc == 1 or bgc == 1, "C23", f"feature_group_count ({fgc}) or batch_group_count ({bgc}) must be 1")
     check(len(isp) == S, "C12", f"input_spatial_dimensions must have {S} entries, has {len(isp)}")
     check(_valid_distinct((ib, if_) + isp, N), "C13",

@@ -20,11 +20,18 @@ from .quantized import type_problem
 from .registry import VERIFIERS, Check, Violation
 from .shapes import SAME_TYPE_TRAITS, bounds, elem, same_type_traits
 
-def make_error(op: Operation, cid: str, message: str) -> VerificationError:
+def make_error(op: Operation, cid: str, message: str, attr: Optional[str] = None) -> VerificationError:
+    """The error of `op`; located at the op, or, for a declared attribute constraint of an
+    attribute the op's custom form spells in its attribute dictionary, at that dictionary."""
     label = f"{cid}: " if cid else ""
-    err = VerificationError(f"{op.name}: {label}{message}", op.where())
+    where = op.where()
+    at = getattr(op, "attr_dict_source", None)
+    if attr is not None and at is not None and attr in at[1] and where == op.source:
+        where = at[0]
+    err = VerificationError(f"{op.name}: {label}{message}", where)
     err.op = op
     err.constraint = cid
+    err.source = where
     return err
 
 
@@ -316,7 +323,8 @@ def generic_checks(op: Operation, check: Check, spec_op) -> None:
         if val is None:
             check(a.optional or a.default is not None, "", f"requires attribute '{a.name}'")
             continue
-        check(_attr_kind_ok(a.kind, val, op.dialect), "", f"attribute '{a.name}' must be {a.kind.replace('_', ' ')}, got {val}")
+        check(_attr_kind_ok(a.kind, val, op.dialect), "", f"attribute '{a.name}' must be {a.kind.replace('_', ' ')}, got {val}",
+              attr=a.name)
     ra = op.attributes.get("result_accuracy")
     if isinstance(ra, StructAttr):
         mode = ra.get("mode")
@@ -405,7 +413,7 @@ def _verify_op(op: Operation, module: Optional[Module], func=None) -> Optional[V
             msg = inferred_types_problem(op)
             check(msg is None, "", msg or "")
     except Violation as v:
-        return make_error(op, v.cid, v.message)
+        return make_error(op, v.cid, v.message, v.attr)
     except (IndexError, KeyError, TypeError, ValueError, AttributeError, ZeroDivisionError) as e:
         # A malformed op that a verifier did not anticipate: still a verification error, not a crash.
         return make_error(op, "", f"malformed op ({type(e).__name__}: {e})")
