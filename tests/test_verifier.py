@@ -731,3 +731,12 @@ def test_declared_attribute_constraints_point_at_the_attribute_dictionary():
     # other checks of the op stay at the op
     errs = collect(_module(conv("1x8x8x5", 1)))
     assert len(errs) == 1 and str(errs[0]).startswith("f.mlir:2:"), [str(e) for e in errs]
+
+
+def test_stablehlo_tensors_are_ranked_chlo_may_be_unranked():
+    errs = _errs("func.func @f(%a: tensor<*xf32>) -> tensor<*xf32> {\n"
+                 "  %0 = \"stablehlo.abs\"(%a) : (tensor<*xf32>) -> tensor<*xf32>\n  func.return %0 : tensor<*xf32>\n}\n")
+    assert len(errs) == 1 and "operand #0" in errs[0]
+    assert _errs("func.func @f(%a: tensor<*xf32>) -> tensor<*xf32> {\n"
+                 "  %0 = chlo.broadcast_add %a, %a : (tensor<*xf32>, tensor<*xf32>) -> tensor<*xf32>\n"
+                 "  func.return %0 : tensor<*xf32>\n}\n") == []

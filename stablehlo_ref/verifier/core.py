@@ -155,10 +155,14 @@ def _single_bounded(t) -> bool:
 _CAT_CACHE: dict = {}
 
 
-def type_matches(t, cat: str) -> bool:
+def type_matches(t, cat: str, dialect=None) -> bool:
+    """Whether type `t` is of the spec's category `cat`. StableHLO's tensors are ranked (its
+    operand and result kinds are ranked tensor kinds); CHLO's may be unranked."""
     if cat not in _CAT_CACHE:
         _CAT_CACHE[cat] = _parse_category(cat)
     parsed = _CAT_CACHE[cat]
+    if isinstance(t, UnrankedTensorType) and dialect == "stablehlo" and cat not in ("any", "custom_call_value"):
+        return False
     if parsed is None:
         return True
     classes, rank, static, allow_q, kinds, tensors_ok = parsed
@@ -167,7 +171,7 @@ def type_matches(t, cat: str) -> bool:
     if isinstance(t, TupleType):
         return "tuple" in kinds
     if isinstance(t, UnrankedTensorType):
-        return tensors_ok and rank is None and not static
+        return tensors_ok and rank is None and not static and dialect != "stablehlo"
     if isinstance(t, OpaqueType) and t.text.startswith(("memref<", "vector<")):
         return False  # builtin buffer and vector types are never tensors
     if not isinstance(t, TensorType):
@@ -355,7 +359,7 @@ def generic_checks(op: Operation, check: Check, spec_op) -> None:
             pairs = (list(zip(members[:k], values[:k])) + [(members[k], v) for v in middle]
                      + list(zip(members[k + 1:], values[len(values) - after:])))
         for i, (m, v) in enumerate(pairs):
-            check(type_matches(v.type, m.type), "",
+            check(type_matches(v.type, m.type, op.dialect), "",
                   f"{what} #{i} ({m.name}) must be {m.type.replace('_', ' ')}, got {v.type}")
 
 
