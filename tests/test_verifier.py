@@ -740,3 +740,19 @@ def test_stablehlo_tensors_are_ranked_chlo_may_be_unranked():
     assert _errs("func.func @f(%a: tensor<*xf32>) -> tensor<*xf32> {\n"
                  "  %0 = chlo.broadcast_add %a, %a : (tensor<*xf32>, tensor<*xf32>) -> tensor<*xf32>\n"
                  "  func.return %0 : tensor<*xf32>\n}\n") == []
+
+
+@pytest.mark.parametrize("body, message", [
+    # scatter's indices are integers: its two variadic groups (inputs, updates) are split evenly
+    ('%0 = "stablehlo.scatter"(%a, %f2, %b) ({\n  ^bb0(%x: tensor<f32>, %y: tensor<f32>):\n'
+     '    stablehlo.return %y : tensor<f32>\n  }) {scatter_dimension_numbers = #stablehlo.scatter<'
+     'update_window_dims = [], inserted_window_dims = [0], scatter_dims_to_operand_dims = [0], index_vector_dim = 1>}'
+     ' : (tensor<3xf32>, tensor<1x1xf32>, tensor<1xf32>) -> tensor<3xf32>', "operand #1 (scatter_indices)"),
+    # index and tf32 elements inside tuples and custom_call operands
+    ('%0 = "stablehlo.tuple"(%i) : (tensor<2xindex>) -> tuple<tensor<2xindex>>', "operand #0"),
+    ('%0 = "stablehlo.custom_call"(%i) {call_target_name = "x"} : (tensor<2xindex>) -> tensor<2xf32>', "operand #0"),
+])
+def test_element_kinds_of_indices_tuples_and_custom_calls(body, message):
+    errs = _errs("func.func @f(%a: tensor<3xf32>, %b: tensor<1xf32>, %f2: tensor<1x1xf32>, %i: tensor<2xindex>) {\n  "
+                 + body + "\n  func.return\n}\n")
+    assert len(errs) == 1 and message in errs[0], errs

@@ -155,6 +155,15 @@ def _single_bounded(t) -> bool:
 _CAT_CACHE: dict = {}
 
 
+def _holds_index(t) -> bool:
+    """A tensor of `index` (or `tf32`, which names a dot algorithm's precision only) elements, or
+    a tuple holding one."""
+    if isinstance(t, TupleType):
+        return any(_holds_index(x) for x in t.types)
+    et = getattr(t, "element_type", None)
+    return isinstance(et, ElementType) and (et.kind == "index" or et.name == "tf32")
+
+
 def type_matches(t, cat: str, dialect=None) -> bool:
     """Whether type `t` is of the spec's category `cat`. StableHLO's tensors are ranked (its
     operand and result kinds are ranked tensor kinds); CHLO's may be unranked."""
@@ -162,6 +171,10 @@ def type_matches(t, cat: str, dialect=None) -> bool:
         _CAT_CACHE[cat] = _parse_category(cat)
     parsed = _CAT_CACHE[cat]
     if isinstance(t, UnrankedTensorType) and dialect == "stablehlo" and cat not in ("any", "custom_call_value"):
+        return False
+    if dialect in ("stablehlo", "chlo") and cat != "any" and "dimension" not in cat and _holds_index(t):
+        # StableHLO and CHLO values hold booleans, integers, floats, complex or quantized
+        # elements; `index` only in shape tensors
         return False
     if parsed is None:
         return True
@@ -342,9 +355,20 @@ def generic_checks(op: Operation, check: Check, spec_op) -> None:
         if not members:
             continue
         variadic = [k for k, m in enumerate(members) if m.variadic]
-        if any(m.optional for m in members) or len(variadic) > 1:
+        if any(m.optional for m in members) or len(variadic) > 2:
             continue            # which value is which member is not known from counts alone
-        if not variadic:
+        if len(variadic) == 2:
+            # two variadic groups of one size (reduce's inputs and init values, scatter's inputs
+            # and updates), unless attributes give the sizes
+            fixed = len(members) - 2
+            if spec_op.has_trait("attr_sized_operands") or (len(values) - fixed) % 2:
+                continue
+            half = (len(values) - fixed) // 2
+            expanded = []
+            for m in members:
+                expanded.extend([m] * half if m.variadic else [m])
+            pairs = list(zip(expanded, values))
+        elif not variadic:
             if len(members) != len(values):
                 continue
             pairs = list(zip(members, values))
