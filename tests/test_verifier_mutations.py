@@ -8,13 +8,14 @@ and verify the result.
   by ours; such a mutant would be a missing check.
 
 The seeds are small valid programs written here (and, when ../shared is present, the first chunks
-of a few `interpret/` files). A mutation is textual and touches the op lines only: an integer
-inside an attribute or a shape, an element type, or which SSA value an operand names.
+of a few `interpret/` files; with MUTATION_CORPUS=all every short `interpret/` chunk and every
+valid `ops/` chunk). A mutation is textual and touches the op lines only: an integer inside an
+attribute or a shape, an element type, which SSA value an operand names, an enum case, a boolean,
+a tensor's rank, or one attribute entry dropped.
 
-CI runs a few hundred mutants (seed 14, 400 draws: 242 distinct mutants of the 17 seeds above,
-about half a minute, none accepted by us and rejected by jaxlib). With ../shared the interpret
-chunks join the seeds (their check.* ops dropped). The longer differential run, its command and
-its numbers, is in docs/verifier.md ("Differential mutation run").
+CI runs a few hundred mutants (seed 14, 400 draws: without ../shared 191 distinct mutants of the 16
+seeds above that jaxlib reads, none accepted by us and rejected by jaxlib). The longer
+differential run, its command and its numbers, are in docs/verifier.md.
 """
 from __future__ import annotations
 
@@ -140,7 +141,8 @@ _CHECK_OP = re.compile(r"\s*(?:%[\w#:, %]*=\s*)?\"?check\.")
 
 def _seed_texts():
     """SEEDS, and when ../shared is present the first chunk of the first 60 `interpret/` files
-    (MUTATION_CORPUS=all: every chunk under 3000 characters of every `interpret/` file)."""
+    (MUTATION_CORPUS=all: every chunk under 3000 characters of every `interpret/` file and every
+    valid chunk of the `ops/` suites)."""
     out = list(SEEDS)
     interp = SHARED / "interpret"
     if interp.is_dir():
@@ -153,25 +155,68 @@ def _seed_texts():
                 chunk = "\n".join(ln for ln in chunk.split("\n") if not _CHECK_OP.match(ln))
                 if len(chunk) < 3000:
                     out.append(chunk)
+    ops = SHARED / "ops"
+    if ops.is_dir() and os.environ.get("MUTATION_CORPUS") == "all":
+        # the valid chunks of the verifier, printer and round-trip suites: many more ops
+        from verifier_suite import expected_lines, split_chunks as chunks_of
+        for p in sorted(ops.glob("*.mlir")):
+            for chunk in chunks_of(p.read_text()):
+                if not expected_lines(chunk) and len(chunk.strip()) < 3000:
+                    out.append(chunk)
     return out
+
+
+_ENUM_CASE = re.compile(r"(?<=#stablehlo<)(\w+) (\w+)(?=>)|(?<=#chlo<)(\w+) (\w+)(?=>)")
+_COMPARE_DIR = re.compile(r"(?<=compare )\b(EQ|NE|LT|LE|GT|GE)\b|(?<=, )\b(SIGNED|UNSIGNED|FLOAT|TOTALORDER)\b(?= :)")
+_BOOL = re.compile(r"\b(true|false)\b")
+_RANKED = re.compile(r"tensor<((?:\d+x)*)([a-z][\w<>]*?)>")
+_ATTR_ENTRY = re.compile(r"(?<=[{,]) ?\w+ = (?:[^,{}<>\[\]]|<[^<>]*>|\[[^\[\]]*\])+(?=[,}])")
+_KINDS = ("int", "dim", "elem", "ssa", "enum", "bool", "rank", "drop")
 
 
 def mutate(text: str, rng: random.Random) -> str:
     """One textual mutation of an op line (not the function signature): an integer, a shape
-    dimension, an element type or an operand name."""
+    dimension, an element type, an operand name, an enum case, a boolean, a tensor's rank (a
+    dimension added or dropped) or one `name = value` entry of an attribute dictionary dropped."""
     lines = text.split("\n")
     ops = [i for i, ln in enumerate(lines) if ("stablehlo." in ln or "chlo." in ln) and "func.func" not in ln]
     if not ops:
         return text
     i = rng.choice(ops)
     line = lines[i]
-    kind = rng.choice(("int", "dim", "elem", "ssa"))
-    pattern = {"int": _INT, "dim": _SHAPE_DIM, "elem": _ELEM, "ssa": _SSA}[kind]
+    kind = rng.choice(_KINDS)
+    pattern = {"int": _INT, "dim": _SHAPE_DIM, "elem": _ELEM, "ssa": _SSA, "enum": _COMPARE_DIR, "bool": _BOOL,
+               "rank": _RANKED, "drop": _ATTR_ENTRY}[kind]
     hits = list(pattern.finditer(line))
+    if kind == "enum":
+        hits += list(_ENUM_CASE.finditer(line))
     if not hits:
         return text
     m = rng.choice(hits)
-    if kind in ("int", "dim"):
+    if kind == "enum":
+        cases = ("EQ", "NE", "LT", "GE", "SIGNED", "FLOAT", "DEFAULT", "HIGHEST", "FFT", "IRFFT", "UNIFORM",
+                 "NORMAL", "DEFAULT", "THREE_FRY", "NO_TRANSPOSE", "ADJOINT", "TRANSPOSE", "TOTALORDER")
+        word = m.group(0).split(" ")[-1]
+        new = m.group(0)[:len(m.group(0)) - len(word)] + rng.choice([c for c in cases if c != word])
+    elif kind == "bool":
+        new = "false" if m.group(0) == "true" else "true"
+    elif kind == "rank":
+        dims = [d for d in m.group(1).split("x") if d]
+        if dims and rng.random() < 0.5:
+            del dims[rng.randrange(len(dims))]
+        else:
+            dims.insert(rng.randrange(len(dims) + 1), str(rng.choice((1, 2, 3))))
+        new = "tensor<" + "".join(d + "x" for d in dims) + m.group(2) + ">"
+    elif kind == "drop":
+        # the entry and one comma next to it, so the dictionary still reads
+        start, end = m.start(), m.end()
+        if line[start - 1:start] == ",":
+            start -= 1
+        elif line[end:end + 1] == ",":
+            end += 1
+        lines[i] = line[:start] + line[end:]
+        return "\n".join(lines)
+    elif kind in ("int", "dim"):
         v = int(m.group(0))
         new = str(rng.choice([v + 1, v - 1, 0, 1, 2 * v + 1, -1]) if kind == "int" else max(0, rng.choice([v + 1, v - 1, 1, 2 * v])))
     elif kind == "elem":

@@ -28,7 +28,7 @@ class Value:
 
 class Operation:
     __slots__ = ("name", "operands", "results", "attributes", "regions", "location", "successors", "source",
-                 "_cache")
+                 "attr_dict_source", "_cache")
 
     def __init__(self, name: str, operands=None, result_types=None, attributes=None,
                  regions=None, location: Location = UNKNOWN_LOC, result_names=None):
@@ -42,6 +42,10 @@ class Operation:
         self.location = location
         self.successors: list = []
         self.source: Optional[str] = None   # "file:line:col" where the parser found the op
+        # where an op written in its custom form spells its attribute dictionary, and the names in
+        # it: (file:line:col, names), else None. MLIR checks those attributes' declared
+        # constraints while parsing and reports them there.
+        self.attr_dict_source: Optional[tuple] = None
         # data the interpreter derives from the op once (decoded attributes, dispatch); code
         # that changes an op after running it resets this to None
         self._cache: Optional[dict] = None

@@ -30,6 +30,8 @@ def parse_conv_dims(p):
         spatial = {}
         for i, it in enumerate(items):
             if it.isdigit():
+                if int(it) in spatial:
+                    raise sc.error(f"spatial dimension {it} appears twice")
                 spatial[int(it)] = i
             elif it in letters:
                 if it in named:

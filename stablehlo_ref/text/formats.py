@@ -94,7 +94,7 @@ def print_attr_value(pr, op_name: str, aspec, attr) -> str:
 
 
 class _State:
-    __slots__ = ("spec", "operands", "attrs", "types", "regions", "all_operands")
+    __slots__ = ("spec", "operands", "attrs", "types", "regions", "all_operands", "attr_dict_at")
 
     def __init__(self, op_spec):
         self.spec = op_spec
@@ -103,6 +103,7 @@ class _State:
         self.types = {}         # var name or 'operands'/'results' -> list of types
         self.regions = {}
         self.all_operands = None
+        self.attr_dict_at = None    # (location, names) of the attr-dict, when spelled
 
     def operand_names(self):
         return [o.name for o in self.spec.operands]
@@ -174,7 +175,9 @@ def parse_with_format(p, op_name: str, fmt) -> Operation:
             elif not variadic:
                 raise p.sc.error(f"cannot infer the type of result '{name}' of {op_name}")
     regions = [st.regions[r] for r in region_names if r in st.regions] if region_names else None
-    return Operation(op_name, operands, results, st.attrs, regions)
+    op = Operation(op_name, operands, results, st.attrs, regions)
+    op.attr_dict_source = st.attr_dict_at
+    return op
 
 
 def _compile_peek(op_spec, elems):
@@ -271,7 +274,10 @@ def _compile_step(op_spec, e, op_name):
         if e.name == "attr-dict":
             def attr_dict(p, st):
                 if p.sc.peek("{"):
-                    st.attrs.update(p.parse_attr_dict_body().entries)
+                    at = p.sc.location()
+                    entries = p.parse_attr_dict_body().entries
+                    st.attrs.update(entries)
+                    st.attr_dict_at = (at, frozenset(dict(entries)))
             return attr_dict
         if e.name == "regions":
             def no_regions(p, st):

@@ -730,7 +730,15 @@ class TypeAttrParser:
             t = m.group(0)
             if "." in t or ("e" in t.lower() and "0x" not in t):
                 return sc.float_value(t, m.start())
-            return sc.int_value(t, m.start())
+            v = sc.int_value(t, m.start())
+            if sc.accept(":"):
+                # a typed integer (`0 : i64`, the elements of an array attribute such as the
+                # axes of #stablehlo.replica_group_mesh_axes)
+                ty = self.parse_type()
+                if not isinstance(ty, ElementType) or ty.kind not in ("bool", "signed", "unsigned", "index"):
+                    raise sc.error(f"integer literal not valid for specified type {ty}", m.start())
+                return IntegerAttr(v, ty)
+            return v
         if sc.peek("#") or sc.peek('"') or sc.peek("@"):
             return self.parse_attribute()
         if sc.accept("("):

@@ -6,7 +6,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from ..ir.attributes import IntegerAttr, StructAttr
+from ..ir.attributes import IntegerAttr, StructAttr, SymbolRefAttr, UnitAttr
 from ..ir.types import ElementType, TokenType, TupleType
 from ..limits import check_tensor
 from .registry import verifier
@@ -19,6 +19,9 @@ def _replica_group_ids(op, check, cid):
     huge splat: sizes come from the type first (a splat of more than one id repeats an id, or is
     all padding)."""
     a = op.attributes.get("replica_groups")
+    if isinstance(a, StructAttr) and a.name == "replica_group_mesh_axes":
+        _mesh_axes_check(check, a)
+        return None
     arr = getattr(a, "array", None)
     if arr is None:
         return None
@@ -30,6 +33,39 @@ def _replica_group_ids(op, check, cid):
         return ("splat", v, tuple(arr.shape))
     check_tensor(arr.shape, 64, f"{op.name} replica_groups", op.where())
     return arr
+
+
+def _mesh_axes_check(check, a):
+    """`#stablehlo.replica_group_mesh_axes<mesh = M, axes = [...]>`: M names a mesh symbol or is an
+    inline `#stablehlo.mesh`; against an inline mesh every axis is an `#stablehlo.axis_ref` to one
+    of its axes. (Whether a named mesh exists is a symbol use, checked once the module's ops
+    verify: `mesh_symbol_problems`.)"""
+    mesh, axes = a.get("mesh"), a.get("axes") or ()
+    check(isinstance(mesh, SymbolRefAttr) and not mesh.nested or (isinstance(mesh, StructAttr) and mesh.name == "mesh"),
+          "", "replica_groups: mesh must be a FlatSymbolRefAttr or MeshAttr")
+    if isinstance(mesh, StructAttr):
+        text = lambda v: getattr(v, "value", v)
+        names = {text(m.get("name")) for m in (mesh.get("axes") or ()) if isinstance(m, StructAttr)}
+        for ax in axes:
+            check(isinstance(ax, StructAttr) and ax.name == "axis_ref", "", "replica_groups: expected AxisRefAttr in axes list")
+            check(text(ax.get("name")) in names, "", f"replica_groups: axis '{text(ax.get('name'))}' not found in mesh definition")
+
+
+def mesh_symbol_problems(module):
+    """(op, message) for every collective whose `replica_group_mesh_axes` names a mesh symbol the
+    module does not define. Like MLIR's symbol-use verification, this runs only on a module whose
+    ops otherwise verify."""
+    defined = set()
+    for top in module.op.regions[0].blocks[0].operations if module.op.regions and module.op.regions[0].blocks else ():
+        name = top.attributes.get("sym_name")
+        if name is not None:
+            defined.add(getattr(name, "value", name))
+    for op in module.walk():
+        a = op.attributes.get("replica_groups")
+        if isinstance(a, StructAttr) and a.name == "replica_group_mesh_axes":
+            mesh = a.get("mesh")
+            if isinstance(mesh, SymbolRefAttr) and mesh.root not in defined:
+                yield op, f"replica_groups: mesh symbol '{mesh.root}' not found"
 
 
 def _process_count(op, check, mode):
@@ -69,6 +105,10 @@ def _groups(op, check, cid_dup, cid_range, allow_padding=False, require_all=True
     arr = _replica_group_ids(op, check, cid_range)
     if arr is None:
         return None
+    if isinstance(op.attributes.get("use_global_device_ids"), UnitAttr):
+        # global device ids name devices through the groups: there must be some
+        size = arr[2] if isinstance(arr, tuple) else arr.shape
+        check(int(np.prod(size)) > 0, "", "if `use_global_device_ids` is set, the replica groups cannot be empty")
     if isinstance(arr, tuple):
         _, v, shape = arr
         if v == -1 and allow_padding:
@@ -253,6 +293,11 @@ def _dynamic_root(op, check, cid, what):
 @verifier("stablehlo.collective_broadcast")
 def collective_broadcast(op, check):
     check(len(op.operands) >= 1, "C3", "collective_broadcast requires at least one data operand")
+    # no padding in collective_broadcast's groups: every id is a process (C2)
+    arr = _replica_group_ids(op, check, "C2")
+    if arr is not None:
+        low = arr[1] if isinstance(arr, tuple) else (int(arr.min()) if arr.size else 0)
+        check(low >= 0, "C2", f"replica_groups values must be positive, but was given {low}")
     groups = _groups(op, check, "C1", "C2", allow_padding=True, require_all=False, partitions_with_channel=True)
     n = _dynamic_root(op, check, "C4", "collective_broadcast")
     check(len(op.results) == n, "C5", f"expects {n} results, got {len(op.results)}")

@@ -2,12 +2,12 @@
 stablehlo.return, composite, async_start/async_done, custom_call, and the check dialect ops."""
 from __future__ import annotations
 
-from ..ir.attributes import DictAttr, StringAttr, StructAttr, SymbolRefAttr
+from ..ir.attributes import DenseElementsAttr, DictAttr, StringAttr, StructAttr, SymbolRefAttr
 from ..ir.types import ElementType, FunctionType, OpaqueType, TensorType, TokenType, TupleType
 from . import quantized
 from .registry import verifier
-from .shapes import (elem, ints, is_pred, is_tensor, ranked, region_args, region_returns, shapes_compatible,
-                     types_compatible)
+from .shapes import (elem, future_members, ints, is_pred, is_tensor, ranked, region_args, region_returns,
+                     shapes_compatible, simple_tensor_type, types_compatible)
 
 
 @verifier("stablehlo.while")
@@ -146,29 +146,32 @@ def async_start(op, check):
                "stablehlo.dynamic_slice", "stablehlo.dynamic_update_slice"}
     check(inner.name in allowed, "C2", f"{inner.name} may not run asynchronously")
     args = [a.type for a in op.regions[0].blocks[0].arguments]
-    check(len(args) == len(op.operands) and all(types_compatible(a, v.type) for a, v in zip(args, op.operands)), "C3",
-          "the operands of async_start must be those of the operation in its body")
-    fut = op.results[0].type if len(op.results) == 1 else None
-    # (compared as text: the future's type stays opaque; spellings with attributes or quantized
-    # parameters are left alone, their text has more than one form)
-    if isinstance(fut, OpaqueType) and fut.text.startswith("!stablehlo.future") and not any(
-            c in fut.text for c in ("#", "!quant", "0x", ".")):
-        # future<T...>: T are the body operation's result types
-        want = ", ".join(str(r.type) for r in inner.results)
-        body = fut.text[len("!stablehlo.future"):].strip()
-        got = body[1:-1].strip() if body.startswith("<") and body.endswith(">") else body
-        check(got.replace(" ", "") == want.replace(" ", ""), "C4",
-              f"async_start must return future<{want}> (the body operation's results), got {fut}")
+    check(len(args) == len(op.operands), "C3",
+          f"number of operands ({len(op.operands)}) must match number of region arguments ({len(args)})")
+    for i, (a, v) in enumerate(zip(args, op.operands)):
+        check(types_compatible(a, v.type), "C3",
+              f"operand type '{v.type}' at index {i} must match region argument type '{a}'")
+    _future_holds(check, "C4", op.results[0].type if len(op.results) == 1 else None, [r.type for r in inner.results])
+
+
+def _future_holds(check, cid, fut, types):
+    """A `!stablehlo.future<T...>` (opaque to the parser) must hold types compatible with `types`;
+    members spelled in forms `simple_tensor_type` does not read are left unchecked."""
+    members = future_members(fut)
+    if members is None:
+        return
+    held = [simple_tensor_type(m) for m in members]
+    check(len(members) == len(types), cid, f"{fut} holds {len(members)} type(s), expected {len(types)}")
+    for h, m, t in zip(held, members, types):
+        check(h is None or not ranked(t) or types_compatible(h, t), cid,
+              f"inferred type(s) '{', '.join(map(str, types))}' are incompatible with '{fut}'")
 
 
 @verifier("stablehlo.async_done")
 def async_done(op, check):
     t = op.operands[0].type
-    inner = getattr(t, "types", None) or getattr(t, "results", None)
-    if inner is not None:
-        inner = list(inner)
-        check(len(inner) == len(op.results) and all(types_compatible(a, r.type) for a, r in zip(inner, op.results)), "C1",
-              f"results must be the types the future {t} holds")
+    check(future_members(t) is not None, "", f"operand must be a !stablehlo.future, got {t}")
+    _future_holds(check, "C1", t, [r.type for r in op.results])
 
 
 def _check_layout(check, layout, t):
@@ -192,6 +195,16 @@ def _tuple_member(t, path):
 @verifier("stablehlo.custom_call")
 def custom_call(op, check):
     ol, rl = op.attributes.get("operand_layouts"), op.attributes.get("result_layouts")
+    for name, lays in (("operand_layouts", ol), ("result_layouts", rl)):
+        # each layout is a 1-d tensor of index values (upstream's LayoutAttr)
+        for lay in getattr(lays, "elements", ()) or ():
+            t = getattr(lay, "type", None)
+            check(isinstance(lay, DenseElementsAttr) and isinstance(t, TensorType) and t.rank == 1
+                  and getattr(t.element_type, "name", None) == "index", "",
+                  f"{name} must be an array of 1-d index tensors, got {lay}")
+    bc = op.attributes.get("backend_config")
+    check(bc is None or isinstance(bc, (StringAttr, DictAttr)), "",
+          f"backend_config must be a string or a dictionary, got {bc}")
     check((ol is None) == (rl is None), "",
           "Layout attributes should be specified for either both operands and results or none")
     if ol is not None and rl is not None:
@@ -249,3 +262,44 @@ def check_expect_const(op, check):
     if op.operands and isinstance(vt, TensorType):
         check(shapes_compatible(op.operands[0].type, vt), "",
               f"the operand {op.operands[0].type} and the expected value {vt} must have the same shape")
+
+
+@verifier("interpreter.run_parallel")
+def run_parallel(op, check):
+    """The reference interpreter's process grid: `programs` is a non-empty rectangle (replicas x
+    partitions) of functions of the module; the op's inputs and results are theirs, concatenated;
+    `infeed` names functions returning one tensor each."""
+    programs = op.attributes.get("programs")
+    rows = [getattr(r, "elements", None) for r in getattr(programs, "elements", ())]
+    check(bool(rows) and rows[0] is not None and len(rows[0]) > 0, "", "`programs` attribute cannot be empty")
+    fns = check.module.functions if check.module is not None else {}
+
+    def lookup(ref):
+        name = ref.root if isinstance(ref, SymbolRefAttr) else getattr(ref, "value", None)
+        check(name in fns, "", f'Function "{name}" not found')
+        return name, getattr(fns[name].attributes.get("function_type"), "type", None)
+
+    n_args = n_results = 0
+    for row in rows:
+        check(row is not None and len(row) == len(rows[0]), "",
+              f"Sizes of second dimension of `programs` should all match {len(rows[0])} but got "
+              f"{len(row) if row is not None else 'a non-array'}")
+        for ref in row:
+            _, ft = lookup(ref)
+            if isinstance(ft, FunctionType):
+                n_args += len(ft.inputs)
+                n_results += len(ft.results)
+    check(len(op.operands) == n_args, "", f"Number of inputs ({len(op.operands)}) should match the sum of the "
+          f"number of inputs of all programs ({n_args})")
+    check(len(op.results) == n_results, "", f"Number of results ({len(op.results)}) should match the sum of the "
+          f"number of results of all programs ({n_results})")
+    infeed = op.attributes.get("infeed")
+    if infeed is not None:
+        refs = getattr(infeed, "elements", ())
+        check(len(refs) > 0, "", "infeed attribute is optional or should not be empty")
+        for ref in refs:
+            name, ft = lookup(ref)
+            if isinstance(ft, FunctionType):
+                check(len(ft.results) == 1, "", f'Function "{name}" should return 1 tensor but returns {len(ft.results)}')
+                check(is_tensor(ft.results[0]), "",
+                      f'Function "{name}" should return a tensor type, but instead returns \'{ft.results[0]}\'')

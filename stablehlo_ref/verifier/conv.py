@@ -9,8 +9,11 @@ from .shapes import const_ints, dim_ok, elem, ints, int_value, is_quantized, ran
 
 
 def _opt_ints(op, key, n, default):
+    """A window attribute's values; absent or empty means the default in every dimension (as
+    upstream reads them: an empty list is not a size mismatch)."""
     a = op.attributes.get(key)
-    return ints(a) if a is not None else (default,) * n
+    vals = ints(a) if a is not None else ()
+    return vals if len(vals) else (default,) * n
 
 
 def _fmt_shape(shape):
@@ -46,7 +49,7 @@ def conv_checks(op, check, padding):
     rev = op.attributes.get("window_reversal")
     if rev is not None:
         n_rev = len(getattr(rev, "values", ()) or ())
-        check(n_rev == S, "C9", f"window_reversal must have {S} entries, has {n_rev}")
+        check(n_rev in (0, S), "C9", f"window_reversal must have {S} entries, has {n_rev}")
 
     g = lambda k: dn.get(k)
     ib, if_, isp = int(g("input_batch_dimension")), int(g("input_feature_dimension")), tuple(g("input_spatial_dimensions") or ())
@@ -55,8 +58,8 @@ def conv_checks(op, check, padding):
     ob, of, osp = int(g("output_batch_dimension")), int(g("output_feature_dimension")), tuple(g("output_spatial_dimensions") or ())
     fgc = int_value(op.attributes.get("feature_group_count"), 1)
     bgc = int_value(op.attributes.get("batch_group_count"), 1)
-    check(fgc > 0, "C21", f"feature_group_count must be positive, got {fgc}")
-    check(bgc > 0, "C22", f"batch_group_count must be positive, got {bgc}")
+    check(fgc > 0, "C21", f"feature_group_count must be positive, got {fgc}", attr="feature_group_count")
+    check(bgc > 0, "C22", f"batch_group_count must be positive, got {bgc}", attr="batch_group_count")
     check(fgc == 1 or bgc == 1, "C23", f"feature_group_count ({fgc}) or batch_group_count ({bgc}) must be 1")
     check(len(isp) == S, "C12", f"input_spatial_dimensions must have {S} entries, has {len(isp)}")
     check(_valid_distinct((ib, if_) + isp, N), "C13",
@@ -64,6 +67,11 @@ def conv_checks(op, check, padding):
     check(len(ksp) == S, "C17", f"kernel_spatial_dimensions must have {S} entries, has {len(ksp)}")
     check(_valid_distinct((ki, ko) + ksp, N), "C18",
           f"kernel input feature, output feature and spatial dimensions must be distinct dimensions of {rhs}")
+    # the window is the kernel's spatial extent; upstream requires it non-empty in every
+    # spatial dimension (the spec leaves this implicit: no constraint id)
+    for i, d in enumerate(ksp):
+        w = rhs.shape[d]
+        check(w is None or w > 0, "", f"expects window to have positive value for {i}-th window dimension, but got {w}")
     check(len(osp) == S, "C19", f"output_spatial_dimensions must have {S} entries, has {len(osp)}")
     if ranked(res):
         check(res.rank == N, "C26", f"result must have rank {N}, got {res}")
@@ -126,11 +134,12 @@ def conv_checks(op, check, padding):
 def convolution(op, check):
     p = op.attributes.get("padding")
     S = op.operands[0].type.rank - 2 if ranked(op.operands[0].type) else 0
-    if p is None:
+    shp = tuple(getattr(getattr(p, "type", None), "shape", ())) if p is not None else ()
+    if p is None or shp in ((0,), (0, 2)):
+        # absent or empty padding is zero padding
         pads = [(0, 0)] * max(S, 0)
     else:
-        shp = tuple(getattr(getattr(p, "type", None), "shape", ()))
-        check(shp == (S, 2) or (S == 0 and shp in ((0,), (0, 2))), "C4", f"padding must have shape [{S}, 2], has {list(shp)}")
+        check(shp == (S, 2), "C4", f"padding must have shape [{S}, 2], has {list(shp)}")
         v = ints(p)
         pads = [(v[2 * i], v[2 * i + 1]) for i in range(S)]
     conv_checks(op, check, pads)

@@ -9,20 +9,29 @@ from typing import List, Optional
 from .. import spec
 from ..errors import VerificationError
 from ..ir.sdy import SdyAttr
-from ..ir.attributes import (ArrayAttr, BoolAttr, DenseArrayAttr, DenseElementsAttr, DenseResourceAttr, EnumAttr,
-                             DictAttr, FloatAttr, IntegerAttr, StringAttr, StructAttr, SymbolRefAttr, TypeAttr,
+from ..ir.attributes import (ArrayAttr, BoolAttr, DenseArrayAttr, DenseElementsAttr, DenseResourceAttr, DictAttr,
+                             EnumAttr, FloatAttr, IntegerAttr, StringAttr, StructAttr, SymbolRefAttr, TypeAttr,
                              UnitAttr)
 from ..ir.core import Module, Operation
 from ..ir.types import ElementType, OpaqueType, QuantizedType, TensorType, TokenType, TupleType, UnrankedTensorType
+from .collective import mesh_symbol_problems
+from .inference import inferred_types_problem
 from .quantized import type_problem
 from .registry import VERIFIERS, Check, Violation
-from .shapes import SAME_TYPE_TRAITS, bounds, same_type_traits
+from .shapes import SAME_TYPE_TRAITS, bounds, elem, same_type_traits
 
-def make_error(op: Operation, cid: str, message: str) -> VerificationError:
+def make_error(op: Operation, cid: str, message: str, attr: Optional[str] = None) -> VerificationError:
+    """The error of `op`; located at the op, or, for a declared attribute constraint of an
+    attribute the op's custom form spells in its attribute dictionary, at that dictionary."""
     label = f"{cid}: " if cid else ""
-    err = VerificationError(f"{op.name}: {label}{message}", op.where())
+    where = op.where()
+    at = getattr(op, "attr_dict_source", None)
+    if attr is not None and at is not None and attr in at[1] and where == op.source:
+        where = at[0]
+    err = VerificationError(f"{op.name}: {label}{message}", where)
     err.op = op
     err.constraint = cid
+    err.source = where
     return err
 
 
@@ -146,10 +155,27 @@ def _single_bounded(t) -> bool:
 _CAT_CACHE: dict = {}
 
 
-def type_matches(t, cat: str) -> bool:
+def _holds_index(t) -> bool:
+    """A tensor of `index` (or `tf32`, which names a dot algorithm's precision only) elements, or
+    a tuple holding one."""
+    if isinstance(t, TupleType):
+        return any(_holds_index(x) for x in t.types)
+    et = getattr(t, "element_type", None)
+    return isinstance(et, ElementType) and (et.kind == "index" or et.name == "tf32")
+
+
+def type_matches(t, cat: str, dialect=None) -> bool:
+    """Whether type `t` is of the spec's category `cat`. StableHLO's tensors are ranked (its
+    operand and result kinds are ranked tensor kinds); CHLO's may be unranked."""
     if cat not in _CAT_CACHE:
         _CAT_CACHE[cat] = _parse_category(cat)
     parsed = _CAT_CACHE[cat]
+    if isinstance(t, UnrankedTensorType) and dialect == "stablehlo" and cat not in ("any", "custom_call_value"):
+        return False
+    if dialect in ("stablehlo", "chlo") and cat != "any" and "dimension" not in cat and _holds_index(t):
+        # StableHLO and CHLO values hold booleans, integers, floats, complex or quantized
+        # elements; `index` only in shape tensors
+        return False
     if parsed is None:
         return True
     classes, rank, static, allow_q, kinds, tensors_ok = parsed
@@ -158,7 +184,7 @@ def type_matches(t, cat: str) -> bool:
     if isinstance(t, TupleType):
         return "tuple" in kinds
     if isinstance(t, UnrankedTensorType):
-        return tensors_ok and rank is None and not static
+        return tensors_ok and rank is None and not static and dialect != "stablehlo"
     if isinstance(t, OpaqueType) and t.text.startswith(("memref<", "vector<")):
         return False  # builtin buffer and vector types are never tensors
     if not isinstance(t, TensorType):
@@ -183,9 +209,11 @@ def type_matches(t, cat: str) -> bool:
             return False
         # per-axis quantization only where the category says so
         return et.quantized_dimension is None or "per_axis" in cat
-    if classes is None:
-        return True
     have = _elem_classes(et)
+    if classes is None:
+        # a StableHLO tensor holds booleans, integers, floats, complex or quantized values;
+        # `index` only in a dimension (shape) tensor
+        return "index" not in have or "dimension" in cat
     if "int" in classes and have & {"int"}:
         return True
     if "fp" in classes and "float" in have:
@@ -201,9 +229,13 @@ _ENUM_KINDS = ("comparison_direction", "comparison_type", "fft_type", "rng_distr
                "transpose")
 
 
-def _enum_ok(a, kind: str) -> bool:
-    """An enum attribute of `kind` whose value is one of the spec's cases."""
+def _enum_ok(a, kind: str, dialect=None) -> bool:
+    """An enum attribute of `kind` whose value is one of the spec's cases (and, for a StableHLO
+    or CHLO op, one of its own dialect's enums: `#chlo<comparison_direction EQ>` is not
+    StableHLO's)."""
     if not isinstance(a, EnumAttr) or a.kind != kind:
+        return False
+    if dialect in ("stablehlo", "chlo") and a.dialect != dialect:
         return False
     try:
         return a.value in {c.name for c in spec.enum(kind).cases}
@@ -211,7 +243,7 @@ def _enum_ok(a, kind: str) -> bool:
         return True
 
 
-def _attr_kind_ok(kind: str, a) -> bool:
+def _attr_kind_ok(kind: str, a, dialect=None) -> bool:
     if kind.startswith("sdy_"):
         return isinstance(a, SdyAttr) and a.kind == kind[4:]
     if kind in ("dense_i64_array", "dense_bool_array"):
@@ -224,44 +256,56 @@ def _attr_kind_ok(kind: str, a) -> bool:
         lo, hi = _INT_RANGES[kind]
         return lo <= int(a.value) <= hi
     if kind == "precision_config":
-        return isinstance(a, ArrayAttr) and all(_enum_ok(e, "precision") for e in a.elements)
-    if kind == "i1":
-        return isinstance(a, (BoolAttr, UnitAttr, IntegerAttr))
-    if kind in ("f32", "f64"):      # F32Attr/F64Attr: a float of that type
-        return isinstance(a, FloatAttr) and getattr(a.type, "name", kind) == kind
-    if kind == "string":
-        return isinstance(a, StringAttr)
-    if kind in _ENUM_KINDS:
-        return _enum_ok(a, kind)
-    if kind in ("dense_i64_elements", "dense_elements"):
-        return isinstance(a, (DenseElementsAttr, DenseResourceAttr))
-    if kind in _STRUCT_KINDS:
-        return isinstance(a, StructAttr) and a.name in _STRUCT_KINDS[kind]
-    if kind == "replica_groups":
-        # a 2-d tensor of ids, or (since 1.16.0) the mesh axes the groups are made of
-        return isinstance(a, (DenseElementsAttr, DenseResourceAttr)) or \
-            (isinstance(a, StructAttr) and a.name == "replica_group_mesh_axes")
-    if kind == "output_operand_aliases":
-        return isinstance(a, ArrayAttr) and all(isinstance(e, StructAttr) and e.name == "output_operand_alias"
-                                                for e in a.elements)
-    if kind == "unit":
+        return isinstance(a, ArrayAttr) and all(_enum_ok(e, "precision", dialect) for e in a.elements)
+    if kind == "i1":      # BoolAttr (`true`, `1 : i1`)
+        return isinstance(a, BoolAttr) or (isinstance(a, IntegerAttr) and getattr(a.type, "name", None) == "i1")
+    if kind == "unit":    # present or absent, never `= true`
         return isinstance(a, UnitAttr)
     if kind == "array":
         return isinstance(a, ArrayAttr)
     if kind == "dictionary":
         return isinstance(a, DictAttr)
-    if kind == "symbol_ref":
-        return isinstance(a, SymbolRefAttr)
+    if kind == "symbol_ref":      # a flat symbol reference
+        return isinstance(a, SymbolRefAttr) and not a.nested
     if kind == "type":
         return isinstance(a, TypeAttr)
-    return True     # `any` (custom_call's backend_config, constant_like's value) and the api version
+    if kind == "custom_call_api_version":     # an i32 enum
+        return (isinstance(a, IntegerAttr) and getattr(a.type, "name", None) == "i32"
+                and int(a.value) in {c.value for c in spec.enum(kind).cases})
+    if kind == "replica_groups":      # i64 elements, or mesh axes
+        if isinstance(a, StructAttr):
+            return a.name == "replica_group_mesh_axes"
+        return _i64_elements(a)
+    if kind == "output_operand_aliases":
+        return isinstance(a, ArrayAttr) and all(isinstance(e, StructAttr) and e.name == "output_operand_alias"
+                                                for e in a.elements)
+    if kind in _STRUCT_KINDS:
+        return isinstance(a, StructAttr) and a.name == _STRUCT_KINDS[kind]
+    if kind in ("f32", "f64"):      # F32Attr/F64Attr: a float of that type
+        return isinstance(a, FloatAttr) and getattr(a.type, "name", kind) == kind
+    if kind == "string":
+        return isinstance(a, StringAttr)
+    if kind in _ENUM_KINDS:
+        return _enum_ok(a, kind, dialect)
+    if kind == "dense_i64_elements":
+        return _i64_elements(a)
+    if kind == "dense_elements":
+        return isinstance(a, (DenseElementsAttr, DenseResourceAttr))
+    return True
 
 
-# struct attribute kinds: the mnemonics that may stand for each
-_STRUCT_KINDS = {"gather_dimension_numbers": ("gather",), "scatter_dimension_numbers": ("scatter",),
-                 "dot_dimension_numbers": ("dot",), "conv_dimension_numbers": ("conv",),
-                 "channel_handle": ("channel_handle",), "result_accuracy": ("result_accuracy",),
-                 "dot_algorithm": ("dot_algorithm",), "ragged_dot_dimension_numbers": ("ragged_dot",)}
+# attribute kinds that are one struct attribute each: kind -> the struct's mnemonic
+_STRUCT_KINDS = {"gather_dimension_numbers": "gather", "scatter_dimension_numbers": "scatter",
+                 "dot_dimension_numbers": "dot", "conv_dimension_numbers": "conv",
+                 "ragged_dot_dimension_numbers": "ragged_dot", "channel_handle": "channel_handle",
+                 "dot_algorithm": "dot_algorithm", "result_accuracy": "result_accuracy"}
+
+
+def _i64_elements(a) -> bool:
+    """A dense (or resource) elements attribute of signless 64-bit integers (I64ElementsAttr)."""
+    if not isinstance(a, (DenseElementsAttr, DenseResourceAttr)):
+        return False
+    return getattr(elem(a.type), "name", None) == "i64"
 
 
 # ------------------------------------------------------------------ generic checks from the spec
@@ -296,7 +340,8 @@ def generic_checks(op: Operation, check: Check, spec_op) -> None:
         if val is None:
             check(a.optional or a.default is not None, "", f"requires attribute '{a.name}'")
             continue
-        check(_attr_kind_ok(a.kind, val), "", f"attribute '{a.name}' must be {a.kind.replace('_', ' ')}, got {val}")
+        check(_attr_kind_ok(a.kind, val, op.dialect), "", f"attribute '{a.name}' must be {a.kind.replace('_', ' ')}, got {val}",
+              attr=a.name)
     ra = op.attributes.get("result_accuracy")
     if isinstance(ra, StructAttr):
         mode = ra.get("mode")
@@ -309,14 +354,36 @@ def generic_checks(op: Operation, check: Check, spec_op) -> None:
                                   (spec_op.results, op.results, "result")):
         if not members:
             continue
-        if len(members) == len(values) and not any(m.variadic or m.optional for m in members):
+        variadic = [k for k, m in enumerate(members) if m.variadic]
+        if any(m.optional for m in members) or len(variadic) > 2:
+            continue            # which value is which member is not known from counts alone
+        if len(variadic) == 2:
+            # two variadic groups of one size (reduce's inputs and init values, scatter's inputs
+            # and updates), unless attributes give the sizes
+            fixed = len(members) - 2
+            if spec_op.has_trait("attr_sized_operands") or (len(values) - fixed) % 2:
+                continue
+            half = (len(values) - fixed) // 2
+            expanded = []
+            for m in members:
+                expanded.extend([m] * half if m.variadic else [m])
+            pairs = list(zip(expanded, values))
+        elif not variadic:
+            if len(members) != len(values):
+                continue
             pairs = list(zip(members, values))
-        elif len(members) == 1 and members[0].variadic:
-            pairs = [(members[0], v) for v in values]
         else:
-            continue
+            # the members before the variadic one take the first values, those after it the
+            # last values, the variadic member the rest
+            k = variadic[0]
+            after = len(members) - k - 1
+            if len(values) < len(members) - 1:
+                continue
+            middle = values[k:len(values) - after]
+            pairs = (list(zip(members[:k], values[:k])) + [(members[k], v) for v in middle]
+                     + list(zip(members[k + 1:], values[len(values) - after:])))
         for i, (m, v) in enumerate(pairs):
-            check(type_matches(v.type, m.type), "",
+            check(type_matches(v.type, m.type, op.dialect), "",
                   f"{what} #{i} ({m.name}) must be {m.type.replace('_', ' ')}, got {v.type}")
 
 
@@ -369,8 +436,12 @@ def _verify_op(op: Operation, module: Optional[Module], func=None) -> Optional[V
         fn = VERIFIERS.get(op.name)
         if fn is not None:
             fn(op, check)
+        if spec.has_op(op.name) and spec.op(op.name).has_trait("infer_type"):
+            # what the op's own checks leave open: its results against the inferred types
+            msg = inferred_types_problem(op)
+            check(msg is None, "", msg or "")
     except Violation as v:
-        return make_error(op, v.cid, v.message)
+        return make_error(op, v.cid, v.message, v.attr)
     except (IndexError, KeyError, TypeError, ValueError, AttributeError, ZeroDivisionError) as e:
         # A malformed op that a verifier did not anticipate: still a verification error, not a crash.
         return make_error(op, "", f"malformed op ({type(e).__name__}: {e})")
@@ -392,16 +463,32 @@ def _undominated(op: Operation, visible: set) -> Optional[VerificationError]:
     return None
 
 
+_TERMINATORS = spec.terminators()
+
+
+def _symbol_redefinition(module_op: Operation) -> Optional[VerificationError]:
+    """A module's symbols (functions, meshes) have distinct names: the first op that reuses one."""
+    seen = set()
+    for region in module_op.regions:
+        for block in region.blocks:
+            for op in block.operations:
+                name = op.attributes.get("sym_name")
+                name = getattr(name, "value", name)
+                if name is None:
+                    continue
+                if name in seen:
+                    return make_error(op, "", f"redefinition of symbol named '{name}'")
+                seen.add(name)
+    return None
+
+
 def _terminator_problems(op: Operation, region) -> List[VerificationError]:
-    """A terminator must be the last op of its block, and a block of a region of a known op
-    must end with one (an op of an unknown dialect may be a terminator, as MLIR assumes)."""
+    """A block of a region of a known op must end with a terminator (an op of an unknown
+    dialect may be one, as MLIR assumes; that a terminator is last is checked in the walk)."""
     terms = spec.terminators()
     out = []
     for block in region.blocks:
         ops = block.operations
-        for child in ops[:-1]:
-            if child.name in terms:
-                out.append(make_error(child, "", "must be the last operation in the parent block"))
         if not ops:
             out.append(make_error(op, "", "empty block: expect at least a terminator"))
         elif ops[-1].name not in terms and (spec.has_op(ops[-1].name) or ops[-1].name.startswith("func.")):
@@ -412,15 +499,20 @@ def _terminator_problems(op: Operation, region) -> List[VerificationError]:
 def _collect(module: Module) -> List[VerificationError]:
     errors = []
 
-    def walk(op, func, visible):
+    def walk(op, func, visible, last=True):
         err = _verify_op(op, module, func)
         if err is None and op.operands:
             err = _undominated(op, visible)
+        if err is None and not last and (op.name in _TERMINATORS or op.name == "func.return"):
+            err = make_error(op, "", "must be the last operation in the parent block")
+        if err is None and op.name == "builtin.module":
+            err = _symbol_redefinition(op)
         if err is not None:
             errors.append(err)
         inner = op if op.name == "func.func" else func
-        if op.name in ("func.func", "builtin.module"):
-            visible = set()         # isolated from above
+        if op.name in ("func.func", "builtin.module") or (
+                spec.has_op(op.name) and spec.op(op.name).has_trait("isolated_from_above")):
+            visible = set()         # isolated from above: its regions see none of the values outside
         for region in op.regions:
             # one set for the whole walk: a region's values are added while it is walked and
             # removed after. Values of every block of a region count as visible in all of them
@@ -436,8 +528,9 @@ def _collect(module: Module) -> List[VerificationError]:
             if op.name != "builtin.module":
                 errors.extend(_terminator_problems(op, region))
             for block in region.blocks:
-                for child in block.operations:
-                    walk(child, inner, visible)
+                n = len(block.operations)
+                for k, child in enumerate(block.operations):
+                    walk(child, inner, visible, k == n - 1)
                     if not multi:
                         for r in child.results:
                             if id(r) not in visible:
@@ -446,6 +539,9 @@ def _collect(module: Module) -> List[VerificationError]:
             visible.difference_update(fresh)
 
     walk(module.op, None, set())
+    if not errors:
+        # symbol uses inside attributes are verified after the ops, as MLIR does
+        errors.extend(make_error(op, "", msg) for op, msg in mesh_symbol_problems(module))
     return errors
 
 

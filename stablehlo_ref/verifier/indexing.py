@@ -2,8 +2,9 @@
 from __future__ import annotations
 
 from ..ir.attributes import StructAttr
+from ..ir.types import TensorType
 from .registry import verifier
-from .shapes import (const_ints, dim_ok, elems_equal, int_value, ints, ranked, reducer_body, shape_matches,
+from .shapes import (const_ints, dim_ok, elem, elems_equal, int_value, ints, ranked, reducer_body, shape_matches,
                      shapes_compatible, sorted_distinct)
 
 
@@ -120,7 +121,9 @@ def scatter(op, check):
         for k, ud in enumerate(sc):
             if k < len(batch):
                 check(dim_ok(u.shape[ud], batch[k]), "C4", f"update scatter dimension {ud} must match the indices' size {batch[k]}")
-    rets = reducer_body(check, op, op.regions[0], ins, "C23", scalar=True)
+    # the body combines an input element with an update element: its accumulators start from 0-d
+    # tensors of the updates' element types
+    rets = reducer_body(check, op, op.regions[0], ins, [TensorType((), elem(t)) for t in ups], "C23")
     check(all(shapes_compatible(r.type, i) for r, i in zip(op.results, ins)), "C24", "results must have the inputs' shapes")
     if rets is not None:
         for r, t in zip(op.results, rets):

@@ -9,7 +9,7 @@ import numpy as np
 
 from ..ir.types import ElementType, OpaqueType, QuantizedType, TupleType
 from .registry import verifier
-from .shapes import bounds, elem, is_quantized, ranked, shapes_compatible
+from .shapes import bounds, elem, future_members, is_quantized, ranked, shapes_compatible
 
 
 def _per_axis(et) -> bool:
@@ -227,6 +227,10 @@ def type_problem(t):
         head = t.text.split("<", 1)[0]
         if head.startswith("!stablehlo.") and head not in _KNOWN_DIALECT_TYPES:
             return f"unknown stablehlo type: {head[len('!stablehlo.'):]}"
+        for m in future_members(t) or ():
+            # a future holds the results of an asynchronous op: ranked tensors only
+            if not m.startswith("tensor<") or m.startswith("tensor<*"):
+                return f"future element type must be a ranked tensor, but got '{m}'"
         return None
     if ranked(t):
         return tensor_type_problem(t)

@@ -3,8 +3,7 @@ the reduced result shape."""
 from __future__ import annotations
 
 from .registry import verifier
-from .shapes import (dim_ok, elems_equal, ints, ranked, reducer_body, region_args, shape_matches, shapes_compatible,
-                     types_of)
+from .shapes import elems_equal, ints, ranked, reducer_body, shape_matches, shapes_compatible, types_of
 
 
 @verifier("stablehlo.reduce")
@@ -20,21 +19,8 @@ def reduce(op, check):
     if ranked(ins[0]):
         check(all(0 <= d < ins[0].rank for d in dims), "C4", f"dimensions {list(dims)} out of range for {ins[0]}")
     check(len(set(dims)) == len(dims), "C5", f"dimensions {list(dims)} has repeated entries")
-    if ranked(ins[0]):
-        kept = ins[0].rank - len(set(dims))
-        allowed = [s for i, s in enumerate(ins[0].shape) if i not in dims]
-        for j, a in enumerate(region_args(op.regions[0])):
-            check(not ranked(a) or a.rank <= kept, "C6",
-                  f"The rank of reduction-region's argument at index {j} is expected to be <= {kept}, got {a.rank}")
-            if ranked(a):
-                # the argument's dimensions appear, in order, among the kept input dimensions
-                k = 0
-                for s in allowed:
-                    if k < a.rank and dim_ok(s, a.shape[k]):
-                        k += 1
-                check(k == a.rank, "C6", f"The shape of reduction-region's argument at index {j} is not compatible "
-                      f"with that of reduce-op's input-parameter at index {j % n}")
-    rets = reducer_body(check, op, op.regions[0], inits, "C6")
+    allowed = [s for i, s in enumerate(ins[0].shape) if i not in dims] if ranked(ins[0]) else []
+    rets = reducer_body(check, op, op.regions[0], ins, inits, "C6", allowed)
     if ranked(ins[0]):
         expect = [s for i, s in enumerate(ins[0].shape) if i not in dims]
         for r in op.results:

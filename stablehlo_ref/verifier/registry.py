@@ -27,10 +27,11 @@ def verifier(*names: str):
 class Violation(Exception):
     """One constraint that does not hold: its spec id ("" when unlabelled) and the message."""
 
-    def __init__(self, cid: str, message: str):
+    def __init__(self, cid: str, message: str, attr: Optional[str] = None):
         super().__init__(message)
         self.cid = cid
         self.message = message
+        self.attr = attr      # the attribute whose declared constraint fails, if that is what fails
 
 
 class Check:
@@ -42,6 +43,8 @@ class Check:
         self.module = module
         self.func = func      # the enclosing func.func, if any
 
-    def __call__(self, cond, cid: str, message: str) -> None:
+    def __call__(self, cond, cid: str, message: str, attr: Optional[str] = None) -> None:
+        """`attr` names the attribute when the constraint is one its declaration states (its kind,
+        a positive count): in custom syntax that is reported where the attribute is spelled."""
         if not cond:
-            raise Violation(cid, message)
+            raise Violation(cid, message, attr)

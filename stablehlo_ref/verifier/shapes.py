@@ -4,13 +4,14 @@ inference rules, the checks several ops share (the spec's same-type traits, redu
 constant shape operands) and reading region arguments and terminators."""
 from __future__ import annotations
 
+import re
 from typing import Optional, Sequence
 
 from .. import spec
 from ..errors import LimitError
 from ..limits import DEFAULT as DEFAULT_LIMITS, check_tensor
 from ..ir.attributes import BoolAttr, DenseArrayAttr, DenseElementsAttr, IntegerAttr, StructAttr
-from ..ir.types import ElementType, QuantizedType, TensorType, TupleType, UnrankedTensorType, elem
+from ..ir.types import ELEMENT_TYPES, ElementType, QuantizedType, TensorType, TupleType, UnrankedTensorType, elem
 
 
 def is_tensor(t) -> bool:
@@ -205,6 +206,44 @@ def bounds(t):
     return None
 
 
+def future_members(t):
+    """The member type texts of a `!stablehlo.future<T1, T2, ...>` type (the parser keeps it
+    opaque), split at top-level commas; None for any other type."""
+    text = getattr(t, "text", None)
+    if not isinstance(text, str) or not text.startswith("!stablehlo.future"):
+        return None
+    body = text[len("!stablehlo.future"):].strip()
+    if not (body.startswith("<") and body.endswith(">")):
+        return []
+    out, depth, cur = [], 0, ""
+    for ch in body[1:-1]:
+        if ch in "<([{":
+            depth += 1
+        elif ch in ">)]}":
+            depth -= 1
+        if ch == "," and depth == 0:
+            out.append(cur.strip())
+            cur = ""
+        else:
+            cur += ch
+    if cur.strip():
+        out.append(cur.strip())
+    return out
+
+
+_SIMPLE_TENSOR_TEXT = re.compile(r"tensor<((?:(?:\d+|\?)x)*)([a-z][a-z0-9]*)>")
+
+
+def simple_tensor_type(text: str):
+    """`tensor<2x?xf32>` -> its TensorType; None for any spelling this does not cover (bounds,
+    quantized or unranked element types), which the caller then leaves unchecked."""
+    m = _SIMPLE_TENSOR_TEXT.fullmatch(text.replace(" ", ""))
+    if not m or m.group(2) not in ELEMENT_TYPES:
+        return None
+    dims = tuple(None if d == "?" else int(d) for d in m.group(1).split("x")[:-1])
+    return TensorType(dims, ELEMENT_TYPES[m.group(2)])
+
+
 def region_returns(region):
     if not region.blocks or not region.blocks[-1].operations:
         return None
@@ -216,24 +255,60 @@ def region_args(region):
     return [a.type for a in region.blocks[0].arguments] if region.blocks else []
 
 
-def reducer_body(check, op, region, inits, cid, scalar=False):
+def _fp_or_equal(a, b) -> bool:
+    """Element types equal, or both floating point (a reduction body may accumulate in another
+    float precision than its arguments)."""
+    ea, eb = elem(a), elem(b)
+    if isinstance(ea, ElementType) and isinstance(eb, ElementType) and ea.kind == eb.kind == "float":
+        return True
+    return ea == eb
+
+
+def _promotable_fp(from_et, to_et) -> bool:
+    if isinstance(from_et, ElementType) and isinstance(to_et, ElementType) and from_et.kind == to_et.kind == "float":
+        return True
+    return promotable(from_et, to_et)
+
+
+def reducer_body(check, op, region, inputs, inits, cid, allowed=()):
+    """The reduction-body rule reduce, reduce_window, scatter, select_and_scatter and the reducing
+    collectives share. For n inputs the body takes 2n arguments (n accumulators, then n input
+    elements) and returns n tensors; result i has argument i's type, argument n+i's type up to
+    float precision and init value i's shape; its element type is promotable from init value i's,
+    and argument n+i's from input i's. Argument n+i has at most len(`allowed`) dimensions, which
+    appear in order among `allowed` (the op's kept/window dimensions; none for a 0-d body).
+    Returns the body's result types (None when the body has no terminator)."""
     n = len(inits)
     args = region_args(region)
     rets = region_returns(region)
     check(len(args) == 2 * n, cid, f"body must take {2 * n} arguments, takes {len(args)}")
-    if rets is not None:
-        check(len(rets) == n, cid, f"body must return {n} value(s), returns {len(rets)}")
-        for i, t in enumerate(rets):
-            check(is_tensor(t), cid, f"body result #{i} must be a tensor, got {t}")
+    if rets is None:
+        return None
+    check(len(rets) > 0, cid, "The reduction-region expected to return some value(s)")
+    check(len(rets) == n, cid, f"body must return {n} value(s), returns {len(rets)}")
+    for i, t in enumerate(rets):
+        check(is_tensor(t), cid, f"body result #{i} must be a tensor, got {t}")
     for i in range(n):
-        for j in (i, i + n):
-            a = args[j]
-            check((ranked(a) and a.rank == 0) if scalar else shapes_compatible(a, inits[i]), cid, f"body argument #{j} ({a}) must have the shape of {inits[i]}")
-            check(promotable(elem(inits[i]), elem(a)), cid,
-                  f"body argument #{j} type {a} is not promotable from {inits[i]}")
-        if rets is not None:
-            check(types_compatible(args[i], rets[i]), cid,
-                  f"body result #{i} ({rets[i]}) must have the type of argument #{i} ({args[i]})")
+        acc, a, x = rets[i], args[i], args[n + i]
+        check(types_compatible(acc, a), cid,
+              f"body result #{i} ({acc}) must have the type of argument #{i} ({a})")
+        check(shapes_compatible(acc, x) and _fp_or_equal(acc, x), cid,
+              f"body argument #{n + i} ({x}) must have the type of result #{i} ({acc})")
+        check(shapes_compatible(inits[i], acc), cid,
+              f"body result #{i} ({acc}) must have the shape of init value {inits[i]}")
+        check(_promotable_fp(elem(inits[i]), elem(acc)), cid,
+              f"body result #{i} type {acc} is not promotable from {inits[i]}")
+        check(_promotable_fp(elem(inputs[i]), elem(x)), cid,
+              f"body argument #{n + i} type {x} is not promotable from {elem(inputs[i])}")
+        if ranked(x):
+            check(x.rank <= len(allowed), cid,
+                  f"The rank of reduction-region's argument at index {n + i} is expected to be <= {len(allowed)}, got {x.rank}")
+            k = 0
+            for s in allowed:
+                if k < x.rank and dim_ok(s, x.shape[k]):
+                    k += 1
+            check(k == x.rank, cid, f"The shape of reduction-region's argument at index {n + i} is not compatible "
+                  f"with that of reduce-op's input-parameter at index {i}")
     return rets
 
 

@@ -2,6 +2,7 @@
 result shape), select_and_scatter and map."""
 from __future__ import annotations
 
+from ..ir.types import TensorType
 from .registry import verifier
 from .shapes import (elem, elems_equal, ints, is_pred, promotable, ranked, reducer_body, region_args,
                      region_returns, shape_matches, shapes_compatible)
@@ -25,19 +26,20 @@ def reduce_window(op, check):
     out = {}
     for key, c1, c2 in (("window_strides", "C6", "C7"), ("base_dilations", "C8", "C9"), ("window_dilations", "C10", "C11")):
         v = op.attributes.get(key)
-        vals = ints(v) if v is not None else (1,) * R
+        vals = ints(v) if v is not None else ()
+        vals = vals if len(vals) else (1,) * R     # absent or empty: all ones
         check(len(vals) == R, c1, f"{key} must have {R} entries, has {len(vals)}")
         check(all(x > 0 for x in vals), c2, f"{key} {list(vals)} must be positive")
         out[key] = vals
     p = op.attributes.get("padding")
-    if p is not None:
-        shp = tuple(getattr(getattr(p, "type", None), "shape", ()))
-        check(shp == (R, 2) or (R == 0 and shp in ((0, 2), (0,))), "C12", f"padding must have shape [{R}, 2], has {list(shp)}")
+    shp = tuple(getattr(getattr(p, "type", None), "shape", ())) if p is not None else ()
+    if p is not None and shp not in ((0, 2), (0,)):      # absent or empty: no padding
+        check(shp == (R, 2), "C12", f"padding must have shape [{R}, 2], has {list(shp)}")
         pv = ints(p)
         pads = [(pv[2 * i], pv[2 * i + 1]) for i in range(R)]
     else:
         pads = [(0, 0)] * R
-    rets = reducer_body(check, op, op.regions[0], inits, "C13")
+    rets = reducer_body(check, op, op.regions[0], ins, inits, "C13", wd)
     check(all(shapes_compatible(op.results[0].type, r.type) for r in op.results), "C14", "all results must have the same shape")
     expect = []
     for i in range(R):
@@ -65,17 +67,19 @@ def select_and_scatter(op, check):
     check(shapes_compatible(a, r), "C11", f"result must have the operand's shape (got {a}, {r})")
     if ranked(a):
         R = a.rank
-        wd = ints(op.attributes.get("window_dimensions")) if op.attributes.get("window_dimensions") is not None else (1,) * R
-        ws = ints(op.attributes.get("window_strides")) if op.attributes.get("window_strides") is not None else (1,) * R
+        # an absent window_dimensions is an empty one (C4 then fails for a ranked operand)
+        wd = ints(op.attributes.get("window_dimensions")) if op.attributes.get("window_dimensions") is not None else ()
+        ws = ints(op.attributes.get("window_strides")) if op.attributes.get("window_strides") is not None else ()
+        ws = ws if len(ws) else (1,) * R     # absent or empty: all ones
         check(len(wd) == R, "C4", f"window_dimensions must have {R} entries, has {len(wd)}")
         check(all(x > 0 for x in wd), "C5", f"window_dimensions {list(wd)} must be positive")
         check(len(ws) == R, "C6", f"window_strides must have {R} entries, has {len(ws)}")
         check(all(x > 0 for x in ws), "C7", f"window_strides {list(ws)} must be positive")
         p = op.attributes.get("padding")
         pads = [(0, 0)] * R
-        if p is not None:
-            shp = tuple(getattr(getattr(p, "type", None), "shape", ()))
-            check(shp == (R, 2) or (R == 0 and shp in ((0,), (0, 2))), "C8", f"padding must have shape [{R}, 2], has {list(shp)}")
+        shp = tuple(getattr(getattr(p, "type", None), "shape", ())) if p is not None else ()
+        if p is not None and shp not in ((0,), (0, 2)):      # absent or empty: no padding
+            check(shp == (R, 2), "C8", f"padding must have shape [{R}, 2], has {list(shp)}")
             v = ints(p)
             pads = [(v[2 * i], v[2 * i + 1]) for i in range(R)]
         if ranked(src):
@@ -97,11 +101,11 @@ def select_and_scatter(op, check):
             check(len(rets) == 1 and ranked(rets[0]) and rets[0].rank == 0 and is_pred(rets[0]), "C9",
                   "select must return a 0-d tensor of i1")
     if len(op.regions) > 1 and op.regions[1].blocks:
-        sc = op.regions[1]
-        args = region_args(sc)
-        check(len(args) == 2 and all(ranked(t) and t.rank == 0 for t in args), "C10", "scatter must take two 0-d tensors")
-        check(promotable(elem(a), elem(args[0])), "C10", f"scatter argument type {args[0]} is not promotable from {elem(a)}")
-        check(elems_equal(r, args[0]), "C12", f"result element type must be the scatter body's ({args[0]})")
+        # the scatter body folds source elements into init_value: the reduction-body rule with
+        # one 0-d input of source's element type
+        rets = reducer_body(check, op, op.regions[1], [TensorType((), elem(src))], [init], "C10")
+        if rets:
+            check(elems_equal(r, rets[0]), "C12", f"result element type must be the scatter body's ({rets[0]})")
 
 
 @verifier("stablehlo.map")
