@@ -587,3 +587,11 @@ def test_an_artifact_with_an_unsupported_dot_algorithm_is_refused():
     op._cache = None
     with pytest.raises(SerializationError, match="dot algorithm not known to be supported"):
         deserialize(serialize(m, "current"))
+
+
+@pytest.mark.parametrize("literal, ttype", [("0x7", "i2"), ("[0x1FF, 1]", "2xui8"),
+                                            ("(0x7FF0000000000000, 1.0)", "complex<f32>")])
+def test_hexadecimal_elements_wider_than_their_type_are_parse_errors(literal, ttype):
+    # (MLIR reads a hexadecimal element as the bit pattern, which must fit the width)
+    with pytest.raises(ParseError, match="out of range for type"):
+        shlo.parse(_const_program(literal, f"tensor<{ttype}>"))

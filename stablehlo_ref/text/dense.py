@@ -142,6 +142,11 @@ def _check_int_range(flat, et: ElementType) -> None:
     index values below 2^(bits-1))."""
     bits = et.bits
     for v in flat:
+        if _is_hex(v):
+            # a hexadecimal literal is the bit pattern: it must fit in the type's width
+            if v[1] >> bits:
+                raise ValueError("integer constant out of range for type")
+            continue
         if not isinstance(v, int) or isinstance(v, bool):
             continue
         if v < 0 and et.is_unsigned:
@@ -189,6 +194,8 @@ def _array_from_literal(text: str, ttype: TensorType, max_depth: int = 1 << 30) 
             if isinstance(v, bool):
                 raise ValueError("expected complex elements, got a boolean")
             if isinstance(v, tuple) and v and v[0] != "hex":
+                if any(_is_hex(p) and p[1] >> part.bits for p in v):
+                    raise ValueError("hexadecimal float constant out of range for type")
                 re_, im = (_scalar_to(part, p) for p in v)
                 if isinstance(re_, bool) or isinstance(im, bool):
                     raise ValueError("expected complex elements, got a boolean")
