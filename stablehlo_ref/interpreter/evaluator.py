@@ -59,6 +59,15 @@ class Interpreter:
             f = self._functions = self.module.functions
         return f
 
+    def entry(self, name: str):
+        """(entry block, number of parameters, FunctionInfo) of function @name (checked once
+        per interpreter: an unknown function or a declaration raises)."""
+        try:
+            return self._entries[name]
+        except KeyError:
+            e = self._entries[name] = _entry(self.functions, name)
+            return e
+
     # ------------------------------------------------------------ public
     def call(self, name: str, args: Sequence) -> list:
         try:

@@ -539,57 +539,237 @@ def _fast_form(op):
 def _compile(plan: Plan, ctx):
     """One function `_block(ctx, f, a)` for the plan's steps: a chain of closures, one per op,
     each with its kernel, op, operand and result slots bound (no code is generated or
-    evaluated). Constants are made once, here, and bound like the kernels (they depend on
-    nothing that changes between runs). An error is located at the op whose closure raised."""
-    steps = plan.steps
-    runners = []
-    for i, step in enumerate(steps):
-        if step[6] is True:
-            step = steps[i] = step[:6] + (_fast_form(step[0]),)
-        elif step[6] is False:
-            step = steps[i] = step[:6] + (None,)
-        runners.append(_runner(ctx, *step))
-    runners = tuple(runners)
+    evaluated; see `_Emitter`). An error is located at the op whose closure raised."""
+    em = _Emitter(ctx, plan.info)
+    em.emit_steps(plan.steps, None, None, ())
+    runners = tuple(em.runners)
+    ops = em.ops
+    nrunners = len(runners)
     arg_slots = plan.arg_slots
     term = plan.term_slots
-    ops = [st[0] for st in steps]
+    need = em.need
+    length_hint = operator.length_hint
 
     def _block(ctx, f, a):
+        if len(f) < need:            # a frame made before calls were inlined into this block
+            f.extend([None] * (need - len(f)))
         i = 0
         for s in arg_slots:
             f[s] = a[i]
             i += 1
-        i = 0
+        it = iter(runners)
         try:
-            for r in runners:
+            for r in it:
                 r(ctx, f)
-                i += 1
         except StableHLOError as e:
+            op = ops[nrunners - length_hint(it) - 1]
             if e.location is None:
-                e.location = ops[i].where()
+                e.location = op.where()
             raise
         except KERNEL_ERRORS as e:
-            raise InterpreterError(f"{ops[i].name}: {e}", ops[i].where()) from None
+            op = ops[nrunners - length_hint(it) - 1]
+            raise InterpreterError(f"{op.name}: {e}", op.where()) from None
         if term is None:
             raise InterpreterError("block has no terminator")
         return [f[s] for s in term]
     return _block
 
 
+# ops whose result is a function of their operands' values alone (no regions, no state, no
+# process grid, no custom calls): the kernels of these modules, for stablehlo ops
+_FOLD_MODULES = frozenset(("elementwise", "registry", "movement"))
+_NO_FOLD = frozenset(("stablehlo.optimization_barrier", "stablehlo.tuple",
+                      "stablehlo.get_tuple_element"))
+_FOLDABLE = {}
+# a folded value is kept by the compiled block for its life: bounded per value and per block
+_FOLD_MAX_BYTES = 1 << 18
+_FOLD_BLOCK_BYTES = 1 << 22
+# calls inlined into a compiled block: callees of at most this many ops, this many ops in all
+# per block, this many calls deep
+_INLINE_MAX_OPS = 400
+_INLINE_BLOCK_OPS = 8000
+_INLINE_DEPTH = 16
+_NOTHING = object()
+
+
+def _foldable(name, fn) -> bool:
+    hit = _FOLDABLE.get(name)
+    if hit is None:
+        hit = _FOLDABLE[name] = (name.startswith("stablehlo.") and name not in _NO_FOLD
+                                 and KERNELS.get(name) is fn
+                                 and fn.__module__.rsplit(".", 1)[-1] in _FOLD_MODULES)
+    return hit
+
+
+def _scalar_form(value):
+    """A rank-0 array of a native numeric dtype as a numpy scalar (operators on it stay
+    scalars, as kernels' results on scalars do); anything else as it is."""
+    if value.__class__ is np.ndarray and value.ndim == 0 and value.dtype.kind in "biuf" \
+            and value.dtype.isnative and value.dtype.itemsize in (1, 2, 4, 8) \
+            and value.dtype.type.__module__ == "numpy":
+        return value[()]
+    return value
+
+
+class _Emitter:
+    """Turns the steps of a block into closures, once, when the block is compiled:
+
+    - constants are made here, and so is every op of the elementwise and data-movement
+      kernels whose operands are all known here (a `broadcast_in_dim` of a constant, the
+      arithmetic on it): such an op runs once, and its closure only stores the value (its
+      bits are the kernel's, computed by the kernel; an op that raises is left to raise when
+      it runs);
+    - a `func.call` of a function whose body has no regions is inlined: the callee's steps
+      are emitted in place, its values in slots of the caller's frame past the caller's own
+      (its arguments are the caller's operand slots), so a call costs no frame, no argument
+      list and no call of the evaluator. Callees that call themselves (directly or not) stop
+      being inlined where they recur, and run as calls;
+    - every other op gets `_runner`."""
+
+    def __init__(self, ctx, info):
+        self.ctx = ctx
+        self.info = info
+        self.runners = []
+        self.ops = []
+        self.known = {}              # slot -> value known when compiling
+        self.folded_bytes = 0
+        self.inlined_ops = 0
+        self.need = info.nslots      # frame length the compiled block needs
+
+    def emit(self, run, op):
+        self.runners.append(run)
+        self.ops.append(op)
+
+    def emit_steps(self, steps, remap, args, stack):
+        for st in steps:
+            self.emit_step(st, remap, args, stack)
+
+    def emit_step(self, st, remap, args, stack):
+        op, fn, ins, out, mode, frees, fast = st
+        if fast is True:
+            fast = _fast_form(op)
+        elif fast is False:
+            fast = None
+        if remap is not None:
+            ins = tuple([remap(s) for s in ins])
+            if mode == 1 or mode == 2:
+                out = remap(out)
+            elif mode == 3:
+                out = tuple([remap(s) for s in out])
+            # the callee's arguments are the caller's values: the caller frees them
+            frees = tuple([remap(s) for s in frees if s not in args])
+        name = op.name
+        known = self.known
+        if mode == 1 and (name == "stablehlo.constant" and fn is KERNELS.get(name)
+                          or ins and _foldable(name, fn) and all(s in known for s in ins)):
+            value = self.fold(op, fn, ins)
+            if value is not _NOTHING:
+                known[out] = value
+                self.emit(_with_frees(_constant_runner(out, value), frees), op)
+                return
+        if name == "func.call" and mode != 2 and fn.__name__ == "call" \
+                and self.inline(op, ins, out, mode, frees, stack):
+            return
+        self.emit(_runner(self.ctx, op, fn, ins, out, mode, frees, fast), op)
+
+    def fold(self, op, fn, ins):
+        constant = not ins
+        sb = _static_bytes(op.results[0].type)
+        if sb is None or not constant and (sb[1] > _FOLD_MAX_BYTES or
+                                           self.folded_bytes + sb[1] > _FOLD_BLOCK_BYTES):
+            return _NOTHING
+        known = self.known
+        try:
+            value = fn(self.ctx, op, *[known[s] for s in ins])
+        except Exception:  # noqa: BLE001 - the op raises again, at its place, when it runs
+            return _NOTHING
+        if value.__class__ is list or value.__class__ is tuple:
+            if len(value) != 1:
+                return _NOTHING
+            value = value[0]
+        if not isinstance(value, (np.ndarray, np.generic)):
+            return _NOTHING
+        if not constant:
+            self.folded_bytes += sb[1]
+        return _scalar_form(value)
+
+    def inline(self, op, ins, out, mode, frees, stack) -> bool:
+        callee = getattr(op.attributes.get("callee"), "root", None)
+        if not isinstance(callee, str) or callee in stack or len(stack) >= _INLINE_DEPTH:
+            return False
+        ctx = self.ctx
+        try:
+            block, nargs, cinfo = ctx.entry(callee)
+        except StableHLOError:
+            return False                 # the call raises when it runs
+        body = block.operations
+        if nargs != len(ins) or len(body) > _INLINE_MAX_OPS \
+                or self.inlined_ops + len(body) > _INLINE_BLOCK_OPS:
+            return False
+        for o in body:
+            if o.regions:
+                return False
+        cplan = ctx._plan(block, cinfo)
+        term = cplan.term_slots
+        if term is None or len(term) != (len(out) if mode == 3 else 1 if mode == 1 else 0):
+            return False
+        info = self.info
+        base = info.nslots
+        info.nslots += cinfo.nslots
+        self.need = info.nslots
+        self.inlined_ops += len(body)
+        argmap = dict(zip(cplan.arg_slots, ins))
+
+        def remap(s, _get=argmap.get):
+            r = _get(s)
+            return base + s if r is None else r
+        self.emit_steps(cplan.steps, remap, argmap, stack + (callee,))
+        srcs = tuple([remap(s) for s in term])
+        dsts = (out,) if mode == 1 else (out if mode == 3 else ())
+        known = self.known
+        for s, d in zip(srcs, dsts):
+            if s in known:
+                known[d] = known[s]
+        own = set(ins)
+        clear = tuple(sorted({s for s in srcs if s not in own}))
+        if dsts or frees or clear:
+            self.emit(_move_runner(srcs, dsts, clear + tuple(frees)), op)
+        return True
+
+
+def _move_runner(srcs, dsts, clear):
+    """Store the results of an inlined call (its terminator's operands) in the call's result
+    slots, then clear the callee's slots and those of the caller's values that die here."""
+    if len(srcs) == 1 and not clear:
+        s, = srcs
+        d, = dsts
+
+        def run(ctx, f):
+            f[d] = f[s]
+    elif len(srcs) == 1:
+        s, = srcs
+        d, = dsts
+
+        def run(ctx, f):
+            f[d] = f[s]
+            for c in clear:
+                f[c] = None
+    else:
+        pairs = tuple(zip(srcs, dsts))
+
+        def run(ctx, f):
+            vals = [f[s] for s, _ in pairs]
+            i = 0
+            for _, d in pairs:
+                f[d] = vals[i]
+                i += 1
+            for c in clear:
+                f[c] = None
+    return run
+
+
 def _runner(ctx, op, fn, ins, out, mode, frees, fast):
     """The closure that runs one step on a frame `f`."""
-    if mode == 1 and op.name == "stablehlo.constant" and fn is KERNELS.get(op.name):
-        try:
-            value = fn(ctx, op)
-        except StableHLOError:
-            value = None
-        if value is not None and value.__class__ is not list:
-            if value.__class__ is np.ndarray and value.ndim == 0 and value.dtype.kind in "biuf" \
-                    and value.dtype.isnative and value.dtype.itemsize in (1, 2, 4, 8) \
-                    and value.dtype.type.__module__ == "numpy":
-                value = value[()]         # a numpy scalar: operators on it stay scalar
-            run = _constant_runner(out, value)
-            return _with_frees(run, frees)
     k = len(ins)
     if mode == 1 and fast is not None:
         if fast is _SELECT:
