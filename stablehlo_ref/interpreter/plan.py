@@ -542,8 +542,9 @@ def _compile(plan: Plan, ctx):
     evaluated; see `_Emitter`). An error is located at the op whose closure raised."""
     em = _Emitter(ctx, plan.info)
     em.emit_steps(plan.steps, None, None, ())
-    runners = tuple(em.runners)
-    ops = em.ops
+    if plan.term_slots is not None:
+        em.reads.update(plan.term_slots)
+    runners, ops = em.finish()
     nrunners = len(runners)
     arg_slots = plan.arg_slots
     term = plan.term_slots
@@ -619,11 +620,12 @@ class _Emitter:
       arithmetic on it): such an op runs once, and its closure only stores the value (its
       bits are the kernel's, computed by the kernel; an op that raises is left to raise when
       it runs);
-    - a `func.call` of a function whose body has no regions is inlined: the callee's steps
-      are emitted in place, its values in slots of the caller's frame past the caller's own
-      (its arguments are the caller's operand slots), so a call costs no frame, no argument
-      list and no call of the evaluator. Callees that call themselves (directly or not) stop
-      being inlined where they recur, and run as calls;
+    - a `func.call` is inlined: the callee's steps are emitted in place, its values in slots
+      of the caller's frame past the caller's own (its arguments are the caller's operand
+      slots), so a call costs no frame, no argument list and no call of the evaluator. An op
+      with regions in the callee runs with a frame of the callee as the current one (its
+      regions were planned for it; see `_in_callee_frame`). Callees that call themselves
+      (directly or not) stop being inlined where they recur, and run as calls;
     - every other op gets `_runner`."""
 
     def __init__(self, ctx, info):
@@ -635,16 +637,27 @@ class _Emitter:
         self.folded_bytes = 0
         self.inlined_ops = 0
         self.need = info.nslots      # frame length the compiled block needs
+        self.reads = set()           # slots some runner reads from the frame
+        self.stores = []             # (index of a runner that only stores a known value, slot)
 
     def emit(self, run, op):
         self.runners.append(run)
         self.ops.append(op)
 
-    def emit_steps(self, steps, remap, args, stack):
-        for st in steps:
-            self.emit_step(st, remap, args, stack)
+    def finish(self):
+        """The runners and their ops, without those that store a known value nothing reads
+        from the frame (every reader has the value bound)."""
+        drop = {i for i, s in self.stores if s not in self.reads}
+        if not drop:
+            return tuple(self.runners), self.ops
+        keep = [i for i in range(len(self.runners)) if i not in drop]
+        return tuple([self.runners[i] for i in keep]), [self.ops[i] for i in keep]
 
-    def emit_step(self, st, remap, args, stack):
+    def emit_steps(self, steps, remap, args, stack, cinfo=None):
+        for st in steps:
+            self.emit_step(st, remap, args, stack, cinfo)
+
+    def emit_step(self, st, remap, args, stack, cinfo=None):
         op, fn, ins, out, mode, frees, fast = st
         if fast is True:
             fast = _fast_form(op)
@@ -665,12 +678,21 @@ class _Emitter:
             value = self.fold(op, fn, ins)
             if value is not _NOTHING:
                 known[out] = value
+                if not frees:
+                    self.stores.append((len(self.runners), out))
                 self.emit(_with_frees(_constant_runner(out, value), frees), op)
                 return
         if name == "func.call" and mode != 2 and fn.__name__ == "call" \
                 and self.inline(op, ins, out, mode, frees, stack):
             return
-        self.emit(_runner(self.ctx, op, fn, ins, out, mode, frees, fast), op)
+        run = _runner(self.ctx, op, fn, ins, out, mode, frees, fast, known, self.reads)
+        if op.regions:
+            if cinfo is not None:
+                run = _in_callee_frame(run, op, cinfo, remap, self.reads)
+            else:
+                slots = self.info.slots
+                self.reads.update(slots[v] for v in _outer_values(op) if v in slots)
+        self.emit(run, op)
 
     def fold(self, op, fn, ins):
         constant = not ins
@@ -703,12 +725,9 @@ class _Emitter:
         except StableHLOError:
             return False                 # the call raises when it runs
         body = block.operations
-        if nargs != len(ins) or len(body) > _INLINE_MAX_OPS \
+        if nargs != len(ins) or len(body) > _INLINE_MAX_OPS or cinfo is self.info \
                 or self.inlined_ops + len(body) > _INLINE_BLOCK_OPS:
             return False
-        for o in body:
-            if o.regions:
-                return False
         cplan = ctx._plan(block, cinfo)
         term = cplan.term_slots
         if term is None or len(term) != (len(out) if mode == 3 else 1 if mode == 1 else 0):
@@ -719,59 +738,101 @@ class _Emitter:
         self.need = info.nslots
         self.inlined_ops += len(body)
         argmap = dict(zip(cplan.arg_slots, ins))
+        dsts = (out,) if mode == 1 else (out if mode == 3 else ())
+        # a value the callee makes and returns is made in the call's result slot itself
+        # (its last use is the terminator, so the callee's plan never clears it)
+        for t, d in zip(term, dsts):
+            if t not in argmap:
+                argmap[t] = d
+        args = {t: argmap[t] for t in cplan.arg_slots}
 
         def remap(s, _get=argmap.get):
             r = _get(s)
             return base + s if r is None else r
-        self.emit_steps(cplan.steps, remap, argmap, stack + (callee,))
-        srcs = tuple([remap(s) for s in term])
-        dsts = (out,) if mode == 1 else (out if mode == 3 else ())
+        self.emit_steps(cplan.steps, remap, args, stack + (callee,), cinfo)
+        # results that are the callee's arguments (or a value returned twice) are moved
+        pairs = [(remap(t), d) for t, d in zip(term, dsts) if remap(t) != d]
         known = self.known
-        for s, d in zip(srcs, dsts):
+        for s, d in pairs:
             if s in known:
                 known[d] = known[s]
-        own = set(ins)
-        clear = tuple(sorted({s for s in srcs if s not in own}))
-        if dsts or frees or clear:
-            self.emit(_move_runner(srcs, dsts, clear + tuple(frees)), op)
+        if pairs or frees:
+            self.reads.update(s for s, _ in pairs)
+            self.emit(_move_runner(pairs, frees), op)
         return True
 
 
-def _move_runner(srcs, dsts, clear):
-    """Store the results of an inlined call (its terminator's operands) in the call's result
-    slots, then clear the callee's slots and those of the caller's values that die here."""
-    if len(srcs) == 1 and not clear:
-        s, = srcs
-        d, = dsts
+def _outer_values(op):
+    """The values that the regions of `op` use but do not define (in order, once each)."""
+    defined = set()
+    used = {}
+    stack = list(op.regions)
+    while stack:
+        region = stack.pop()
+        for b in region.blocks:
+            defined.update(b.arguments)
+            for o in b.operations:
+                for v in o.operands:
+                    used[v] = None
+                defined.update(o.results)
+                stack.extend(o.regions)
+    return [v for v in used if v not in defined]
+
+
+def _in_callee_frame(run, op, cinfo, remap, reads):
+    """An op with regions in an inlined callee: its regions were planned for the callee's own
+    frame, so while it runs the interpreter's current frame is a fresh frame of the callee
+    holding the callee's values the regions read (copied from their slots in the caller's
+    frame), as when the callee runs as a call."""
+    slots = cinfo.slots
+    pairs = tuple((slots[v], remap(slots[v])) for v in _outer_values(op) if v in slots)
+    reads.update(t for _, t in pairs)
+
+    def run_in_callee_frame(ctx, f):
+        g = [None] * cinfo.nslots
+        for s, t in pairs:
+            g[s] = f[t]
+        prev_frame, prev_info = ctx._frame, ctx._info
+        ctx._frame, ctx._info = g, cinfo
+        try:
+            run(ctx, f)
+        finally:
+            ctx._frame, ctx._info = prev_frame, prev_info
+    return run_in_callee_frame
+
+
+def _move_runner(pairs, clear):
+    """Copy the results of an inlined call that are not made in place (see `inline`) from
+    slot to slot, then clear the slots of the caller's values that die at the call."""
+    if len(pairs) == 1 and not clear:
+        (s, d), = pairs
 
         def run(ctx, f):
             f[d] = f[s]
-    elif len(srcs) == 1:
-        s, = srcs
-        d, = dsts
+        return run
+    pairs = tuple(pairs)
 
-        def run(ctx, f):
-            f[d] = f[s]
-            for c in clear:
-                f[c] = None
-    else:
-        pairs = tuple(zip(srcs, dsts))
-
-        def run(ctx, f):
-            vals = [f[s] for s, _ in pairs]
-            i = 0
-            for _, d in pairs:
-                f[d] = vals[i]
-                i += 1
-            for c in clear:
-                f[c] = None
+    def run(ctx, f):
+        vals = [f[s] for s, _ in pairs]
+        i = 0
+        for _, d in pairs:
+            f[d] = vals[i]
+            i += 1
+        for c in clear:
+            f[c] = None
     return run
 
 
-def _runner(ctx, op, fn, ins, out, mode, frees, fast):
-    """The closure that runs one step on a frame `f`."""
+def _runner(ctx, op, fn, ins, out, mode, frees, fast, known=None, reads=None):
+    """The closure that runs one step on a frame `f`. Operands whose values are `known` when
+    compiling (constants, folded values) are bound in it rather than read from the frame;
+    the slots it reads are added to `reads`."""
     k = len(ins)
-    if mode == 1 and fast is not None:
+    kn = known or {}
+    dyn = [s for s in ins if s not in kn]
+    if reads is not None:
+        reads.update(dyn if mode == 1 else ins)
+    if mode == 1 and fast is not None and len(dyn) == k:
         if fast is _SELECT:
             run = _select_runner(fn, op, ins, out)
         else:
@@ -779,6 +840,20 @@ def _runner(ctx, op, fn, ins, out, mode, frees, fast):
 
             def run(ctx, f, _fn=fast):
                 f[out] = _fn(f[a], f[b])
+    elif mode == 1 and fast is not None and fast is not _SELECT and len(dyn) == 1:
+        a, b = ins
+        if a in kn:
+            ca = kn[a]
+
+            def run(ctx, f, _fn=fast):
+                f[out] = _fn(ca, f[b])
+        else:
+            cb = kn[b]
+
+            def run(ctx, f, _fn=fast):
+                f[out] = _fn(f[a], cb)
+    elif mode == 1 and len(dyn) < k:
+        run = _bound_runner(fn, op, ins, out, kn, fast)
     elif mode == 1:
         if k == 1:
             a, = ins
@@ -817,6 +892,38 @@ def _runner(ctx, op, fn, ins, out, mode, frees, fast):
     return _with_frees(run, frees)
 
 
+def _bound_runner(fn, op, ins, out, kn, fast):
+    """A kernel call with some operands bound (known when compiling)."""
+    k = len(ins)
+    if k == 2 and (ins[0] in kn) != (ins[1] in kn):
+        a, b = ins
+        if a in kn:
+            ca = kn[a]
+
+            def run(ctx, f):
+                v = fn(ctx, op, ca, f[b])
+                f[out] = v[0] if v.__class__ in _SEQ else v
+        else:
+            cb = kn[b]
+
+            def run(ctx, f):
+                v = fn(ctx, op, f[a], cb)
+                f[out] = v[0] if v.__class__ in _SEQ else v
+        return run
+    if fast is _SELECT and ins[0] not in kn:
+        return _select_runner(fn, op, ins, out, kn)
+    template = [kn.get(s) for s in ins]
+    where = tuple((i, s) for i, s in enumerate(ins) if s not in kn)
+
+    def run(ctx, f):
+        args = template.copy()
+        for i, s in where:
+            args[i] = f[s]
+        v = fn(ctx, op, *args)
+        f[out] = v[0] if v.__class__ in _SEQ else v
+    return run
+
+
 _SEQ = (list, tuple)
 
 
@@ -826,9 +933,24 @@ def _constant_runner(out, value):
     return run
 
 
-def _select_runner(fn, op, ins, out):
+def _select_runner(fn, op, ins, out, kn=None):
     p, x, y = ins
     BOOL, ND = np.bool_, np.ndarray
+    if kn:
+        cx = kn.get(x, _NOTHING)
+        cy = kn.get(y, _NOTHING)
+        NOTHING = _NOTHING
+
+        def run(ctx, f):
+            c = f[p]
+            a = f[x] if cx is NOTHING else cx
+            b = f[y] if cy is NOTHING else cy
+            if c.__class__ is BOOL and a.__class__ is not ND and b.__class__ is not ND:
+                f[out] = a if c else b
+            else:
+                v = fn(ctx, op, c, a, b)
+                f[out] = v[0] if v.__class__ in _SEQ else v
+        return run
 
     def run(ctx, f):
         c = f[p]
