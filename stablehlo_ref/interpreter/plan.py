@@ -27,7 +27,7 @@ import numpy as np
 from ..errors import InterpreterError, LimitError, NotImplementedOpError, StableHLOError
 from ..ir.types import ElementType, QuantizedType, TensorType, TupleType
 from ..limits import FLAGS, check_tensor
-from .registry import HARNESS_OPS, KERNELS, TERMINATORS
+from .registry import HARNESS_OPS, KERNELS, SPECIALIZERS, TERMINATORS
 
 KERNEL_ERRORS = (ValueError, IndexError, TypeError, OverflowError, ZeroDivisionError,
                  MemoryError, KeyError, AttributeError)
@@ -626,7 +626,8 @@ class _Emitter:
       with regions in the callee runs with a frame of the callee as the current one (its
       regions were planned for it; see `_in_callee_frame`). Callees that call themselves
       (directly or not) stop being inlined where they recur, and run as calls;
-    - every other op gets `_runner`."""
+    - every other op gets `_runner`, with the kernel its specializer makes for the op
+      where one is registered (`registry.SPECIALIZERS`)."""
 
     def __init__(self, ctx, info):
         self.ctx = ctx
@@ -685,6 +686,12 @@ class _Emitter:
         if name == "func.call" and mode != 2 and fn.__name__ == "call" \
                 and self.inline(op, ins, out, mode, frees, stack):
             return
+        special = SPECIALIZERS.get(name)
+        if special is not None and fn is KERNELS.get(name):
+            try:
+                fn = special(op) or fn
+            except Exception:  # noqa: BLE001 - the general kernel reports what is wrong
+                pass
         run = _runner(self.ctx, op, fn, ins, out, mode, frees, fast, known, self.reads)
         if op.regions:
             if cinfo is not None:
