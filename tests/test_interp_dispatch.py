@@ -61,6 +61,36 @@ def test_numpy_error_state_is_restored_after_a_run():
     assert np.geterr() == before
 
 
+def test_garbage_collector_is_paused_during_a_run_and_restored():
+    import gc
+    src = """
+func.func @main(%a: tensor<2xf32>) -> tensor<2xf32> {
+  %0 = stablehlo.custom_call @probe(%a) : (tensor<2xf32>) -> tensor<2xf32>
+  return %0 : tensor<2xf32>
+}"""
+    seen = []
+
+    def handler(target, op, args):
+        seen.append(gc.isenabled())
+        if len(seen) == 2:
+            raise ValueError("a failing custom call")
+        return [args[0]]
+    m = parse(src)
+    x = np.ones(2, np.float32)
+    assert gc.isenabled()
+    Interpreter(m, custom_call_handler=handler).call("main", [x])
+    assert seen == [False] and gc.isenabled()
+    with pytest.raises(Exception):
+        Interpreter(m, custom_call_handler=handler).call("main", [x])
+    assert seen == [False, False] and gc.isenabled()
+    gc.disable()
+    try:
+        Interpreter(m, custom_call_handler=handler).call("main", [x])
+        assert not gc.isenabled()                # a process that turned it off keeps it off
+    finally:
+        gc.enable()
+
+
 def test_unknown_op_raises_when_reached():
     m = parse(PROGRAM)
     op = m.function("main").regions[0].blocks[0].operations[0]

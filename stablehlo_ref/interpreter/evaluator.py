@@ -16,7 +16,9 @@ nothing else. Values of enclosing blocks are read from the same frame, so a regi
 scope lookups however deeply it is nested."""
 from __future__ import annotations
 
+import gc
 import sys
+import threading
 import time
 from typing import List, Optional, Sequence
 
@@ -98,9 +100,11 @@ class Interpreter:
         # (max_nesting, the call depth) must be reached before Python's recursion limit
         need = 1000 + 8 * (min(info.max_depth, limits.max_nesting) + 2000)
         blas.enter()
+        _pause_gc()
         try:
             return self._call_top_inner(name, block, info, args, need)
         finally:
+            _resume_gc()
             blas.leave()
             if own_deadline:
                 self.deadline = None
@@ -194,6 +198,32 @@ class Interpreter:
         if self.deadline is not None and time.monotonic() > self.deadline:
             raise LimitError(f"{op.name}: the run took longer than {self.limits.timeout} s",
                              op.where(), FLAGS["timeout"])
+
+
+# Python's cyclic garbage collector is paused while runs are in progress: a run allocates
+# many short-lived objects (arrays, lists), which trigger collections that each walk every
+# object of the process, the parsed module's IR included (a third to a half of a short run
+# of a large module went to them). A run makes no reference cycles of its own that need the
+# collector (its values are freed by reference counting); the collector runs again, as it
+# was, when the last run in progress ends. A process that turned it off keeps it off.
+_gc_lock = threading.Lock()
+_gc_state = {"runs": 0, "paused": False}
+
+
+def _pause_gc() -> None:
+    with _gc_lock:
+        _gc_state["runs"] += 1
+        if _gc_state["runs"] == 1 and gc.isenabled():
+            gc.disable()
+            _gc_state["paused"] = True
+
+
+def _resume_gc() -> None:
+    with _gc_lock:
+        _gc_state["runs"] -= 1
+        if _gc_state["runs"] == 0 and _gc_state["paused"]:
+            _gc_state["paused"] = False
+            gc.enable()
 
 
 def _belongs(block, info) -> bool:
