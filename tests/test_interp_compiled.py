@@ -220,3 +220,32 @@ def test_corpus_with_every_block_compiled(corpus, rel, compile_at_once):
     _, unexpected, fixed = check_file_against_known(rel, KNOWN[corpus])
     assert not unexpected, unexpected
     assert not fixed, fixed
+
+
+@pytest.mark.parametrize("t", ["f16", "f32", "f64"])
+def test_unary_scalar_specializers_match_the_general_kernels(t):
+    from stablehlo_ref.interpreter.registry import KERNELS, SPECIALIZERS
+    from stablehlo_ref.ir.types import element_type
+    dt = element_type(t).dtype
+    values = np.array([0.0, -0.0, 1.0, -1.0, 0.5, 3.0, -7.25, 1e-3, 100.0, 1e4, np.inf, -np.inf,
+                       np.nan, np.finfo(dt).tiny, np.finfo(dt).max, -np.finfo(dt).max,
+                       np.finfo(dt).smallest_subnormal], dtype=dt)
+    checked = 0
+    for name in sorted(SPECIALIZERS):
+        if not name.startswith("stablehlo.") or KERNELS[name].__module__.rsplit(".", 1)[-1] != "registry":
+            continue
+        src = f"""func.func @main(%x: tensor<{t}>) -> tensor<{t}> {{
+  %r = {name} %x : tensor<{t}>
+  return %r : tensor<{t}>
+}}"""
+        op = parse(src).function("main").regions[0].blocks[0].operations[0]
+        special = SPECIALIZERS[name](op)
+        assert special is not None, name
+        with np.errstate(all="ignore"):
+            for v in values:
+                got = special(None, op, v)
+                want = np.asarray(KERNELS[name](None, op, np.asarray(v)))
+                assert got.__class__ is dt.type, name
+                assert np.asarray(got).tobytes() == want.tobytes(), (name, v, got, want)
+        checked += 1
+    assert checked >= 10

@@ -6,7 +6,7 @@ import numpy as np
 
 from ..errors import NotImplementedOpError
 from .numerics import contiguous, compute_dtype, elem, from_compute, to_compute, wrap_int
-from .registry import args, kernel, op_cache, register_table
+from .registry import KERNELS, args, kernel, op_cache, register_table, specializer
 
 
 def make_complex(re, im):
@@ -779,6 +779,32 @@ _UNARY_KERNELS = {
     "stablehlo.round_nearest_even": args(np.rint),
 }
 register_table(_UNARY_KERNELS, _unary, 1)
+
+_SCALAR_FLOATS = {"f16": np.float16, "f32": np.float32, "f64": np.float64}
+
+
+def _unary_float_specializer(name, float_fn):
+    """For a result of f16/f32/f64: a numpy scalar operand (a loop over scalars) is computed
+    as the general kernel computes a rank-0 array (the ufunc in f64, one rounding to the
+    type) without the array round trip; anything else takes the general kernel."""
+    def specialize(op):
+        scalar = _SCALAR_FLOATS.get(getattr(_rt(op), "name", None))
+        if scalar is None or elem(op.operands[0].type) != _rt(op):
+            return None
+        general = KERNELS[name]
+        f64 = np.float64
+
+        def unary_scalar(ctx, op, x):
+            if x.__class__ is scalar:
+                return scalar(float_fn(f64(x)))
+            return general(ctx, op, x)
+        return unary_scalar
+    return specialize
+
+
+for _name, (_positional, _keywords) in _UNARY_KERNELS.items():
+    if _positional and isinstance(_positional[0], np.ufunc):
+        specializer(_name)(_unary_float_specializer(_name, _positional[0]))
 
 _BITWISE_KERNELS = {
     "stablehlo.and": args(np.bitwise_and),
