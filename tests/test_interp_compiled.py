@@ -249,3 +249,45 @@ def test_unary_scalar_specializers_match_the_general_kernels(t):
                 assert np.asarray(got).tobytes() == want.tobytes(), (name, v, got, want)
         checked += 1
     assert checked >= 10
+
+
+def test_a_merged_sequence_names_the_step_that_raised():
+    def boom(a, b):
+        raise ValueError("no")
+    seq = ((lambda a, b: a + b, 0, 1, 2), (boom, 2, 1, 3), (lambda a, b: a, 3, 3, 4))
+    run = plan._sequence_runner(seq)
+    f = [1, 2, None, None, None]
+    with pytest.raises(ValueError) as e:
+        run(None, f)
+    assert e.value._stablehlo_sequence_index == 1 and f[2] == 3
+    assert plan._failed_op(["first", "second", "third"], e.value) == "second"
+
+
+def test_known_values_are_stored_in_every_new_frame():
+    """A compiled loop body in a function called several times (a new frame each time)."""
+    src = """
+func.func @main(%x: tensor<f32>) -> tensor<f32> {
+  %a = func.call @loop(%x) : (tensor<f32>) -> tensor<f32>
+  %b = func.call @loop(%a) : (tensor<f32>) -> tensor<f32>
+  %c = func.call @loop(%b) : (tensor<f32>) -> tensor<f32>
+  return %c : tensor<f32>
+}
+func.func private @loop(%x0: tensor<f32>) -> tensor<f32> {
+  %c0 = stablehlo.constant dense<0> : tensor<i32>
+  %r:2 = stablehlo.while(%i = %c0, %x = %x0) : tensor<i32>, tensor<f32>
+   cond {
+    %n = stablehlo.constant dense<20> : tensor<i32>
+    %lt = stablehlo.compare LT, %i, %n, SIGNED : (tensor<i32>, tensor<i32>) -> tensor<i1>
+    stablehlo.return %lt : tensor<i1>
+  } do {
+    %one = stablehlo.constant dense<1> : tensor<i32>
+    %i2 = stablehlo.add %i, %one : tensor<i32>
+    %k = stablehlo.constant dense<1.5> : tensor<f32>
+    %y = stablehlo.multiply %x, %k : tensor<f32>
+    %z = stablehlo.subtract %y, %k : tensor<f32>
+    %w = stablehlo.add %z, %x : tensor<f32>
+    stablehlo.return %i2, %w : tensor<i32>, tensor<f32>
+  }
+  return %r#1 : tensor<f32>
+}"""
+    _both(src, np.float32(0.75))

@@ -544,16 +544,24 @@ def _compile(plan: Plan, ctx):
     em.emit_steps(plan.steps, None, None, ())
     if plan.term_slots is not None:
         em.reads.update(plan.term_slots)
-    runners, ops = em.finish()
+    runners, ops, preload = em.finish()
     nrunners = len(runners)
     arg_slots = plan.arg_slots
     term = plan.term_slots
     need = em.need
     length_hint = operator.length_hint
+    if preload:
+        first_slot, first_value = preload[0]
+    else:
+        first_slot, first_value = 0, _NOTHING
 
     def _block(ctx, f, a):
         if len(f) < need:            # a frame made before calls were inlined into this block
             f.extend([None] * (need - len(f)))
+        if f[first_slot] is not first_value and preload:
+            # known values are stored once per frame (nothing else writes their slots)
+            for s, v in preload:
+                f[s] = v
         i = 0
         for s in arg_slots:
             f[s] = a[i]
@@ -563,17 +571,45 @@ def _compile(plan: Plan, ctx):
             for r in it:
                 r(ctx, f)
         except StableHLOError as e:
-            op = ops[nrunners - length_hint(it) - 1]
+            op = _failed_op(ops[nrunners - length_hint(it) - 1], e)
             if e.location is None:
                 e.location = op.where()
             raise
         except KERNEL_ERRORS as e:
-            op = ops[nrunners - length_hint(it) - 1]
+            op = _failed_op(ops[nrunners - length_hint(it) - 1], e)
             raise InterpreterError(f"{op.name}: {e}", op.where()) from None
         if term is None:
             raise InterpreterError("block has no terminator")
         return [f[s] for s in term]
     return _block
+
+
+def _failed_op(op, e):
+    """The op that raised `e`: `op`, or for a merged sequence of ops (a list) the one its
+    runner recorded on the exception."""
+    if op.__class__ is list:
+        return op[getattr(e, "_stablehlo_sequence_index", 0)]
+    return op
+
+
+def _sequence_runner(seq):
+    """Several Python-operator steps `f[out] = fn(f[a], f[b])` in one loop (a loop iteration
+    costs less than a closure call)."""
+    n = len(seq)
+    length_hint = operator.length_hint
+
+    def run_sequence(ctx, f):
+        it = iter(seq)
+        try:
+            for fn, a, b, out in it:
+                f[out] = fn(f[a], f[b])
+        except Exception as e:
+            try:
+                e._stablehlo_sequence_index = n - length_hint(it) - 1
+            except AttributeError:
+                pass
+            raise
+    return run_sequence
 
 
 # ops whose result is a function of their operands' values alone (no regions, no state, no
@@ -640,19 +676,49 @@ class _Emitter:
         self.need = info.nslots      # frame length the compiled block needs
         self.reads = set()           # slots some runner reads from the frame
         self.stores = []             # (index of a runner that only stores a known value, slot)
+        self.freed = set()           # slots some runner clears
+        self.seq = {}                # runner index -> (fn, a, b, out) of a Python-operator step
 
     def emit(self, run, op):
         self.runners.append(run)
         self.ops.append(op)
 
     def finish(self):
-        """The runners and their ops, without those that store a known value nothing reads
-        from the frame (every reader has the value bound)."""
-        drop = {i for i, s in self.stores if s not in self.reads}
-        if not drop:
-            return tuple(self.runners), self.ops
-        keep = [i for i in range(len(self.runners)) if i not in drop]
-        return tuple([self.runners[i] for i in keep]), [self.ops[i] for i in keep]
+        """(runners, their ops, preload): the runners that store a known value become
+        `preload` (slot, value) pairs, stored once per frame, where something reads the slot
+        from the frame and nothing clears it, and go where nothing reads it (its readers have
+        the value bound); runs of consecutive Python-operator steps become one runner."""
+        known = self.known
+        preload = []
+        drop = set()
+        for i, s in self.stores:
+            if s in self.freed:
+                continue
+            drop.add(i)
+            if s in self.reads:
+                preload.append((s, known[s]))
+        runners, ops = [], []
+        run = []                     # indices of a run of Python-operator steps
+
+        def flush():
+            if len(run) > 1:
+                runners.append(_sequence_runner(tuple(self.seq[j] for j in run)))
+                ops.append([self.ops[j] for j in run])
+            elif run:
+                runners.append(self.runners[run[0]])
+                ops.append(self.ops[run[0]])
+            run.clear()
+        for i, r in enumerate(self.runners):
+            if i in drop:
+                continue
+            if i in self.seq:
+                run.append(i)
+                continue
+            flush()
+            runners.append(r)
+            ops.append(self.ops[i])
+        flush()
+        return tuple(runners), ops, tuple(preload)
 
     def emit_steps(self, steps, remap, args, stack, cinfo=None):
         for st in steps:
@@ -672,6 +738,7 @@ class _Emitter:
                 out = tuple([remap(s) for s in out])
             # the callee's arguments are the caller's values: the caller frees them
             frees = tuple([remap(s) for s in frees if s not in args])
+        self.freed.update(frees)
         name = op.name
         known = self.known
         if mode == 1 and (name == "stablehlo.constant" and fn is KERNELS.get(name)
@@ -692,6 +759,10 @@ class _Emitter:
                 fn = special(op) or fn
             except Exception:  # noqa: BLE001 - the general kernel reports what is wrong
                 pass
+        if mode == 1 and fast is not None and fast is not _SELECT and not frees:
+            # may join a sequence of such steps, which reads its operands from the frame
+            self.seq[len(self.runners)] = (fast, ins[0], ins[1], out)
+            self.reads.update(ins)
         run = _runner(self.ctx, op, fn, ins, out, mode, frees, fast, known, self.reads)
         if op.regions:
             if cinfo is not None:
@@ -765,6 +836,7 @@ class _Emitter:
                 known[d] = known[s]
         if pairs or frees:
             self.reads.update(s for s, _ in pairs)
+            self.freed.update(frees)
             self.emit(_move_runner(pairs, frees), op)
         return True
 
