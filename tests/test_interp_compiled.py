@@ -291,3 +291,19 @@ func.func private @loop(%x0: tensor<f32>) -> tensor<f32> {
   return %r#1 : tensor<f32>
 }"""
     _both(src, np.float32(0.75))
+
+
+@pytest.mark.parametrize("t", ["ui8", "i16", "ui32", "i32", "ui64", "i64"])
+@pytest.mark.parametrize("amounts", ["[3, 3, 3, 3]", "[0, 1, 7, 5]", "[1, 200, 2, 3]", "[250, 250, 250, 250]"])
+def test_shifts_by_known_amounts_match(t, amounts):
+    src = f"""func.func @main(%x: tensor<4x{t}>) -> (tensor<4x{t}>, tensor<4x{t}>, tensor<4x{t}>) {{
+  %s = stablehlo.constant dense<{amounts}> : tensor<4x{t}>
+  %a = stablehlo.shift_left %x, %s : tensor<4x{t}>
+  %b = stablehlo.shift_right_logical %x, %s : tensor<4x{t}>
+  %c = stablehlo.shift_right_arithmetic %x, %s : tensor<4x{t}>
+  return %a, %b, %c : tensor<4x{t}>, tensor<4x{t}>, tensor<4x{t}>
+}}"""
+    from stablehlo_ref.ir.types import element_type
+    dt = element_type(t).dtype
+    x = np.array([1, -3, 77, -128], dtype=np.int64).astype(dt)
+    _both(src, x)

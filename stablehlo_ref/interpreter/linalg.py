@@ -53,7 +53,7 @@ def dot_general(ctx, op, lhs, rhs):
 
 
 @specializer("stablehlo.dot_general")
-def dot_general_specialized(op):
+def dot_general_specialized(op, known=None):
     """dot_general of operands with static shapes and the result's element type: the
     transpositions, shapes and BLAS thread count worked out once (operands of other shapes,
     as in a body applied over arrays, take the general kernel)."""

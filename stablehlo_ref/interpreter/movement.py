@@ -227,7 +227,7 @@ def _static_shape(t):
 
 
 @specializer("stablehlo.dynamic_slice")
-def dynamic_slice_specialized(op):
+def dynamic_slice_specialized(op, known=None):
     """A dynamic_slice of an operand with a static shape: sizes and clamping bounds decoded
     once, start indices read with int()."""
     xshape = _static_shape(op.operands[0].type)
@@ -255,7 +255,7 @@ def dynamic_slice_specialized(op):
 
 
 @specializer("stablehlo.dynamic_update_slice")
-def dynamic_update_slice_specialized(op):
+def dynamic_update_slice_specialized(op, known=None):
     """A dynamic_update_slice of static shapes: clamping bounds worked out once."""
     xshape = _static_shape(op.operands[0].type)
     ushape = _static_shape(op.operands[1].type)

@@ -756,7 +756,7 @@ class _Emitter:
         special = SPECIALIZERS.get(name)
         if special is not None and fn is KERNELS.get(name):
             try:
-                fn = special(op) or fn
+                fn = special(op, [known.get(s) for s in ins]) or fn
             except Exception:  # noqa: BLE001 - the general kernel reports what is wrong
                 pass
         if mode == 1 and fast is not None and fast is not _SELECT and not frees:

@@ -101,7 +101,7 @@ def reduce(ctx, op, *args):
 
 
 @specializer("stablehlo.reduce")
-def reduce_specialized(op):
+def reduce_specialized(op, known=None):
     """One operand reduced by a recognized body: body and dimensions decoded once."""
     if len(op.operands) != 2:
         return None

@@ -23,8 +23,9 @@ def kernel(*names: str):
     return deco
 
 
-# op name -> specializer(op) returning a kernel for that one op instance (attributes decoded,
-# paths chosen, shapes checked once), or None for the general kernel; compiled blocks use it
+# op name -> specializer(op, known) returning a kernel for that one op instance (attributes
+# decoded, paths chosen, shapes checked once; `known[i]` is operand i's value where it is known
+# when compiling, else None), or None for the general kernel; compiled blocks use it
 SPECIALIZERS: Dict[str, Callable] = {}
 
 
