@@ -35,9 +35,10 @@ KERNEL_ERRORS = (ValueError, IndexError, TypeError, OverflowError, ZeroDivisionE
 # a value of at least this many elements (or of a dynamic shape, or a tuple) has its slot
 # cleared after its last use; smaller ones are left until the block runs again
 _FREE_ELEMENTS = 4096
-# a block is compiled on its run after this many (a block that runs a few times, such as a
-# function body, gains less than compiling costs: about as much as running it 50 times)
-_COMPILE_AFTER_RUNS = 16
+# a block is compiled on its run after this many (a block that runs once or twice, such as a
+# function body, gains less than compiling costs; on the loop programs of bench_models.py,
+# 4 was faster than 16 and as fast as 1)
+_COMPILE_AFTER_RUNS = 4
 # blocks with more steps than this are never compiled (compiling costs more than it saves)
 _MAX_COMPILED_STEPS = 20000
 
