@@ -217,29 +217,41 @@ def _quantized_runner(qplan, fn):
 
 
 _SIZES = {}
+_elem = None
 
 
 def _static_bytes(t):
     """(elements, bytes) of a tensor type with a static shape; None otherwise (cached per
-    type)."""
-    hit = _SIZES.get(id(t))
-    if hit is not None and hit[0] is t:       # (the type is kept, so its id is not reused)
+    element type and shape, so that equal types of every parse share one entry)."""
+    global _elem
+    if t.__class__ is not TensorType:
+        return None
+    et = t.element_type
+    shape = t.shape
+    key = (id(et), shape if shape.__class__ is tuple else tuple(shape))
+    hit = _SIZES.get(key)
+    if hit is not None and hit[0] is et:      # (the element type is kept: its id stays its own)
         return hit[1]
     out = None
-    if t.__class__ is TensorType and all(d is not None and d >= 0 for d in t.shape):
-        from .numerics import elem
+    n = 1
+    for d in t.shape:
+        if d is None or d < 0:
+            n = -1
+            break
+        n *= d
+    if n >= 0:
+        if _elem is None:
+            from .numerics import elem as _e
+            _elem = _e
         try:
-            itemsize = elem(t).dtype.itemsize
+            itemsize = _elem(t).dtype.itemsize
         except Exception:  # noqa: BLE001 - a type without a storage dtype is not counted
             itemsize = None
         if itemsize is not None:
-            n = 1
-            for d in t.shape:
-                n *= d
             out = (n, n * itemsize)
     if len(_SIZES) > 100_000:
         _SIZES.clear()
-    _SIZES[id(t)] = (t, out)
+    _SIZES[key] = (et, out)
     return out
 
 
