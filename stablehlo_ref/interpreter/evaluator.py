@@ -11,8 +11,8 @@ each region is nested). Each block gets a plan when it first runs: per op its ke
 operand and result slots bound, the values to drop after it, and the errors that are known
 before running (no kernel, a result over the tensor-size limit, nesting too deep). A block
 that keeps running (a loop body, a comparator) is compiled into a chain of closures with
-its kernels, ops, slots and constants bound, so that running it costs one call per op and
-nothing else. Values of enclosing blocks are read from the same frame, so a region costs no
+its kernels, ops, slots and constants bound and the functions it calls inlined, so that
+running it costs at most one call per op and nothing else. Values of enclosing blocks are read from the same frame, so a region costs no
 scope lookups however deeply it is nested."""
 from __future__ import annotations
 

@@ -12,12 +12,16 @@ which large values die after it (their slots are cleared, so memory is freed as 
 is dead), and the errors known before running (no kernel, an invalid use, a result type over
 the tensor-size limit, live memory over its limit, regions nested too deep), which are raised
 when the op is reached. The first runs of a block walk these steps; a block that keeps running
-is compiled (`_compile`) into a chain of closures, one per op, with its kernel, op and operand
-and result slots bound (no code is generated or evaluated), constants made once, and, for ops
-on native integer and float types whose exact semantics a Python operator keeps (+, -, * with
-integer wrap-around and float rounding in the operands' own dtype, comparisons, and/or/xor,
-select of a rank-0 predicate), the operator itself instead of a kernel call; numpy scalars then
-stay numpy scalars, so a loop over scalars costs no numpy array call per op."""
+is compiled (`_compile`, `_Emitter`) into a chain of closures, one per op, with its kernel
+(or the kernel its specializer makes for that op), op and operand and result slots bound (no
+code is generated or evaluated); calls are inlined (the callee's steps emitted in place, its
+values in slots of the caller's frame); constants, and the elementwise and data-movement ops
+whose operands are all known, are computed once and stored once per frame, and bound into the
+closures that read them; for ops on native integer and float types whose exact semantics a
+Python operator keeps (+, -, * with integer wrap-around and float rounding in the operands' own
+dtype, comparisons, and/or/xor, select of a rank-0 predicate), the operator itself runs instead
+of a kernel call, consecutive ones in one loop; numpy scalars then stay numpy scalars, so a
+loop over scalars costs no numpy array call per op."""
 from __future__ import annotations
 
 import operator
