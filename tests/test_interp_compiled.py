@@ -307,3 +307,81 @@ def test_shifts_by_known_amounts_match(t, amounts):
     dt = element_type(t).dtype
     x = np.array([1, -3, 77, -128], dtype=np.int64).astype(dt)
     _both(src, x)
+
+
+UPDATE_LOOP = """
+func.func @main(%x: tensor<6xf32>, %buf: tensor<8x6xf32>) -> (tensor<8x6xf32>, tensor<8x6xf32>, tensor<6xf32>) {
+  %c0 = stablehlo.constant dense<0> : tensor<i32>
+  %r:4 = stablehlo.while(%i = %c0, %h = %x, %b = %buf, %k = %buf) : tensor<i32>, tensor<6xf32>, tensor<8x6xf32>, tensor<8x6xf32>
+   cond {
+    %n = stablehlo.constant dense<8> : tensor<i32>
+    %lt = stablehlo.compare LT, %i, %n, SIGNED : (tensor<i32>, tensor<i32>) -> tensor<i1>
+    stablehlo.return %lt : tensor<i1>
+  } do {
+    %one = stablehlo.constant dense<1> : tensor<i32>
+    %i2 = stablehlo.add %i, %one : tensor<i32>
+    %h2 = stablehlo.sine %h : tensor<6xf32>
+    %row = stablehlo.reshape %h2 : (tensor<6xf32>) -> tensor<1x6xf32>
+    %zero = stablehlo.constant dense<0> : tensor<i32>
+    BODY
+  }
+  return %r#2, %r#3, %r#1 : tensor<8x6xf32>, tensor<8x6xf32>, tensor<6xf32>
+}
+func.func private @put(%b: tensor<8x6xf32>, %row: tensor<1x6xf32>, %i: tensor<i32>, %j: tensor<i32>) -> tensor<8x6xf32> {
+  %u = stablehlo.dynamic_update_slice %b, %row, %i, %j : (tensor<8x6xf32>, tensor<1x6xf32>, tensor<i32>, tensor<i32>) -> tensor<8x6xf32>
+  return %u : tensor<8x6xf32>
+}"""
+
+UPDATE_BODIES = {
+    # the update is the buffer's last use (in an inlined callee): made in place
+    "in_place": """%b2 = func.call @put(%b, %row, %i, %zero) : (tensor<8x6xf32>, tensor<1x6xf32>, tensor<i32>, tensor<i32>) -> tensor<8x6xf32>
+    stablehlo.return %i2, %h2, %b2, %k : tensor<i32>, tensor<6xf32>, tensor<8x6xf32>, tensor<8x6xf32>""",
+    # the old buffer is read after the update
+    "old_read_after": """%b2 = stablehlo.dynamic_update_slice %b, %row, %i, %zero : (tensor<8x6xf32>, tensor<1x6xf32>, tensor<i32>, tensor<i32>) -> tensor<8x6xf32>
+    %s = stablehlo.add %b2, %b : tensor<8x6xf32>
+    stablehlo.return %i2, %h2, %s, %k : tensor<i32>, tensor<6xf32>, tensor<8x6xf32>, tensor<8x6xf32>""",
+    # the new buffer is carried twice (two loop values hold one array)
+    "carried_twice": """%b2 = stablehlo.dynamic_update_slice %b, %row, %i, %zero : (tensor<8x6xf32>, tensor<1x6xf32>, tensor<i32>, tensor<i32>) -> tensor<8x6xf32>
+    %m = stablehlo.multiply %k, %k : tensor<8x6xf32>
+    stablehlo.return %i2, %h2, %b2, %b2 : tensor<i32>, tensor<6xf32>, tensor<8x6xf32>, tensor<8x6xf32>""",
+    # a view of the old buffer (a reshape) is used after the update
+    "view_used_after": """%v = stablehlo.reshape %b : (tensor<8x6xf32>) -> tensor<48xf32>
+    %b2 = stablehlo.dynamic_update_slice %b, %row, %i, %zero : (tensor<8x6xf32>, tensor<1x6xf32>, tensor<i32>, tensor<i32>) -> tensor<8x6xf32>
+    %v2 = stablehlo.reshape %v : (tensor<48xf32>) -> tensor<8x6xf32>
+    %s = stablehlo.add %b2, %v2 : tensor<8x6xf32>
+    stablehlo.return %i2, %h2, %s, %k : tensor<i32>, tensor<6xf32>, tensor<8x6xf32>, tensor<8x6xf32>""",
+    # the old buffer goes on as another loop value
+    "old_carried": """%b2 = stablehlo.dynamic_update_slice %b, %row, %i, %zero : (tensor<8x6xf32>, tensor<1x6xf32>, tensor<i32>, tensor<i32>) -> tensor<8x6xf32>
+    stablehlo.return %i2, %h2, %b2, %b : tensor<i32>, tensor<6xf32>, tensor<8x6xf32>, tensor<8x6xf32>""",
+}
+
+
+@pytest.mark.parametrize("case", sorted(UPDATE_BODIES))
+def test_updates_in_loops_match_and_leave_inputs_alone(case):
+    src = UPDATE_LOOP.replace("BODY", UPDATE_BODIES[case])
+    x = np.linspace(0, 1, 6).astype(np.float32)
+    buf = np.arange(48, dtype=np.float32).reshape(8, 6)
+    keep = buf.copy()
+    _both(src, x, buf)
+    assert buf.tobytes() == keep.tobytes()          # the caller's array is never written
+
+
+def test_update_is_made_in_place_when_nothing_else_holds_the_buffer(compile_at_once, monkeypatch):
+    from stablehlo_ref.interpreter import movement
+    copies = []
+    real = movement.dynamic_update_slice_specialized
+
+    def counting(op, known=None):
+        k = real(op, known)
+
+        def run(ctx, op, *a):
+            copies.append(1)
+            return k(ctx, op, *a)
+        return run
+    monkeypatch.setattr(movement, "dynamic_update_slice_specialized", counting)
+    src = UPDATE_LOOP.replace("BODY", UPDATE_BODIES["in_place"])
+    buf = np.zeros((8, 6), np.float32)
+    stablehlo_ref.run(parse(src), np.ones(6, np.float32), buf)
+    # the first update copies (the caller holds the buffer), the other seven are in place
+    assert len(copies) == 1
+    assert not buf.any()

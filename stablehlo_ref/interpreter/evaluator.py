@@ -152,10 +152,11 @@ class Interpreter:
             pass
         return c
 
-    def region_runner(self, region):
+    def region_runner(self, region, take=False):
         """A function `run(args) -> results` that runs the single-block `region` with `args`
         bound to its arguments, for a kernel that runs it many times (loops, comparators).
-        The region sees the values of the function running now."""
+        The region sees the values of the function running now. With `take`, the caller
+        hands `args` over: a compiled block empties the list once it has bound them."""
         blocks = region.blocks
         if len(blocks) != 1:
             if not blocks:
@@ -176,6 +177,10 @@ class Interpreter:
             frame = [None] * info.nslots
         execute = self._plan(block, info).execute
         ctx = self
+        if take:
+            def run_taking(args):
+                return execute(ctx, frame, args, True)
+            return run_taking
 
         def run(args):
             return execute(ctx, frame, args)

@@ -25,6 +25,7 @@ loop over scalars costs no numpy array call per op."""
 from __future__ import annotations
 
 import operator
+import sys
 
 import numpy as np
 
@@ -261,11 +262,13 @@ def _static_bytes(t):
 
 class Plan:
     __slots__ = ("nops", "limits", "info", "arg_slots", "steps", "term_slots", "runs", "code",
-                 "lines", "live_after", "compilable")
+                 "lines", "live_after", "compilable", "block")
 
-    def execute(self, ctx, frame, args):
+    def execute(self, ctx, frame, args, take=False):
         """Bind `args` to the block's arguments in `frame`, run the block, return the
-        operands of its terminator."""
+        operands of its terminator. With `take` (a loop handing over its values) a compiled
+        block empties the list `args` once it has bound them, so that it holds no references
+        that would keep an update from being made in place."""
         code = self.code
         if code is None:
             i = 0
@@ -278,7 +281,7 @@ class Plan:
                 self.runs += 1
                 return self._interpret(ctx, frame, False)
             code = self.code = _compile(self, ctx)
-        return code(ctx, frame, args)
+        return code(ctx, frame, args, take)
 
     def _interpret(self, ctx, frame, traced):
         for op, fn, ins, out, mode, frees, _ in self.steps:
@@ -459,6 +462,7 @@ def plan_block(block, info: FunctionInfo, limits) -> Plan:
             steps.append((op, fn, ins, tuple([slots[r] for r in results]), 3, frees, None))
         live_after.append(live)
     p = Plan()
+    p.block = block
     p.nops = len(block.operations)
     p.limits = limits
     p.info = info
@@ -558,7 +562,18 @@ def _compile(plan: Plan, ctx):
     each with its kernel, op, operand and result slots bound (no code is generated or
     evaluated; see `_Emitter`). An error is located at the op whose closure raised."""
     em = _Emitter(ctx, plan.info)
-    em.emit_steps(plan.steps, None, None, ())
+    block = plan.block
+    local_ops = {id(st[0]) for st in plan.steps}
+    last_use = plan.info.last_use
+
+    def dies(v, i):
+        """Whether value `v` of this block is last used by its step i."""
+        owner = v.owner
+        if owner is not block and id(owner) not in local_ops:
+            return False
+        return last_use.get(v, -1) == i
+    em.dead_when_run = _loop_dead_slots(block, plan.info)
+    em.emit_steps(plan.steps, None, None, (), None, dies)
     if plan.term_slots is not None:
         em.reads.update(plan.term_slots)
     runners, ops, preload = em.finish()
@@ -572,7 +587,7 @@ def _compile(plan: Plan, ctx):
     else:
         first_slot, first_value = 0, _NOTHING
 
-    def _block(ctx, f, a):
+    def _block(ctx, f, a, take=False):
         if len(f) < need:            # a frame made before calls were inlined into this block
             f.extend([None] * (need - len(f)))
         if f[first_slot] is not first_value and preload:
@@ -583,6 +598,8 @@ def _compile(plan: Plan, ctx):
         for s in arg_slots:
             f[s] = a[i]
             i += 1
+        if take:
+            a.clear()
         it = iter(runners)
         try:
             for r in it:
@@ -599,6 +616,21 @@ def _compile(plan: Plan, ctx):
             raise InterpreterError("block has no terminator")
         return [f[s] for s in term]
     return _block
+
+
+def _loop_dead_slots(block, info):
+    """For the body of a `while`: the slots of its condition's arguments (they hold the values
+    the body receives, and are not read again before the condition binds them anew); None for
+    any other block."""
+    par = info.parent.get(block)
+    if par is None:
+        return None
+    op = par[0].operations[par[1]]
+    if op.name != "stablehlo.while" or len(op.regions) != 2 or not op.regions[1].blocks \
+            or op.regions[1].blocks[0] is not block or not op.regions[0].blocks:
+        return None
+    slots = info.slots
+    return tuple(slots[a] for a in op.regions[0].blocks[0].arguments if a in slots)
 
 
 def _failed_op(op, e):
@@ -694,6 +726,7 @@ class _Emitter:
         self.reads = set()           # slots some runner reads from the frame
         self.stores = []             # (index of a runner that only stores a known value, slot)
         self.freed = set()           # slots some runner clears
+        self.dead_when_run = None    # for a loop body: slots dead while it runs (see below)
         self.seq = {}                # runner index -> (fn, a, b, out) of a Python-operator step
 
     def emit(self, run, op):
@@ -737,11 +770,11 @@ class _Emitter:
         flush()
         return tuple(runners), ops, tuple(preload)
 
-    def emit_steps(self, steps, remap, args, stack, cinfo=None):
-        for st in steps:
-            self.emit_step(st, remap, args, stack, cinfo)
+    def emit_steps(self, steps, remap, args, stack, cinfo=None, dies=None):
+        for i, st in enumerate(steps):
+            self.emit_step(st, remap, args, stack, cinfo, dies, i)
 
-    def emit_step(self, st, remap, args, stack, cinfo=None):
+    def emit_step(self, st, remap, args, stack, cinfo=None, dies=None, index=0):
         op, fn, ins, out, mode, frees, fast = st
         if fast is True:
             fast = _fast_form(op)
@@ -768,8 +801,15 @@ class _Emitter:
                 self.emit(_with_frees(_constant_runner(out, value), frees), op)
                 return
         if name == "func.call" and mode != 2 and fn.__name__ == "call" \
-                and self.inline(op, ins, out, mode, frees, stack):
+                and self.inline(op, ins, out, mode, frees, stack, dies, index):
             return
+        if name == "stablehlo.dynamic_update_slice" and mode == 1 and fn is KERNELS.get(name) \
+                and self.dead_when_run is not None and dies is not None \
+                and ins and ins[0] not in known and dies(op.operands[0], index):
+            run = _update_in_place_runner(op, ins, out, known, self.dead_when_run, self.reads)
+            if run is not None:
+                self.emit(_with_frees(run, frees), op)
+                return
         special = SPECIALIZERS.get(name)
         if special is not None and fn is KERNELS.get(name):
             try:
@@ -810,7 +850,7 @@ class _Emitter:
             self.folded_bytes += sb[1]
         return _scalar_form(value)
 
-    def inline(self, op, ins, out, mode, frees, stack) -> bool:
+    def inline(self, op, ins, out, mode, frees, stack, dies=None, index=0) -> bool:
         callee = getattr(op.attributes.get("callee"), "root", None)
         if not isinstance(callee, str) or callee in stack or len(stack) >= _INLINE_DEPTH:
             return False
@@ -844,7 +884,20 @@ class _Emitter:
         def remap(s, _get=argmap.get):
             r = _get(s)
             return base + s if r is None else r
-        self.emit_steps(cplan.steps, remap, args, stack + (callee,), cinfo)
+        position = {a: k for k, a in enumerate(block.arguments)}
+        clast = cinfo.last_use
+        operands = op.operands
+
+        def callee_dies(v, j):
+            """A callee value dies at its step j, and, for an argument, so does the
+            caller's value at the call."""
+            if clast.get(v, -1) != j:
+                return False
+            k = position.get(v)
+            if k is None:
+                return True              # (a function's ops see only its own values)
+            return dies is not None and dies(operands[k], index)
+        self.emit_steps(cplan.steps, remap, args, stack + (callee,), cinfo, callee_dies)
         # results that are the callee's arguments (or a value returned twice) are moved
         pairs = [(remap(t), d) for t, d in zip(term, dsts) if remap(t) != d]
         known = self.known
@@ -895,6 +948,59 @@ def _in_callee_frame(run, op, cinfo, remap, reads):
         finally:
             ctx._frame, ctx._info = prev_frame, prev_info
     return run_in_callee_frame
+
+
+def _update_in_place_runner(op, ins, out, known, dead_slots, reads):
+    """dynamic_update_slice in a loop body, of an operand whose last use it is: when nothing
+    but dead frame slots holds the operand's array (its reference count says so, after the
+    references of the operand's own slot, this op's result slot from the previous iteration
+    and the condition's argument slots are discounted), the update is written into it instead
+    of into a copy. Anything else holding the array (a view of it, another live value, the
+    caller) makes a copy, as the kernel does."""
+    from .movement import dynamic_update_slice_specialized
+    xt, ut = op.operands[0].type, op.operands[1].type
+    xshape, ushape = getattr(xt, "shape", None), getattr(ut, "shape", None)
+    if xshape is None or ushape is None or None in xshape or None in ushape \
+            or len(xshape) != len(ushape) or len(ins) != len(xshape) + 2:
+        return None
+    xshape, ushape = tuple(xshape), tuple(ushape)
+    copy_kernel = dynamic_update_slice_specialized(op) or KERNELS[op.name]
+    bounds = tuple(zip(ushape, [n - k for n, k in zip(xshape, ushape)]))
+    a = ins[0]
+    rest = ins[1:]
+    reads.update(s for s in ins if s not in known)
+    getters = tuple((s, known.get(s, _NOTHING)) for s in rest)
+    ND = np.ndarray
+    refcount = sys.getrefcount
+    NOTHING = _NOTHING
+
+    def update_in_place(ctx, f):
+        x = f[a]
+        vals = [f[s] if c is NOTHING else c for s, c in getters]
+        if x.__class__ is ND and x.base is None and x.flags.writeable and x.shape == xshape:
+            # references: the local x, getrefcount's argument, the operand's slot
+            n = refcount(x) - 3
+            if f[out] is x:
+                n -= 1
+            for s in dead_slots:
+                if f[s] is x:
+                    n -= 1
+            u = vals[0]
+            if n == 0 and np.shape(u) == ushape:
+                idx = []
+                for s, (size, hi) in zip(vals[1:], bounds):
+                    s = int(s)
+                    if s < 0:
+                        s = 0
+                    if s > hi:
+                        s = hi
+                    idx.append(slice(s, s + size))
+                x[tuple(idx)] = u
+                f[out] = x
+                return
+        v = copy_kernel(ctx, op, x, *vals)
+        f[out] = v[0] if v.__class__ in _SEQ else v
+    return update_in_place
 
 
 def _move_runner(pairs, clear):
