@@ -114,3 +114,25 @@ def test_broadcast_array_small_copies_and_large_views(shape):
     x = np.arange(shape[0], dtype=np.int32)
     out = broadcast_array(x, [shape[0], 1], shape)
     np.testing.assert_array_equal(out, np.broadcast_to(x[:, None], shape))
+
+
+def test_blas_threads_are_left_alone_for_single_threaded_sizes(monkeypatch):
+    from stablehlo_ref.interpreter import blas
+
+    class Fake:
+        num_threads = 8
+
+        def __init__(self):
+            self.calls = []
+
+        def set_num_threads(self, n):
+            self.calls.append(n)
+    fake = Fake()
+    monkeypatch.setattr(blas, "_controllers", lambda: [fake])
+    monkeypatch.setitem(blas._state, "current", None)
+    blas.use_threads(2.0 * 4 * 5 * 6)            # a tiny dot: OpenBLAS runs it on one thread
+    assert fake.calls == []
+    blas.use_threads(2.0 * 256 * 512 * 64)        # a medium matmul: one thread, set once
+    blas.use_threads(2.0 * 256 * 512 * 64)
+    assert fake.calls == [1]
+    monkeypatch.setitem(blas._state, "current", None)
