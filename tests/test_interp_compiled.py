@@ -247,6 +247,9 @@ def test_unary_scalar_specializers_match_the_general_kernels(t):
                 want = np.asarray(KERNELS[name](None, op, np.asarray(v)))
                 assert got.__class__ is dt.type, name
                 assert np.asarray(got).tobytes() == want.tobytes(), (name, v, got, want)
+            got = special(None, op, values)             # a whole array of the type
+            want = KERNELS[name](None, op, values)
+            assert got.dtype == want.dtype and got.tobytes() == want.tobytes(), name
         checked += 1
     assert checked >= 10
 

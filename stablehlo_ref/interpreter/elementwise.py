@@ -825,17 +825,24 @@ _SCALAR_FLOATS = {"f16": np.float16, "f32": np.float32, "f64": np.float64}
 def _unary_float_specializer(name, float_fn):
     """For a result of f16/f32/f64: a numpy scalar operand (a loop over scalars) is computed
     as the general kernel computes a rank-0 array (the ufunc in f64, one rounding to the
-    type) without the array round trip; anything else takes the general kernel."""
+    type) without the array round trip, an array of the type as the general kernel computes
+    it without its dispatch; anything else takes the general kernel."""
     def specialize(op, known=None):
         scalar = _SCALAR_FLOATS.get(getattr(_rt(op), "name", None))
         if scalar is None or elem(op.operands[0].type) != _rt(op):
             return None
         general = KERNELS[name]
         f64 = np.float64
+        dt = np.dtype(scalar)
+        wide = dt == np.float64
+        ND = np.ndarray
 
         def unary_scalar(ctx, op, x):
             if x.__class__ is scalar:
                 return scalar(float_fn(f64(x)))
+            if x.__class__ is ND and x.dtype == dt:
+                # as `_unary` computes it: in f64, rounded once to the type
+                return float_fn(x if wide else x.astype(f64)).astype(dt, copy=False)
             return general(ctx, op, x)
         return unary_scalar
     return specialize
