@@ -1,7 +1,7 @@
 """How our interpreter's time and memory grow with program size and loop length, its cost
 per op executed in a `while` body, and its peak memory on a program with large constants.
 
-    python bench/bench_scaling.py                      # all three parts
+    python bench/bench_scaling.py                      # every part
     python bench/bench_scaling.py --const-mb 256       # smaller constants
     python bench/bench_scaling.py --ours-from ../main  # another checkout, for before/after
 
@@ -13,6 +13,9 @@ Parts (no jax needed):
 - scaling: a chain of N elementwise ops on tensor<16xf32> (N = 10^3, 10^4, 10^5) and a loop
   of N iterations of a 10-op body (N = 10, 10^3, 10^5): run time (best of 3; parse not
   included) and peak memory of the run (tracemalloc, which numpy reports its buffers to).
+- updates: a loop of N iterations writing one row of an N x 256 f32 buffer per iteration
+  with dynamic_update_slice (N = 500, 2,000): time per iteration stays flat when the row is
+  written in place, and grows with N when each update copies the buffer.
 - large constants: four f32 constants of --const-mb/4 MB each (built in memory, not parsed)
   added together and reduced; peak memory of the run beyond the constants themselves.
 """
@@ -166,10 +169,43 @@ def large_constants(total_mb: int):
           f"them {fmt_bytes(peak)} ({peak / consts:.2f}x the constants; {dt:.1f} s)")
 
 
+def update_program(n: int, width: int = 256) -> str:
+    return f"""func.func @main(%x: tensor<{width}xf32>) -> tensor<{n}x{width}xf32> {{
+  %c0 = stablehlo.constant dense<0> : tensor<i32>
+  %z = stablehlo.constant dense<0.0> : tensor<f32>
+  %buf = stablehlo.broadcast_in_dim %z, dims = [] : (tensor<f32>) -> tensor<{n}x{width}xf32>
+  %r:3 = stablehlo.while(%i = %c0, %h = %x, %b = %buf) : tensor<i32>, tensor<{width}xf32>, tensor<{n}x{width}xf32>
+   cond {{
+    %n = stablehlo.constant dense<{n}> : tensor<i32>
+    %lt = stablehlo.compare LT, %i, %n, SIGNED : (tensor<i32>, tensor<i32>) -> tensor<i1>
+    stablehlo.return %lt : tensor<i1>
+  }} do {{
+    %one = stablehlo.constant dense<1> : tensor<i32>
+    %i2 = stablehlo.add %i, %one : tensor<i32>
+    %h2 = stablehlo.sine %h : tensor<{width}xf32>
+    %row = stablehlo.reshape %h2 : (tensor<{width}xf32>) -> tensor<1x{width}xf32>
+    %zero = stablehlo.constant dense<0> : tensor<i32>
+    %b2 = stablehlo.dynamic_update_slice %b, %row, %i, %zero : (tensor<{n}x{width}xf32>, tensor<1x{width}xf32>, tensor<i32>, tensor<i32>) -> tensor<{n}x{width}xf32>
+    stablehlo.return %i2, %h2, %b2 : tensor<i32>, tensor<{width}xf32>, tensor<{n}x{width}xf32>
+  }}
+  return %r#2 : tensor<{n}x{width}xf32>
+}}"""
+
+
+def updates():
+    print("\n| loop writing rows with dynamic_update_slice | N | run time | per iteration |")
+    print("| --- | --- | --- | --- |")
+    for n in (500, 2000):
+        m = stablehlo_ref.parse(update_program(n))
+        x = np.linspace(0, 1, 256).astype(np.float32)
+        t = timed(m, [x], reps=3)
+        print(f"| N iterations, N x 256 f32 buffer | {n:,} | {t * 1e3:.1f} ms | {t / n * 1e6:.1f} us |")
+
+
 def main(argv=None) -> int:
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     ap.add_argument("--const-mb", type=int, default=1024, help="total MB of constants (0: skip)")
-    ap.add_argument("--only", default="perop,scaling,constants")
+    ap.add_argument("--only", default="perop,scaling,updates,constants")
     ap.add_argument("--ours-from", default=None, help="import stablehlo_ref from this checkout")
     args = ap.parse_args(argv)
     parts = args.only.split(",")
@@ -178,6 +214,8 @@ def main(argv=None) -> int:
         per_op_cost()
     if "scaling" in parts:
         scaling()
+    if "updates" in parts:
+        updates()
     if "constants" in parts and args.const_mb:
         large_constants(args.const_mb)
     return 0

@@ -61,6 +61,36 @@ def test_numpy_error_state_is_restored_after_a_run():
     assert np.geterr() == before
 
 
+def test_garbage_collector_is_paused_during_a_run_and_restored():
+    import gc
+    src = """
+func.func @main(%a: tensor<2xf32>) -> tensor<2xf32> {
+  %0 = stablehlo.custom_call @probe(%a) : (tensor<2xf32>) -> tensor<2xf32>
+  return %0 : tensor<2xf32>
+}"""
+    seen = []
+
+    def handler(target, op, args):
+        seen.append(gc.isenabled())
+        if len(seen) == 2:
+            raise ValueError("a failing custom call")
+        return [args[0]]
+    m = parse(src)
+    x = np.ones(2, np.float32)
+    assert gc.isenabled()
+    Interpreter(m, custom_call_handler=handler).call("main", [x])
+    assert seen == [False] and gc.isenabled()
+    with pytest.raises(Exception):
+        Interpreter(m, custom_call_handler=handler).call("main", [x])
+    assert seen == [False, False] and gc.isenabled()
+    gc.disable()
+    try:
+        Interpreter(m, custom_call_handler=handler).call("main", [x])
+        assert not gc.isenabled()                # a process that turned it off keeps it off
+    finally:
+        gc.enable()
+
+
 def test_unknown_op_raises_when_reached():
     m = parse(PROGRAM)
     op = m.function("main").regions[0].blocks[0].operations[0]
@@ -84,3 +114,25 @@ def test_broadcast_array_small_copies_and_large_views(shape):
     x = np.arange(shape[0], dtype=np.int32)
     out = broadcast_array(x, [shape[0], 1], shape)
     np.testing.assert_array_equal(out, np.broadcast_to(x[:, None], shape))
+
+
+def test_blas_threads_are_left_alone_for_single_threaded_sizes(monkeypatch):
+    from stablehlo_ref.interpreter import blas
+
+    class Fake:
+        num_threads = 8
+
+        def __init__(self):
+            self.calls = []
+
+        def set_num_threads(self, n):
+            self.calls.append(n)
+    fake = Fake()
+    monkeypatch.setattr(blas, "_controllers", lambda: [fake])
+    monkeypatch.setitem(blas._state, "current", None)
+    blas.use_threads(2.0 * 4 * 5 * 6)            # a tiny dot: OpenBLAS runs it on one thread
+    assert fake.calls == []
+    blas.use_threads(2.0 * 256 * 512 * 64)        # a medium matmul: one thread, set once
+    blas.use_threads(2.0 * 256 * 512 * 64)
+    assert fake.calls == [1]
+    monkeypatch.setitem(blas._state, "current", None)

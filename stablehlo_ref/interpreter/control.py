@@ -16,7 +16,7 @@ def call(ctx, op, *args):
 def while_(ctx, op, *args):
     cond, body = op.regions
     run_cond = ctx.region_runner(cond)
-    run_body = ctx.region_runner(body)
+    run_body = ctx.region_runner(body, take=True)    # (`vals` is replaced by its results)
     max_steps = ctx.max_steps
     deadline = ctx.deadline
     vals = list(args)
@@ -195,7 +195,7 @@ def scan(ctx, op, *args):
     moved = [np.moveaxis(a, dim, 0) for a in inputs]
     outs = [[None] * length for _ in range(n_out)]
     order = range(length - 1, -1, -1) if _flag(op, "is_reverse") else range(length)
-    run_body = ctx.region_runner(body)
+    run_body = ctx.region_runner(body, take=True)    # (`vals` is replaced by its results)
     for i in order:
         ctx.tick(op)
         res = run_body([m[i] for m in moved] + carries)

@@ -6,7 +6,7 @@ import numpy as np
 
 from ..errors import NotImplementedOpError
 from .numerics import contiguous, compute_dtype, elem, from_compute, to_compute, wrap_int
-from .registry import args, kernel, op_cache, register_table
+from .registry import KERNELS, args, kernel, op_cache, register_table, specializer
 
 
 def make_complex(re, im):
@@ -326,10 +326,49 @@ def _native_logical_shift(a, b, et, left):
     ua = a.view(udt)
     ub = b.view(udt)
     big = ub >= et.bits
+    if not big.any():                  # (the common case: every amount within the width)
+        r = np.left_shift(ua, ub) if left else np.right_shift(ua, ub)
+        return r.view(et.dtype)
     s = np.minimum(ub, udt.type(et.bits - 1))
     r = np.left_shift(ua, s) if left else np.right_shift(ua, s)
     r = np.where(big, udt.type(0), r)
     return r.view(et.dtype)
+
+
+def _logical_shift_specializer(name, left):
+    """A logical shift of 8..64-bit integers by a shift amount known when compiling (a
+    broadcast constant, as in threefry): the amounts read, clamped and checked against the
+    width once; one amount for every element shifts by a scalar."""
+    def specialize(op, known=None):
+        et = _rt(op)
+        b = known[1] if known else None
+        if b is None or et.is_bool or et.bits < 8 or b.dtype != et.dtype \
+                or elem(op.operands[0].type) != et:
+            return None
+        udt = _UNSIGNED_OF_SIZE[et.dtype.itemsize]
+        ub = np.asarray(b).view(udt)
+        big = ub >= et.bits
+        amount = np.minimum(ub, udt.type(et.bits - 1))
+        any_big = bool(big.any())
+        if ub.size and (ub == ub.reshape(-1)[0]).all():
+            amount = udt.type(amount.reshape(-1)[0])
+            if any_big:
+                return None                # every amount past the width: the general kernel
+        shift = np.left_shift if left else np.right_shift
+        zero = udt.type(0)
+        general = KERNELS[name]
+        shape = np.shape(b)
+        dt = et.dtype
+
+        def logical_shift_known(ctx, op, a, b):
+            if a.dtype != dt or np.shape(a) != shape:
+                return general(ctx, op, a, b)
+            r = shift(a.view(udt), amount)
+            if any_big:
+                r = np.where(big, zero, r)
+            return r.view(dt)
+        return logical_shift_known
+    return specialize
 
 
 @kernel("stablehlo.shift_left")
@@ -780,9 +819,47 @@ _UNARY_KERNELS = {
 }
 register_table(_UNARY_KERNELS, _unary, 1)
 
+_SCALAR_FLOATS = {"f16": np.float16, "f32": np.float32, "f64": np.float64}
+
+
+def _unary_float_specializer(name, float_fn):
+    """For a result of f16/f32/f64: a numpy scalar operand (a loop over scalars) is computed
+    as the general kernel computes a rank-0 array (the ufunc in f64, one rounding to the
+    type) without the array round trip, an array of the type as the general kernel computes
+    it without its dispatch; anything else takes the general kernel."""
+    def specialize(op, known=None):
+        scalar = _SCALAR_FLOATS.get(getattr(_rt(op), "name", None))
+        if scalar is None or elem(op.operands[0].type) != _rt(op):
+            return None
+        general = KERNELS[name]
+        f64 = np.float64
+        dt = np.dtype(scalar)
+        wide = dt == np.float64
+        ND = np.ndarray
+
+        def unary_scalar(ctx, op, x):
+            if x.__class__ is scalar:
+                return scalar(float_fn(f64(x)))
+            if x.__class__ is ND and x.dtype == dt:
+                # as `_unary` computes it: in f64, rounded once to the type
+                return float_fn(x if wide else x.astype(f64)).astype(dt, copy=False)
+            return general(ctx, op, x)
+        return unary_scalar
+    return specialize
+
+
+for _name, (_positional, _keywords) in _UNARY_KERNELS.items():
+    if _positional and isinstance(_positional[0], np.ufunc):
+        specializer(_name)(_unary_float_specializer(_name, _positional[0]))
+
 _BITWISE_KERNELS = {
     "stablehlo.and": args(np.bitwise_and),
     "stablehlo.or": args(np.bitwise_or),
     "stablehlo.xor": args(np.bitwise_xor),
 }
 register_table(_BITWISE_KERNELS, _bitwise, 2)
+
+
+specializer("stablehlo.shift_left")(_logical_shift_specializer("stablehlo.shift_left", True))
+specializer("stablehlo.shift_right_logical")(
+    _logical_shift_specializer("stablehlo.shift_right_logical", False))

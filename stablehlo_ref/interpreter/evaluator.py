@@ -11,12 +11,14 @@ each region is nested). Each block gets a plan when it first runs: per op its ke
 operand and result slots bound, the values to drop after it, and the errors that are known
 before running (no kernel, a result over the tensor-size limit, nesting too deep). A block
 that keeps running (a loop body, a comparator) is compiled into a chain of closures with
-its kernels, ops, slots and constants bound, so that running it costs one call per op and
-nothing else. Values of enclosing blocks are read from the same frame, so a region costs no
+its kernels, ops, slots and constants bound and the functions it calls inlined, so that
+running it costs at most one call per op and nothing else. Values of enclosing blocks are read from the same frame, so a region costs no
 scope lookups however deeply it is nested."""
 from __future__ import annotations
 
+import gc
 import sys
+import threading
 import time
 from typing import List, Optional, Sequence
 
@@ -59,6 +61,15 @@ class Interpreter:
             f = self._functions = self.module.functions
         return f
 
+    def entry(self, name: str):
+        """(entry block, number of parameters, FunctionInfo) of function @name (checked once
+        per interpreter: an unknown function or a declaration raises)."""
+        try:
+            return self._entries[name]
+        except KeyError:
+            e = self._entries[name] = _entry(self.functions, name)
+            return e
+
     # ------------------------------------------------------------ public
     def call(self, name: str, args: Sequence) -> list:
         try:
@@ -89,9 +100,11 @@ class Interpreter:
         # (max_nesting, the call depth) must be reached before Python's recursion limit
         need = 1000 + 8 * (min(info.max_depth, limits.max_nesting) + 2000)
         blas.enter()
+        _pause_gc()
         try:
             return self._call_top_inner(name, block, info, args, need)
         finally:
+            _resume_gc()
             blas.leave()
             if own_deadline:
                 self.deadline = None
@@ -139,10 +152,11 @@ class Interpreter:
             pass
         return c
 
-    def region_runner(self, region):
+    def region_runner(self, region, take=False):
         """A function `run(args) -> results` that runs the single-block `region` with `args`
         bound to its arguments, for a kernel that runs it many times (loops, comparators).
-        The region sees the values of the function running now."""
+        The region sees the values of the function running now. With `take`, the caller
+        hands `args` over: a compiled block empties the list once it has bound them."""
         blocks = region.blocks
         if len(blocks) != 1:
             if not blocks:
@@ -163,6 +177,10 @@ class Interpreter:
             frame = [None] * info.nslots
         execute = self._plan(block, info).execute
         ctx = self
+        if take:
+            def run_taking(args):
+                return execute(ctx, frame, args, True)
+            return run_taking
 
         def run(args):
             return execute(ctx, frame, args)
@@ -185,6 +203,32 @@ class Interpreter:
         if self.deadline is not None and time.monotonic() > self.deadline:
             raise LimitError(f"{op.name}: the run took longer than {self.limits.timeout} s",
                              op.where(), FLAGS["timeout"])
+
+
+# Python's cyclic garbage collector is paused while runs are in progress: a run allocates
+# many short-lived objects (arrays, lists), which trigger collections that each walk every
+# object of the process, the parsed module's IR included (a third to a half of a short run
+# of a large module went to them). A run makes no reference cycles of its own that need the
+# collector (its values are freed by reference counting); the collector runs again, as it
+# was, when the last run in progress ends. A process that turned it off keeps it off.
+_gc_lock = threading.Lock()
+_gc_state = {"runs": 0, "paused": False}
+
+
+def _pause_gc() -> None:
+    with _gc_lock:
+        _gc_state["runs"] += 1
+        if _gc_state["runs"] == 1 and gc.isenabled():
+            gc.disable()
+            _gc_state["paused"] = True
+
+
+def _resume_gc() -> None:
+    with _gc_lock:
+        _gc_state["runs"] -= 1
+        if _gc_state["runs"] == 0 and _gc_state["paused"]:
+            _gc_state["paused"] = False
+            gc.enable()
 
 
 def _belongs(block, info) -> bool:

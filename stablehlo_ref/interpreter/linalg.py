@@ -7,7 +7,7 @@ import numpy as np
 
 from .blas import use_threads
 from .numerics import accumulation_dtype, elem, from_compute
-from .registry import kernel
+from .registry import kernel, specializer
 
 
 def dot_general_arrays(lhs, rhs, lb, rb, lc, rc, et):
@@ -50,6 +50,50 @@ def dot_general(ctx, op, lhs, rhs):
     rhs = as_result_type(rhs, op, 1, et)
     return dot_general_arrays(lhs, rhs, tuple(d["lhs_batching_dimensions"]), tuple(d["rhs_batching_dimensions"]),
                               tuple(d["lhs_contracting_dimensions"]), tuple(d["rhs_contracting_dimensions"]), et)
+
+
+@specializer("stablehlo.dot_general")
+def dot_general_specialized(op, known=None):
+    """dot_general of operands with static shapes and the result's element type: the
+    transpositions, shapes and BLAS thread count worked out once (operands of other shapes,
+    as in a body applied over arrays, take the general kernel)."""
+    lt, rt = op.operands[0].type, op.operands[1].type
+    et = elem(op.results[0].type)
+    if elem(lt) != et or elem(rt) != et or et.is_complex or et.is_bool:
+        return None
+    lshape, rshape = tuple(lt.shape), tuple(rt.shape)
+    if None in lshape or None in rshape:
+        return None
+    d = dict(op.attributes["dot_dimension_numbers"].fields)
+    lb, rb = tuple(d["lhs_batching_dimensions"]), tuple(d["rhs_batching_dimensions"])
+    lc, rc = tuple(d["lhs_contracting_dimensions"]), tuple(d["rhs_contracting_dimensions"])
+    lfree = [i for i in range(len(lshape)) if i not in lb and i not in lc]
+    rfree = [i for i in range(len(rshape)) if i not in rb and i not in rc]
+    bshape = [lshape[i] for i in lb]
+    csize = math.prod([lshape[i] for i in lc])
+    B = math.prod(bshape)
+    L = math.prod([lshape[i] for i in lfree])
+    R = math.prod([rshape[i] for i in rfree])
+    out_shape = tuple(bshape + [lshape[i] for i in lfree] + [rshape[i] for i in rfree])
+    lperm = list(lb) + lfree + list(lc)
+    rperm = list(rb) + list(rc) + rfree
+    lperm = None if lperm == list(range(len(lshape))) else tuple(lperm)
+    rperm = None if rperm == list(range(len(rshape))) else tuple(rperm)
+    a_shape, b_shape = (B, L, csize), (B, csize, R)
+    cd = accumulation_dtype(et)
+    flops = 2.0 * B * L * R * csize
+    general = dot_general
+    integer = et.is_integer
+
+    def dot_general_static(ctx, op, lhs, rhs):
+        if lhs.shape != lshape or rhs.shape != rshape:
+            return general(ctx, op, lhs, rhs)
+        a = (lhs if lperm is None else lhs.transpose(lperm)).astype(cd, order="C").reshape(a_shape)
+        b = (rhs if rperm is None else rhs.transpose(rperm)).astype(cd, order="C").reshape(b_shape)
+        use_threads(flops)
+        out = np.matmul(a, b).reshape(out_shape)
+        return from_compute(out, et) if integer else out.astype(et.dtype, copy=False)
+    return dot_general_static
 
 
 @kernel("stablehlo.dot")

@@ -8,7 +8,7 @@ from ..errors import InterpreterError, StableHLOError
 from ..ir.attributes import DenseElementsAttr, DenseResourceAttr
 from .registry import op_cache
 from .numerics import elem, from_compute
-from .registry import kernel
+from .registry import kernel, specializer
 
 
 def _shape(op, i=0):
@@ -217,6 +217,69 @@ def dynamic_update_slice(ctx, op, x, update, *starts):
     out = np.array(x, copy=True)
     out[tuple(slice(s, s + n) for s, n in zip(st, update.shape))] = update
     return out
+
+
+def _static_shape(t):
+    shape = getattr(t, "shape", None)
+    if shape is None or None in shape:
+        return None
+    return tuple(shape)
+
+
+@specializer("stablehlo.dynamic_slice")
+def dynamic_slice_specialized(op, known=None):
+    """A dynamic_slice of an operand with a static shape: sizes and clamping bounds decoded
+    once, start indices read with int()."""
+    xshape = _static_shape(op.operands[0].type)
+    if xshape is None:
+        return None
+    sizes = _ints(op, "slice_sizes")
+    if len(sizes) != len(xshape) or len(op.operands) != len(xshape) + 1:
+        return None
+    bounds = tuple(zip(sizes, [n - k for n, k in zip(xshape, sizes)]))
+    general = dynamic_slice
+
+    def dynamic_slice_static(ctx, op, x, *starts):
+        if x.shape != xshape:
+            return general(ctx, op, x, *starts)
+        idx = []
+        for s, (n, hi) in zip(starts, bounds):
+            s = int(s)
+            if s < 0:
+                s = 0
+            if s > hi:
+                s = hi
+            idx.append(slice(s, s + n))
+        return x[tuple(idx)]
+    return dynamic_slice_static
+
+
+@specializer("stablehlo.dynamic_update_slice")
+def dynamic_update_slice_specialized(op, known=None):
+    """A dynamic_update_slice of static shapes: clamping bounds worked out once."""
+    xshape = _static_shape(op.operands[0].type)
+    ushape = _static_shape(op.operands[1].type)
+    if xshape is None or ushape is None or len(xshape) != len(ushape) \
+            or len(op.operands) != len(xshape) + 2:
+        return None
+    bounds = tuple(zip(ushape, [n - k for n, k in zip(xshape, ushape)]))
+    general = dynamic_update_slice
+
+    def dynamic_update_slice_static(ctx, op, x, update, *starts):
+        if x.shape != xshape or update.shape != ushape:
+            return general(ctx, op, x, update, *starts)
+        idx = []
+        for s, (n, hi) in zip(starts, bounds):
+            s = int(s)
+            if s < 0:
+                s = 0
+            if s > hi:
+                s = hi
+            idx.append(slice(s, s + n))
+        out = np.array(x, copy=True)
+        out[tuple(idx)] = update
+        return out
+    return dynamic_update_slice_static
 
 
 @kernel("stablehlo.tuple")

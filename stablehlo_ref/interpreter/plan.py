@@ -12,22 +12,27 @@ which large values die after it (their slots are cleared, so memory is freed as 
 is dead), and the errors known before running (no kernel, an invalid use, a result type over
 the tensor-size limit, live memory over its limit, regions nested too deep), which are raised
 when the op is reached. The first runs of a block walk these steps; a block that keeps running
-is compiled (`_compile`) into a chain of closures, one per op, with its kernel, op and operand
-and result slots bound (no code is generated or evaluated), constants made once, and, for ops
-on native integer and float types whose exact semantics a Python operator keeps (+, -, * with
-integer wrap-around and float rounding in the operands' own dtype, comparisons, and/or/xor,
-select of a rank-0 predicate), the operator itself instead of a kernel call; numpy scalars then
-stay numpy scalars, so a loop over scalars costs no numpy array call per op."""
+is compiled (`_compile`, `_Emitter`) into a chain of closures, one per op, with its kernel
+(or the kernel its specializer makes for that op), op and operand and result slots bound (no
+code is generated or evaluated); calls are inlined (the callee's steps emitted in place, its
+values in slots of the caller's frame); constants, and the elementwise and data-movement ops
+whose operands are all known, are computed once and stored once per frame, and bound into the
+closures that read them; for ops on native integer and float types whose exact semantics a
+Python operator keeps (+, -, * with integer wrap-around and float rounding in the operands' own
+dtype, comparisons, and/or/xor, select of a rank-0 predicate), the operator itself runs instead
+of a kernel call, consecutive ones in one loop; numpy scalars then stay numpy scalars, so a
+loop over scalars costs no numpy array call per op."""
 from __future__ import annotations
 
 import operator
+import sys
 
 import numpy as np
 
 from ..errors import InterpreterError, LimitError, NotImplementedOpError, StableHLOError
 from ..ir.types import ElementType, QuantizedType, TensorType, TupleType
 from ..limits import FLAGS, check_tensor
-from .registry import HARNESS_OPS, KERNELS, TERMINATORS
+from .registry import HARNESS_OPS, KERNELS, SPECIALIZERS, TERMINATORS
 
 KERNEL_ERRORS = (ValueError, IndexError, TypeError, OverflowError, ZeroDivisionError,
                  MemoryError, KeyError, AttributeError)
@@ -35,9 +40,10 @@ KERNEL_ERRORS = (ValueError, IndexError, TypeError, OverflowError, ZeroDivisionE
 # a value of at least this many elements (or of a dynamic shape, or a tuple) has its slot
 # cleared after its last use; smaller ones are left until the block runs again
 _FREE_ELEMENTS = 4096
-# a block is compiled on its run after this many (a block that runs a few times, such as a
-# function body, gains less than compiling costs: about as much as running it 50 times)
-_COMPILE_AFTER_RUNS = 16
+# a block is compiled on its run after this many (a block that runs once or twice, such as a
+# function body, gains less than compiling costs; on the loop programs of bench_models.py,
+# 4 was faster than 16 and as fast as 1)
+_COMPILE_AFTER_RUNS = 4
 # blocks with more steps than this are never compiled (compiling costs more than it saves)
 _MAX_COMPILED_STEPS = 20000
 
@@ -216,39 +222,53 @@ def _quantized_runner(qplan, fn):
 
 
 _SIZES = {}
+_elem = None
 
 
 def _static_bytes(t):
     """(elements, bytes) of a tensor type with a static shape; None otherwise (cached per
-    type)."""
-    hit = _SIZES.get(id(t))
-    if hit is not None and hit[0] is t:       # (the type is kept, so its id is not reused)
+    element type and shape, so that equal types of every parse share one entry)."""
+    global _elem
+    if t.__class__ is not TensorType:
+        return None
+    et = t.element_type
+    shape = t.shape
+    key = (id(et), shape if shape.__class__ is tuple else tuple(shape))
+    hit = _SIZES.get(key)
+    if hit is not None and hit[0] is et:      # (the element type is kept: its id stays its own)
         return hit[1]
     out = None
-    if t.__class__ is TensorType and all(d is not None and d >= 0 for d in t.shape):
-        from .numerics import elem
+    n = 1
+    for d in t.shape:
+        if d is None or d < 0:
+            n = -1
+            break
+        n *= d
+    if n >= 0:
+        if _elem is None:
+            from .numerics import elem as _e
+            _elem = _e
         try:
-            itemsize = elem(t).dtype.itemsize
+            itemsize = _elem(t).dtype.itemsize
         except Exception:  # noqa: BLE001 - a type without a storage dtype is not counted
             itemsize = None
         if itemsize is not None:
-            n = 1
-            for d in t.shape:
-                n *= d
             out = (n, n * itemsize)
     if len(_SIZES) > 100_000:
         _SIZES.clear()
-    _SIZES[id(t)] = (t, out)
+    _SIZES[key] = (et, out)
     return out
 
 
 class Plan:
     __slots__ = ("nops", "limits", "info", "arg_slots", "steps", "term_slots", "runs", "code",
-                 "lines", "live_after", "compilable")
+                 "lines", "live_after", "compilable", "block")
 
-    def execute(self, ctx, frame, args):
+    def execute(self, ctx, frame, args, take=False):
         """Bind `args` to the block's arguments in `frame`, run the block, return the
-        operands of its terminator."""
+        operands of its terminator. With `take` (a loop handing over its values) a compiled
+        block empties the list `args` once it has bound them, so that it holds no references
+        that would keep an update from being made in place."""
         code = self.code
         if code is None:
             i = 0
@@ -261,7 +281,7 @@ class Plan:
                 self.runs += 1
                 return self._interpret(ctx, frame, False)
             code = self.code = _compile(self, ctx)
-        return code(ctx, frame, args)
+        return code(ctx, frame, args, take)
 
     def _interpret(self, ctx, frame, traced):
         for op, fn, ins, out, mode, frees, _ in self.steps:
@@ -442,6 +462,7 @@ def plan_block(block, info: FunctionInfo, limits) -> Plan:
             steps.append((op, fn, ins, tuple([slots[r] for r in results]), 3, frees, None))
         live_after.append(live)
     p = Plan()
+    p.block = block
     p.nops = len(block.operations)
     p.limits = limits
     p.info = info
@@ -539,59 +560,481 @@ def _fast_form(op):
 def _compile(plan: Plan, ctx):
     """One function `_block(ctx, f, a)` for the plan's steps: a chain of closures, one per op,
     each with its kernel, op, operand and result slots bound (no code is generated or
-    evaluated). Constants are made once, here, and bound like the kernels (they depend on
-    nothing that changes between runs). An error is located at the op whose closure raised."""
-    steps = plan.steps
-    runners = []
-    for i, step in enumerate(steps):
-        if step[6] is True:
-            step = steps[i] = step[:6] + (_fast_form(step[0]),)
-        elif step[6] is False:
-            step = steps[i] = step[:6] + (None,)
-        runners.append(_runner(ctx, *step))
-    runners = tuple(runners)
+    evaluated; see `_Emitter`). An error is located at the op whose closure raised."""
+    em = _Emitter(ctx, plan.info)
+    block = plan.block
+    local_ops = {id(st[0]) for st in plan.steps}
+    last_use = plan.info.last_use
+
+    def dies(v, i):
+        """Whether value `v` of this block is last used by its step i."""
+        owner = v.owner
+        if owner is not block and id(owner) not in local_ops:
+            return False
+        return last_use.get(v, -1) == i
+    em.dead_when_run = _loop_dead_slots(block, plan.info)
+    em.emit_steps(plan.steps, None, None, (), None, dies)
+    if plan.term_slots is not None:
+        em.reads.update(plan.term_slots)
+    runners, ops, preload = em.finish()
+    nrunners = len(runners)
     arg_slots = plan.arg_slots
     term = plan.term_slots
-    ops = [st[0] for st in steps]
+    need = em.need
+    length_hint = operator.length_hint
+    if preload:
+        first_slot, first_value = preload[0]
+    else:
+        first_slot, first_value = 0, _NOTHING
 
-    def _block(ctx, f, a):
+    def _block(ctx, f, a, take=False):
+        if len(f) < need:            # a frame made before calls were inlined into this block
+            f.extend([None] * (need - len(f)))
+        if f[first_slot] is not first_value and preload:
+            # known values are stored once per frame (nothing else writes their slots)
+            for s, v in preload:
+                f[s] = v
         i = 0
         for s in arg_slots:
             f[s] = a[i]
             i += 1
-        i = 0
+        if take:
+            a.clear()
+        it = iter(runners)
         try:
-            for r in runners:
+            for r in it:
                 r(ctx, f)
-                i += 1
         except StableHLOError as e:
+            op = _failed_op(ops[nrunners - length_hint(it) - 1], e)
             if e.location is None:
-                e.location = ops[i].where()
+                e.location = op.where()
             raise
         except KERNEL_ERRORS as e:
-            raise InterpreterError(f"{ops[i].name}: {e}", ops[i].where()) from None
+            op = _failed_op(ops[nrunners - length_hint(it) - 1], e)
+            raise InterpreterError(f"{op.name}: {e}", op.where()) from None
         if term is None:
             raise InterpreterError("block has no terminator")
         return [f[s] for s in term]
     return _block
 
 
-def _runner(ctx, op, fn, ins, out, mode, frees, fast):
-    """The closure that runs one step on a frame `f`."""
-    if mode == 1 and op.name == "stablehlo.constant" and fn is KERNELS.get(op.name):
+def _loop_dead_slots(block, info):
+    """For the body of a `while`: the slots of its condition's arguments (they hold the values
+    the body receives, and are not read again before the condition binds them anew); None for
+    any other block."""
+    par = info.parent.get(block)
+    if par is None:
+        return None
+    op = par[0].operations[par[1]]
+    if op.name != "stablehlo.while" or len(op.regions) != 2 or not op.regions[1].blocks \
+            or op.regions[1].blocks[0] is not block or not op.regions[0].blocks:
+        return None
+    slots = info.slots
+    return tuple(slots[a] for a in op.regions[0].blocks[0].arguments if a in slots)
+
+
+def _failed_op(op, e):
+    """The op that raised `e`: `op`, or for a merged sequence of ops (a list) the one its
+    runner recorded on the exception."""
+    if op.__class__ is list:
+        return op[getattr(e, "_stablehlo_sequence_index", 0)]
+    return op
+
+
+def _sequence_runner(seq):
+    """Several Python-operator steps `f[out] = fn(f[a], f[b])` in one loop (a loop iteration
+    costs less than a closure call)."""
+    n = len(seq)
+    length_hint = operator.length_hint
+
+    def run_sequence(ctx, f):
+        it = iter(seq)
         try:
-            value = fn(ctx, op)
+            for fn, a, b, out in it:
+                f[out] = fn(f[a], f[b])
+        except Exception as e:
+            try:
+                e._stablehlo_sequence_index = n - length_hint(it) - 1
+            except AttributeError:
+                pass
+            raise
+    return run_sequence
+
+
+# ops whose result is a function of their operands' values alone (no regions, no state, no
+# process grid, no custom calls): the kernels of these modules, for stablehlo ops
+_FOLD_MODULES = frozenset(("elementwise", "registry", "movement"))
+_NO_FOLD = frozenset(("stablehlo.optimization_barrier", "stablehlo.tuple",
+                      "stablehlo.get_tuple_element"))
+_FOLDABLE = {}
+# a folded value is kept by the compiled block for its life: bounded per value and per block
+_FOLD_MAX_BYTES = 1 << 18
+_FOLD_BLOCK_BYTES = 1 << 22
+# calls inlined into a compiled block: callees of at most this many ops, this many ops in all
+# per block, this many calls deep
+_INLINE_MAX_OPS = 400
+_INLINE_BLOCK_OPS = 8000
+_INLINE_DEPTH = 16
+_NOTHING = object()
+
+
+def _foldable(name, fn) -> bool:
+    hit = _FOLDABLE.get(name)
+    if hit is None:
+        hit = _FOLDABLE[name] = (name.startswith("stablehlo.") and name not in _NO_FOLD
+                                 and KERNELS.get(name) is fn
+                                 and fn.__module__.rsplit(".", 1)[-1] in _FOLD_MODULES)
+    return hit
+
+
+def _scalar_form(value):
+    """A rank-0 array of a native numeric dtype as a numpy scalar (operators on it stay
+    scalars, as kernels' results on scalars do); anything else as it is."""
+    if value.__class__ is np.ndarray and value.ndim == 0 and value.dtype.kind in "biuf" \
+            and value.dtype.isnative and value.dtype.itemsize in (1, 2, 4, 8) \
+            and value.dtype.type.__module__ == "numpy":
+        return value[()]
+    return value
+
+
+class _Emitter:
+    """Turns the steps of a block into closures, once, when the block is compiled:
+
+    - constants are made here, and so is every op of the elementwise and data-movement
+      kernels whose operands are all known here (a `broadcast_in_dim` of a constant, the
+      arithmetic on it): such an op runs once, and its closure only stores the value (its
+      bits are the kernel's, computed by the kernel; an op that raises is left to raise when
+      it runs);
+    - a `func.call` is inlined: the callee's steps are emitted in place, its values in slots
+      of the caller's frame past the caller's own (its arguments are the caller's operand
+      slots), so a call costs no frame, no argument list and no call of the evaluator. An op
+      with regions in the callee runs with a frame of the callee as the current one (its
+      regions were planned for it; see `_in_callee_frame`). Callees that call themselves
+      (directly or not) stop being inlined where they recur, and run as calls;
+    - every other op gets `_runner`, with the kernel its specializer makes for the op
+      where one is registered (`registry.SPECIALIZERS`)."""
+
+    def __init__(self, ctx, info):
+        self.ctx = ctx
+        self.info = info
+        self.runners = []
+        self.ops = []
+        self.known = {}              # slot -> value known when compiling
+        self.folded_bytes = 0
+        self.inlined_ops = 0
+        self.need = info.nslots      # frame length the compiled block needs
+        self.reads = set()           # slots some runner reads from the frame
+        self.stores = []             # (index of a runner that only stores a known value, slot)
+        self.freed = set()           # slots some runner clears
+        self.dead_when_run = None    # for a loop body: slots dead while it runs (see below)
+        self.seq = {}                # runner index -> (fn, a, b, out) of a Python-operator step
+
+    def emit(self, run, op):
+        self.runners.append(run)
+        self.ops.append(op)
+
+    def finish(self):
+        """(runners, their ops, preload): the runners that store a known value become
+        `preload` (slot, value) pairs, stored once per frame, where something reads the slot
+        from the frame and nothing clears it, and go where nothing reads it (its readers have
+        the value bound); runs of consecutive Python-operator steps become one runner."""
+        known = self.known
+        preload = []
+        drop = set()
+        for i, s in self.stores:
+            if s in self.freed:
+                continue
+            drop.add(i)
+            if s in self.reads:
+                preload.append((s, known[s]))
+        runners, ops = [], []
+        run = []                     # indices of a run of Python-operator steps
+
+        def flush():
+            if len(run) > 1:
+                runners.append(_sequence_runner(tuple(self.seq[j] for j in run)))
+                ops.append([self.ops[j] for j in run])
+            elif run:
+                runners.append(self.runners[run[0]])
+                ops.append(self.ops[run[0]])
+            run.clear()
+        for i, r in enumerate(self.runners):
+            if i in drop:
+                continue
+            if i in self.seq:
+                run.append(i)
+                continue
+            flush()
+            runners.append(r)
+            ops.append(self.ops[i])
+        flush()
+        return tuple(runners), ops, tuple(preload)
+
+    def emit_steps(self, steps, remap, args, stack, cinfo=None, dies=None):
+        for i, st in enumerate(steps):
+            self.emit_step(st, remap, args, stack, cinfo, dies, i)
+
+    def emit_step(self, st, remap, args, stack, cinfo=None, dies=None, index=0):
+        op, fn, ins, out, mode, frees, fast = st
+        if fast is True:
+            fast = _fast_form(op)
+        elif fast is False:
+            fast = None
+        if remap is not None:
+            ins = tuple([remap(s) for s in ins])
+            if mode == 1 or mode == 2:
+                out = remap(out)
+            elif mode == 3:
+                out = tuple([remap(s) for s in out])
+            # the callee's arguments are the caller's values: the caller frees them
+            frees = tuple([remap(s) for s in frees if s not in args])
+        self.freed.update(frees)
+        name = op.name
+        known = self.known
+        if mode == 1 and (name == "stablehlo.constant" and fn is KERNELS.get(name)
+                          or ins and _foldable(name, fn) and all(s in known for s in ins)):
+            value = self.fold(op, fn, ins)
+            if value is not _NOTHING:
+                known[out] = value
+                if not frees:
+                    self.stores.append((len(self.runners), out))
+                self.emit(_with_frees(_constant_runner(out, value), frees), op)
+                return
+        if name == "func.call" and mode != 2 and fn.__name__ == "call" \
+                and self.inline(op, ins, out, mode, frees, stack, dies, index):
+            return
+        if name == "stablehlo.dynamic_update_slice" and mode == 1 and fn is KERNELS.get(name) \
+                and self.dead_when_run is not None and dies is not None \
+                and ins and ins[0] not in known and dies(op.operands[0], index):
+            run = _update_in_place_runner(op, ins, out, known, self.dead_when_run, self.reads)
+            if run is not None:
+                self.emit(_with_frees(run, frees), op)
+                return
+        special = SPECIALIZERS.get(name)
+        if special is not None and fn is KERNELS.get(name):
+            try:
+                fn = special(op, [known.get(s) for s in ins]) or fn
+            except Exception:  # noqa: BLE001 - the general kernel reports what is wrong
+                pass
+        if mode == 1 and fast is not None and fast is not _SELECT and not frees:
+            # may join a sequence of such steps, which reads its operands from the frame
+            self.seq[len(self.runners)] = (fast, ins[0], ins[1], out)
+            self.reads.update(ins)
+        run = _runner(self.ctx, op, fn, ins, out, mode, frees, fast, known, self.reads)
+        if op.regions:
+            if cinfo is not None:
+                run = _in_callee_frame(run, op, cinfo, remap, self.reads)
+            else:
+                slots = self.info.slots
+                self.reads.update(slots[v] for v in _outer_values(op) if v in slots)
+        self.emit(run, op)
+
+    def fold(self, op, fn, ins):
+        constant = not ins
+        sb = _static_bytes(op.results[0].type)
+        if sb is None or not constant and (sb[1] > _FOLD_MAX_BYTES or
+                                           self.folded_bytes + sb[1] > _FOLD_BLOCK_BYTES):
+            return _NOTHING
+        known = self.known
+        try:
+            value = fn(self.ctx, op, *[known[s] for s in ins])
+        except Exception:  # noqa: BLE001 - the op raises again, at its place, when it runs
+            return _NOTHING
+        if value.__class__ is list or value.__class__ is tuple:
+            if len(value) != 1:
+                return _NOTHING
+            value = value[0]
+        if not isinstance(value, (np.ndarray, np.generic)):
+            return _NOTHING
+        if not constant:
+            self.folded_bytes += sb[1]
+        return _scalar_form(value)
+
+    def inline(self, op, ins, out, mode, frees, stack, dies=None, index=0) -> bool:
+        callee = getattr(op.attributes.get("callee"), "root", None)
+        if not isinstance(callee, str) or callee in stack or len(stack) >= _INLINE_DEPTH:
+            return False
+        ctx = self.ctx
+        try:
+            block, nargs, cinfo = ctx.entry(callee)
         except StableHLOError:
-            value = None
-        if value is not None and value.__class__ is not list:
-            if value.__class__ is np.ndarray and value.ndim == 0 and value.dtype.kind in "biuf" \
-                    and value.dtype.isnative and value.dtype.itemsize in (1, 2, 4, 8) \
-                    and value.dtype.type.__module__ == "numpy":
-                value = value[()]         # a numpy scalar: operators on it stay scalar
-            run = _constant_runner(out, value)
-            return _with_frees(run, frees)
+            return False                 # the call raises when it runs
+        body = block.operations
+        if nargs != len(ins) or len(body) > _INLINE_MAX_OPS or cinfo is self.info \
+                or self.inlined_ops + len(body) > _INLINE_BLOCK_OPS:
+            return False
+        cplan = ctx._plan(block, cinfo)
+        term = cplan.term_slots
+        if term is None or len(term) != (len(out) if mode == 3 else 1 if mode == 1 else 0):
+            return False
+        info = self.info
+        base = info.nslots
+        info.nslots += cinfo.nslots
+        self.need = info.nslots
+        self.inlined_ops += len(body)
+        argmap = dict(zip(cplan.arg_slots, ins))
+        dsts = (out,) if mode == 1 else (out if mode == 3 else ())
+        # a value the callee makes and returns is made in the call's result slot itself
+        # (its last use is the terminator, so the callee's plan never clears it)
+        for t, d in zip(term, dsts):
+            if t not in argmap:
+                argmap[t] = d
+        args = {t: argmap[t] for t in cplan.arg_slots}
+
+        def remap(s, _get=argmap.get):
+            r = _get(s)
+            return base + s if r is None else r
+        position = {a: k for k, a in enumerate(block.arguments)}
+        clast = cinfo.last_use
+        operands = op.operands
+
+        def callee_dies(v, j):
+            """A callee value dies at its step j, and, for an argument, so does the
+            caller's value at the call."""
+            if clast.get(v, -1) != j:
+                return False
+            k = position.get(v)
+            if k is None:
+                return True              # (a function's ops see only its own values)
+            return dies is not None and dies(operands[k], index)
+        self.emit_steps(cplan.steps, remap, args, stack + (callee,), cinfo, callee_dies)
+        # results that are the callee's arguments (or a value returned twice) are moved
+        pairs = [(remap(t), d) for t, d in zip(term, dsts) if remap(t) != d]
+        known = self.known
+        for s, d in pairs:
+            if s in known:
+                known[d] = known[s]
+        if pairs or frees:
+            self.reads.update(s for s, _ in pairs)
+            self.freed.update(frees)
+            self.emit(_move_runner(pairs, frees), op)
+        return True
+
+
+def _outer_values(op):
+    """The values that the regions of `op` use but do not define (in order, once each)."""
+    defined = set()
+    used = {}
+    stack = list(op.regions)
+    while stack:
+        region = stack.pop()
+        for b in region.blocks:
+            defined.update(b.arguments)
+            for o in b.operations:
+                for v in o.operands:
+                    used[v] = None
+                defined.update(o.results)
+                stack.extend(o.regions)
+    return [v for v in used if v not in defined]
+
+
+def _in_callee_frame(run, op, cinfo, remap, reads):
+    """An op with regions in an inlined callee: its regions were planned for the callee's own
+    frame, so while it runs the interpreter's current frame is a fresh frame of the callee
+    holding the callee's values the regions read (copied from their slots in the caller's
+    frame), as when the callee runs as a call."""
+    slots = cinfo.slots
+    pairs = tuple((slots[v], remap(slots[v])) for v in _outer_values(op) if v in slots)
+    reads.update(t for _, t in pairs)
+
+    def run_in_callee_frame(ctx, f):
+        g = [None] * cinfo.nslots
+        for s, t in pairs:
+            g[s] = f[t]
+        prev_frame, prev_info = ctx._frame, ctx._info
+        ctx._frame, ctx._info = g, cinfo
+        try:
+            run(ctx, f)
+        finally:
+            ctx._frame, ctx._info = prev_frame, prev_info
+    return run_in_callee_frame
+
+
+def _update_in_place_runner(op, ins, out, known, dead_slots, reads):
+    """dynamic_update_slice in a loop body, of an operand whose last use it is: when nothing
+    but dead frame slots holds the operand's array (its reference count says so, after the
+    references of the operand's own slot, this op's result slot from the previous iteration
+    and the condition's argument slots are discounted), the update is written into it instead
+    of into a copy. Anything else holding the array (a view of it, another live value, the
+    caller) makes a copy, as the kernel does."""
+    from .movement import dynamic_update_slice_specialized
+    xt, ut = op.operands[0].type, op.operands[1].type
+    xshape, ushape = getattr(xt, "shape", None), getattr(ut, "shape", None)
+    if xshape is None or ushape is None or None in xshape or None in ushape \
+            or len(xshape) != len(ushape) or len(ins) != len(xshape) + 2:
+        return None
+    xshape, ushape = tuple(xshape), tuple(ushape)
+    copy_kernel = dynamic_update_slice_specialized(op) or KERNELS[op.name]
+    bounds = tuple(zip(ushape, [n - k for n, k in zip(xshape, ushape)]))
+    a = ins[0]
+    rest = ins[1:]
+    reads.update(s for s in ins if s not in known)
+    getters = tuple((s, known.get(s, _NOTHING)) for s in rest)
+    ND = np.ndarray
+    refcount = sys.getrefcount
+    NOTHING = _NOTHING
+
+    def update_in_place(ctx, f):
+        x = f[a]
+        vals = [f[s] if c is NOTHING else c for s, c in getters]
+        if x.__class__ is ND and x.base is None and x.flags.writeable and x.shape == xshape:
+            # references: the local x, getrefcount's argument, the operand's slot
+            n = refcount(x) - 3
+            if f[out] is x:
+                n -= 1
+            for s in dead_slots:
+                if f[s] is x:
+                    n -= 1
+            u = vals[0]
+            if n == 0 and np.shape(u) == ushape:
+                idx = []
+                for s, (size, hi) in zip(vals[1:], bounds):
+                    s = int(s)
+                    if s < 0:
+                        s = 0
+                    if s > hi:
+                        s = hi
+                    idx.append(slice(s, s + size))
+                x[tuple(idx)] = u
+                f[out] = x
+                return
+        v = copy_kernel(ctx, op, x, *vals)
+        f[out] = v[0] if v.__class__ in _SEQ else v
+    return update_in_place
+
+
+def _move_runner(pairs, clear):
+    """Copy the results of an inlined call that are not made in place (see `inline`) from
+    slot to slot, then clear the slots of the caller's values that die at the call."""
+    if len(pairs) == 1 and not clear:
+        (s, d), = pairs
+
+        def run(ctx, f):
+            f[d] = f[s]
+        return run
+    pairs = tuple(pairs)
+
+    def run(ctx, f):
+        vals = [f[s] for s, _ in pairs]
+        i = 0
+        for _, d in pairs:
+            f[d] = vals[i]
+            i += 1
+        for c in clear:
+            f[c] = None
+    return run
+
+
+def _runner(ctx, op, fn, ins, out, mode, frees, fast, known=None, reads=None):
+    """The closure that runs one step on a frame `f`. Operands whose values are `known` when
+    compiling (constants, folded values) are bound in it rather than read from the frame;
+    the slots it reads are added to `reads`."""
     k = len(ins)
-    if mode == 1 and fast is not None:
+    kn = known or {}
+    dyn = [s for s in ins if s not in kn]
+    if reads is not None:
+        reads.update(dyn if mode == 1 else ins)
+    if mode == 1 and fast is not None and len(dyn) == k:
         if fast is _SELECT:
             run = _select_runner(fn, op, ins, out)
         else:
@@ -599,6 +1042,20 @@ def _runner(ctx, op, fn, ins, out, mode, frees, fast):
 
             def run(ctx, f, _fn=fast):
                 f[out] = _fn(f[a], f[b])
+    elif mode == 1 and fast is not None and fast is not _SELECT and len(dyn) == 1:
+        a, b = ins
+        if a in kn:
+            ca = kn[a]
+
+            def run(ctx, f, _fn=fast):
+                f[out] = _fn(ca, f[b])
+        else:
+            cb = kn[b]
+
+            def run(ctx, f, _fn=fast):
+                f[out] = _fn(f[a], cb)
+    elif mode == 1 and len(dyn) < k:
+        run = _bound_runner(fn, op, ins, out, kn, fast)
     elif mode == 1:
         if k == 1:
             a, = ins
@@ -637,6 +1094,38 @@ def _runner(ctx, op, fn, ins, out, mode, frees, fast):
     return _with_frees(run, frees)
 
 
+def _bound_runner(fn, op, ins, out, kn, fast):
+    """A kernel call with some operands bound (known when compiling)."""
+    k = len(ins)
+    if k == 2 and (ins[0] in kn) != (ins[1] in kn):
+        a, b = ins
+        if a in kn:
+            ca = kn[a]
+
+            def run(ctx, f):
+                v = fn(ctx, op, ca, f[b])
+                f[out] = v[0] if v.__class__ in _SEQ else v
+        else:
+            cb = kn[b]
+
+            def run(ctx, f):
+                v = fn(ctx, op, f[a], cb)
+                f[out] = v[0] if v.__class__ in _SEQ else v
+        return run
+    if fast is _SELECT and ins[0] not in kn:
+        return _select_runner(fn, op, ins, out, kn)
+    template = [kn.get(s) for s in ins]
+    where = tuple((i, s) for i, s in enumerate(ins) if s not in kn)
+
+    def run(ctx, f):
+        args = template.copy()
+        for i, s in where:
+            args[i] = f[s]
+        v = fn(ctx, op, *args)
+        f[out] = v[0] if v.__class__ in _SEQ else v
+    return run
+
+
 _SEQ = (list, tuple)
 
 
@@ -646,9 +1135,24 @@ def _constant_runner(out, value):
     return run
 
 
-def _select_runner(fn, op, ins, out):
+def _select_runner(fn, op, ins, out, kn=None):
     p, x, y = ins
     BOOL, ND = np.bool_, np.ndarray
+    if kn:
+        cx = kn.get(x, _NOTHING)
+        cy = kn.get(y, _NOTHING)
+        NOTHING = _NOTHING
+
+        def run(ctx, f):
+            c = f[p]
+            a = f[x] if cx is NOTHING else cx
+            b = f[y] if cy is NOTHING else cy
+            if c.__class__ is BOOL and a.__class__ is not ND and b.__class__ is not ND:
+                f[out] = a if c else b
+            else:
+                v = fn(ctx, op, c, a, b)
+                f[out] = v[0] if v.__class__ in _SEQ else v
+        return run
 
     def run(ctx, f):
         c = f[p]

@@ -5,7 +5,7 @@ from __future__ import annotations
 import numpy as np
 
 from .numerics import compute_dtype, elem, from_compute
-from .registry import kernel
+from .registry import kernel, specializer
 
 _PRIMITIVES = {
     "stablehlo.add": ("add", np.add, np.logical_or),
@@ -51,13 +51,12 @@ def reduce_with_primitive(name, x, axes, init, et):
         acc_dt = np.float64 if et.name == "f64" else np.float32
         xc = x.astype(acc_dt)
         r = fn.reduce(xc, axis=axes) if axes else xc
-        with np.errstate(all="ignore"):
-            return fn(r, init.astype(acc_dt)).astype(et.dtype)
+        return fn(r, init.astype(acc_dt)).astype(et.dtype)
+    # (numpy's warnings are off for the whole run: the evaluator holds an errstate)
     cd = compute_dtype(et)
     xc = x.astype(cd)
-    with np.errstate(all="ignore"):
-        r = fn.reduce(xc, axis=axes) if axes else xc
-        return from_compute(fn(r, init.astype(cd)), et)
+    r = fn.reduce(xc, axis=axes) if axes else xc
+    return from_compute(fn(r, init.astype(cd)), et)
 
 
 def tree_reduce(ctx, region, xs, inits, axes):
@@ -99,3 +98,19 @@ def reduce(ctx, op, *args):
     res = tree_reduce(ctx, region, xs, inits, axes)
     return [r.astype(elem(t.type).dtype, copy=False) if hasattr(t.type, "element_type") else r
             for r, t in zip(res, op.results)]
+
+
+@specializer("stablehlo.reduce")
+def reduce_specialized(op, known=None):
+    """One operand reduced by a recognized body: body and dimensions decoded once."""
+    if len(op.operands) != 2:
+        return None
+    name = recognize_binary_body(op.regions[0])
+    if name is None:
+        return None
+    axes = tuple(int(d) for d in op.attributes["dimensions"].values)
+    et = elem(op.results[0].type)
+
+    def reduce_one(ctx, op, x, init):
+        return reduce_with_primitive(name, x, axes, init, et)
+    return reduce_one

@@ -1,6 +1,7 @@
 """The interpreter's registries and runtime vocabulary, a leaf every kernel module may import:
 `KERNELS` (`@kernel("stablehlo.add")`), `HARNESS_OPS` (the `interpreter` test dialect:
-`@harness_op("interpreter.run_parallel")`), the ops that end a block (`TERMINATORS`: the
+`@harness_op("interpreter.run_parallel")`), `SPECIALIZERS` (a kernel made for one op instance
+when a block is compiled: `@specializer("stablehlo.dot_general")`), the ops that end a block (`TERMINATORS`: the
 spec's `terminator` trait plus the foreign dialects' `scf.yield`), the runtime token and the
 per-op cache kernels keep what they derive from an op in."""
 from __future__ import annotations
@@ -18,6 +19,21 @@ def kernel(*names: str):
             if n in KERNELS:
                 raise RuntimeError(f"two kernels registered for {n}")
             KERNELS[n] = fn
+        return fn
+    return deco
+
+
+# op name -> specializer(op, known) returning a kernel for that one op instance (attributes
+# decoded, paths chosen, shapes checked once; `known[i]` is operand i's value where it is known
+# when compiling, else None), or None for the general kernel; compiled blocks use it
+SPECIALIZERS: Dict[str, Callable] = {}
+
+
+def specializer(name: str):
+    def deco(fn):
+        if name in SPECIALIZERS:
+            raise RuntimeError(f"two specializers registered for {name}")
+        SPECIALIZERS[name] = fn
         return fn
     return deco
 

@@ -11,7 +11,9 @@ bottom-up merge sort runs whose merges are binary searches done on whole arrays:
 calls the comparator once on every (element, candidate) pair of every row. That needs
 O(log^2 n) region calls, is stable, and is correct for any strict weak order.
 
-`chlo.top_k` partitions each row around its k-th key and sorts only the k chosen."""
+`chlo.top_k` partitions each row (`argpartition`, on same-width integer keys for floats) and
+sorts only the k chosen; rows where keys equal to the k-th were left out take their
+lowest-indexed ties."""
 from __future__ import annotations
 
 import numpy as np
@@ -227,7 +229,9 @@ def top_k(ctx, op, x):
     if k < 0 or k > n:
         raise InterpreterError(f"chlo.top_k: k = {k} is not within the last dimension ({n})")
     if et.is_float:
-        key = total_order_key(x)
+        key = _same_width_total_order_key(x)
+        if key is None:
+            key = total_order_key(x)
     else:
         key = _ascending_key(x, et, "")
         if key is None:
@@ -236,6 +240,21 @@ def top_k(ctx, op, x):
     values = np.take_along_axis(x, order, axis=-1)
     idx_dtype = elem(op.results[1].type).dtype
     return [values, order.astype(idx_dtype)]
+
+
+_SAME_WIDTH_INT = {np.dtype(np.float16): np.int16, np.dtype(np.float32): np.int32,
+                   np.dtype(np.float64): np.int64}
+
+
+def _same_width_total_order_key(x: np.ndarray):
+    """IEEE totalOrder keys of f16/f32/f64 `x` as integers of the same width (half the
+    memory traffic of `total_order_key`'s int64 for f32), or None for other dtypes."""
+    it = _SAME_WIDTH_INT.get(x.dtype)
+    if it is None:
+        return None
+    bits = np.ascontiguousarray(x).view(it)
+    # negative floats: flip every bit but the sign, so that more negative sorts lower
+    return bits ^ ((bits >> (8 * bits.itemsize - 1)) & it(np.iinfo(it).max))
 
 
 def _top_k_order(key: np.ndarray, k: int) -> np.ndarray:
@@ -249,12 +268,21 @@ def _top_k_order(key: np.ndarray, k: int) -> np.ndarray:
         return np.argsort(key, axis=-1, kind="stable")[..., :k]
     lead = key.shape[:-1]
     flat = key.reshape(-1, n)
-    kth = np.partition(flat, k - 1, axis=-1)[:, k - 1:k]
-    below = flat < kth
-    ties = flat == kth
-    room = k - below.sum(axis=-1, keepdims=True)
-    chosen = below | (ties & (np.cumsum(ties, axis=-1) <= room))
-    idx = np.nonzero(chosen)[1].reshape(-1, k)
+    part = np.argpartition(flat, k - 1, axis=-1)[:, :k]
+    kth = np.take_along_axis(flat, part[:, k - 1:k], axis=-1)
+    # the k chosen are the k smallest; when keys equal to the k-th were left out, the rows
+    # take their lowest-indexed ties instead (the order of a stable sort)
+    tied = np.count_nonzero(flat <= kth, axis=-1) != k
+    idx = np.sort(part, axis=-1)
+    if tied.any():
+        rows = np.nonzero(tied)[0]
+        sub = flat[rows]
+        sub_kth = kth[rows]
+        below = sub < sub_kth
+        ties = sub == sub_kth
+        room = k - below.sum(axis=-1, keepdims=True)
+        chosen = below | (ties & (np.cumsum(ties, axis=-1) <= room))
+        idx[rows] = np.nonzero(chosen)[1].reshape(-1, k)
     sub = np.take_along_axis(flat, idx, axis=-1)
     order = np.take_along_axis(idx, np.argsort(sub, axis=-1, kind="stable"), axis=-1)
     return order.reshape(lead + (k,))

@@ -1,0 +1,390 @@
+"""Compiled blocks (`plan._compile`) give what the step-by-step run gives: calls inlined into
+the calling block (callees with regions, callees returning their arguments or one value
+twice, recursion, errors located in the callee), ops folded when their operands are known
+when compiling, constants bound into the ops that read them. Every block is compiled on its
+first run here (`_COMPILE_AFTER_RUNS = 0`), and the upstream corpora are run that way too."""
+import numpy as np
+import pytest
+
+import stablehlo_ref
+from stablehlo_ref.errors import StableHLOError
+from stablehlo_ref.interpreter import plan
+from stablehlo_ref.text import parse
+
+from corpus import SHARED, check_file_against_known, corpus_files, load_known
+
+
+@pytest.fixture
+def compile_at_once(monkeypatch):
+    monkeypatch.setattr(plan, "_COMPILE_AFTER_RUNS", 0)
+
+
+def _both(src, *args, entry="main"):
+    """(compiled at once, never compiled) results of running `src`."""
+    old_after, old_max = plan._COMPILE_AFTER_RUNS, plan._MAX_COMPILED_STEPS
+    try:
+        plan._COMPILE_AFTER_RUNS = 0
+        compiled = stablehlo_ref.run(parse(src), *args, entry=entry)
+        plan._COMPILE_AFTER_RUNS, plan._MAX_COMPILED_STEPS = 16, -1
+        stepwise = stablehlo_ref.run(parse(src), *args, entry=entry)
+    finally:
+        plan._COMPILE_AFTER_RUNS, plan._MAX_COMPILED_STEPS = old_after, old_max
+    assert len(compiled) == len(stepwise)
+    for a, b in zip(compiled, stepwise):
+        assert a.dtype == b.dtype and a.shape == b.shape and a.tobytes() == b.tobytes()
+    return compiled
+
+
+CALLS = """
+func.func @main(%x: tensor<4xf32>, %n: tensor<i32>) -> (tensor<4xf32>, tensor<4xf32>, tensor<f32>, tensor<i32>) {
+  %c0 = stablehlo.constant dense<0> : tensor<i32>
+  %r:3 = stablehlo.while(%i = %c0, %a = %x, %b = %x) : tensor<i32>, tensor<4xf32>, tensor<4xf32>
+   cond {
+    %lt = stablehlo.compare LT, %i, %n, SIGNED : (tensor<i32>, tensor<i32>) -> tensor<i1>
+    stablehlo.return %lt : tensor<i1>
+  } do {
+    %one = stablehlo.constant dense<1> : tensor<i32>
+    %i2 = func.call @inc(%i, %one) : (tensor<i32>, tensor<i32>) -> tensor<i32>
+    %p:2 = func.call @swap(%a, %b) : (tensor<4xf32>, tensor<4xf32>) -> (tensor<4xf32>, tensor<4xf32>)
+    %s = func.call @scaled_sum(%p#0) : (tensor<4xf32>) -> tensor<4xf32>
+    %t:2 = func.call @twice(%s) : (tensor<4xf32>) -> (tensor<4xf32>, tensor<4xf32>)
+    %u = stablehlo.add %t#0, %t#1 : tensor<4xf32>
+    stablehlo.return %i2, %u, %p#1 : tensor<i32>, tensor<4xf32>, tensor<4xf32>
+  }
+  %f = func.call @fact(%n) : (tensor<i32>) -> tensor<i32>
+  %z = func.call @total(%r#1) : (tensor<4xf32>) -> tensor<f32>
+  return %r#1, %r#2, %z, %f : tensor<4xf32>, tensor<4xf32>, tensor<f32>, tensor<i32>
+}
+func.func private @inc(%a: tensor<i32>, %b: tensor<i32>) -> tensor<i32> {
+  %s = stablehlo.add %a, %b : tensor<i32>
+  return %s : tensor<i32>
+}
+func.func private @swap(%a: tensor<4xf32>, %b: tensor<4xf32>) -> (tensor<4xf32>, tensor<4xf32>) {
+  return %b, %a : tensor<4xf32>, tensor<4xf32>
+}
+func.func private @twice(%a: tensor<4xf32>) -> (tensor<4xf32>, tensor<4xf32>) {
+  %h = stablehlo.constant dense<0.5> : tensor<f32>
+  %hb = stablehlo.broadcast_in_dim %h, dims = [] : (tensor<f32>) -> tensor<4xf32>
+  %m = stablehlo.multiply %a, %hb : tensor<4xf32>
+  return %m, %m : tensor<4xf32>, tensor<4xf32>
+}
+func.func private @scaled_sum(%a: tensor<4xf32>) -> tensor<4xf32> {
+  %z = stablehlo.constant dense<0.0> : tensor<f32>
+  %k = stablehlo.constant dense<0.25> : tensor<f32>
+  %s = stablehlo.reduce(%a init: %z) applies stablehlo.add across dimensions = [0] : (tensor<4xf32>, tensor<f32>) -> tensor<f32>
+  %m = stablehlo.multiply %s, %k : tensor<f32>
+  %c = stablehlo.constant dense<2> : tensor<i32>
+  %w:2 = stablehlo.while(%j = %c, %v = %a) : tensor<i32>, tensor<4xf32>
+   cond {
+    %zero = stablehlo.constant dense<0> : tensor<i32>
+    %gt = stablehlo.compare GT, %j, %zero, SIGNED : (tensor<i32>, tensor<i32>) -> tensor<i1>
+    stablehlo.return %gt : tensor<i1>
+  } do {
+    %one = stablehlo.constant dense<1> : tensor<i32>
+    %j2 = stablehlo.subtract %j, %one : tensor<i32>
+    %mb = stablehlo.broadcast_in_dim %m, dims = [] : (tensor<f32>) -> tensor<4xf32>
+    %v2 = stablehlo.add %v, %mb : tensor<4xf32>
+    stablehlo.return %j2, %v2 : tensor<i32>, tensor<4xf32>
+  }
+  return %w#1 : tensor<4xf32>
+}
+func.func private @total(%a: tensor<4xf32>) -> tensor<f32> {
+  %z = stablehlo.constant dense<0.0> : tensor<f32>
+  %s = stablehlo.reduce(%a init: %z) across dimensions = [0] : (tensor<4xf32>, tensor<f32>) -> tensor<f32>
+   reducer(%p: tensor<f32>, %q: tensor<f32>) {
+    %h = func.call @half_sum(%p, %q) : (tensor<f32>, tensor<f32>) -> tensor<f32>
+    stablehlo.return %h : tensor<f32>
+  }
+  return %s : tensor<f32>
+}
+func.func private @half_sum(%a: tensor<f32>, %b: tensor<f32>) -> tensor<f32> {
+  %s = stablehlo.add %a, %b : tensor<f32>
+  return %s : tensor<f32>
+}
+func.func private @fact(%n: tensor<i32>) -> tensor<i32> {
+  %one = stablehlo.constant dense<1> : tensor<i32>
+  %le = stablehlo.compare LE, %n, %one, SIGNED : (tensor<i32>, tensor<i32>) -> tensor<i1>
+  %r = "stablehlo.if"(%le) ({
+    stablehlo.return %one : tensor<i32>
+  }, {
+    %m = stablehlo.subtract %n, %one : tensor<i32>
+    %f = func.call @fact(%m) : (tensor<i32>) -> tensor<i32>
+    %p = stablehlo.multiply %n, %f : tensor<i32>
+    stablehlo.return %p : tensor<i32>
+  }) : (tensor<i1>) -> tensor<i32>
+  return %r : tensor<i32>
+}
+"""
+
+
+@pytest.mark.parametrize("n", [0, 1, 5, 20])
+def test_inlined_calls_match_the_step_by_step_run(n):
+    x = np.array([1.5, -2.0, 0.25, 3.0], np.float32)
+    a, b, z, f = _both(CALLS, x, np.int32(n))
+    assert int(f) == int(np.prod(np.arange(1, max(n, 1) + 1, dtype=np.int64)).astype(np.int32))
+
+
+def test_calls_are_inlined(compile_at_once, monkeypatch):
+    """Once compiled, only the entry and the recursive calls go through the evaluator."""
+    from stablehlo_ref.interpreter.evaluator import Interpreter
+    m = parse(CALLS)
+    args = (np.ones(4, np.float32), np.int32(4))
+    first = stablehlo_ref.run(m, *args)
+    called = []
+    real = Interpreter.call
+
+    def counting(self, name, a):
+        called.append(name)
+        return real(self, name, a)
+    monkeypatch.setattr(Interpreter, "call", counting)
+    again = stablehlo_ref.run(m, *args)
+    assert set(called) == {"main", "fact"}, called
+    assert called.count("fact") == 3            # fact(4) inlined; fact(3), (2), (1) called
+    for a, b in zip(first, again):
+        assert a.tobytes() == b.tobytes()
+
+
+def test_error_in_an_inlined_callee_is_located_at_the_callee_op(compile_at_once):
+    src = """
+func.func @main(%x: tensor<4xi32>, %i: tensor<i32>) -> tensor<4xi32> {
+  %r = func.call @bad(%x, %i) : (tensor<4xi32>, tensor<i32>) -> tensor<4xi32>
+  return %r : tensor<4xi32>
+}
+func.func private @bad(%x: tensor<4xi32>, %i: tensor<i32>) -> tensor<4xi32> {
+  %y = stablehlo.custom_call @no_such_target(%x) : (tensor<4xi32>) -> tensor<4xi32>
+  return %y : tensor<4xi32>
+}"""
+    with pytest.raises(StableHLOError) as e:
+        stablehlo_ref.run(parse(src), np.arange(4, dtype=np.int32), np.int32(0))
+    assert "no_such_target" in str(e.value)
+    assert ":7:" in str(e.value.location)
+
+
+@pytest.mark.parametrize("t", ["i8", "ui16", "i32", "f16", "f32", "bf16", "f64"])
+def test_folded_constant_arithmetic_matches(t):
+    src = f"""
+func.func @main(%x: tensor<3x{t}>) -> (tensor<3x{t}>, tensor<3xi1>) {{
+  %c = stablehlo.constant dense<7> : tensor<{t}>
+  %d = stablehlo.constant dense<100> : tensor<{t}>
+  %p = stablehlo.multiply %c, %d : tensor<{t}>
+  %q = stablehlo.add %p, %p : tensor<{t}>
+  %b = stablehlo.broadcast_in_dim %q, dims = [] : (tensor<{t}>) -> tensor<3x{t}>
+  %s = stablehlo.subtract %x, %b : tensor<3x{t}>
+  %e = stablehlo.compare LT, %s, %b : (tensor<3x{t}>, tensor<3x{t}>) -> tensor<3xi1>
+  %m = stablehlo.select %e, %s, %b : tensor<3xi1>, tensor<3x{t}>
+  return %m, %e : tensor<3x{t}>, tensor<3xi1>
+}}""".replace("dense<7>", "dense<7.0>" if "f" in t else "dense<7>") \
+        .replace("dense<100>", "dense<100.0>" if "f" in t else "dense<100>")
+    from stablehlo_ref.ir.types import element_type
+    x = np.array([1, 2, 3]).astype(element_type(t).dtype)
+    _both(src, x)
+
+
+def test_select_with_a_bound_operand_in_a_loop():
+    src = """
+func.func @main(%x: tensor<f32>) -> tensor<f32> {
+  %c0 = stablehlo.constant dense<0> : tensor<i32>
+  %r:2 = stablehlo.while(%i = %c0, %a = %x) : tensor<i32>, tensor<f32>
+   cond {
+    %n = stablehlo.constant dense<30> : tensor<i32>
+    %lt = stablehlo.compare LT, %i, %n, SIGNED : (tensor<i32>, tensor<i32>) -> tensor<i1>
+    stablehlo.return %lt : tensor<i1>
+  } do {
+    %one = stablehlo.constant dense<1> : tensor<i32>
+    %i2 = stablehlo.add %i, %one : tensor<i32>
+    %three = stablehlo.constant dense<3> : tensor<i32>
+    %m = stablehlo.remainder %i, %three : tensor<i32>
+    %zero = stablehlo.constant dense<0> : tensor<i32>
+    %e = stablehlo.compare EQ, %m, %zero, SIGNED : (tensor<i32>, tensor<i32>) -> tensor<i1>
+    %k = stablehlo.constant dense<-1.5> : tensor<f32>
+    %h = stablehlo.constant dense<0.5> : tensor<f32>
+    %ah = stablehlo.multiply %a, %h : tensor<f32>
+    %s = stablehlo.select %e, %k, %ah : tensor<i1>, tensor<f32>
+    %s2 = stablehlo.add %s, %a : tensor<f32>
+    stablehlo.return %i2, %s2 : tensor<i32>, tensor<f32>
+  }
+  return %r#1 : tensor<f32>
+}"""
+    _both(src, np.float32(2.0))
+
+
+KNOWN = {name: load_known(name) for name in ("interpret", "math", "testdata")}
+FILES = [(name, rel) for name in KNOWN for rel in corpus_files(name, "**/*.mlir" if name == "interpret" else "*.mlir")]
+
+
+@pytest.mark.skipif(not SHARED.is_dir(), reason="../shared/stablehlo-tests not present")
+@pytest.mark.parametrize("corpus,rel", [pytest.param(c, r, id=r) for c, r in FILES])
+def test_corpus_with_every_block_compiled(corpus, rel, compile_at_once):
+    """The corpora run as `tests/test_corpus_interpret.py` runs them, with every block
+    compiled (calls inlined, constants folded) from its first run."""
+    _, unexpected, fixed = check_file_against_known(rel, KNOWN[corpus])
+    assert not unexpected, unexpected
+    assert not fixed, fixed
+
+
+@pytest.mark.parametrize("t", ["f16", "f32", "f64"])
+def test_unary_scalar_specializers_match_the_general_kernels(t):
+    from stablehlo_ref.interpreter.registry import KERNELS, SPECIALIZERS
+    from stablehlo_ref.ir.types import element_type
+    dt = element_type(t).dtype
+    values = np.array([0.0, -0.0, 1.0, -1.0, 0.5, 3.0, -7.25, 1e-3, 100.0, 1e4, np.inf, -np.inf,
+                       np.nan, np.finfo(dt).tiny, np.finfo(dt).max, -np.finfo(dt).max,
+                       np.finfo(dt).smallest_subnormal], dtype=dt)
+    checked = 0
+    for name in sorted(SPECIALIZERS):
+        if not name.startswith("stablehlo.") or KERNELS[name].__module__.rsplit(".", 1)[-1] != "registry":
+            continue
+        src = f"""func.func @main(%x: tensor<{t}>) -> tensor<{t}> {{
+  %r = {name} %x : tensor<{t}>
+  return %r : tensor<{t}>
+}}"""
+        op = parse(src).function("main").regions[0].blocks[0].operations[0]
+        special = SPECIALIZERS[name](op)
+        assert special is not None, name
+        with np.errstate(all="ignore"):
+            for v in values:
+                got = special(None, op, v)
+                want = np.asarray(KERNELS[name](None, op, np.asarray(v)))
+                assert got.__class__ is dt.type, name
+                assert np.asarray(got).tobytes() == want.tobytes(), (name, v, got, want)
+            got = special(None, op, values)             # a whole array of the type
+            want = KERNELS[name](None, op, values)
+            assert got.dtype == want.dtype and got.tobytes() == want.tobytes(), name
+        checked += 1
+    assert checked >= 10
+
+
+def test_a_merged_sequence_names_the_step_that_raised():
+    def boom(a, b):
+        raise ValueError("no")
+    seq = ((lambda a, b: a + b, 0, 1, 2), (boom, 2, 1, 3), (lambda a, b: a, 3, 3, 4))
+    run = plan._sequence_runner(seq)
+    f = [1, 2, None, None, None]
+    with pytest.raises(ValueError) as e:
+        run(None, f)
+    assert e.value._stablehlo_sequence_index == 1 and f[2] == 3
+    assert plan._failed_op(["first", "second", "third"], e.value) == "second"
+
+
+def test_known_values_are_stored_in_every_new_frame():
+    """A compiled loop body in a function called several times (a new frame each time)."""
+    src = """
+func.func @main(%x: tensor<f32>) -> tensor<f32> {
+  %a = func.call @loop(%x) : (tensor<f32>) -> tensor<f32>
+  %b = func.call @loop(%a) : (tensor<f32>) -> tensor<f32>
+  %c = func.call @loop(%b) : (tensor<f32>) -> tensor<f32>
+  return %c : tensor<f32>
+}
+func.func private @loop(%x0: tensor<f32>) -> tensor<f32> {
+  %c0 = stablehlo.constant dense<0> : tensor<i32>
+  %r:2 = stablehlo.while(%i = %c0, %x = %x0) : tensor<i32>, tensor<f32>
+   cond {
+    %n = stablehlo.constant dense<20> : tensor<i32>
+    %lt = stablehlo.compare LT, %i, %n, SIGNED : (tensor<i32>, tensor<i32>) -> tensor<i1>
+    stablehlo.return %lt : tensor<i1>
+  } do {
+    %one = stablehlo.constant dense<1> : tensor<i32>
+    %i2 = stablehlo.add %i, %one : tensor<i32>
+    %k = stablehlo.constant dense<1.5> : tensor<f32>
+    %y = stablehlo.multiply %x, %k : tensor<f32>
+    %z = stablehlo.subtract %y, %k : tensor<f32>
+    %w = stablehlo.add %z, %x : tensor<f32>
+    stablehlo.return %i2, %w : tensor<i32>, tensor<f32>
+  }
+  return %r#1 : tensor<f32>
+}"""
+    _both(src, np.float32(0.75))
+
+
+@pytest.mark.parametrize("t", ["ui8", "i16", "ui32", "i32", "ui64", "i64"])
+@pytest.mark.parametrize("amounts", ["[3, 3, 3, 3]", "[0, 1, 7, 5]", "[1, 200, 2, 3]", "[250, 250, 250, 250]"])
+def test_shifts_by_known_amounts_match(t, amounts):
+    src = f"""func.func @main(%x: tensor<4x{t}>) -> (tensor<4x{t}>, tensor<4x{t}>, tensor<4x{t}>) {{
+  %s = stablehlo.constant dense<{amounts}> : tensor<4x{t}>
+  %a = stablehlo.shift_left %x, %s : tensor<4x{t}>
+  %b = stablehlo.shift_right_logical %x, %s : tensor<4x{t}>
+  %c = stablehlo.shift_right_arithmetic %x, %s : tensor<4x{t}>
+  return %a, %b, %c : tensor<4x{t}>, tensor<4x{t}>, tensor<4x{t}>
+}}"""
+    from stablehlo_ref.ir.types import element_type
+    dt = element_type(t).dtype
+    x = np.array([1, -3, 77, -128], dtype=np.int64).astype(dt)
+    _both(src, x)
+
+
+UPDATE_LOOP = """
+func.func @main(%x: tensor<6xf32>, %buf: tensor<8x6xf32>) -> (tensor<8x6xf32>, tensor<8x6xf32>, tensor<6xf32>) {
+  %c0 = stablehlo.constant dense<0> : tensor<i32>
+  %r:4 = stablehlo.while(%i = %c0, %h = %x, %b = %buf, %k = %buf) : tensor<i32>, tensor<6xf32>, tensor<8x6xf32>, tensor<8x6xf32>
+   cond {
+    %n = stablehlo.constant dense<8> : tensor<i32>
+    %lt = stablehlo.compare LT, %i, %n, SIGNED : (tensor<i32>, tensor<i32>) -> tensor<i1>
+    stablehlo.return %lt : tensor<i1>
+  } do {
+    %one = stablehlo.constant dense<1> : tensor<i32>
+    %i2 = stablehlo.add %i, %one : tensor<i32>
+    %h2 = stablehlo.sine %h : tensor<6xf32>
+    %row = stablehlo.reshape %h2 : (tensor<6xf32>) -> tensor<1x6xf32>
+    %zero = stablehlo.constant dense<0> : tensor<i32>
+    BODY
+  }
+  return %r#2, %r#3, %r#1 : tensor<8x6xf32>, tensor<8x6xf32>, tensor<6xf32>
+}
+func.func private @put(%b: tensor<8x6xf32>, %row: tensor<1x6xf32>, %i: tensor<i32>, %j: tensor<i32>) -> tensor<8x6xf32> {
+  %u = stablehlo.dynamic_update_slice %b, %row, %i, %j : (tensor<8x6xf32>, tensor<1x6xf32>, tensor<i32>, tensor<i32>) -> tensor<8x6xf32>
+  return %u : tensor<8x6xf32>
+}"""
+
+UPDATE_BODIES = {
+    # the update is the buffer's last use (in an inlined callee): made in place
+    "in_place": """%b2 = func.call @put(%b, %row, %i, %zero) : (tensor<8x6xf32>, tensor<1x6xf32>, tensor<i32>, tensor<i32>) -> tensor<8x6xf32>
+    stablehlo.return %i2, %h2, %b2, %k : tensor<i32>, tensor<6xf32>, tensor<8x6xf32>, tensor<8x6xf32>""",
+    # the old buffer is read after the update
+    "old_read_after": """%b2 = stablehlo.dynamic_update_slice %b, %row, %i, %zero : (tensor<8x6xf32>, tensor<1x6xf32>, tensor<i32>, tensor<i32>) -> tensor<8x6xf32>
+    %s = stablehlo.add %b2, %b : tensor<8x6xf32>
+    stablehlo.return %i2, %h2, %s, %k : tensor<i32>, tensor<6xf32>, tensor<8x6xf32>, tensor<8x6xf32>""",
+    # the new buffer is carried twice (two loop values hold one array)
+    "carried_twice": """%b2 = stablehlo.dynamic_update_slice %b, %row, %i, %zero : (tensor<8x6xf32>, tensor<1x6xf32>, tensor<i32>, tensor<i32>) -> tensor<8x6xf32>
+    %m = stablehlo.multiply %k, %k : tensor<8x6xf32>
+    stablehlo.return %i2, %h2, %b2, %b2 : tensor<i32>, tensor<6xf32>, tensor<8x6xf32>, tensor<8x6xf32>""",
+    # a view of the old buffer (a reshape) is used after the update
+    "view_used_after": """%v = stablehlo.reshape %b : (tensor<8x6xf32>) -> tensor<48xf32>
+    %b2 = stablehlo.dynamic_update_slice %b, %row, %i, %zero : (tensor<8x6xf32>, tensor<1x6xf32>, tensor<i32>, tensor<i32>) -> tensor<8x6xf32>
+    %v2 = stablehlo.reshape %v : (tensor<48xf32>) -> tensor<8x6xf32>
+    %s = stablehlo.add %b2, %v2 : tensor<8x6xf32>
+    stablehlo.return %i2, %h2, %s, %k : tensor<i32>, tensor<6xf32>, tensor<8x6xf32>, tensor<8x6xf32>""",
+    # the old buffer goes on as another loop value
+    "old_carried": """%b2 = stablehlo.dynamic_update_slice %b, %row, %i, %zero : (tensor<8x6xf32>, tensor<1x6xf32>, tensor<i32>, tensor<i32>) -> tensor<8x6xf32>
+    stablehlo.return %i2, %h2, %b2, %b : tensor<i32>, tensor<6xf32>, tensor<8x6xf32>, tensor<8x6xf32>""",
+}
+
+
+@pytest.mark.parametrize("case", sorted(UPDATE_BODIES))
+def test_updates_in_loops_match_and_leave_inputs_alone(case):
+    src = UPDATE_LOOP.replace("BODY", UPDATE_BODIES[case])
+    x = np.linspace(0, 1, 6).astype(np.float32)
+    buf = np.arange(48, dtype=np.float32).reshape(8, 6)
+    keep = buf.copy()
+    _both(src, x, buf)
+    assert buf.tobytes() == keep.tobytes()          # the caller's array is never written
+
+
+def test_update_is_made_in_place_when_nothing_else_holds_the_buffer(compile_at_once, monkeypatch):
+    from stablehlo_ref.interpreter import movement
+    copies = []
+    real = movement.dynamic_update_slice_specialized
+
+    def counting(op, known=None):
+        k = real(op, known)
+
+        def run(ctx, op, *a):
+            copies.append(1)
+            return k(ctx, op, *a)
+        return run
+    monkeypatch.setattr(movement, "dynamic_update_slice_specialized", counting)
+    src = UPDATE_LOOP.replace("BODY", UPDATE_BODIES["in_place"])
+    buf = np.zeros((8, 6), np.float32)
+    stablehlo_ref.run(parse(src), np.ones(6, np.float32), buf)
+    # the first update copies (the caller holds the buffer), the other seven are in place
+    assert len(copies) == 1
+    assert not buf.any()
