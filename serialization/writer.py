@@ -375,6 +375,16 @@ def _use_lists(root: Operation, rewrites: Dict[int, int]):
     for lst in uses.values():
         if len(lst) > 1:
             lst.reverse()
+    for op in order:
+        if op.name == "builtin.unrealized_conversion_cast":
+            # a cast the legalization to VHLO puts between a value of builtin type (an sdy
+            # region's argument, an sdy op's result) and its VHLO users: the users are moved
+            # over to the cast one at a time, which reverses their order (observed on jaxlib's
+            # artifacts of shard_map bodies with two uses of an argument)
+            for r in op.results:
+                lst = uses.get(id(r))
+                if lst and len(lst) > 1:
+                    lst.reverse()
     for op in (order if rewrites else ()):
         n = rewrites.get(id(op), 0)
         k = opid[id(op)]
