@@ -8,7 +8,7 @@ from ..errors import InterpreterError, StableHLOError
 from ..ir.attributes import DenseElementsAttr, DenseResourceAttr
 from .registry import op_cache
 from .numerics import elem, from_compute
-from .registry import kernel, specializer
+from .registry import clamped_window, kernel, specializer
 
 
 def _shape(op, i=0):
@@ -242,15 +242,7 @@ def dynamic_slice_specialized(op, known=None):
     def dynamic_slice_static(ctx, op, x, *starts):
         if x.shape != xshape:
             return general(ctx, op, x, *starts)
-        idx = []
-        for s, (n, hi) in zip(starts, bounds):
-            s = int(s)
-            if s < 0:
-                s = 0
-            if s > hi:
-                s = hi
-            idx.append(slice(s, s + n))
-        return x[tuple(idx)]
+        return x[clamped_window(starts, bounds)]
     return dynamic_slice_static
 
 
@@ -268,16 +260,8 @@ def dynamic_update_slice_specialized(op, known=None):
     def dynamic_update_slice_static(ctx, op, x, update, *starts):
         if x.shape != xshape or update.shape != ushape:
             return general(ctx, op, x, update, *starts)
-        idx = []
-        for s, (n, hi) in zip(starts, bounds):
-            s = int(s)
-            if s < 0:
-                s = 0
-            if s > hi:
-                s = hi
-            idx.append(slice(s, s + n))
         out = np.array(x, copy=True)
-        out[tuple(idx)] = update
+        out[clamped_window(starts, bounds)] = update
         return out
     return dynamic_update_slice_static
 

@@ -32,7 +32,7 @@ import numpy as np
 from ..errors import InterpreterError, LimitError, NotImplementedOpError, StableHLOError
 from ..ir.types import ElementType, QuantizedType, TensorType, TupleType
 from ..limits import FLAGS, check_tensor
-from .registry import HARNESS_OPS, KERNELS, SPECIALIZERS, TERMINATORS
+from .registry import HARNESS_OPS, KERNELS, SPECIALIZERS, TERMINATORS, clamped_window
 
 KERNEL_ERRORS = (ValueError, IndexError, TypeError, OverflowError, ZeroDivisionError,
                  MemoryError, KeyError, AttributeError)
@@ -987,15 +987,7 @@ def _update_in_place_runner(op, ins, out, known, dead_slots, reads):
                     n -= 1
             u = vals[0]
             if n == 0 and np.shape(u) == ushape:
-                idx = []
-                for s, (size, hi) in zip(vals[1:], bounds):
-                    s = int(s)
-                    if s < 0:
-                        s = 0
-                    if s > hi:
-                        s = hi
-                    idx.append(slice(s, s + size))
-                x[tuple(idx)] = u
+                x[clamped_window(vals[1:], bounds)] = u
                 f[out] = x
                 return
         v = copy_kernel(ctx, op, x, *vals)

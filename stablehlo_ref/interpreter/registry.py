@@ -93,3 +93,18 @@ def register_table(table: Dict[str, tuple], helper: Callable, arity: int) -> Non
             raise ValueError(f"table kernels take 1 or 2 operands, not {arity}")
         run.__name__ = run.__qualname__ = name
         kernel(name)(run)
+
+
+def clamped_window(starts, bounds) -> tuple:
+    """The slices of a dynamic_slice / dynamic_update_slice window: each start (a 0-d value)
+    clamped into [0, hi], paired with its size, for `bounds` = ((size, hi), ...)."""
+    idx = []
+    for s, (n, hi) in zip(starts, bounds):
+        s = int(s)
+        if s < 0:
+            s = 0
+        if s > hi:
+            s = hi
+        idx.append(slice(s, s + n))
+    return tuple(idx)
+
