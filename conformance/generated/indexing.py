@@ -73,8 +73,93 @@ def dynamic_reshape_cases(full, fast):
     return out
 
 
+def dynamic_iota_cases(full, fast):
+    from stablehlo_ref import spec
+    from .formats import float_format, round_value
+    from .values import admitted, int_range, kind
+    out = []
+    for et in admitted(spec.op("stablehlo.dynamic_iota").results[0].type):
+        if kind(et) not in ("signed", "unsigned", "float", "complex") or (fast is not None and et not in fast):
+            continue
+        for shape, dim in ([((2, 3), 1)] + ([((3, 2), 0), ((0, 2), 1), ((5,), 0)] if full else [])):
+            exp, ok = [], True
+            for idx in _indices(shape):
+                v = idx[dim]
+                if kind(et) == "float":
+                    ok = ok and round_value(float(v), float_format(et)) == float(v)
+                    v = float(v)
+                elif kind(et) == "complex":
+                    v = complex(v, 0)
+                elif v > int_range(et)[1]:
+                    ok = False
+                exp.append(v)
+            if not ok:
+                continue             # an index the type cannot hold: not fixed by the spec
+            prog = single_op_program("stablehlo.dynamic_iota", [tensor((len(shape),), "i64")], [tensor(shape, et)],
+                                     f"iota_dimension = {dim} : i64")
+            out.append(_case("stablehlo.dynamic_iota", et, f"{_name(shape)}_dim{dim}", prog,
+                             [_arr(list(shape), "i64", (len(shape),))], [_arr(exp, et, shape)], et))
+    return out
+
+
+def dynamic_broadcast_in_dim_cases(full, fast):
+    out = []
+    cfgs = [((1, 3), (2, 4, 3), (0, 2))] + ([((), (2, 2), ()), ((3,), (3, 2), (0,)), ((2, 1), (2, 0), (0, 1))] if full else [])
+    for et in _types("stablehlo.dynamic_broadcast_in_dim", 0, fast):
+        for s, r, dims in cfgs:
+            vals = _values(et, _size(s), f"dbid/{et}")
+            exp = []
+            for ridx in _indices(r):
+                src = [0 if s[k] == 1 else ridx[d] for k, d in enumerate(dims)]
+                exp.append(vals[_flat(s, src)])
+            attrs = f"broadcast_dimensions = array<i64{': ' if dims else ''}{', '.join(map(str, dims))}>"
+            prog = single_op_program("stablehlo.dynamic_broadcast_in_dim", [tensor(s, et), tensor((len(r),), "i64")],
+                                     [tensor(r, et)], attrs)
+            out.append(_case("stablehlo.dynamic_broadcast_in_dim", et, f"{_name(s)}_to_{_name(r)}", prog,
+                             [_arr(vals, et, s), _arr(list(r), "i64", (len(r),))], [_arr(exp, et, r)], et))
+    return out
+
+
+def real_dynamic_slice_cases(full, fast):
+    out = []
+    s = (4, 5)
+    cfgs = [((1, 0), (3, 5), (1, 2))] + ([((0, 1), (4, 4), (3, 1)), ((2, 2), (2, 4), (1, 1))] if full else [])
+    for et in _types("stablehlo.real_dynamic_slice", 0, fast):
+        vals = _values(et, _size(s), f"rds/{et}")
+        for st, lim, strd in cfgs:
+            r = tuple(-(-(lim[d] - st[d]) // strd[d]) for d in range(2))
+            exp = [vals[_flat(s, [st[d] + ridx[d] * strd[d] for d in range(2)])] for ridx in _indices(r)]
+            prog = single_op_program("stablehlo.real_dynamic_slice", [tensor(s, et)] + [tensor((2,), "i64")] * 3,
+                                     [tensor(r, et)])
+            out.append(_case("stablehlo.real_dynamic_slice", et, f"s{st[0]}{st[1]}_l{lim[0]}{lim[1]}_t{strd[0]}{strd[1]}",
+                             prog, [_arr(vals, et, s)] + [_arr(list(v), "i64", (2,)) for v in (st, lim, strd)],
+                             [_arr(exp, et, r)], et))
+    return out
+
+
+def dynamic_pad_cases(full, fast):
+    out = []
+    s = (2, 3)
+    cfgs = [((1, 0), (0, 2), (0, 1))] + ([((0, 0), (0, 0), (2, 0)), ((2, 1), (1, 0), (1, 1))] if full else [])
+    for et in _types("stablehlo.dynamic_pad", 0, fast):
+        vals = _values(et, _size(s) + 1, f"dpad/{et}")
+        pv, vals = vals[-1], vals[:-1]
+        for lo, hi, it in cfgs:
+            r = tuple(lo[d] + s[d] + max(s[d] - 1, 0) * it[d] + hi[d] for d in range(2))
+            exp = [pv] * _size(r)
+            for idx in _indices(s):
+                exp[_flat(r, [lo[d] + idx[d] * (it[d] + 1) for d in range(2)])] = vals[_flat(s, idx)]
+            prog = single_op_program("stablehlo.dynamic_pad", [tensor(s, et), tensor((), et)] + [tensor((2,), "i64")] * 3,
+                                     [tensor(r, et)])
+            out.append(_case("stablehlo.dynamic_pad", et, f"lo{lo[0]}{lo[1]}_hi{hi[0]}{hi[1]}_in{it[0]}{it[1]}", prog,
+                             [_arr(vals, et, s), _arr([pv], et, ())] + [_arr(list(v), "i64", (2,)) for v in (lo, hi, it)],
+                             [_arr(exp, et, r)], et))
+    return out
+
+
 def all_indexing(full: bool, fast) -> List:
     out = []
-    for gen in (torch_index_select_cases, gather_cases, dynamic_reshape_cases):
+    for gen in (torch_index_select_cases, gather_cases, dynamic_reshape_cases, dynamic_iota_cases,
+                dynamic_broadcast_in_dim_cases, real_dynamic_slice_cases, dynamic_pad_cases):
         out.extend(gen(full, fast))
     return out
