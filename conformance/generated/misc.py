@@ -150,5 +150,65 @@ def sort_cases(full, fast) -> List:
     return out
 
 
+def case_cases(full, fast) -> List:
+    """case: the index picks a branch; an index out of range picks the last branch (spec)."""
+    out = []
+    for et in _types("stablehlo.select", 1, fast):
+        vals = [_values(et, 9, f"case/{et}")[3 * i:3 * i + 3] for i in range(3)]
+        ta, ti = tensor((3,), et), tensor((), "i32")
+        for idx in ((1, 5, -1, 0, 2) if full else (1, 5)):
+            pb = ProgramBuilder([ti, ta, ta, ta])
+            branches = ", ".join(f'{{\n    "stablehlo.return"(%arg{k + 1}) : ({ta}) -> ()\n  }}' for k in range(3))
+            r = pb.op("stablehlo.case", [(pb.arg(0), ti)], [ta], "", branches)[0]
+            pick = idx if 0 <= idx < 3 else 2
+            variant = f"index{idx}" if idx >= 0 else f"index_minus{-idx}"
+            out.append(_case("stablehlo.case", et, variant, pb.text([(r, ta)]),
+                             [make_array([idx], "i32", ())] + [make_array(v, et, (3,)) for v in vals],
+                             [make_array(vals[pick], et, (3,))], [et],
+                             note="an index outside [0, branches) runs the last branch, as the spec says"))
+    return out
+
+
+def top_k_cases(full, fast) -> List:
+    """chlo.top_k: the k largest along the last dimension, in descending order, with their
+    indices; values pairwise distinct per row and no NaN (how equal values and NaN order is
+    left to the comparator's definition)."""
+    out = []
+    op = "chlo.top_k"
+    from stablehlo_ref import spec
+    from .values import admitted
+    for et in admitted(spec.op(op).operands[0].type):
+        if kind(et) not in ("signed", "unsigned", "float") or (fast is not None and et not in fast):
+            continue
+        for shape, k in ([((2, 5), 3)] + ([((6,), 6), ((3, 4), 1)] if full else [])):
+            rows = 1 if len(shape) == 1 else shape[0]
+            n = shape[-1]
+            pool = [v for v in _values(et, 64, f"topk/{et}") if not (isinstance(v, float) and math.isnan(v))]
+            distinct = []
+            for v in pool:
+                if all(v != d for d in distinct):          # -0 == +0: one of them only
+                    distinct.append(v)
+            if len(distinct) < n:
+                continue
+            vals, exp_v, exp_i = [], [], []
+            for r in range(rows):
+                row = [distinct[(r * 3 + j * 5) % len(distinct)] for j in range(n)]
+                if len(set(row)) != n:
+                    row = distinct[r:r + n] if r + n <= len(distinct) else distinct[:n]
+                order = sorted(range(n), key=lambda j: row[j], reverse=True)[:k]
+                vals += row
+                exp_v += [row[j] for j in order]
+                exp_i += order
+            rshape = shape[:-1] + (k,)
+            pb = ProgramBuilder([tensor(shape, et)])
+            res = pb.op(op, [(pb.arg(0), tensor(shape, et))], [tensor(rshape, et), tensor(rshape, "i32")], f"k = {k} : i64")
+            out.append(_case(op, et, f"{'x'.join(map(str, shape))}_k{k}",
+                             pb.text([(res[0], tensor(rshape, et)), (res[1], tensor(rshape, "i32"))]),
+                             [make_array(vals, et, shape)], [make_array(exp_v, et, rshape), make_array(exp_i, "i32", rshape)],
+                             [et, "i32"], note="distinct values, no NaN: the order of equal values is not at stake"))
+    return out
+
+
 def all_misc(full, fast) -> List:
-    return simple_cases(full, fast) + region_cases(full, fast) + sort_cases(full, fast)
+    return (simple_cases(full, fast) + region_cases(full, fast) + sort_cases(full, fast) + case_cases(full, fast)
+            + top_k_cases(full, fast))
