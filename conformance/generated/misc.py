@@ -1,7 +1,7 @@
 """Generated cases of the remaining ops whose results follow from index arithmetic or plain
 Python: legacy broadcast and dot, get_dimension_size, tuple/get_tuple_element,
-optimization_barrier, map, if, while, sort, replica_id/partition_id (one process), and
-CHLO's broadcast_select / broadcast_compare / broadcast_complex / compare."""
+optimization_barrier, map, if, case, while, sort, chlo.top_k, replica_id/partition_id (one
+process)."""
 from __future__ import annotations
 
 import math
@@ -211,4 +211,48 @@ def top_k_cases(full, fast) -> List:
 
 def all_misc(full, fast) -> List:
     return (simple_cases(full, fast) + region_cases(full, fast) + sort_cases(full, fast) + case_cases(full, fast)
-            + top_k_cases(full, fast))
+            + top_k_cases(full, fast) + constant_cases(full, fast))
+
+
+def constant_cases(full, fast) -> List:
+    """constant: a program that returns a dense constant; the expected value is the constant
+    itself. Float and complex values (NaN, +-inf, -0, subnormals included) are written as
+    MLIR's hexadecimal dense form of their little-endian storage bytes, integers in decimal,
+    booleans as true/false."""
+    import numpy as np
+    out = []
+    for et in _all_value_types(fast):
+        k = kind(et)
+        if k == "float":
+            from .values import float_specials
+            vals = float_specials(float_format(et))       # NaN, +-inf, -0, subnormals, extremes
+        else:
+            vals = _values(et, 6, f"constant/{et}")
+        n = len(vals)
+        arr = make_array(vals, et, (n,))
+        if k == "bool":
+            lit = "[" + ", ".join("true" if v else "false" for v in vals) + "]"
+        elif k in ("signed", "unsigned"):
+            lit = "[" + ", ".join(str(int(v)) for v in vals) + "]"
+        else:
+            if arr.dtype.itemsize * 8 != _storage_bits(et):
+                continue                  # sub-byte floats: no byte-per-element hex form to rely on
+            data = np.ascontiguousarray(arr).tobytes()
+            lit = '"0x' + data.hex().upper() + '"'
+        t = tensor((n,), et)
+        pb = ProgramBuilder([])
+        r = pb.op("stablehlo.constant", [], [t], f"value = dense<{lit}> : {t}")[0]
+        out.append(_case("stablehlo.constant", et, "values", pb.text([(r, t)]), [], [arr], [et],
+                         note="floats written as their storage bytes (hexadecimal dense form)"))
+    return out
+
+
+def _storage_bits(et):
+    from .values import bits
+    return bits(et)
+
+
+def _all_value_types(fast):
+    from .values import all_element_types
+    return [t for t in all_element_types() if kind(t) in ("bool", "signed", "unsigned", "float", "complex")
+            and (fast is None or t in fast)]
