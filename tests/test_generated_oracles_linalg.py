@@ -61,7 +61,7 @@ def test_scatter_cases_by_hand():
 def test_conv_oracle_upstream_example():
     # stablehlo/tests/interpret/convolution.mlir (si64): lhs 1x4x4x1, rhs ones 3x3x1x1, stride 4, lhs_dilate 2
     lhs = [1, 2, 5, 6, 3, 4, 7, 8, 10, 11, 14, 15, 12, 13, 16, 17]
-    shape, out = conv_oracle(lhs, [1] * 9, (1, 4, 4, 1), (3, 3, 1, 1), "b01f", "01io", "b01f",
+    shape, out, _ = conv_oracle(lhs, [1] * 9, (1, 4, 4, 1), (3, 3, 1, 1), "b01f", "01io", "b01f",
                              (4, 4), ((0, 0), (0, 0)), (2, 2), (1, 1), (0, 0), 1, 1)
     assert shape == (1, 2, 2, 1) and out == [10, 26, 46, 62]
 
@@ -70,7 +70,7 @@ def test_conv_oracle_against_numpy_correlation():
     rng = np.random.default_rng(5)
     lhs = rng.integers(-3, 4, (2, 5, 4, 3))             # b, 0, 1, f
     rhs = rng.integers(-3, 4, (2, 3, 3, 2))             # 0, 1, i, o
-    shape, out = conv_oracle(lhs.ravel().tolist(), rhs.ravel().tolist(), lhs.shape, rhs.shape, "b01f", "01io",
+    shape, out, _ = conv_oracle(lhs.ravel().tolist(), rhs.ravel().tolist(), lhs.shape, rhs.shape, "b01f", "01io",
                              "b01f", (1, 1), ((0, 0), (0, 0)), (1, 1), (1, 1), (0, 0), 1, 1)
     win = np.lib.stride_tricks.sliding_window_view(lhs, (2, 3), axis=(1, 2))    # b, y, x, f, ky, kx
     want = np.einsum("byxfkl,klfo->byxo", win, rhs)
@@ -78,7 +78,7 @@ def test_conv_oracle_against_numpy_correlation():
     # feature groups: each half of the output features sees its half of the input features
     lhs_g = rng.integers(-3, 4, (1, 4, 3, 3))          # b, f, 0, 1
     rhs_g = rng.integers(-3, 4, (4, 2, 2, 2))          # o, i, 0, 1
-    shape, out = conv_oracle(lhs_g.ravel().tolist(), rhs_g.ravel().tolist(), lhs_g.shape, rhs_g.shape, "bf01",
+    shape, out, _ = conv_oracle(lhs_g.ravel().tolist(), rhs_g.ravel().tolist(), lhs_g.shape, rhs_g.shape, "bf01",
                              "oi01", "bf01", (1, 1), ((0, 0), (0, 0)), (1, 1), (1, 1), (0, 0), 2, 1)
     wg = np.lib.stride_tricks.sliding_window_view(lhs_g, (2, 2), axis=(2, 3))   # b, f, y, x, ky, kx
     want = np.concatenate([np.einsum("bfyxkl,ofkl->boyx", wg[:, 2 * g:2 * g + 2], rhs_g[2 * g:2 * g + 2])

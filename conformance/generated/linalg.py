@@ -38,7 +38,8 @@ from .windows import window_positions
 
 from ..cases import Rule
 
-EXACT_NOTE = "small integer values: every partial sum is exact, so the implementation-defined order does not matter"
+EXACT_NOTE = ("small integer values whose absolute sum fits the format's integer range: every partial sum is "
+              "exact in every order and precision of accumulation, which the spec leaves to the implementation")
 
 
 def _types(op, i, fast, kinds=("signed", "unsigned", "float", "complex")):
@@ -62,15 +63,24 @@ def _small(et, n, seed):
     return [v if round_value(v, fmt) == v else 1.0 for v in vals]
 
 
-def _finish(et, acc):
-    """An exact accumulated value as the type holds it, or None when the type cannot hold it
-    exactly (the case is then skipped)."""
+def _finish(et, acc, mag=0):
+    """An exact accumulated value as the type holds it, or None when some order of
+    accumulation in the type could round (the case is then skipped): integers wrap, so every
+    order gives the same result; integer-valued float terms whose absolute sum `mag` is at
+    most 2^precision keep every partial sum, in any order, exact."""
     k = kind(et)
     if k in ("signed", "unsigned"):
         return wrap(acc, bits(et), k == "signed")
+    fmt = float_format(component(et) if k == "complex" else et)
+    if mag > 2 ** fmt.precision or mag > fmt.max:
+        return None
     if k == "float":
-        return acc if round_value(float(acc), float_format(et)) == acc else None
+        return acc if round_value(float(acc), fmt) == acc else None
     return acc
+
+
+def _mag(v):
+    return abs(v.real) + abs(v.imag) if isinstance(v, complex) else abs(v)
 
 
 def _dims(xs):
@@ -93,8 +103,8 @@ def dot_cases(full, fast) -> List:
             exp = []
             for ridx in _indices(res):
                 li, ri = ridx[:len(ls) - 1], ridx[len(ls) - 1:]
-                acc = sum(lv[_flat(ls, li + (k,))] * rv[_flat(rs, (k,) + ri)] for k in range(ls[-1]))
-                exp.append(_finish(et, acc))
+                terms = [lv[_flat(ls, li + (k,))] * rv[_flat(rs, (k,) + ri)] for k in range(ls[-1])]
+                exp.append(_finish(et, sum(terms), sum(_mag(t) for t in terms)))
             if any(v is None for v in exp):
                 continue
             b = ProgramBuilder([tensor(ls, et), tensor(rs, et)])
@@ -200,7 +210,8 @@ def _conv_attr(spec_str):
 
 
 def conv_oracle(lv, rv, ls, rs, lay, rlay, olay, strides, pad, ldil, rdil, rev, G, BG):
-    """The spec's convolution by loops: returns (result shape, flat values as Python numbers)."""
+    """The spec's convolution by loops: returns (result shape, flat values as Python numbers,
+    the sum of |term| of each value)."""
     L, R, O = _layout(lay, "bf"), _layout(rlay, "io"), _layout(olay, "bf")
     nsp = len(L["s"])
     B, F = ls[L["b"]], ls[L["f"]]
@@ -214,7 +225,7 @@ def conv_oracle(lv, rv, ls, rs, lay, rlay, olay, strides, pad, ldil, rdil, rev, 
     for d, p in enumerate(O["s"]):
         oshape[p] = sp_out[d]
     oshape = tuple(oshape)
-    res = {}
+    res, mags = {}, {}
     wins = list(_indices(win))
     for bi in range(ob):
         for of in range(OF):
@@ -222,7 +233,7 @@ def conv_oracle(lv, rv, ls, rs, lay, rlay, olay, strides, pad, ldil, rdil, rev, 
             bg = of // (OF // BG)           # batch group of this output feature
             lb = bg * ob + bi
             for so in _indices(sp_out):
-                acc = 0
+                acc = mag = 0
                 for wk, src in zip(wins, cells[so]):
                     if src is None:
                         continue
@@ -236,13 +247,16 @@ def conv_oracle(lv, rv, ls, rs, lay, rlay, olay, strides, pad, ldil, rdil, rev, 
                         ridx[R["i"]], ridx[R["o"]] = ii, of
                         for d, p in enumerate(R["s"]):
                             ridx[p] = kidx[d]
-                        acc += lv[_flat(ls, lidx)] * rv[_flat(rs, ridx)]
+                        term = lv[_flat(ls, lidx)] * rv[_flat(rs, ridx)]
+                        acc += term
+                        mag += abs(term.real) + abs(term.imag) if isinstance(term, complex) else abs(term)
                 oidx = [0] * (nsp + 2)
                 oidx[O["b"]], oidx[O["f"]] = bi, of
                 for d, p in enumerate(O["s"]):
                     oidx[p] = so[d]
                 res[tuple(oidx)] = acc
-    return oshape, [res[i] for i in _indices(oshape)]
+                mags[tuple(oidx)] = mag
+    return oshape, [res[i] for i in _indices(oshape)], [mags[i] for i in _indices(oshape)]
 
 
 def convolution_cases(full, fast) -> List:
@@ -251,8 +265,8 @@ def convolution_cases(full, fast) -> List:
     for et in _types(op, 0, fast):
         for (name, lay, rlay, olay, ls, rs, strides, pad, ldil, rdil, rev, G, BG) in (CONV_CONFIGS if full else CONV_CONFIGS[:2]):
             lv, rv = _small(et, _size(ls), 1), _small(et, _size(rs), 2)
-            oshape, raw = conv_oracle(lv, rv, ls, rs, lay, rlay, olay, strides, pad, ldil, rdil, rev, G, BG)
-            exp = [_finish(et, v) for v in raw]
+            oshape, raw, mags = conv_oracle(lv, rv, ls, rs, lay, rlay, olay, strides, pad, ldil, rdil, rev, G, BG)
+            exp = [_finish(et, v, m) for v, m in zip(raw, mags)]
             if any(v is None for v in exp):
                 continue
             attrs = [f"window_strides = array<i64: {_dims(strides)}>",
