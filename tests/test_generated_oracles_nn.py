@@ -68,3 +68,18 @@ def test_quantize_round_trip_by_hand():
     import numpy as np
     s = float(np.float32(0.1))
     assert round_trip_oracle([0.3], 0.1, 0, (-127, 127)) == [float(np.float32(3 * np.float64(s)))]
+
+
+def test_chlo_broadcast_cases_against_numpy_broadcasting():
+    for c in misc.chlo_broadcast_cases(True, None):
+        a = [x.astype(np.float64) if x.dtype.kind not in "biuc" else x for x in c.inputs]
+        if c.op == "chlo.broadcast_select":
+            want = np.where(c.inputs[0], a[1], a[2])
+            np.testing.assert_array_equal(c.expected[0].astype(np.float64) if c.expected[0].dtype.kind not in "biuc"
+                                          else c.expected[0], want)
+        elif c.op == "chlo.broadcast_complex":
+            np.testing.assert_array_equal(c.expected[0], a[0] + 1j * a[1])
+        else:
+            d = c.variant.split("_")[0]
+            want = {"LT": np.less, "EQ": np.equal, "NE": np.not_equal}[d](a[0], a[1])
+            np.testing.assert_array_equal(c.expected[0], want)

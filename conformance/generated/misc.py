@@ -211,7 +211,7 @@ def top_k_cases(full, fast) -> List:
 
 def all_misc(full, fast) -> List:
     return (simple_cases(full, fast) + region_cases(full, fast) + sort_cases(full, fast) + case_cases(full, fast)
-            + top_k_cases(full, fast) + constant_cases(full, fast))
+            + top_k_cases(full, fast) + constant_cases(full, fast) + chlo_broadcast_cases(full, fast))
 
 
 def constant_cases(full, fast) -> List:
@@ -256,3 +256,59 @@ def _all_value_types(fast):
     from .values import all_element_types
     return [t for t in all_element_types() if kind(t) in ("bool", "signed", "unsigned", "float", "complex")
             and (fast is None or t in fast)]
+
+
+def chlo_broadcast_cases(full, fast) -> List:
+    """chlo.broadcast_select / broadcast_compare / broadcast_complex: numpy-style broadcasting
+    of size-1 dimensions (3x1 with 1x4 -> 3x4; the select predicate 3x1), by index arithmetic."""
+    from stablehlo_ref import spec
+    from .values import admitted
+    out = []
+    sa, sb, sr = (3, 1), (1, 4), (3, 4)
+
+    def at(vals, s, i, j):
+        return vals[(i if s[0] != 1 else 0) * s[1] + (j if s[1] != 1 else 0)]
+
+    for et in _types("stablehlo.select", 1, fast):
+        t = _values(et, 12, f"bselect/{et}")
+        f = _values(et, 16, f"bselect/{et}/f")[12:16]
+        pred = [True, False, True]
+        exp = [at(t, sr, i, j) if at(pred, sa, i, j) else at(f, sb, i, j) for i in range(3) for j in range(4)]
+        prog = single_op_program("chlo.broadcast_select", [tensor(sa, "i1"), tensor(sr, et), tensor(sb, et)],
+                                 [tensor(sr, et)])
+        out.append(_case("chlo.broadcast_select", et, "pred3x1_true3x4_false1x4", prog,
+                         [make_array(pred, "i1", sa), make_array(t, et, sr), make_array(f, et, sb)],
+                         [make_array(exp, et, sr)], [et], note="numpy-style broadcasting of size-1 dimensions"))
+    for et in admitted(spec.op("chlo.broadcast_compare").operands[0].type):
+        k = kind(et)
+        if k not in ("bool", "signed", "unsigned", "float", "complex") or (fast is not None and et not in fast):
+            continue
+        a = [v for v in _values(et, 8, f"bcompare/{et}") if not (isinstance(v, float) and math.isnan(v))][:3]
+        b = [v for v in _values(et, 16, f"bcompare/{et}/b")[8:] if not (isinstance(v, float) and math.isnan(v))][:4]
+        if len(a) < 3 or len(b) < 4:
+            continue
+        for d in (("LT", "EQ", "NE") if full else ("LT",)):
+            if k in ("complex", "bool") and d == "LT":
+                d = "NE"                           # complex: EQ/NE only; i1 order left to the other cases
+            fn = {"LT": lambda x, y: x < y, "EQ": lambda x, y: x == y, "NE": lambda x, y: x != y}[d]
+            exp = [fn(at(a, sa, i, j), at(b, sb, i, j)) for i in range(3) for j in range(4)]
+            prog = single_op_program("chlo.broadcast_compare", [tensor(sa, et), tensor(sb, et)], [tensor(sr, "i1")],
+                                     f"comparison_direction = #chlo<comparison_direction {d}>")
+            variant = f"{d}_size1_both"
+            if any(c.id.endswith(f"/{et}/{variant}") for c in out):
+                continue
+            out.append(_case("chlo.broadcast_compare", et, variant, prog,
+                             [make_array(a, et, sa), make_array(b, et, sb)], [make_array(exp, "i1", sr)], ["i1"],
+                             note="no NaN operands; -0 == +0"))
+    for et in admitted(spec.op("chlo.broadcast_complex").operands[0].type):
+        if et not in ("f32", "f64") or (fast is not None and et not in fast):
+            continue
+        ct = f"complex<{et}>"
+        a = _values(et, 3, f"bcomplex/{et}")
+        b = _values(et, 7, f"bcomplex/{et}/b")[3:7]
+        exp = [complex(at(a, sa, i, j), at(b, sb, i, j)) for i in range(3) for j in range(4)]
+        prog = single_op_program("chlo.broadcast_complex", [tensor(sa, et), tensor(sb, et)], [tensor(sr, ct)])
+        out.append(_case("chlo.broadcast_complex", et, "size1_both", prog,
+                         [make_array(a, et, sa), make_array(b, et, sb)], [make_array(exp, ct, sr)], [ct],
+                         note="real part from lhs, imaginary part from rhs"))
+    return out
