@@ -167,3 +167,16 @@ def test_reduce_bodies_by_hand():
     assert int(cases["and_dim0"].inputs[1]) == -1
     x = cases["or_dim0"].inputs[0]
     assert cases["or_dim0"].expected[0].tolist() == (x[0] | x[1] | x[2]).tolist()
+
+
+def test_einsum_oracle_against_numpy_einsum():
+    from stablehlo_ref.conformance.generated.linalg import EINSUM_CONFIGS, UNARY_EINSUM_CONFIGS, einsum_oracle
+    rng = np.random.default_rng(3)
+    for cfg in EINSUM_CONFIGS + UNARY_EINSUM_CONFIGS:
+        arrays = [rng.integers(-3, 4, s) for s in cfg[1:]]
+        shape, out, _ = einsum_oracle(cfg[0], [a.ravel().tolist() for a in arrays], cfg[1:])
+        want = np.einsum(cfg[0], *arrays)
+        assert shape == want.shape and out == want.ravel().tolist(), cfg[0]
+    # by hand: the diagonal of a 2x2 block per trailing index
+    shape, out, _ = einsum_oracle("aab->ab", [[1, 2, 3, 4, 5, 6, 7, 8]], [(2, 2, 2)])
+    assert shape == (2, 2) and out == [1, 2, 7, 8]

@@ -24,6 +24,7 @@ the computed triangle only, with the expected zeros elsewhere."""
 from __future__ import annotations
 
 import cmath
+import itertools
 import math
 from fractions import Fraction
 from typing import List
@@ -497,6 +498,62 @@ def triangular_solve_cases(full, fast) -> List:
     return out
 
 
+# ------------------------------------------------------------------ einsum (legacy)
+
+EINSUM_CONFIGS = [("ab,bc->ac", (2, 3), (3, 2)), ("abc,acd->abd", (2, 2, 3), (2, 3, 2)), ("ab,ab->a", (2, 3), (2, 3)),
+                  ("ab,cd->abcd", (2, 1), (1, 3))]
+UNARY_EINSUM_CONFIGS = [("ab->ba", (2, 3)), ("aab->ab", (2, 2, 3)), ("abc->b", (2, 3, 2))]
+
+
+def einsum_oracle(cfg, operands, shapes):
+    """einsum by its definition: loop over every letter's range; the output holds the sum over
+    the letters it does not name (a repeated letter within one operand takes its diagonal).
+    Returns (result shape, flat values, the sum of |term| of each value)."""
+    ins, out = cfg.split("->")
+    ins = ins.split(",")
+    size = {}
+    for letters, shape in zip(ins, shapes):
+        for ch, d in zip(letters, shape):
+            size[ch] = d
+    letters = sorted(size)
+    rshape = tuple(size[ch] for ch in out)
+    acc = {idx: 0 for idx in _indices(rshape)}
+    mag = {idx: 0 for idx in _indices(rshape)}
+    for combo in itertools.product(*[range(size[ch]) for ch in letters]):
+        env = dict(zip(letters, combo))
+        term = 1
+        for lt, vals, shape in zip(ins, operands, shapes):
+            term = term * vals[_flat(shape, [env[ch] for ch in lt])]
+        key = tuple(env[ch] for ch in out)
+        acc[key] += term
+        mag[key] += _mag(term)
+    keys = list(_indices(rshape))
+    return rshape, [acc[k] for k in keys], [mag[k] for k in keys]
+
+
+def einsum_cases(full, fast) -> List:
+    out = []
+    for op, cfgs in (("stablehlo.einsum", EINSUM_CONFIGS), ("stablehlo.unary_einsum", UNARY_EINSUM_CONFIGS)):
+        for et in _types(op, 0, fast):
+            for n, cfg in enumerate(cfgs if full else cfgs[:1]):
+                shapes = cfg[1:]
+                vals = [_small(et, _size(s), 2 + i) for i, s in enumerate(shapes)]
+                rshape, raw, mags = einsum_oracle(cfg[0], vals, shapes)
+                exp = [_finish(et, v, m) for v, m in zip(raw, mags)]
+                if any(v is None for v in exp):
+                    continue
+                b = ProgramBuilder([tensor(s, et) for s in shapes])
+                r = b.op(op, [(b.arg(i), tensor(s, et)) for i, s in enumerate(shapes)], [tensor(rshape, et)],
+                         f'einsum_config = "{cfg[0]}"')[0]
+                variant = cfg[0].replace(",", "_").replace("->", "_to_")
+                out.append(make_case(op, et, variant, b.text([(r, tensor(rshape, et))]),
+                                     [make_array(v, et, s) for v, s in zip(vals, shapes)],
+                                     [make_array(exp, et, rshape)], [et], [rule_for(et, 0)], "python-exact",
+                                     "linalg", "einsum by its definition (loops over every letter); " + EXACT_NOTE))
+    return out
+
+
 def all_linalg(full, fast) -> List:
     return (dot_cases(full, fast) + dot_general_rounded_cases(full, fast) + convolution_cases(full, fast)
-            + fft_cases(full, fast) + cholesky_cases(full, fast) + triangular_solve_cases(full, fast))
+            + fft_cases(full, fast) + cholesky_cases(full, fast) + triangular_solve_cases(full, fast)
+            + einsum_cases(full, fast))
