@@ -135,12 +135,19 @@ def _to_attr(ir, a):
     """A numpy argument as a DenseElementsAttr; bf16/f8 (ml_dtypes) arrays go as their bits
     with the MLIR element type named."""
     if a.dtype.kind != "V" and a.dtype.type.__module__ == "numpy":
-        return ir.DenseElementsAttr.get(a)
+        # unsigned arrays keep their signedness (otherwise they arrive signless: i32 for ui32);
+        # a rank-0 array goes as one element with its element type and the empty shape named
+        # (otherwise it arrives as tensor<1x...>)
+        signless = a.dtype.kind != "u"
+        if a.ndim:
+            return ir.DenseElementsAttr.get(a, signless=signless)
+        one = ir.DenseElementsAttr.get(a.reshape(1), signless=signless)
+        return ir.DenseElementsAttr.get(a.reshape(1), signless=signless, type=one.type.element_type, shape=[])
     from stablehlo_ref.ir.types import ELEMENT_TYPES
     names = [n for n, et in ELEMENT_TYPES.items() if et.dtype == a.dtype and et.is_float]
     if not names or a.dtype.itemsize not in (1, 2):
         raise ValueError(f"cannot pass a {a.dtype} argument to upstream's interpreter")
-    bits = a.view(np.uint8 if a.dtype.itemsize == 1 else np.uint16)
+    bits = a.reshape(-1).view(np.uint8 if a.dtype.itemsize == 1 else np.uint16)
     return ir.DenseElementsAttr.get(bits, type=ir.Type.parse(names[0]), shape=list(a.shape))
 
 
@@ -166,7 +173,8 @@ def _upstream():
             except Exception as e:
                 return _classify("compile", e)
             try:
-                attrs = [_to_attr(ir, np.ascontiguousarray(a)) for a in args]
+                # np.ascontiguousarray makes a rank-0 array rank 1: the shape is put back
+                attrs = [_to_attr(ir, np.ascontiguousarray(a).reshape(np.shape(a))) for a in args]
                 res = stablehlo.eval_module(m, attrs)
                 return ("ok", [_attr_to_wire(r) for r in res])
             except Exception as e:

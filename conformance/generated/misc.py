@@ -1,7 +1,7 @@
 """Generated cases of the remaining ops whose results follow from index arithmetic or plain
 Python: legacy broadcast and dot, get_dimension_size, tuple/get_tuple_element,
-optimization_barrier, map, if, while, sort, replica_id/partition_id (one process), and
-CHLO's broadcast_select / broadcast_compare / broadcast_complex / compare."""
+optimization_barrier, map, if, case, while, sort, chlo.top_k, replica_id/partition_id (one
+process)."""
 from __future__ import annotations
 
 import math
@@ -150,5 +150,165 @@ def sort_cases(full, fast) -> List:
     return out
 
 
+def case_cases(full, fast) -> List:
+    """case: the index picks a branch; an index out of range picks the last branch (spec)."""
+    out = []
+    for et in _types("stablehlo.select", 1, fast):
+        vals = [_values(et, 9, f"case/{et}")[3 * i:3 * i + 3] for i in range(3)]
+        ta, ti = tensor((3,), et), tensor((), "i32")
+        for idx in ((1, 5, -1, 0, 2) if full else (1, 5)):
+            pb = ProgramBuilder([ti, ta, ta, ta])
+            branches = ", ".join(f'{{\n    "stablehlo.return"(%arg{k + 1}) : ({ta}) -> ()\n  }}' for k in range(3))
+            r = pb.op("stablehlo.case", [(pb.arg(0), ti)], [ta], "", branches)[0]
+            pick = idx if 0 <= idx < 3 else 2
+            variant = f"index{idx}" if idx >= 0 else f"index_minus{-idx}"
+            out.append(_case("stablehlo.case", et, variant, pb.text([(r, ta)]),
+                             [make_array([idx], "i32", ())] + [make_array(v, et, (3,)) for v in vals],
+                             [make_array(vals[pick], et, (3,))], [et],
+                             note="an index outside [0, branches) runs the last branch, as the spec says"))
+    return out
+
+
+def top_k_cases(full, fast) -> List:
+    """chlo.top_k: the k largest along the last dimension, in descending order, with their
+    indices; values pairwise distinct per row and no NaN (how equal values and NaN order is
+    left to the comparator's definition)."""
+    out = []
+    op = "chlo.top_k"
+    from stablehlo_ref import spec
+    from .values import admitted
+    for et in admitted(spec.op(op).operands[0].type):
+        if kind(et) not in ("signed", "unsigned", "float") or (fast is not None and et not in fast):
+            continue
+        for shape, k in ([((2, 5), 3)] + ([((6,), 6), ((3, 4), 1)] if full else [])):
+            rows = 1 if len(shape) == 1 else shape[0]
+            n = shape[-1]
+            pool = [v for v in _values(et, 64, f"topk/{et}") if not (isinstance(v, float) and math.isnan(v))]
+            distinct = []
+            for v in pool:
+                if all(v != d for d in distinct):          # -0 == +0: one of them only
+                    distinct.append(v)
+            if len(distinct) < n:
+                continue
+            vals, exp_v, exp_i = [], [], []
+            for r in range(rows):
+                row = [distinct[(r * 3 + j * 5) % len(distinct)] for j in range(n)]
+                if len(set(row)) != n:
+                    row = distinct[r:r + n] if r + n <= len(distinct) else distinct[:n]
+                order = sorted(range(n), key=lambda j: row[j], reverse=True)[:k]
+                vals += row
+                exp_v += [row[j] for j in order]
+                exp_i += order
+            rshape = shape[:-1] + (k,)
+            pb = ProgramBuilder([tensor(shape, et)])
+            res = pb.op(op, [(pb.arg(0), tensor(shape, et))], [tensor(rshape, et), tensor(rshape, "i32")], f"k = {k} : i64")
+            out.append(_case(op, et, f"{'x'.join(map(str, shape))}_k{k}",
+                             pb.text([(res[0], tensor(rshape, et)), (res[1], tensor(rshape, "i32"))]),
+                             [make_array(vals, et, shape)], [make_array(exp_v, et, rshape), make_array(exp_i, "i32", rshape)],
+                             [et, "i32"], note="distinct values, no NaN: the order of equal values is not at stake"))
+    return out
+
+
 def all_misc(full, fast) -> List:
-    return simple_cases(full, fast) + region_cases(full, fast) + sort_cases(full, fast)
+    return (simple_cases(full, fast) + region_cases(full, fast) + sort_cases(full, fast) + case_cases(full, fast)
+            + top_k_cases(full, fast) + constant_cases(full, fast) + chlo_broadcast_cases(full, fast))
+
+
+def constant_cases(full, fast) -> List:
+    """constant: a program that returns a dense constant; the expected value is the constant
+    itself. Float and complex values (NaN, +-inf, -0, subnormals included) are written as
+    MLIR's hexadecimal dense form of their little-endian storage bytes, integers in decimal,
+    booleans as true/false."""
+    import numpy as np
+    out = []
+    for et in _all_value_types(fast):
+        k = kind(et)
+        if k == "float":
+            from .values import float_specials
+            vals = float_specials(float_format(et))       # NaN, +-inf, -0, subnormals, extremes
+        else:
+            vals = _values(et, 6, f"constant/{et}")
+        n = len(vals)
+        arr = make_array(vals, et, (n,))
+        if k == "bool":
+            lit = "[" + ", ".join("true" if v else "false" for v in vals) + "]"
+        elif k in ("signed", "unsigned"):
+            lit = "[" + ", ".join(str(int(v)) for v in vals) + "]"
+        else:
+            if arr.dtype.itemsize * 8 != _storage_bits(et):
+                continue                  # sub-byte floats: no byte-per-element hex form to rely on
+            data = np.ascontiguousarray(arr).tobytes()
+            lit = '"0x' + data.hex().upper() + '"'
+        t = tensor((n,), et)
+        pb = ProgramBuilder([])
+        r = pb.op("stablehlo.constant", [], [t], f"value = dense<{lit}> : {t}")[0]
+        out.append(_case("stablehlo.constant", et, "values", pb.text([(r, t)]), [], [arr], [et],
+                         note="floats written as their storage bytes (hexadecimal dense form)"))
+    return out
+
+
+def _storage_bits(et):
+    from .values import bits
+    return bits(et)
+
+
+def _all_value_types(fast):
+    from .values import all_element_types
+    return [t for t in all_element_types() if kind(t) in ("bool", "signed", "unsigned", "float", "complex")
+            and (fast is None or t in fast)]
+
+
+def chlo_broadcast_cases(full, fast) -> List:
+    """chlo.broadcast_select / broadcast_compare / broadcast_complex: numpy-style broadcasting
+    of size-1 dimensions (3x1 with 1x4 -> 3x4; the select predicate 3x1), by index arithmetic."""
+    from stablehlo_ref import spec
+    from .values import admitted
+    out = []
+    sa, sb, sr = (3, 1), (1, 4), (3, 4)
+
+    def at(vals, s, i, j):
+        return vals[(i if s[0] != 1 else 0) * s[1] + (j if s[1] != 1 else 0)]
+
+    for et in _types("stablehlo.select", 1, fast):
+        t = _values(et, 12, f"bselect/{et}")
+        f = _values(et, 16, f"bselect/{et}/f")[12:16]
+        pred = [True, False, True]
+        exp = [at(t, sr, i, j) if at(pred, sa, i, j) else at(f, sb, i, j) for i in range(3) for j in range(4)]
+        prog = single_op_program("chlo.broadcast_select", [tensor(sa, "i1"), tensor(sr, et), tensor(sb, et)],
+                                 [tensor(sr, et)])
+        out.append(_case("chlo.broadcast_select", et, "pred3x1_true3x4_false1x4", prog,
+                         [make_array(pred, "i1", sa), make_array(t, et, sr), make_array(f, et, sb)],
+                         [make_array(exp, et, sr)], [et], note="numpy-style broadcasting of size-1 dimensions"))
+    for et in admitted(spec.op("chlo.broadcast_compare").operands[0].type):
+        k = kind(et)
+        if k not in ("bool", "signed", "unsigned", "float", "complex") or (fast is not None and et not in fast):
+            continue
+        a = [v for v in _values(et, 8, f"bcompare/{et}") if not (isinstance(v, float) and math.isnan(v))][:3]
+        b = [v for v in _values(et, 16, f"bcompare/{et}/b")[8:] if not (isinstance(v, float) and math.isnan(v))][:4]
+        if len(a) < 3 or len(b) < 4:
+            continue
+        for d in (("LT", "EQ", "NE") if full else ("LT",)):
+            if k in ("complex", "bool") and d == "LT":
+                d = "NE"                           # complex: EQ/NE only; i1 order left to the other cases
+            fn = {"LT": lambda x, y: x < y, "EQ": lambda x, y: x == y, "NE": lambda x, y: x != y}[d]
+            exp = [fn(at(a, sa, i, j), at(b, sb, i, j)) for i in range(3) for j in range(4)]
+            prog = single_op_program("chlo.broadcast_compare", [tensor(sa, et), tensor(sb, et)], [tensor(sr, "i1")],
+                                     f"comparison_direction = #chlo<comparison_direction {d}>")
+            variant = f"{d}_size1_both"
+            if any(c.id.endswith(f"/{et}/{variant}") for c in out):
+                continue
+            out.append(_case("chlo.broadcast_compare", et, variant, prog,
+                             [make_array(a, et, sa), make_array(b, et, sb)], [make_array(exp, "i1", sr)], ["i1"],
+                             note="no NaN operands; -0 == +0"))
+    for et in admitted(spec.op("chlo.broadcast_complex").operands[0].type):
+        if et not in ("f32", "f64") or (fast is not None and et not in fast):
+            continue
+        ct = f"complex<{et}>"
+        a = _values(et, 3, f"bcomplex/{et}")
+        b = _values(et, 7, f"bcomplex/{et}/b")[3:7]
+        exp = [complex(at(a, sa, i, j), at(b, sb, i, j)) for i in range(3) for j in range(4)]
+        prog = single_op_program("chlo.broadcast_complex", [tensor(sa, et), tensor(sb, et)], [tensor(sr, ct)])
+        out.append(_case("chlo.broadcast_complex", et, "size1_both", prog,
+                         [make_array(a, et, sa), make_array(b, et, sb)], [make_array(exp, ct, sr)], [ct],
+                         note="real part from lhs, imaginary part from rhs"))
+    return out

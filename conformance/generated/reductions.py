@@ -46,6 +46,16 @@ def _combine(body, et, a, b):
         return a + b
     if body == "max":
         return a or b if k == "bool" else max(a, b)
+    if body == "mul":
+        if k == "bool":
+            return a and b
+        if k in ("signed", "unsigned"):
+            return wrap(a * b, bits(et), k == "signed")
+        return a * b
+    if body == "and":
+        return (a and b) if k == "bool" else wrap(a & b, bits(et), k == "signed")
+    if body == "or":
+        return (a or b) if k == "bool" else wrap(a | b, bits(et), k == "signed")
     return a and b if k == "bool" else min(a, b)
 
 
@@ -54,14 +64,24 @@ def reduce_cases(full, fast) -> List:
     op = "stablehlo.reduce"
     s = (3, 4)
     for et in _types(op, 0, fast):
-        for body in (("add", "max", "min") if full else ("add", "max")):
-            if kind(et) == "complex" and body != "add":
+        for body in (("add", "max", "min", "mul", "and", "or") if full else ("add", "max", "mul", "and")):
+            if kind(et) == "complex" and body not in ("add", "mul"):
+                continue
+            if kind(et) == "float" and body in ("and", "or"):
                 continue
             fmt = float_format(et) if kind(et) == "float" else None
             vals = _small(et, 12, 1)
             if kind(et) == "float" and body == "add" and round_value(12.0, fmt) != 12.0:
                 continue                # partial sums must stay exact in the format
+            if kind(et) == "float" and body == "mul" and round_value(8.0, fmt) != 8.0:
+                continue                # products of three values in -2..2 must stay exact
             if body == "add":
+                init = False if kind(et) == "bool" else 0
+            elif body == "mul":
+                init = True if kind(et) == "bool" else 1
+            elif body == "and":
+                init = True if kind(et) == "bool" else wrap(-1, bits(et), kind(et) == "signed")
+            elif body == "or":
                 init = False if kind(et) == "bool" else 0
             elif kind(et) == "bool":
                 init = body == "min"
@@ -78,7 +98,8 @@ def reduce_cases(full, fast) -> List:
                 for i in range(3):
                     acc = _combine(body, et, acc, vals[i * 4 + j])
                 exp.append(acc)
-            sop = {"add": "stablehlo.add", "max": "stablehlo.maximum", "min": "stablehlo.minimum"}[body]
+            sop = {"add": "stablehlo.add", "max": "stablehlo.maximum", "min": "stablehlo.minimum",
+                   "mul": "stablehlo.multiply", "and": "stablehlo.and", "or": "stablehlo.or"}[body]
             t0 = tensor((), et)
             region = (f"{{\n  ^bb0(%a: {t0}, %b: {t0}):\n    %s = \"{sop}\"(%a, %b) : ({t0}, {t0}) -> {t0}\n"
                       f"    \"stablehlo.return\"(%s) : ({t0}) -> ()\n  }}")
@@ -119,7 +140,7 @@ def dot_general_cases(full, fast) -> List:
                 bi = ridx[:len(lb)]
                 li = ridx[len(lb):len(lb) + len(lfree)]
                 ri = ridx[len(lb) + len(lfree):]
-                acc = 0
+                acc = mag = 0
                 for ci in itertools.product(*[range(ls[d]) for d in lc]):
                     lidx = [0] * len(ls)
                     ridx2 = [0] * len(rs)
@@ -142,10 +163,12 @@ def dot_general_cases(full, fast) -> List:
                     for d, v in zip(rs, ridx2):
                         fr = fr * d + v
                     acc += lv[fl] * rv[fr]
+                    mag += abs(lv[fl] * rv[fr])
                 if kind(et) in ("signed", "unsigned"):
                     acc = wrap(acc, bits(et), kind(et) == "signed")
-                elif kind(et) == "float" and round_value(float(acc), float_format(et)) != acc:
-                    ok = False
+                elif kind(et) == "float" and (round_value(float(acc), float_format(et)) != acc
+                                              or mag > 2 ** float_format(et).precision):
+                    ok = False          # some order of accumulation in the type could round
                 exp.append(acc)
             if not ok:
                 continue

@@ -1,0 +1,135 @@
+"""Generated cases of batch_norm_inference and batch_norm_training, with expected values from
+mpmath at 256 bits (exact means and variances as fractions; the square root and the division
+in mpmath), rounded once to the result type. They never call the interpreter.
+
+The spec defines both ops by a composition of elementwise ops (subtract, add, sqrt, divide,
+multiply, reduce), each rounding in the operand type, and leaves the order of the batch
+reductions implementation-defined; so the cases are compared within 1 ULP or an absolute
+error of 8 * (N + 4) * eps * (the magnitude of the terms), N the number of elements reduced per
+feature (the error of that composition in the operand type), and the inputs are moderate
+values (uniform in [-4, 4], variances in [0.5, 4]) with no cancellation near zero except
+what the bound covers. Element types: bf16, f16, f32, f64 (in the 2- to 4-bit-mantissa
+formats, the composition's rounding errors are as large as the result)."""
+from __future__ import annotations
+
+from fractions import Fraction
+from typing import List
+
+import mpmath
+
+from ..cases import Rule
+from .build import make_case
+from .formats import float_format, round_value, workprec
+from .program import ProgramBuilder, tensor
+from .structural import _indices, _size
+from .values import float_random, make_array, rng_for
+
+TYPES = ("bf16", "f16", "f32", "f64")
+EPSILON = 0.001          # the attribute is an f32; 0.001 rounds to f32 first (the spec's value)
+
+
+def _types(op, fast):
+    from stablehlo_ref import spec
+    from .values import admitted
+    return [t for t in admitted(spec.op(op).operands[0].type) if t in TYPES and (fast is None or t in fast)]
+
+
+def _eps_attr() -> float:
+    import numpy as np
+    return float(np.float32(EPSILON))
+
+
+def _feature_slices(shape, fi):
+    """For each feature, the row-major positions of its elements."""
+    out = [[] for _ in range(shape[fi])]
+    for n, idx in enumerate(_indices(shape)):
+        out[idx[fi]].append(n)
+    return out
+
+
+CONFIGS = [("2x3x2_f1", (2, 3, 2), 1), ("4x2_f1", (4, 2), 1), ("2x2x3_f2", (2, 2, 3), 2)]
+
+
+def batch_norm_inference_cases(full, fast) -> List:
+    op = "stablehlo.batch_norm_inference"
+    out = []
+    for et in _types(op, fast):
+        fmt = float_format(et)
+        for name, shape, fi in (CONFIGS if full else CONFIGS[:1]):
+            rng = rng_for(f"bni/{et}/{name}")
+            nf = shape[fi]
+            x = float_random(fmt, rng, _size(shape), True)
+            scale, offset, mean = (float_random(fmt, rng, nf, True) for _ in range(3))
+            var = [round_value(abs(v) / 2 + 0.5, fmt) for v in float_random(fmt, rng, nf, True)]
+            exp, mags = [], []
+            with workprec():
+                eps = mpmath.mpf(_eps_attr())
+                for n, idx in enumerate(_indices(shape)):
+                    f = idx[fi]
+                    norm = (mpmath.mpf(x[n]) - mean[f]) / mpmath.sqrt(mpmath.mpf(var[f]) + eps)
+                    exp.append(round_value(scale[f] * norm + offset[f], fmt))
+                    mags.append(float(abs(scale[f] * norm)) + abs(offset[f]) + abs(x[n]) + abs(mean[f]))
+            atol = 8 * 5 * fmt.eps * max(mags)
+            ts, tf = tensor(shape, et), tensor((nf,), et)
+            b = ProgramBuilder([ts, tf, tf, tf, tf])
+            r = b.op(op, [(b.arg(i), t) for i, t in enumerate([ts, tf, tf, tf, tf])], [ts],
+                     f"epsilon = {EPSILON} : f32, feature_index = {fi} : i64")[0]
+            out.append(make_case(op, et, name, b.text([(r, ts)]),
+                                 [make_array(x, et, shape)] + [make_array(v, et, (nf,)) for v in (scale, offset, mean, var)],
+                                 [make_array(exp, et, shape)], [et],
+                                 [Rule("close", atol=atol, max_ulp=1, check="generated")], "mpmath", "nn",
+                                 f"scale * (x - mean) / sqrt(variance + epsilon) + offset at 256 bits, rounded once; "
+                                 f"the spec's composition rounds at every step: |error| <= {atol:.3g}"))
+    return out
+
+
+def batch_norm_training_cases(full, fast) -> List:
+    op = "stablehlo.batch_norm_training"
+    out = []
+    for et in _types(op, fast):
+        fmt = float_format(et)
+        for name, shape, fi in (CONFIGS if full else CONFIGS[:1]):
+            rng = rng_for(f"bnt/{et}/{name}")
+            nf = shape[fi]
+            x = float_random(fmt, rng, _size(shape), True)
+            scale, offset = (float_random(fmt, rng, nf, True) for _ in range(2))
+            groups = _feature_slices(shape, fi)
+            n_per = len(groups[0])
+            means = [sum(Fraction(x[p]) for p in g) / len(g) for g in groups]
+            vars_ = [sum((Fraction(x[p]) - m) ** 2 for p in g) / len(g) for g, m in zip(groups, means)]
+            outv, mags = [0.0] * len(x), []
+            with workprec():
+                eps = mpmath.mpf(_eps_attr())
+                for f, g in enumerate(groups):
+                    # the spec's batch_var is computed from the rounded batch_mean's definition:
+                    # mean(square(x - mean)); exact here, the tolerance covers the roundings
+                    den = mpmath.sqrt(mpmath.mpf(vars_[f].numerator) / vars_[f].denominator + eps)
+                    for p in g:
+                        norm = (mpmath.mpf(x[p]) - mpmath.mpf(means[f].numerator) / means[f].denominator) / den
+                        outv[p] = round_value(scale[f] * norm + offset[f], fmt)
+                        mags.append(float(abs(scale[f] * norm)) + abs(offset[f]) + abs(x[p]) / float(den))
+            mean_r = [round_value(m, fmt) for m in means]
+            var_r = [round_value(v, fmt) for v in vars_]
+            big = max(abs(v) for v in x)
+            k = 8 * (n_per + 4) * fmt.eps
+            atol_out = k * max(mags)
+            atol_mean = k * big
+            atol_var = k * 2 * big * big
+            ts, tf = tensor(shape, et), tensor((nf,), et)
+            b = ProgramBuilder([ts, tf, tf])
+            res = b.op(op, [(b.arg(0), ts), (b.arg(1), tf), (b.arg(2), tf)], [ts, tf, tf],
+                       f"epsilon = {EPSILON} : f32, feature_index = {fi} : i64")
+            out.append(make_case(op, et, name, b.text([(res[0], ts), (res[1], tf), (res[2], tf)]),
+                                 [make_array(x, et, shape), make_array(scale, et, (nf,)), make_array(offset, et, (nf,))],
+                                 [make_array(outv, et, shape), make_array(mean_r, et, (nf,)), make_array(var_r, et, (nf,))],
+                                 [et, et, et],
+                                 [Rule("close", atol=a, max_ulp=1, check="generated") for a in (atol_out, atol_mean, atol_var)],
+                                 "mpmath", "nn",
+                                 "batch mean and (biased) variance exact, the normalization at 256 bits, each rounded "
+                                 "once; the reduction order is implementation-defined and the spec's composition "
+                                 f"rounds at every step: |error| <= {k:.3g} * magnitude"))
+    return out
+
+
+def all_nn(full, fast) -> List:
+    return batch_norm_inference_cases(full, fast) + batch_norm_training_cases(full, fast)
