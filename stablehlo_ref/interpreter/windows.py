@@ -54,7 +54,13 @@ def window_view(padded: np.ndarray, window, strides, dilations):
     eff = [(w - 1) * d + 1 if w > 0 else 0 for w, d in zip(window, dilations)]
     if any(e > n for e, n in zip(eff, padded.shape)) or any(e == 0 for e in eff):
         return None
-    v = sliding_window_view(padded, eff) if padded.ndim else padded
+    if padded.ndim and padded.dtype.num >= 256:      # (a user-defined numpy dtype)
+        # ml_dtypes' float types numpy's stride tricks cannot make (f8E5M2 and others):
+        # the window view of the bits, viewed back as the type
+        bits = padded.view(np.dtype(f"u{padded.dtype.itemsize}"))
+        v = sliding_window_view(bits, eff).view(padded.dtype)
+    else:
+        v = sliding_window_view(padded, eff) if padded.ndim else padded
     nd = padded.ndim
     return v[tuple(slice(None, None, s) for s in strides) + tuple(slice(None, None, d) for d in dilations)] \
         if nd else v
