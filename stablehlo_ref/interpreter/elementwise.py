@@ -765,6 +765,29 @@ def reduce_precision(ctx, op, x):
     et = _rt(op)
     ebits = int(op.attributes["exponent_bits"].value)
     mbits = int(op.attributes["mantissa_bits"].value)
+    src_m = _mantissa_bits(et)
+    if et.name != "f64" and (ebits > et.bits - src_m - 1 or not _ieee_layout(et)):
+        # The bit method below is exact only where the reduced format's exponent range is
+        # within the operand type's and the operand type has IEEE's bias and inf/NaN
+        # encodings. Otherwise convert as the spec says: to f64 (exact), reduce there, and
+        # convert back (the source's subnormals are then normal numbers of the wider format)
+        x64 = x.astype(np.float64)
+        with np.errstate(over="ignore", invalid="ignore"):
+            return _reduce_bits(x64, _f64_type(), ebits, mbits).astype(et.dtype)
+    return _reduce_bits(x, et, ebits, mbits)
+
+
+def _f64_type():
+    from ..ir.types import ELEMENT_TYPES
+    return ELEMENT_TYPES["f64"]
+
+
+def _ieee_layout(et) -> bool:
+    """IEEE's exponent bias and encodings of inf and NaN (not the FN/FNUZ/FNU formats)."""
+    return not et.name.endswith(("FN", "FNUZ", "FNU"))
+
+
+def _reduce_bits(x, et, ebits: int, mbits: int):
     width = et.bits
     src_m = _mantissa_bits(et)
     src_e = width - src_m - 1
