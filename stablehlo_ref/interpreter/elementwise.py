@@ -462,9 +462,19 @@ def complex_(ctx, op, a, b):
 
 # ------------------------------------------------------------------ compare / select / clamp
 
+try:
+    import ml_dtypes as _ml
+    _E8M0 = np.dtype(_ml.float8_e8m0fnu)
+except (ImportError, AttributeError):      # (an ml_dtypes without the type)
+    _E8M0 = None
+
+
 def total_order_key(x: np.ndarray, et=None):
     """Map floats to signed integers that sort in IEEE totalOrder (sub-byte floats use their
     own width, whose sign bit is not the storage byte's top bit)."""
+    if (et is not None and et.name == "f8E8M0FNU") or getattr(x, "dtype", None) == _E8M0:
+        # no sign bit: the bit pattern orders the values (0xFF, NaN, last)
+        return contiguous(x).view(np.uint8).astype(np.int64)
     if et is not None and et.bits < 8:
         u = storage_bits(x, et).astype(np.int64)
         sign_bit = 1 << (et.bits - 1)
