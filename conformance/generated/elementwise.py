@@ -305,7 +305,10 @@ def _result_type(e: Elementwise, et: str) -> str:
 
 def _rows(e, et, args_list, out_et):
     rows = []
+    unsigned = kind(et) == "float" and float_format(et).unsigned
     for args in args_list:
+        if unsigned and any(isinstance(a, float) and (a < 0 or math.copysign(1.0, a) < 0) for a in args):
+            continue        # (an unsigned float format has no negative values: they would be NaN)
         rows.append((args, eval_element(e, et, args, out_et)))
     return keep_specified(rows)
 
