@@ -237,7 +237,9 @@ def _cmp_attr(d, ctype):
             f"compare_type = #stablehlo<comparison_type {ctype}>}}")
 
 
-def _total_key(bits, nbits):
+def _total_key(bits, nbits, signed=True):
+    if not signed:      # f8E8M0FNU: no sign bit, the bit pattern is the order
+        return bits
     sign = bits >> (nbits - 1)
     mag = bits & ((1 << (nbits - 1)) - 1)
     return -mag - 1 if sign else mag
@@ -259,8 +261,9 @@ def test_compare_every_type_and_direction(t, data):
                 continue
             got = run_op("stablehlo.compare", [t, t], "i1", [a, b], attrs=_cmp_attr(d, ctype))
             if ctype == "TOTALORDER":
-                ka = [_total_key(int(v), e.bits) for v in _bits_of(a)]
-                kb = [_total_key(int(v), e.bits) for v in _bits_of(b)]
+                signed = t != "f8E8M0FNU"
+                ka = [_total_key(int(v), e.bits, signed) for v in _bits_of(a)]
+                kb = [_total_key(int(v), e.bits, signed) for v in _bits_of(b)]
                 if e.bits < 8:
                     ka = [_total_key(int(v) & ((1 << e.bits) - 1), e.bits) for v in _bits_of(a)]
                     kb = [_total_key(int(v) & ((1 << e.bits) - 1), e.bits) for v in _bits_of(b)]
@@ -631,7 +634,33 @@ def test_bitcast_convert(src, data):
 
 # ------------------------------------------------------------------ reduce_precision
 
+def _round_to_format(q, m, emin, emax):
+    """q rounded to nearest (ties to even) in a binary format with m mantissa bits, normal
+    exponents emin..emax and subnormals below 2**emin; None where it overflows."""
+    if q == 0:
+        return q
+    a = abs(q)
+    ex = max(math.floor(math.log2(a)), emin)
+    while ex > emin and Fraction(2) ** ex > a:
+        ex -= 1
+    while Fraction(2) ** (ex + 1) <= a:
+        ex += 1
+    quantum = Fraction(2) ** (ex - m)
+    n = a / quantum
+    r = math.floor(n)
+    if n - r > Fraction(1, 2) or (n - r == Fraction(1, 2) and r % 2):
+        r += 1
+    a = r * quantum
+    if a >= Fraction(2) ** (emax + 1):
+        return None
+    return a if q > 0 else -a
+
+
 def _reduce_precision_oracle(x, t, ebits, mbits):
+    """The spec's reduce_precision: to a format with ebits/mbits (no subnormals below its
+    smallest normal unless its exponent range equals the working type's) and back. Where the
+    reduced exponent range is wider than the operand type's, the work happens in f64 and the
+    result is rounded back to the operand type (its subnormals are normal numbers there)."""
     e = ET[t]
     m_src = {"f16": 10, "bf16": 7, "f32": 23, "f64": 52, "f8E5M2": 2, "f8E4M3": 3, "f8E3M4": 4}[t]
     e_src = e.bits - m_src - 1
@@ -640,7 +669,9 @@ def _reduce_precision_oracle(x, t, ebits, mbits):
         return f if mbits > 0 else math.inf
     if math.isinf(f):
         return f
-    emin = 2 - (1 << (e_src - 1))
+    wide = ebits > e_src and t != "f64"
+    m_w, e_w = (52, 11) if wide else (m_src, e_src)
+    emin = 2 - (1 << (e_w - 1))
     q = Fraction(f)
     if q != 0:
         ex = max(math.floor(math.log2(abs(f))), emin)
@@ -649,24 +680,29 @@ def _reduce_precision_oracle(x, t, ebits, mbits):
         while Fraction(2) ** (ex + 1) <= abs(q):
             ex += 1
         ex = max(ex, emin)
-        if mbits < m_src:
+        if mbits < m_w:
             quantum = Fraction(2) ** (ex - mbits)
             n = abs(q) / quantum
             r = math.floor(n)
             if mbits == 0 and n - r == Fraction(1, 2):
                 # no mantissa bit left: the reference breaks the tie on the exponent's last bit
-                r += 0 if abs(q) < Fraction(2) ** emin else (ex + (1 << (e_src - 1)) - 1) % 2
+                r += 0 if abs(q) < Fraction(2) ** emin else (ex + (1 << (e_w - 1)) - 1) % 2
             elif n - r > Fraction(1, 2) or (n - r == Fraction(1, 2) and r % 2):
                 r += 1
             q = r * quantum if q > 0 else -r * quantum
-    if ebits < e_src:
+    if ebits < e_w:
         rbias = (1 << (ebits - 1)) - 1
         if q == 0 or abs(q) < Fraction(2) ** (1 - rbias):
             return math.copysign(0.0, f)
         if abs(q) >= Fraction(2) ** (rbias + 1):
             return math.copysign(math.inf, f)
-    if abs(q) >= Fraction(2) ** (1 << (e_src - 1)):
+    if abs(q) >= Fraction(2) ** (1 << (e_w - 1)):
         return math.copysign(math.inf, f)
+    if wide:
+        src_emax = (1 << (e_src - 1)) - 1
+        q = _round_to_format(q, m_src, 1 - src_emax, src_emax)
+        if q is None:
+            return math.copysign(math.inf, f)
     return math.copysign(float(q), f) if q == 0 else float(q)
 
 
