@@ -57,3 +57,65 @@ def test_hex_dense_goes_through_frombuffer():
     m = parse('func.func @f() -> tensor<2xf32> {\n %0 = stablehlo.constant dense<"0x0000803F00000040"> : tensor<2xf32>\n return %0 : tensor<2xf32>\n}')
     op = m.functions["f"].regions[0].blocks[0].operations[0]
     assert list(op.attributes["value"].array) == [1.0, 2.0]
+
+
+# ------------------------------------------------------------------ forward references
+
+_FORWARD = '''func.func @main(%a: tensor<i1>, %b: tensor<f32>) -> tensor<f32> {
+  %2 = "stablehlo.add"(%0, %b) : (tensor<f32>, tensor<f32>) -> tensor<f32>
+  %1 = "stablehlo.if"(%a) ({
+    "stablehlo.return"(%0) : (tensor<f32>) -> ()
+  }, {
+    "stablehlo.return"(%b) : (tensor<f32>) -> ()
+  }) : (tensor<i1>) -> tensor<f32>
+  %0 = "stablehlo.negate"(%b) : (tensor<f32>) -> tensor<f32>
+  "func.return"(%2) : (tensor<f32>) -> ()
+}
+'''
+
+
+def test_forward_reference_in_generic_form_parses_and_the_verifier_reports_it():
+    """MLIR's parser accepts a use before the definition (in the same region or a nested one)
+    where the generic form spells its type; dominance is the verifier's check."""
+    import stablehlo_ref as shlo
+    m = shlo.parse(_FORWARD)
+    fn = next(op for op in m.walk() if op.name == "func.func")
+    ops = fn.regions[0].blocks[0].operations
+    assert ops[0].operands[0] is ops[2].results[0]
+    inner = ops[1].regions[0].blocks[0].operations[0]
+    assert inner.operands[0] is ops[2].results[0]
+    with pytest.raises(shlo.StableHLOError, match="does not dominate"):
+        shlo.verify(m)
+    # the ops using a later value print generic (the pretty form does not spell the type), and
+    # both forms parse back to the same program
+    p = shlo.print_module(m)
+    assert '"stablehlo.add"(%2, %arg1)' in p and "stablehlo.negate %arg1" in p
+    assert shlo.print_module(shlo.parse(p)) == p
+    assert shlo.print_module(shlo.parse(shlo.print_module(m, generic=True))) == p
+
+
+@pytest.mark.parametrize("edit, message", [
+    (('%0 = "stablehlo.negate"', '%9 = "stablehlo.negate"'), r"2:24: use of undefined value '%0'"),
+    (('(%b) : (tensor<f32>) -> tensor<f32>\n  "func', '(%b) : (tensor<f32>) -> tensor<i32>\n  "func'),
+     r"8:3: definition of SSA value '%0' has type tensor<i32>, but it was used before with type tensor<f32>"),
+    (('%2 = "stablehlo.add"(%0, %b) : (tensor<f32>, tensor<f32>) -> tensor<f32>', '%2 = stablehlo.add %0, %b : tensor<f32>'),
+     r"2:22: use of undefined value '%0'"),
+])
+def test_forward_reference_errors(edit, message):
+    import stablehlo_ref as shlo
+    text = _FORWARD.replace(*edit)
+    assert text != _FORWARD
+    with pytest.raises(shlo.StableHLOError, match=message):
+        shlo.parse(text, "f.mlir")
+
+
+def test_forward_reference_into_a_sibling_region_is_not_resolved():
+    """A value defined inside one region is not visible after it: a use in a later region
+    names nothing."""
+    import stablehlo_ref as shlo
+    text = _FORWARD.replace('"stablehlo.return"(%b) : (tensor<f32>) -> ()\n  }',
+                            '%7 = "stablehlo.negate"(%b) : (tensor<f32>) -> tensor<f32>\n'
+                            '    "stablehlo.return"(%b) : (tensor<f32>) -> ()\n  }')
+    text = text.replace('"func.return"(%2)', '"func.return"(%7)')
+    with pytest.raises(shlo.StableHLOError, match="use of undefined value '%7'"):
+        shlo.parse(text)

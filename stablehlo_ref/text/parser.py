@@ -41,6 +41,12 @@ class Parser(TypeAttrParser):
         self.attr_aliases: Dict[str, Attribute] = {}
         self.type_aliases: Dict[str, Type] = {}
         self.scopes: List[Dict[str, Value]] = []
+        # forward references (MLIR resolves a use before its definition once the definition
+        # comes; dominance is the verifier's business): per scope, name -> (placeholder, position)
+        self.forward: List[Dict[str, tuple]] = []
+        self.resolved: Dict[int, Value] = {}     # id(placeholder) -> its definition
+        self.pending = 0                         # forward references not yet resolved
+        self.generic_operands = False            # operand types are spelled (generic form)
         self.visible: Dict[str, List[Value]] = {}   # name -> its definitions, innermost last
         self.pending_locs: list = []    # (holder, key) pairs to resolve after parse
         self.resources: Dict[str, bytes] = {}
@@ -62,7 +68,11 @@ class Parser(TypeAttrParser):
                 self._parse_file_metadata()
                 continue
             top_ops.append(self.parse_operation())
+        for name, hits in self.forward[-1].items():
+            raise self.sc.error(f"use of undefined value '%{name}'", hits[0][1])
         self._pop_scope()
+        if self.resolved:
+            self._resolve_forward(top_ops)
         if len(top_ops) == 1 and top_ops[0].name == "builtin.module":
             mod_op = top_ops[0]
             if not mod_op.regions:
@@ -145,24 +155,65 @@ class Parser(TypeAttrParser):
                     block.arg_locations = [resolve(l) if l is not None else None for l in block.arg_locations]
 
     # ================================================================ values
-    def define(self, name: str, value: Value):
+    def define(self, name: str, value: Value, pos=None):
         scope = self.scopes[-1]
         if name in scope:
             raise self.sc.error(f"redefinition of SSA value '%{name}'")
         scope[name] = value
         self.visible.setdefault(name, []).append(value)
+        if self.pending:
+            for fw in reversed(self.forward):
+                hits = fw.pop(name, None)
+                if hits is not None:
+                    def_pos = pos
+                    for ph, upos in hits:
+                        if ph.type is not None and ph.type != value.type:
+                            raise self.sc.error(f"definition of SSA value '%{name}' has type {value.type}, "
+                                                f"but it was used before with type {ph.type} "
+                                                f"(at {self.sc.location(upos)})", def_pos)
+                        self.resolved[id(ph)] = value
+                    self.pending -= len(hits)
+                    break
 
     def lookup(self, name: str, pos) -> Value:
         # one dict of what is visible, not a walk over the scopes: deep nesting stays linear
         defs = self.visible.get(name)
         if defs:
             return defs[-1]
+        if self.pending:
+            for fw in reversed(self.forward):
+                hits = fw.get(name)
+                if hits is not None and (hits[0][0].type is not None or self.generic_operands):
+                    return hits[0][0]
+        if self.generic_operands:
+            # a use before the definition: the generic form spells the operand's type, and
+            # the definition later in the region (or an enclosing one) takes its place
+            ph = Value(None, name)
+            self.forward[-1][name] = [(ph, pos)]
+            self.pending += 1
+            return ph
         raise self.sc.error(f"use of undefined value '%{name}'", pos)
+
+    def _resolve_forward(self, top_ops) -> None:
+        """Replace each placeholder of a forward reference by its definition."""
+        resolved = self.resolved
+        for top in top_ops:
+            for op in top.walk():
+                ops = op.operands
+                for i, v in enumerate(ops):
+                    if v.owner is None and id(v) in resolved:
+                        ops[i] = resolved[id(v)]
 
     def _push_scope(self):
         self.scopes.append({})
+        self.forward.append({})
 
     def _pop_scope(self):
+        fw = self.forward.pop()
+        if fw and self.forward:      # still unresolved: a definition may follow outside
+            parent = self.forward[-1]
+            for name, hits in fw.items():
+                parent.setdefault(name, []).extend(hits)
         visible = self.visible
         for name in self.scopes.pop():
             defs = visible[name]
@@ -188,6 +239,8 @@ class Parser(TypeAttrParser):
         if len(types) != len(operands):
             raise self.sc.error(f"{len(operands)} operands present, but expected {len(types)}", count_pos)
         for v, t in zip(operands, types):
+            if v.type is None and v.owner is None:     # a forward reference takes the spelled type
+                v.type = t
             if v.type != t:
                 pos = next((q for u, q in reversed(self.uses) if u is v), count_pos)
                 name = f" '%{v.name}'" if v.name else ""
@@ -263,7 +316,7 @@ class Parser(TypeAttrParser):
             raise sc.error(f"operation '{op.name}' defines {len(results)} results but {total} names were given", start)
         if total == 1 and not result_names[0][2]:
             name = result_names[0][0]
-            self.define(name, results[0])
+            self.define(name, results[0], start)
             results[0].name = name
             return op
         i = 0
@@ -284,7 +337,11 @@ class Parser(TypeAttrParser):
         sc.expect("(")
         operands = []
         if not sc.accept(")"):
-            operands = self.parse_value_list()
+            self.generic_operands = True
+            try:
+                operands = self.parse_value_list()
+            finally:
+                self.generic_operands = False
             sc.expect(")")
         if sc.peek("["):
             raise sc.error("successor blocks are not supported in StableHLO programs")

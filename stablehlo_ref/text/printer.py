@@ -57,19 +57,35 @@ def _loc_depth(loc) -> int:
     return 1 + max(_loc_depth(k) for k in kids) if kids else 0
 
 
-def _midblock_terminators(root: Operation) -> frozenset:
-    """ids of terminators that are not the last op of their block (invalid, but parseable in
-    generic form): their pretty form may end in an optional operand list that would take the
-    next op's results, so they print generic."""
+def _generic_only(root: Operation) -> frozenset:
+    """ids of ops that print in the generic form whatever their pretty form (both invalid, but
+    parseable in generic form): terminators that are not the last op of their block (their
+    pretty form may end in an optional operand list that would take the next op's results),
+    and ops using a value before the op that defines it (a forward reference; only the
+    generic form spells the type the parser needs for it)."""
     from .. import spec
     terms = spec.terminators()
     out = set()
-    for op in root.walk():
-        for region in op.regions:
-            for block in region.blocks:
-                for child in block.operations[:-1]:
-                    if child.name in terms:
-                        out.add(id(child))
+    seen = set()
+    stack = [(root, False)]
+    while stack:
+        op, done = stack.pop()
+        if done:
+            seen.update(map(id, op.results))
+            continue
+        for v in op.operands:
+            if id(v) not in seen:
+                out.add(id(op))
+                break
+        stack.append((op, True))
+        for region in reversed(op.regions):
+            for block in reversed(region.blocks):
+                seen.update(map(id, block.arguments))
+                ops = block.operations
+                for i in range(len(ops) - 1, -1, -1):
+                    if i < len(ops) - 1 and ops[i].name in terms:
+                        out.add(id(ops[i]))
+                    stack.append((ops[i], False))
     return frozenset(out)
 
 
@@ -414,7 +430,7 @@ class Printer:
         m = self.module
         self.names = mlir_value_names(m.op, self.generic)
         self.aliases = _affine_map_aliases(m.op)
-        self._midblock = _midblock_terminators(m.op)
+        self._midblock = _generic_only(m.op)
         if self.debuginfo:     # a first pass finds the locations as printing meets them
             self._loc_visits = {}
             self.op(m.op, 0)
