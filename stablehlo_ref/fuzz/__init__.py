@@ -138,7 +138,11 @@ def check_bytecode(data: bytes, limits: Limits = FUZZ_LIMITS) -> str:
         # an invalid program read from bytes must still print (pretty and generic) and its
         # generic form must parse back
         print_module(m)
-        parse(print_module(m, generic=True), "generic.mlir", limits=limits)
+        g = print_module(m, generic=True)
+        try:
+            parse(g, "generic.mlir", limits=limits)
+        except StableHLOError as e:
+            raise Finding(f"the generic form of a program read from bytes does not parse: {e}\n{g}") from None
         return "read"
     _print_parse_stable(m, limits)
     try:
