@@ -114,6 +114,9 @@ def _xla(platform: str):
                 m = ir.Module.parse(text)
                 if "quant." in text:
                     quant_to_math.run(m.operation)
+                if "?" in text:
+                    with ir.Location.unknown():
+                        m = _refine_shapes(ir, jmlir, m, args)
                 exe = compile_(m, devices, opts)
         except Exception as e:
             return _classify("compile", e)
@@ -129,6 +132,61 @@ def _xla(platform: str):
             return _classify("run", e)
     where = dev.platform if dev.device_kind.lower() == dev.platform.lower() else f"{dev.platform} {dev.device_kind}"
     return run, f"jax {jax.__version__} on {where}"
+
+
+def _refine_shapes(ir, jmlir, m, args):
+    """A shape-polymorphic program (`tensor<?x...>` arguments of `@main`) specialised to the
+    arguments' shapes, as jax does before it compiles a call of an exported function: a new
+    `@main` with the arguments' static types converts them to the old main's types and calls
+    it, then StableHLO's shape refinement makes every shape inside static (XLA compiles no
+    unbounded dynamism)."""
+    main = None
+    for op in m.body.operations:
+        if op.operation.name == "func.func" and ir.StringAttr(op.attributes["sym_name"]).value == "main":
+            main = op
+    if main is None:
+        return m
+    ft = ir.FunctionType(ir.TypeAttr(main.attributes["function_type"]).value)
+    ins, outs = list(ft.inputs), list(ft.results)
+    if len(ins) != len(args):
+        return m
+    new, changed = [], False
+    for t, a in zip(ins, args):
+        try:
+            rt = ir.RankedTensorType(t)
+        except ValueError:      # not a ranked tensor (a token, a tuple)
+            rt = None
+        if rt is not None and not rt.has_static_shape:
+            new.append(ir.RankedTensorType.get(list(np.shape(a)), rt.element_type))
+            changed = True
+        else:
+            new.append(t)
+    if not changed:
+        return m
+    inner = "_stablehlo_ref_polymorphic_main"
+    main.attributes["sym_name"] = ir.StringAttr.get(inner)
+    main.attributes["sym_visibility"] = ir.StringAttr.get("private")
+    body, vals = [], []
+    for i, (t, n) in enumerate(zip(ins, new)):
+        if t == n:
+            vals.append(f"%arg{i}")
+        else:
+            body.append(f"  %c{i} = stablehlo.convert %arg{i} : ({n}) -> {t}")
+            vals.append(f"%c{i}")
+    res = ", ".join(map(str, outs))
+    call = f"func.call @{inner}({', '.join(vals)}) : ({', '.join(map(str, ins))}) -> ({res})"
+    if outs:
+        body.append(f"  %r:{len(outs)} = {call}")
+        body.append(f"  return {', '.join(f'%r#{k}' for k in range(len(outs)))} : {res}")
+    else:
+        body.append(f"  {call}")
+        body.append("  return")
+    sig = ", ".join(f"%arg{i}: {t}" for i, t in enumerate(new))
+    # (with a declaration of the callee, so that the wrapper verifies on its own)
+    wrapper = ir.Module.parse(f"func.func private @{inner}({', '.join(map(str, ins))}) -> ({res})\n"
+                              f"func.func public @main({sig}) -> ({res}) {{\n" + "\n".join(body) + "\n}\n")
+    m.body.append(list(wrapper.body.operations)[1].operation.detach_from_parent())
+    return jmlir.refine_polymorphic_shapes(m)
 
 
 def _to_attr(ir, a):
