@@ -460,6 +460,170 @@ def complex_linalg(rng):
     return fn, ((f32(rng, 3, 3) + 1j * f32(rng, 3, 3)).astype(np.complex64),)
 
 
+# ----------------------------------------------------------------------------- a third round: more of each library's surface
+
+def random_distributions(rng):
+    """jax.random's samplers built on loops and rejection (gamma, poisson, t), categorical,
+    permutation, bernoulli, truncated_normal and orthogonal (a QR) from one key."""
+    def fn(k):
+        ks = jax.random.split(jax.random.wrap_key_data(k), 8)
+        return (jax.random.gamma(ks[0], 2.0, (5,)), jax.random.poisson(ks[1], 3.0, (5,)),
+                jax.random.categorical(ks[2], jnp.zeros((3, 4))), jax.random.permutation(ks[3], 10),
+                jax.random.bernoulli(ks[4], 0.3, (6,)), jax.random.truncated_normal(ks[5], -1., 1., (4,)),
+                jax.random.t(ks[6], 3.0, (3,)), jax.random.orthogonal(ks[7], 3))
+    return fn, (np.asarray(jax.random.key_data(jax.random.key(3))),)
+
+
+def linalg_lu_lstsq_complex(rng):
+    import jax.scipy.linalg as sl
+
+    def fn(a, z):
+        p, l, u = sl.lu(a)
+        q, r = jnp.linalg.qr(z)
+        x, _, rank, _ = jnp.linalg.lstsq(a, a[:, :2])
+        return (p, l, u, jnp.abs(q @ r - z).max() < 1e-4, jnp.linalg.svd(z, compute_uv=False),
+                jnp.linalg.eigvalsh(z @ jnp.conj(z).T), x, rank, jnp.linalg.matrix_rank(a),
+                sl.cho_solve(sl.cho_factor(a @ a.T + 4 * jnp.eye(4)), a))
+    return fn, (f32(rng, 4, 4), (f32(rng, 4, 4) + 1j * f32(rng, 4, 4)).astype(np.complex64))
+
+
+def numeric_misc(rng):
+    def fn(x, i):
+        m, e = jnp.frexp(x)
+        return (jnp.ldexp(m, e), jnp.nextafter(x, jnp.inf), jax.lax.reduce_precision(x, 5, 10),
+                jax.lax.population_count(i), jax.lax.clz(i), jax.lax.rem(i, 3), jax.lax.integer_pow(x, 5),
+                jnp.float_power(jnp.abs(x), 1.5), jnp.round(x, 2), jnp.cumsum(x[::-1]), jax.lax.cumlogsumexp(x),
+                jax.lax.cummax(x, reverse=True), jnp.polyval(jnp.array([1., 2., 3.]), x),
+                jnp.interp(x, jnp.arange(4.), jnp.arange(4.) ** 2), jnp.digitize(x, jnp.array([-1., 0., 1.])),
+                jnp.bincount(jnp.abs(i) % 5, length=5), jnp.argwhere(x > 0, size=8, fill_value=-1))
+    return fn, (f32(rng, 8), np.arange(-4, 4, dtype=np.int32) * 1234567)
+
+
+def sort_variants(rng):
+    def fn(x, z, k):
+        s = jnp.sort(x)
+        return (jnp.lexsort((x, k)), jnp.partition(x, 3), jnp.sort(z), jax.lax.top_k(k, 3),
+                jnp.argsort(x, stable=True, descending=True), jnp.unique(k, size=6, fill_value=0),
+                jnp.searchsorted(s, x, method="compare_all"), jnp.searchsorted(s, x, method="sort"),
+                jax.lax.sort((k, x, -x), num_keys=2))
+    return fn, (f32(rng, 8), (f32(rng, 5) + 1j * f32(rng, 5)).astype(np.complex64),
+                np.array([3, 1, 2, 3, 1, 0, 9, 2], np.int32))
+
+
+def linen_convtranspose_groupnorm_embed(rng):
+    import flax.linen as nn
+
+    class Model(nn.Module):
+        @nn.compact
+        def __call__(self, x, tok):
+            y = nn.GroupNorm(num_groups=2)(nn.ConvTranspose(4, (3, 3), strides=(2, 2))(x))
+            e = nn.Embed(10, 4)(tok)
+            a = nn.MultiHeadDotProductAttention(num_heads=2, qkv_features=4)(e, e, mask=nn.make_causal_mask(tok))
+            return y.mean(), a
+    m = Model()
+    x, tok = f32(rng, 1, 4, 4, 2), np.array([[1, 2, 3, 4]], np.int32)
+    return (lambda p, x, t: m.apply(p, x, t)), (m.init(jax.random.key(0), x, tok), x, tok)
+
+
+def eqx_conv_gru_mha_embedding(rng):
+    import equinox as eqx
+    k = jax.random.split(jax.random.key(0), 4)
+    layers = (eqx.nn.Conv2d(2, 3, 3, padding=1, key=k[0]), eqx.nn.GRUCell(3, 5, key=k[1]),
+              eqx.nn.MultiheadAttention(2, 4, key=k[2]), eqx.nn.Embedding(7, 4, key=k[3]))
+    params, static = eqx.partition(layers, eqx.is_array)
+
+    def fn(params, x, t):
+        conv, gru, mha, emb = eqx.combine(params, static)
+        h = gru(conv(x).mean((1, 2)), jnp.zeros(5))
+        e = jax.vmap(emb)(t)
+        return h, mha(e, e, e)
+    return fn, (params, f32(rng, 2, 5, 5), np.array([1, 2, 3], np.int32))
+
+
+def optax_lion_adafactor_lamb(rng):
+    import optax
+    opts = (optax.chain(optax.clip_by_global_norm(1.0), optax.lion(1e-3)), optax.adafactor(1e-2), optax.lamb(1e-3))
+
+    def fn(w, g):
+        out = []
+        for opt in opts:
+            u, _ = opt.update(g, opt.init(w), w)
+            out.append(optax.apply_updates(w, u))
+        return out
+    return fn, ({"a": f32(rng, 4, 3), "b": f32(rng, 3)}, {"a": f32(rng, 4, 3), "b": f32(rng, 3)})
+
+
+def remat_switch_map_custom_derivatives(rng):
+    @jax.custom_jvp
+    def softplus(x):
+        return jnp.log1p(jnp.exp(x))
+
+    @softplus.defjvp
+    def _(p, t):
+        return softplus(p[0]), jax.nn.sigmoid(p[0]) * t[0]
+
+    @jax.custom_vjp
+    def g(x):
+        return jnp.sin(x)
+    g.defvjp(lambda x: (jnp.sin(x), jnp.cos(x)), lambda c, ct: (c * ct * 2,))
+
+    def body(x):
+        return jnp.sin(x) * 2
+
+    def fn(x, i):
+        y = jax.checkpoint(body)(x)
+        z = jax.lax.switch(i, [lambda v: v + 1, lambda v: v * 2, lambda v: -v], y)
+        m = jax.lax.map(lambda r: r.sum(), x.reshape(2, 4))
+        grad = jax.grad(lambda v: jax.checkpoint(body)(v).sum() + softplus(v).sum() + g(v).sum())(x)
+        return z, m, grad, jax.jvp(softplus, (x,), (jnp.ones_like(x),))
+    return fn, (f32(rng, 8), np.int32(1))
+
+
+def scipy_special_incomplete(rng):
+    import jax.scipy.special as sp
+
+    def fn(x):
+        a = jnp.abs(x) + 0.5
+        return (sp.gammaln(a), sp.betaln(a, a + 1), sp.gammainc(a, a), sp.gammaincc(a, 1.0), sp.xlogy(a, a),
+                sp.xlog1py(a, a), sp.logsumexp(x), sp.log_ndtr(x), sp.ndtri(jax.nn.sigmoid(x)), sp.i0e(x), sp.i1(x),
+                sp.entr(a), sp.betainc(a, a, jax.nn.sigmoid(x)))
+    return fn, (f32(rng, 6),)
+
+
+def poly_causal_attention(rng):
+    """Attention over symbolic batch and sequence sizes (b, n): einsum, a causal mask of n x n."""
+    def fn(q, k):
+        s = jnp.einsum("bqd,bkd->bqk", q, k) / jnp.sqrt(q.shape[-1])
+        mask = jnp.tril(jnp.ones((q.shape[1], k.shape[1]), bool))
+        return jax.nn.softmax(jnp.where(mask, s, -1e9), axis=-1) @ k
+    return fn, (f32(rng, 2, 5, 4), f32(rng, 2, 5, 4)), ["b, n, 4", "b, n, 4"]
+
+
+def vmap_collectives_image_signal(rng):
+    import jax.scipy.signal as sg
+
+    def fn(x, img):
+        y = jax.vmap(lambda r: r - jax.lax.pmean(r, "i"), axis_name="i")(x)
+        z = jax.vmap(lambda r: jax.lax.pmax(r, "i"), axis_name="i")(x)
+        r = jax.image.resize(img, (6, 6, 2), "lanczos3")
+        s = jax.image.scale_and_translate(img, (5, 5, 2), (0, 1), jnp.array([1.2, 1.2]), jnp.array([0.3, -0.2]), "linear")
+        return (y, z, r, s, sg.correlate2d(img[..., 0], img[..., 1], mode="same"), jnp.fft.rfft(x[0], norm="ortho"),
+                jnp.fft.ihfft(x[1]), jnp.take_along_axis(x, jnp.argsort(x, axis=1), axis=1))
+    return fn, (f32(rng, 2, 8), f32(rng, 4, 4, 2))
+
+
+def windows_and_scatter_modes(rng):
+    def fn(x, i, u):
+        a = jax.lax.reduce_window(x, -jnp.inf, jax.lax.max, (2, 2), (1, 1), "SAME")
+        b = jax.lax.reduce_window((x, x * 2), (0., 0.), lambda p, q: (p[0] + q[0], jnp.maximum(p[1], q[1])),
+                                  (3, 1), (2, 1), [(1, 1), (0, 0)])
+        c = jax.lax.reduce_window(x, 1., jax.lax.mul, (1, 3), (1, 1), "VALID", base_dilation=(2, 1), window_dilation=(1, 2))
+        v = x[0]
+        return (a, b, c, v.at[i].add(u, mode="drop"), v.at[i].min(u, mode="clip"),
+                v.at[i].set(u, indices_are_sorted=True), jnp.take(v, i, mode="fill", fill_value=-7.))
+    return fn, (f32(rng, 5, 6), np.array([0, 2, 4, 7], np.int32), f32(rng, 4))
+
+
 PROGRAMS = {
     "random_samplers": random_samplers,
     "random_rbg": random_rbg,
@@ -503,6 +667,18 @@ PROGRAMS = {
     "approx_min_k_windows": approx_min_k_windows,
     "rng_uniform_legacy": rng_uniform_legacy,
     "complex_linalg": complex_linalg,
+    "random_distributions": random_distributions,
+    "linalg_lu_lstsq_complex": linalg_lu_lstsq_complex,
+    "numeric_misc": numeric_misc,
+    "sort_variants": sort_variants,
+    "linen_convtranspose_groupnorm_embed": linen_convtranspose_groupnorm_embed,
+    "eqx_conv_gru_mha_embedding": eqx_conv_gru_mha_embedding,
+    "optax_lion_adafactor_lamb": optax_lion_adafactor_lamb,
+    "remat_switch_map_custom_derivatives": remat_switch_map_custom_derivatives,
+    "scipy_special_incomplete": scipy_special_incomplete,
+    "poly_causal_attention": poly_causal_attention,
+    "vmap_collectives_image_signal": vmap_collectives_image_signal,
+    "windows_and_scatter_modes": windows_and_scatter_modes,
 }
 
 
