@@ -86,6 +86,9 @@ def _type_from_vhlo(t: VType):
         else:
             _, _, _, qd, mn, mx, sc, zps = t.args
             scales, zps = tuple(_raw_f64(s) for s in sc), tuple(zps)
+        for s in scales:
+            if not (0.0 < s < float("inf")):      # (MLIR's quant types refuse these; NaN too)
+                raise SerializationError(f"quantized type: illegal scale: {s}")
         if (mn, mx) == (lo, hi):
             mn = mx = None          # the default range, as the text form `i8` (both or neither)
         return T.QuantizedType(st, ex, scales, zps, qd, mn, mx, signed)

@@ -238,7 +238,14 @@ def dot_algorithm_problems(alg: StructAttr) -> list:
     (upstream checks these when the attribute is built, i.e. while parsing)."""
     out = []
     f = dict(alg.fields)
-    lc, rc, n = (int(f.get(k, 0) or 0) for k in ("lhs_component_count", "rhs_component_count", "num_primitive_operations"))
+    counts = []
+    for k in ("lhs_component_count", "rhs_component_count", "num_primitive_operations"):
+        v = f.get(k, 0) or 0
+        if isinstance(v, bool) or not isinstance(v, int):
+            # a bare integer, as MLIR's struct parser reads it (`-1 : i64` is not one)
+            return [("", f"expected an integer for {k}")]
+        counts.append(v)
+    lc, rc, n = counts
     if lc <= 0:
         out.append(("C22", "lhs component count must be positive"))
     if rc <= 0:

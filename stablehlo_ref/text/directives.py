@@ -330,7 +330,9 @@ def _pc_exp_mant(pr, op, ospec, groups, args, types_of, used):
     e = op.attributes.get(args[0].name)
     m = op.attributes.get(args[1].name)
     used.update({args[0].name, args[1].name})
-    if not isinstance(e, IntegerAttr) or not isinstance(m, IntegerAttr) or e.value < 0 or m.value < 0:
+    # (the pretty form reads each into an int32: a value past it prints generic)
+    if (not isinstance(e, IntegerAttr) or not isinstance(m, IntegerAttr)
+            or not 0 <= e.value < 2 ** 31 or not 0 <= m.value < 2 ** 31):
         return None
     return f"e{e.value}m{m.value}"
 

@@ -251,7 +251,11 @@ class TypeAttrParser:
         scales, zps = [], []
 
         def one():
-            scales.append(self._float_literal())
+            at = sc.pos
+            scale = self._float_literal()
+            if not (0.0 < scale < float("inf")):     # (NaN fails too)
+                raise sc.error(f"illegal scale: {scale}", at)
+            scales.append(scale)
             zps.append(sc.integer() if sc.accept(":") else 0)
         if sc.accept("{"):
             one()

@@ -47,6 +47,7 @@ class Parser(TypeAttrParser):
         self.resolved: Dict[int, Value] = {}     # id(placeholder) -> its definition
         self.pending = 0                         # forward references not yet resolved
         self.generic_operands = False            # operand types are spelled (generic form)
+        self.op_names: List[str] = []            # the ops being parsed, innermost last
         self.visible: Dict[str, List[Value]] = {}   # name -> its definitions, innermost last
         self.pending_locs: list = []    # (holder, key) pairs to resolve after parse
         self.resources: Dict[str, bytes] = {}
@@ -162,7 +163,8 @@ class Parser(TypeAttrParser):
         scope[name] = value
         self.visible.setdefault(name, []).append(value)
         if self.pending:
-            for fw in reversed(self.forward):
+            # only a use in this region (or one nested in it and closed by now) sees the name
+            for fw in self.forward[-1:]:
                 hits = fw.pop(name, None)
                 if hits is not None:
                     def_pos = pos
@@ -264,10 +266,13 @@ class Parser(TypeAttrParser):
     # ================================================================ operations
     def parse_operation(self) -> Operation:
         since = len(self.uses)
+        names = self.op_names
+        depth = len(names)
         try:
             return self._parse_operation()
         finally:
             del self.uses[since:]
+            del names[depth:]
 
     def _parse_operation(self) -> Operation:
         sc = self.sc
@@ -297,6 +302,7 @@ class Parser(TypeAttrParser):
             name = sc.string()
             if name.split(".", 1)[0] in _OWN_DIALECTS and not _spec.has_op(name):
                 raise sc.error(f"unknown operation {escape_string(name)}: the {name.split('.', 1)[0]} dialect has no such op", op_pos)
+            self.op_names.append(name)
             op = self._parse_generic_op(name)
         else:
             m = BARE_ID.match(s, op_pos)
@@ -306,6 +312,7 @@ class Parser(TypeAttrParser):
             name = m.group(0)
             if "." not in name:
                 name = _BARE_OP_NAMES.get(name, name)
+            self.op_names.append(name)
             op = self._parse_pretty_op(name, op_pos, total)
         if sc.peek("loc("):
             op.location = self.parse_location()
@@ -431,6 +438,10 @@ class Parser(TypeAttrParser):
                 if sc.at_end():
                     raise sc.error("expected '}' to close region")
                 block.operations.append(self.parse_operation())
+            if self.pending and self.op_names and self.op_names[-1] in _ISOLATED:
+                # names do not reach out of an op isolated from above (a function)
+                for name, hits in self.forward[-1].items():
+                    raise sc.error(f"use of undefined value '%{name}'", hits[0][1])
         finally:
             self._pop_scope()
             self.depth -= 1
@@ -445,6 +456,10 @@ class Parser(TypeAttrParser):
         if fmt is None:
             raise self.sc.error(f"unknown operation '{name}' (or it has no pretty form; write it in generic form \"{name}\"(...))", pos)
         return parse_with_format(self, name, fmt)
+
+
+# ops whose regions see no value from outside (MLIR's IsolatedFromAbove)
+_ISOLATED = frozenset({"func.func", "builtin.module", "sdy.manual_computation"})
 
 
 def parse(text: str, filename: str = "<string>", limits: Optional[Limits] = None) -> Module:

@@ -70,8 +70,11 @@ def _generic_only(root: Operation) -> frozenset:
     stack = [(root, False)]
     while stack:
         op, done = stack.pop()
-        if done:
+        if done is True:
             seen.update(map(id, op.results))
+            continue
+        if done is not False:       # a block starts: its arguments are defined from here on
+            seen.update(map(id, done.arguments))
             continue
         for v in op.operands:
             if id(v) not in seen:
@@ -80,12 +83,12 @@ def _generic_only(root: Operation) -> frozenset:
         stack.append((op, True))
         for region in reversed(op.regions):
             for block in reversed(region.blocks):
-                seen.update(map(id, block.arguments))
                 ops = block.operations
                 for i in range(len(ops) - 1, -1, -1):
                     if i < len(ops) - 1 and ops[i].name in terms:
                         out.add(id(ops[i]))
                     stack.append((ops[i], False))
+                stack.append((None, block))
     return frozenset(out)
 
 
