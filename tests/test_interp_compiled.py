@@ -388,3 +388,124 @@ def test_update_is_made_in_place_when_nothing_else_holds_the_buffer(compile_at_o
     # the first update copies (the caller holds the buffer), the other seven are in place
     assert len(copies) == 1
     assert not buf.any()
+
+
+I1_COMPARE_LOOP = """
+func.func @main(%p0: tensor<i1>, %q0: tensor<i1>) -> (tensor<i32>, tensor<6xi32>) {
+  %c0 = stablehlo.constant dense<0> : tensor<i32>
+  %z = stablehlo.constant dense<0> : tensor<6xi32>
+  %r:4 = stablehlo.while(%i = %c0, %p = %p0, %q = %q0, %acc = %z) : tensor<i32>, tensor<i1>, tensor<i1>, tensor<6xi32>
+   cond {
+    %n = stablehlo.constant dense<9> : tensor<i32>
+    %lt = stablehlo.compare LT, %i, %n, SIGNED : (tensor<i32>, tensor<i32>) -> tensor<i1>
+    stablehlo.return %lt : tensor<i1>
+  } do {
+    %one = stablehlo.constant dense<1> : tensor<i32>
+    %i2 = stablehlo.add %i, %one : tensor<i32>
+    %e = stablehlo.compare EQ, %p, %q, UNSIGNED : (tensor<i1>, tensor<i1>) -> tensor<i1>
+    %ne = stablehlo.compare NE, %p, %q, UNSIGNED : (tensor<i1>, tensor<i1>) -> tensor<i1>
+    %l = stablehlo.compare LT, %p, %q, SIGNED : (tensor<i1>, tensor<i1>) -> tensor<i1>
+    %le = stablehlo.compare LE, %p, %q, UNSIGNED : (tensor<i1>, tensor<i1>) -> tensor<i1>
+    %g = stablehlo.compare GT, %p, %q : (tensor<i1>, tensor<i1>) -> tensor<i1>
+    %ge = stablehlo.compare GE, %p, %q, SIGNED : (tensor<i1>, tensor<i1>) -> tensor<i1>
+    %e1 = stablehlo.reshape %e : (tensor<i1>) -> tensor<1xi1>
+    %ne1 = stablehlo.reshape %ne : (tensor<i1>) -> tensor<1xi1>
+    %l1 = stablehlo.reshape %l : (tensor<i1>) -> tensor<1xi1>
+    %le1 = stablehlo.reshape %le : (tensor<i1>) -> tensor<1xi1>
+    %g1 = stablehlo.reshape %g : (tensor<i1>) -> tensor<1xi1>
+    %ge1 = stablehlo.reshape %ge : (tensor<i1>) -> tensor<1xi1>
+    %v = stablehlo.concatenate %e1, %ne1, %l1, %le1, %g1, %ge1, dim = 0 : (tensor<1xi1>, tensor<1xi1>, tensor<1xi1>, tensor<1xi1>, tensor<1xi1>, tensor<1xi1>) -> tensor<6xi1>
+    %w = stablehlo.convert %v : (tensor<6xi1>) -> tensor<6xi32>
+    %acc2 = stablehlo.add %acc, %w : tensor<6xi32>
+    %p2 = stablehlo.xor %p, %q : tensor<i1>
+    %q2 = stablehlo.compare LT, %p, %q, UNSIGNED : (tensor<i1>, tensor<i1>) -> tensor<i1>
+    %q3 = stablehlo.compare NE, %q2, %ne, UNSIGNED : (tensor<i1>, tensor<i1>) -> tensor<i1>
+    stablehlo.return %i2, %p2, %q3, %acc2 : tensor<i32>, tensor<i1>, tensor<i1>, tensor<6xi32>
+  }
+  return %r#0, %r#3 : tensor<i32>, tensor<6xi32>
+}"""
+
+
+@pytest.mark.parametrize("p", [False, True])
+@pytest.mark.parametrize("q", [False, True])
+def test_i1_comparisons_in_a_compiled_loop_match(p, q):
+    _both(I1_COMPARE_LOOP, np.bool_(p), np.bool_(q))
+
+
+def test_i1_comparison_functions_match_numpy():
+    import itertools
+    a = np.array([False, False, True, True])
+    b = np.array([False, True, False, True])
+    for d, fn in plan._CMP_I1.items():
+        want = plan._CMP[d](a, b)
+        assert (fn(a, b) == want).all() and fn(a, b).dtype == want.dtype
+        for x, y in itertools.product([np.False_, np.True_], repeat=2):
+            got = fn(x, y)
+            assert got.__class__ is np.bool_ and got == plan._CMP[d](x, y)
+
+
+FUSED_LOOP = """
+func.func @main(%x0: tensor<4xi32>, %d0: tensor<i32>) -> (tensor<i32>, tensor<4xi32>) {
+  %c0 = stablehlo.constant dense<0> : tensor<i32>
+  %r:3 = stablehlo.while(%i = %c0, %x = %x0, %d = %d0) : tensor<i32>, tensor<4xi32>, tensor<i32>
+   cond {
+    %n = stablehlo.constant dense<30> : tensor<i32>
+    %lt = stablehlo.compare LT, %i, %n, SIGNED : (tensor<i32>, tensor<i32>) -> tensor<i1>
+    stablehlo.return %lt : tensor<i1>
+  } do {
+    %one = stablehlo.constant dense<1> : tensor<i32>
+    %i2 = stablehlo.add %i, %one : tensor<i32>
+    %b = stablehlo.broadcast_in_dim %i, dims = [] : (tensor<i32>) -> tensor<4xi32>
+    %y = stablehlo.add %x, %b : tensor<4xi32>
+    %d2 = stablehlo.subtract %d, %one : tensor<i32>
+    %k = stablehlo.custom_call @CHECK_D(%d2) : (tensor<i32>) -> tensor<i32>
+    stablehlo.return %i2, %y, %d : tensor<i32>, tensor<4xi32>, tensor<i32>
+  }
+  return %r#0, %r#1 : tensor<i32>, tensor<4xi32>
+}"""
+
+
+def test_fused_loop_swaps_and_carries_values_as_the_blocks_do():
+    # results that are body arguments (returned in another position) are read before stored
+    src = """
+func.func @main(%a0: tensor<i32>, %b0: tensor<i32>) -> (tensor<i32>, tensor<i32>, tensor<i32>) {
+  %c0 = stablehlo.constant dense<0> : tensor<i32>
+  %r:3 = stablehlo.while(%i = %c0, %a = %a0, %b = %b0) : tensor<i32>, tensor<i32>, tensor<i32>
+   cond {
+    %n = stablehlo.constant dense<7> : tensor<i32>
+    %lt = stablehlo.compare LT, %i, %n, SIGNED : (tensor<i32>, tensor<i32>) -> tensor<i1>
+    stablehlo.return %lt : tensor<i1>
+  } do {
+    %one = stablehlo.constant dense<1> : tensor<i32>
+    %i2 = stablehlo.add %i, %one : tensor<i32>
+    %s = stablehlo.add %a, %b : tensor<i32>
+    stablehlo.return %i2, %b, %s : tensor<i32>, tensor<i32>, tensor<i32>
+  }
+  return %r#0, %r#1, %r#2 : tensor<i32>, tensor<i32>, tensor<i32>
+}"""
+    out = _both(src, np.int32(1), np.int32(1))
+    assert [int(v) for v in out] == [7, 21, 34]
+
+
+def test_fused_loop_counts_steps_and_locates_errors(compile_at_once):
+    from stablehlo_ref.limits import Limits
+    src = FUSED_LOOP.replace("    %k = stablehlo.custom_call @CHECK_D(%d2) : (tensor<i32>) -> tensor<i32>\n", "")
+    x = np.arange(4, dtype=np.int32)
+    i, y = stablehlo_ref.run(parse(src), x, np.int32(3))
+    assert int(i) == 30 and y.tolist() == [435, 436, 437, 438]
+    with pytest.raises(StableHLOError, match="loop iterations"):
+        stablehlo_ref.run(parse(src), x, np.int32(3), limits=Limits(max_steps=12))
+    from stablehlo_ref.errors import InterpreterError
+    from stablehlo_ref.interpreter.evaluator import Interpreter
+    for exc in (ValueError, InterpreterError):
+        seen = []
+
+        def handler(target, op, args):
+            seen.append(int(args[0]))
+            if len(seen) == 10:          # in the fused part of the loop
+                raise exc("bad d")
+            return [args[0]]
+        with pytest.raises(StableHLOError) as e:
+            Interpreter(parse(FUSED_LOOP), custom_call_handler=handler).call("main", [x, np.int32(3)])
+        assert "bad d" in str(e.value) and len(seen) == 10
+        assert str(e.value.location).endswith(":15:10")     # the custom_call

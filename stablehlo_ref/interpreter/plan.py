@@ -505,6 +505,33 @@ _CMP = {"EQ": operator.eq, "NE": operator.ne, "LT": operator.lt, "LE": operator.
 _SELECT = "select"
 
 
+# comparisons of i1 values (numpy orders False < True, as the kernel does) by bitwise operators:
+# numpy's bool scalars compare with ==, <, ... through a slow path (about 0.5 us each), while
+# ^, & and | on them cost what an integer add does; the results are the same numpy bools
+def _eq_i1(a, b):
+    return a ^ b ^ True
+
+
+def _lt_i1(a, b):
+    return (a ^ True) & b
+
+
+def _le_i1(a, b):
+    return (a ^ True) | b
+
+
+def _gt_i1(a, b):
+    return a & (b ^ True)
+
+
+def _ge_i1(a, b):
+    return a | (b ^ True)
+
+
+_CMP_I1 = {"EQ": _eq_i1, "NE": operator.xor, "LT": _lt_i1, "LE": _le_i1, "GT": _gt_i1,
+           "GE": _ge_i1}
+
+
 def _etname(t):
     if t.__class__ is not TensorType or t.element_type.__class__ is not ElementType:
         return None
@@ -544,7 +571,7 @@ def _fast_form(op):
         if a.startswith("f"):
             ok = a in _NATIVE and ctype != "TOTALORDER"
         elif a == "i1":
-            ok = True
+            return _CMP_I1[direction]
         else:
             ok = a in _NATIVE and not (ctype == "UNSIGNED" and a.startswith("i")
                                        or ctype == "SIGNED" and a.startswith("ui"))
@@ -615,7 +642,92 @@ def _compile(plan: Plan, ctx):
         if term is None:
             raise InterpreterError("block has no terminator")
         return [f[s] for s in term]
+    _block.parts = (runners, ops, preload, arg_slots, term, need)
     return _block
+
+
+def fused_while(ctx, op, f, cplan, bplan):
+    """The rest of a `while` loop whose condition and body are compiled blocks (`cplan`,
+    `bplan`) running on frame `f`: a function `loop(vals) -> vals` that binds the loop values
+    and runs both blocks' runners in one Python loop, the body's results stored straight into
+    the argument slots of both blocks (no argument or result lists, no block calls per
+    iteration). It counts iterations against the limits, and locates errors, as the separate
+    blocks do; it holds no reference of its own to a loop value while the body runs (updates in
+    place see the same holders). None where either block is not compiled."""
+    ccode, bcode = cplan.code, bplan.code
+    cparts = getattr(ccode, "parts", None)
+    bparts = getattr(bcode, "parts", None)
+    if cparts is None or bparts is None:
+        return None
+    crun, cops, cpre, cargs, cterm, cneed = cparts
+    brun, bops, bpre, bargs, bterm, bneed = bparts
+    n = len(bargs)
+    if cterm is None or len(cterm) != 1 or bterm is None or len(bterm) != n \
+            or len(cargs) != n or n == 0:
+        return None
+    ct = cterm[0]
+    need = max(cneed, bneed)
+    preload = cpre + bpre
+    # the body's results go to both blocks' argument slots (read all, then store: a result
+    # may be a body argument itself)
+    targets = tuple((s, k) for k, s in enumerate(cargs)) + tuple((s, k) for k, s in enumerate(bargs))
+    if n == 1:
+        t0 = bterm[0]
+
+        def results(f):
+            return (f[t0],)
+    else:
+        results = operator.itemgetter(*bterm)
+    length_hint = operator.length_hint
+    BOOL = np.bool_
+    max_steps = ctx.max_steps
+    tick = ctx.tick
+
+    def loop(vals):
+        if len(f) < need:
+            f.extend([None] * (need - len(f)))
+        for s, v in preload:
+            f[s] = v
+        for s, k in targets:
+            f[s] = vals[k]
+        vals.clear()
+        it = None
+        body = False
+        try:
+            while True:
+                body = False
+                it = iter(crun)
+                for r in it:
+                    r(ctx, f)
+                it = None
+                c = f[ct]
+                if not (bool(c) if c.__class__ is BOOL else bool(np.asarray(c).reshape(()))):
+                    break
+                steps = ctx.steps = ctx.steps + 1
+                if steps > max_steps or ctx.deadline is not None:
+                    tick(op, counted=True)
+                body = True
+                it = iter(brun)
+                for r in it:
+                    r(ctx, f)
+                it = None
+                t = results(f)
+                for s, k in targets:
+                    f[s] = t[k]
+                t = None
+        except StableHLOError as e:
+            if it is not None and e.location is None:
+                rs, os_ = (brun, bops) if body else (crun, cops)
+                e.location = _failed_op(os_[len(rs) - length_hint(it) - 1], e).where()
+            raise
+        except KERNEL_ERRORS as e:
+            if it is None:
+                raise
+            rs, os_ = (brun, bops) if body else (crun, cops)
+            bad = _failed_op(os_[len(rs) - length_hint(it) - 1], e)
+            raise InterpreterError(f"{bad.name}: {e}", bad.where()) from None
+        return [f[s] for s in bargs]
+    return loop
 
 
 def _loop_dead_slots(block, info):
