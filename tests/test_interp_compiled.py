@@ -509,3 +509,32 @@ def test_fused_loop_counts_steps_and_locates_errors(compile_at_once):
             Interpreter(parse(FUSED_LOOP), custom_call_handler=handler).call("main", [x, np.int32(3)])
         assert "bad d" in str(e.value) and len(seen) == 10
         assert str(e.value.location).endswith(":15:10")     # the custom_call
+
+
+@pytest.mark.parametrize("t", ["i8", "ui8", "i16", "ui32", "i32", "i64", "ui64"])
+@pytest.mark.parametrize("name", ["stablehlo.divide", "stablehlo.remainder"])
+def test_integer_divide_and_remainder_specializers_match_the_general_kernels(t, name):
+    import itertools
+    from stablehlo_ref.interpreter.registry import KERNELS, SPECIALIZERS
+    from stablehlo_ref.ir.types import element_type
+    dt = element_type(t).dtype
+    ii = np.iinfo(dt)
+    if dt.itemsize == 1:
+        values = np.arange(ii.min, ii.max + 1)         # every pair
+    else:
+        values = [ii.min, ii.min + 1, ii.max - 1, ii.max, 0, 1, 2, 3, 7, 100, 12345]
+        if ii.min:
+            values += [-1, -2, -3, -7, -100, -12345]
+    values = [dt.type(v) for v in values]
+    src = f"""func.func @main(%x: tensor<{t}>, %y: tensor<{t}>) -> tensor<{t}> {{
+  %r = {name} %x, %y : tensor<{t}>
+  return %r : tensor<{t}>
+}}"""
+    op = parse(src).function("main").regions[0].blocks[0].operations[0]
+    special = SPECIALIZERS[name](op)
+    general = KERNELS[name]
+    with np.errstate(all="ignore"):
+        for a, b in itertools.product(values, values):
+            got = special(None, op, a, b)
+            want = np.asarray(general(None, op, np.asarray(a), np.asarray(b)))
+            assert got.__class__ is dt.type and np.asarray(got).tobytes() == want.tobytes(), (a, b, got, want)

@@ -136,6 +136,57 @@ def remainder(ctx, op, a, b):
     return _binary(op, a, b, None, np.fmod)
 
 
+_SCALAR_INTS = {"i8": np.int8, "i16": np.int16, "i32": np.int32, "i64": np.int64,
+                "ui8": np.uint8, "ui16": np.uint16, "ui32": np.uint32, "ui64": np.uint64}
+
+
+def _int_div_rem_specializer(rem: bool):
+    """For native integer types: two numpy scalars of the result's dtype (a loop over
+    scalars) are divided with numpy's own scalar operators, the floored quotient or
+    remainder corrected to truncation, with the spec's cases (x / 0, x % 0, INT_MIN / -1)
+    taken first: the values `_scalar_int_div_rem` gives, without its Python-integer round
+    trip. Anything else takes the general kernel."""
+    def specialize(op, known=None):
+        rt = _rt(op)
+        scalar = _SCALAR_INTS.get(getattr(rt, "name", None))
+        if scalar is None or _ot(op, 0) != rt or _ot(op, 1) != rt:
+            return None
+        general = KERNELS["stablehlo.remainder" if rem else "stablehlo.divide"]
+        signed = rt.is_signed
+        zero_quotient = scalar(-1) if signed else scalar(np.iinfo(scalar).max)
+
+        if rem:
+            def int_rem(ctx, op, a, b):
+                if a.__class__ is scalar and b.__class__ is scalar:
+                    if not b:
+                        return a
+                    r = a % b                # floored: the sign of b (INT_MIN % -1 is 0)
+                    if signed and r and (r < 0) ^ (a < 0):
+                        r = r - b            # |r - b| < |b|: no overflow
+                    return r
+                return general(ctx, op, a, b)
+            return int_rem
+
+        def int_div(ctx, op, a, b):
+            if a.__class__ is scalar and b.__class__ is scalar:
+                if not b:
+                    return zero_quotient
+                if not signed:
+                    return a // b
+                if b != -1:
+                    q = a // b               # floored; truncate toward zero
+                    if (a < 0) ^ (b < 0) and a % b:
+                        q = q + 1
+                    return q
+            return general(ctx, op, a, b)
+        return int_div
+    return specialize
+
+
+specializer("stablehlo.remainder")(_int_div_rem_specializer(True))
+specializer("stablehlo.divide")(_int_div_rem_specializer(False))
+
+
 @kernel("stablehlo.maximum")
 def maximum(ctx, op, a, b):
     et = _rt(op)
@@ -872,7 +923,8 @@ def _unary_float_specializer(name, float_fn):
 
         def unary_scalar(ctx, op, x):
             if x.__class__ is scalar:
-                return scalar(float_fn(f64(x)))
+                # (a Python float is the same f64 value, converted at less cost)
+                return scalar(float_fn(float(x)))
             if x.__class__ is ND and x.dtype == dt:
                 # as `_unary` computes it: in f64, rounded once to the type
                 return float_fn(x if wide else x.astype(f64)).astype(dt, copy=False)
