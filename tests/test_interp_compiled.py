@@ -538,3 +538,38 @@ def test_integer_divide_and_remainder_specializers_match_the_general_kernels(t, 
             got = special(None, op, a, b)
             want = np.asarray(general(None, op, np.asarray(a), np.asarray(b)))
             assert got.__class__ is dt.type and np.asarray(got).tobytes() == want.tobytes(), (a, b, got, want)
+
+
+@pytest.mark.parametrize("t", ["i8", "ui8", "i32", "ui32", "i64", "ui64"])
+@pytest.mark.parametrize("name", ["stablehlo.divide", "stablehlo.remainder", "stablehlo.sign"])
+def test_integer_array_specializers_match_the_general_kernels(t, name):
+    from stablehlo_ref.interpreter.registry import KERNELS, SPECIALIZERS
+    from stablehlo_ref.ir.types import element_type
+    dt = element_type(t).dtype
+    ii = np.iinfo(dt)
+    edge = [ii.min, ii.min + 1, ii.max - 1, ii.max, 0, 1, 2, 3, 7] + ([-1, -2, -3, -7] if ii.min else [])
+    rng = np.random.default_rng(5)
+    unary = name == "stablehlo.sign"
+    sig = f"%x: tensor<6x{t}>" if unary else f"%x: tensor<6x{t}>, %y: tensor<6x{t}>"
+    operands = "%x" if unary else "%x, %y"
+    src = f"""func.func @main({sig}) -> tensor<6x{t}> {{
+  %r = {name} {operands} : tensor<6x{t}>
+  return %r : tensor<6x{t}>
+}}"""
+    op = parse(src).function("main").regions[0].blocks[0].operations[0]
+    general = KERNELS[name]
+    with np.errstate(all="ignore"):
+        for trial in range(200):
+            x = rng.choice(np.array(edge, dtype=dt), 6).astype(dt)
+            if unary:
+                got = SPECIALIZERS[name](op)(None, op, x)
+                want = general(None, op, x)
+            else:
+                # divisors: any (zeros, -1), one repeated value, or known when compiling
+                y = rng.choice(np.array(edge, dtype=dt), 6).astype(dt)
+                if trial % 2:
+                    y[:] = y[0]
+                special = SPECIALIZERS[name](op, [None, y] if trial % 3 == 0 else None)
+                got = special(None, op, x, y)
+                want = general(None, op, x, y)
+            assert got.dtype == want.dtype and got.shape == want.shape and got.tobytes() == want.tobytes()

@@ -145,7 +145,11 @@ def _int_div_rem_specializer(rem: bool):
     scalars) are divided with numpy's own scalar operators, the floored quotient or
     remainder corrected to truncation, with the spec's cases (x / 0, x % 0, INT_MIN / -1)
     taken first: the values `_scalar_int_div_rem` gives, without its Python-integer round
-    trip. Anything else takes the general kernel."""
+    trip. Arrays of the dtype whose divisors hold no 0 (and, signed, no -1; checked once when
+    the divisor is known when compiling) are computed in the dtype itself: the truncated
+    remainder is `fmod`, and the truncated quotient `(x - fmod(x, y)) // y` (an exact division,
+    so floor and truncation agree; x - fmod(x, y) lies between 0 and x: no overflow).
+    Anything else takes the general kernel."""
     def specialize(op, known=None):
         rt = _rt(op)
         scalar = _SCALAR_INTS.get(getattr(rt, "name", None))
@@ -154,6 +158,27 @@ def _int_div_rem_specializer(rem: bool):
         general = KERNELS["stablehlo.remainder" if rem else "stablehlo.divide"]
         signed = rt.is_signed
         zero_quotient = scalar(-1) if signed else scalar(np.iinfo(scalar).max)
+        dt = np.dtype(scalar)
+        ND = np.ndarray
+        fmod = np.fmod
+        kb = known[1] if known is not None and len(known) == 2 else None
+        kb_use = None                   # the known divisor, checked, as the kernel uses it
+        if kb is not None:
+            kba = np.asarray(kb)
+            if kba.dtype == dt and kba.size and kba.all() and not (signed and (kba == -1).any()):
+                first = kba.reshape(-1)[0]
+                kb_use = first if (kba == first).all() else kba
+
+        def divisor(a, b):
+            """b as the array path uses it, or None where the general kernel must run."""
+            if a.__class__ is not ND or a.dtype != dt or not a.ndim:
+                return None
+            if b is kb:
+                return kb_use
+            if b.__class__ is ND and b.dtype == dt and b.shape == a.shape and b.all() \
+                    and not (signed and (b == -1).any()):
+                return b
+            return None
 
         if rem:
             def int_rem(ctx, op, a, b):
@@ -164,6 +189,9 @@ def _int_div_rem_specializer(rem: bool):
                     if signed and r and (r < 0) ^ (a < 0):
                         r = r - b            # |r - b| < |b|: no overflow
                     return r
+                d = divisor(a, b)
+                if d is not None:
+                    return fmod(a, d) if signed else a % d
                 return general(ctx, op, a, b)
             return int_rem
 
@@ -178,9 +206,33 @@ def _int_div_rem_specializer(rem: bool):
                     if (a < 0) ^ (b < 0) and a % b:
                         q = q + 1
                     return q
+                return general(ctx, op, a, b)
+            d = divisor(a, b)
+            if d is not None:
+                return (a - fmod(a, d)) // d if signed else a // d
             return general(ctx, op, a, b)
         return int_div
     return specialize
+
+
+@specializer("stablehlo.sign")
+def sign_specialized(op, known=None):
+    """sign of native integer arrays: numpy's sign in the dtype itself (what the general
+    kernel computes, since integers compute in their own dtype), without its dispatch."""
+    rt = _rt(op)
+    scalar = _SCALAR_INTS.get(getattr(rt, "name", None))
+    if scalar is None or _ot(op) != rt:
+        return None
+    dt = np.dtype(scalar)
+    general = KERNELS["stablehlo.sign"]
+    ND = np.ndarray
+    np_sign = np.sign
+
+    def int_sign(ctx, op, x):
+        if x.__class__ is ND and x.dtype == dt and x.ndim:
+            return np_sign(x)
+        return general(ctx, op, x)
+    return int_sign
 
 
 specializer("stablehlo.remainder")(_int_div_rem_specializer(True))
