@@ -573,3 +573,67 @@ def test_integer_array_specializers_match_the_general_kernels(t, name):
                 got = special(None, op, x, y)
                 want = general(None, op, x, y)
             assert got.dtype == want.dtype and got.shape == want.shape and got.tobytes() == want.tobytes()
+
+
+INVARIANT_LOOP = """
+func.func @main(%x: tensor<4xf32>, %seg: tensor<8xi32>) -> (tensor<4xf32>, tensor<8xf32>) {
+  %a = func.call @loop(%x, %seg) : (tensor<4xf32>, tensor<8xi32>) -> tensor<8xf32>
+  %y = stablehlo.negate %x : tensor<4xf32>
+  %b = func.call @loop(%y, %seg) : (tensor<4xf32>, tensor<8xi32>) -> tensor<8xf32>
+  %c = stablehlo.add %a, %b : tensor<8xf32>
+  return %x, %c : tensor<4xf32>, tensor<8xf32>
+}
+func.func private @loop(%x0: tensor<4xf32>, %seg0: tensor<8xi32>) -> tensor<8xf32> {
+  %c0 = stablehlo.constant dense<0> : tensor<i32>
+  %z = stablehlo.constant dense<0.0> : tensor<8xf32>
+  %r:4 = stablehlo.while(%i = %c0, %x = %x0, %seg = %seg0, %acc = %z) : tensor<i32>, tensor<4xf32>, tensor<8xi32>, tensor<8xf32>
+   cond {
+    %n = stablehlo.constant dense<12> : tensor<i32>
+    %lt = stablehlo.compare LT, %i, %n, SIGNED : (tensor<i32>, tensor<i32>) -> tensor<i1>
+    stablehlo.return %lt : tensor<i1>
+  } do {
+    %one = stablehlo.constant dense<1> : tensor<i32>
+    %i2 = stablehlo.add %i, %one : tensor<i32>
+    %b = stablehlo.broadcast_in_dim %x, dims = [1] : (tensor<4xf32>) -> tensor<2x4xf32>
+    %e = stablehlo.exponential %b : tensor<2x4xf32>
+    %f = stablehlo.reshape %e : (tensor<2x4xf32>) -> tensor<8xf32>
+    %idx = stablehlo.reshape %seg : (tensor<8xi32>) -> tensor<8x1xi32>
+    %s = "stablehlo.scatter"(%acc, %idx, %f) <{indices_are_sorted = false, scatter_dimension_numbers = #stablehlo.scatter<inserted_window_dims = [0], scatter_dims_to_operand_dims = [0], index_vector_dim = 1>, unique_indices = false}> ({
+    ^bb0(%p: tensor<f32>, %q: tensor<f32>):
+      %t = stablehlo.add %p, %q : tensor<f32>
+      stablehlo.return %t : tensor<f32>
+    }) : (tensor<8xf32>, tensor<8x1xi32>, tensor<8xf32>) -> tensor<8xf32>
+    stablehlo.return %i2, %x, %seg, %s : tensor<i32>, tensor<4xf32>, tensor<8xi32>, tensor<8xf32>
+  }
+  return %r#3 : tensor<8xf32>
+}"""
+
+
+def test_loop_invariant_ops_are_kept_across_iterations_and_loops(monkeypatch):
+    from stablehlo_ref.interpreter import elementwise, registry
+    x = np.array([0.5, -1.0, 2.0, 0.25], np.float32)
+    seg = np.array([0, 3, 3, 7, 1, 0, 9, 3], np.int32)      # one out of bounds
+    out = _both(INVARIANT_LOOP, x, seg)
+    # the same by hand: 12 iterations adding exp(x) tiled twice into acc at seg, per loop
+    def loop(v):
+        acc = np.zeros(8, np.float32)
+        e = np.tile(np.exp(v.astype(np.float64)).astype(np.float32), 2)
+        for _ in range(12):
+            for j, t in enumerate(seg):
+                if 0 <= t < 8:
+                    acc[t] = np.float32(acc[t] + e[j])
+        return acc
+    assert out[1].tobytes() == (loop(x) + loop(-x)).tobytes()
+    # the exponential runs once per loop (twice), not once per iteration
+    calls = []
+    real = registry.KERNELS["stablehlo.exponential"]
+
+    def counting(ctx, op, *a):
+        calls.append(1)
+        return real(ctx, op, *a)
+    monkeypatch.setattr(plan, "_COMPILE_AFTER_RUNS", 0)
+    monkeypatch.setitem(registry.KERNELS, "stablehlo.exponential", counting)
+    monkeypatch.delitem(registry.SPECIALIZERS, "stablehlo.exponential")
+    again = stablehlo_ref.run(parse(INVARIANT_LOOP), x, seg)
+    assert again[1].tobytes() == out[1].tobytes()
+    assert len(calls) == 2

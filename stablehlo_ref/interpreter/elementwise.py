@@ -798,6 +798,45 @@ def convert(ctx, op, x):
     return _convert(x, src, dst)
 
 
+_SCALAR_TYPES = {**_SCALAR_INTS, "f16": np.float16, "f32": np.float32, "f64": np.float64,
+                 "i1": np.bool_}
+
+
+@specializer("stablehlo.convert")
+def convert_specialized(op, known=None):
+    """convert between native types on numpy scalars (a loop over scalars), and of integers
+    narrower than 64 bits or booleans to f16/f32/f64 on arrays: a scalar of the same type is
+    the value itself (scalars are immutable); integers and booleans reach the float through
+    f64 (exact for them), rounded once, as `_convert` does; anything else takes the general
+    kernel."""
+    src, dst = _ot(op), _rt(op)
+    s_scalar = _SCALAR_TYPES.get(getattr(src, "name", None))
+    d_scalar = _SCALAR_TYPES.get(getattr(dst, "name", None))
+    if s_scalar is None or d_scalar is None:
+        return None
+    general = KERNELS["stablehlo.convert"]
+    if s_scalar is d_scalar:
+        def same_type(ctx, op, x):
+            if x.__class__ is s_scalar:
+                return x
+            return general(ctx, op, x)
+        return same_type
+    if dst.name not in ("f16", "f32", "f64") or not (src.is_bool or src.is_integer and src.bits < 64):
+        return None
+    s_dt = np.dtype(s_scalar)
+    d_dt = np.dtype(d_scalar)
+    ND = np.ndarray
+    f64 = np.float64
+
+    def to_float(ctx, op, x):
+        if x.__class__ is s_scalar:
+            return d_scalar(float(x))
+        if x.__class__ is ND and x.dtype == s_dt:
+            return x.astype(f64).astype(d_dt, copy=False)
+        return general(ctx, op, x)
+    return to_float
+
+
 def storage_bits(x: np.ndarray, et) -> np.ndarray:
     """The bit pattern of each element of `x` (element type `et`) as uint64, in et's width."""
     x = np.require(x, requirements="C")

@@ -600,6 +600,7 @@ def _compile(plan: Plan, ctx):
             return False
         return last_use.get(v, -1) == i
     em.dead_when_run = _loop_dead_slots(block, plan.info)
+    em.invariant = _loop_invariant_slots(block, plan.info)
     em.emit_steps(plan.steps, None, None, (), None, dies)
     if plan.term_slots is not None:
         em.reads.update(plan.term_slots)
@@ -745,6 +746,60 @@ def _loop_dead_slots(block, info):
     return tuple(slots[a] for a in op.regions[0].blocks[0].arguments if a in slots)
 
 
+def _loop_invariant_slots(block, info):
+    """For the body of a `while`: the slots of its arguments that it returns unchanged in the
+    same position (the loop hands the same value, the same object, to every iteration); an
+    empty set for any other block."""
+    par = info.parent.get(block)
+    if par is None:
+        return set()
+    op = par[0].operations[par[1]]
+    if op.name != "stablehlo.while" or len(op.regions) != 2 or not op.regions[1].blocks \
+            or op.regions[1].blocks[0] is not block or not block.operations:
+        return set()
+    term = block.operations[-1]
+    slots = info.slots
+    return {slots[a] for a, v in zip(block.arguments, term.operands) if a is v and a in slots}
+
+
+def _memo_runner(run, ins, out):
+    """An op whose operands are loop-invariant: its result is kept and stored again while its
+    operand objects are the ones it was computed from (it holds them, so no update in place
+    can write into them meanwhile); otherwise it runs."""
+    state = [_NOTHING, None]
+    out_of = run
+
+    if len(ins) == 1:
+        a, = ins
+
+        def memo1(ctx, f):
+            x = f[a]
+            if x is state[0]:
+                f[out] = state[1]
+                return
+            out_of(ctx, f)
+            state[0] = x
+            state[1] = f[out]
+        return memo1
+
+    def memo(ctx, f):
+        xs = [f[s] for s in ins]
+        last = state[0]
+        if last is not _NOTHING:
+            i = 0
+            for x in xs:
+                if x is not last[i]:
+                    break
+                i += 1
+            else:
+                f[out] = state[1]
+                return
+        out_of(ctx, f)
+        state[0] = xs
+        state[1] = f[out]
+    return memo
+
+
 def _failed_op(op, e):
     """The op that raised `e`: `op`, or for a merged sequence of ops (a list) the one its
     runner recorded on the exception."""
@@ -839,6 +894,8 @@ class _Emitter:
         self.stores = []             # (index of a runner that only stores a known value, slot)
         self.freed = set()           # slots some runner clears
         self.dead_when_run = None    # for a loop body: slots dead while it runs (see below)
+        self.invariant = set()       # for a loop body: slots whose value is the same object
+        #                              in every iteration (see `_loop_invariant_slots`)
         self.seq = {}                # runner index -> (fn, a, b, out) of a Python-operator step
 
     def emit(self, run, op):
@@ -932,6 +989,17 @@ class _Emitter:
             # may join a sequence of such steps, which reads its operands from the frame
             self.seq[len(self.runners)] = (fast, ins[0], ins[1], out)
             self.reads.update(ins)
+        invariant = self.invariant
+        if mode == 1 and fast is None and invariant and not op.regions and ins \
+                and _foldable(name, KERNELS.get(name)) \
+                and all(s in invariant or s in known for s in ins) \
+                and not all(s in known for s in ins):
+            # a pure op of loop-invariant operands: computed once per loop (see `_memo_runner`)
+            invariant.add(out)
+            run = _runner(self.ctx, op, fn, ins, out, mode, (), fast, known, self.reads)
+            run = _with_frees(_memo_runner(run, tuple(s for s in ins if s not in known), out), frees)
+            self.emit(run, op)
+            return
         run = _runner(self.ctx, op, fn, ins, out, mode, frees, fast, known, self.reads)
         if op.regions:
             if cinfo is not None:
