@@ -637,3 +637,22 @@ def test_loop_invariant_ops_are_kept_across_iterations_and_loops(monkeypatch):
     again = stablehlo_ref.run(parse(INVARIANT_LOOP), x, seg)
     assert again[1].tobytes() == out[1].tobytes()
     assert len(calls) == 2
+
+
+def test_dot_general_keeps_the_arrangement_of_an_operand_only_while_it_is_the_same_object():
+    from stablehlo_ref.interpreter.registry import KERNELS, SPECIALIZERS
+    src = """func.func @main(%x: tensor<3x4xf32>, %w: tensor<5x4xf32>) -> tensor<3x5xf32> {
+  %r = stablehlo.dot_general %x, %w, contracting_dims = [1] x [1] : (tensor<3x4xf32>, tensor<5x4xf32>) -> tensor<3x5xf32>
+  return %r : tensor<3x5xf32>
+}"""
+    op = parse(src).function("main").regions[0].blocks[0].operations[0]
+    special = SPECIALIZERS["stablehlo.dot_general"](op)
+    general = KERNELS["stablehlo.dot_general"]
+    rng = np.random.default_rng(3)
+    w = rng.standard_normal((5, 4)).astype(np.float32)
+    for _ in range(3):
+        x = rng.standard_normal((3, 4)).astype(np.float32)
+        assert special(None, op, x, w).tobytes() == general(None, op, x, w).tobytes()
+    w2 = w + np.float32(1)                           # another object: arranged anew
+    assert special(None, op, x, w2).tobytes() == general(None, op, x, w2).tobytes()
+    assert special(None, op, x, w).tobytes() == general(None, op, x, w).tobytes()
