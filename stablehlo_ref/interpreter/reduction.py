@@ -49,14 +49,14 @@ def reduce_with_primitive(name, x, axes, init, et):
     if et.is_float:
         # accumulate in f32 for narrow floats (as XLA does), natively for f32/f64
         acc_dt = np.float64 if et.name == "f64" else np.float32
-        xc = x.astype(acc_dt)
+        xc = x.astype(acc_dt, copy=False)       # (read only: no copy of an f32/f64 operand)
         r = fn.reduce(xc, axis=axes) if axes else xc
-        return fn(r, init.astype(acc_dt)).astype(et.dtype)
+        return fn(r, init.astype(acc_dt, copy=False)).astype(et.dtype)
     # (numpy's warnings are off for the whole run: the evaluator holds an errstate)
     cd = compute_dtype(et)
-    xc = x.astype(cd)
+    xc = x.astype(cd, copy=False)
     r = fn.reduce(xc, axis=axes) if axes else xc
-    return from_compute(fn(r, init.astype(cd)), et)
+    return from_compute(fn(r, init.astype(cd, copy=False)), et)
 
 
 def tree_reduce(ctx, region, xs, inits, axes):
