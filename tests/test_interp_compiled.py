@@ -656,3 +656,32 @@ def test_dot_general_keeps_the_arrangement_of_an_operand_only_while_it_is_the_sa
     w2 = w + np.float32(1)                           # another object: arranged anew
     assert special(None, op, x, w2).tobytes() == general(None, op, x, w2).tobytes()
     assert special(None, op, x, w).tobytes() == general(None, op, x, w).tobytes()
+
+
+@pytest.mark.parametrize("t", ["f32", "f64"])
+@pytest.mark.parametrize("body", ["add", "multiply", "maximum"])
+def test_float_reduce_specializer_matches_the_general_kernel(t, body):
+    from stablehlo_ref.interpreter.evaluator import Interpreter
+    from stablehlo_ref.interpreter.registry import KERNELS, SPECIALIZERS
+    from stablehlo_ref.ir.types import element_type
+    dt = element_type(t).dtype
+    rng = np.random.default_rng(11)
+    for dims, shape, rshape in [("[0]", "5", ""), ("[0, 1]", "3x4", ""), ("[1]", "3x4", "3x"),
+                                ("[]", "3x4", "3x4x"), ("[0]", "0", "")]:
+        src = f"""func.func @main(%x: tensor<{shape}x{t}>, %i: tensor<{t}>) -> tensor<{rshape}{t}> {{
+  %r = stablehlo.reduce(%x init: %i) applies stablehlo.{body} across dimensions = {dims} : (tensor<{shape}x{t}>, tensor<{t}>) -> tensor<{rshape}{t}>
+  return %r : tensor<{rshape}{t}>
+}}"""
+        module = parse(src)
+        op = module.function("main").regions[0].blocks[0].operations[0]
+        special = SPECIALIZERS["stablehlo.reduce"](op)
+        ctx = Interpreter(module)
+        for k in range(20):
+            x = (rng.standard_normal([int(s) for s in shape.split("x")]) * 10).astype(dt)
+            if k % 7 == 0 and x.size:
+                x.flat[0] = np.nan
+            for init in (dt.type(rng.standard_normal()), np.asarray(dt.type(1.5))):
+                want = KERNELS["stablehlo.reduce"](ctx, op, x, init)
+                got = special(ctx, op, x, init)
+                assert type(got) is type(want) and np.asarray(got).dtype == np.asarray(want).dtype
+                assert np.asarray(got).tobytes() == np.asarray(want).tobytes()

@@ -1001,7 +1001,7 @@ class _Emitter:
             self.emit(run, op)
             return
         run = _runner(self.ctx, op, fn, ins, out, mode, frees, fast, known, self.reads)
-        if op.regions:
+        if op.regions and not getattr(fn, "runs_no_region", False):
             if cinfo is not None:
                 run = _in_callee_frame(run, op, cinfo, remap, self.reads)
             else:

@@ -2,6 +2,8 @@
 is applied vectorized as a tree reduction (the spec leaves the order implementation-defined)."""
 from __future__ import annotations
 
+import operator
+
 import numpy as np
 
 from .numerics import compute_dtype, elem, from_compute
@@ -110,7 +112,30 @@ def reduce_specialized(op, known=None):
         return None
     axes = tuple(int(d) for d in op.attributes["dimensions"].values)
     et = elem(op.results[0].type)
+    if et.name in ("f32", "f64") and name in _PY_OPERATORS:
+        # f32/f64 sums and products in the type itself, as `reduce_with_primitive` computes
+        # them; a full reduction combines its scalar with a scalar init by the Python operator
+        # (the same rounding as the ufunc, without its call on scalars)
+        _, fn, _ = _PRIMITIVES[name]
+        pyop = _PY_OPERATORS[name]
+        dt = et.dtype
+        scalar = dt.type
+        ND = np.ndarray
+
+        def reduce_float(ctx, op, x, init):
+            if x.__class__ is not ND or x.dtype != dt or not x.size:
+                return reduce_with_primitive(name, x, axes, init, et)
+            r = fn.reduce(x, axis=axes) if axes else x
+            if r.__class__ is scalar and init.__class__ is scalar:
+                return pyop(r, init)
+            return fn(r, init.astype(dt, copy=False)).astype(dt, copy=False)
+        reduce_float.runs_no_region = True
+        return reduce_float
 
     def reduce_one(ctx, op, x, init):
         return reduce_with_primitive(name, x, axes, init, et)
+    reduce_one.runs_no_region = True       # (the body is recognized: it is never run)
     return reduce_one
+
+
+_PY_OPERATORS = {"stablehlo.add": operator.add, "stablehlo.multiply": operator.mul}
