@@ -16,7 +16,7 @@ from ..errors import InterpreterError, NotImplementedOpError
 from .numerics import compute_dtype, elem, from_compute
 from .reduction import _PRIMITIVES, recognize_binary_body
 from .registry import op_cache
-from .registry import kernel
+from .registry import kernel, specializer
 
 _INT64_SAFE = np.int64(1) << 62
 
@@ -475,3 +475,19 @@ def scatter(ctx, op, *args):
     outs = apply_updates(ctx, op.regions[0], flats, targets, vals, result_types, body)
     return [o.reshape(x.shape).astype(dt, copy=False)
             for o, x, dt in zip(outs, inputs, dtypes)]
+
+
+@specializer("stablehlo.scatter")
+def scatter_specialized(op, known=None):
+    """A scatter whose update body is recognized (`return %update`, or one primitive op):
+    the general kernel, marked as never running its region (so an inlined callee's frame is
+    not set up for it)."""
+    n = (len(op.operands) - 1) // 2
+    if n < 1 or not op.regions or len(op.regions[0].blocks) != 1 \
+            or update_body(op.regions[0], n) is None:
+        return None
+
+    def scatter_recognized(ctx, op, *args):
+        return scatter(ctx, op, *args)
+    scatter_recognized.runs_no_region = True
+    return scatter_recognized
