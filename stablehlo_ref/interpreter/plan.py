@@ -21,7 +21,11 @@ closures that read them; for ops on native integer and float types whose exact s
 Python operator keeps (+, -, * with integer wrap-around and float rounding in the operands' own
 dtype, comparisons, and/or/xor, select of a rank-0 predicate), the operator itself runs instead
 of a kernel call, consecutive ones in one loop; numpy scalars then stay numpy scalars, so a
-loop over scalars costs no numpy array call per op."""
+loop over scalars costs no numpy array call per op. In a `while` body, pure ops whose operands
+are loop-invariant (body arguments returned unchanged, known values, or such ops' results)
+keep their result while their operand objects stay the same (`_memo_runner`); once both the
+condition and the body of a `while` are compiled, the rest of the loop runs as one Python loop
+over both blocks' runners (`fused_while`)."""
 from __future__ import annotations
 
 import operator
