@@ -1014,8 +1014,11 @@ def _unary_float_specializer(name, float_fn):
 
         def unary_scalar(ctx, op, x):
             if x.__class__ is scalar:
-                # (a Python float is the same f64 value, converted at less cost)
-                return scalar(float_fn(float(x)))
+                # (a Python float is the same f64 value, converted either way at less cost
+                # than a numpy f64 scalar; the ufunc on it gives an f64 scalar)
+                if wide:
+                    return float_fn(float(x))
+                return scalar(float(float_fn(float(x))))
             if x.__class__ is ND and x.dtype == dt:
                 # as `_unary` computes it: in f64, rounded once to the type
                 return float_fn(x if wide else x.astype(f64)).astype(dt, copy=False)
