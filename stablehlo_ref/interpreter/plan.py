@@ -647,7 +647,7 @@ def _compile(plan: Plan, ctx):
         if term is None:
             raise InterpreterError("block has no terminator")
         return [f[s] for s in term]
-    _block.parts = (runners, ops, preload, arg_slots, term, need)
+    _block.parts = (runners, ops, preload, arg_slots, term, need, frozenset(em.reads))
     return _block
 
 
@@ -664,8 +664,8 @@ def fused_while(ctx, op, f, cplan, bplan):
     bparts = getattr(bcode, "parts", None)
     if cparts is None or bparts is None:
         return None
-    crun, cops, cpre, cargs, cterm, cneed = cparts
-    brun, bops, bpre, bargs, bterm, bneed = bparts
+    crun, cops, cpre, cargs, cterm, cneed, creads = cparts
+    brun, bops, bpre, bargs, bterm, bneed, _ = bparts
     n = len(bargs)
     if cterm is None or len(cterm) != 1 or bterm is None or len(bterm) != n \
             or len(cargs) != n or n == 0:
@@ -675,7 +675,13 @@ def fused_while(ctx, op, f, cplan, bplan):
     preload = cpre + bpre
     # the body's results go to both blocks' argument slots (read all, then store: a result
     # may be a body argument itself)
-    targets = tuple((s, k) for k, s in enumerate(cargs)) + tuple((s, k) for k, s in enumerate(bargs))
+    # (skipped: condition arguments the condition never reads, which are cleared once, and body
+    # arguments the body returns unchanged in place)
+    targets = tuple((s, k) for k, s in enumerate(cargs) if s in creads) \
+        + tuple((s, k) for k, s in enumerate(bargs) if bterm[k] != s)
+    unread = tuple(s for s in cargs if s not in creads)
+    first = tuple((s, k) for k, s in enumerate(cargs) if s in creads) \
+        + tuple((s, k) for k, s in enumerate(bargs))
     if n == 1:
         t0 = bterm[0]
 
@@ -693,8 +699,10 @@ def fused_while(ctx, op, f, cplan, bplan):
             f.extend([None] * (need - len(f)))
         for s, v in preload:
             f[s] = v
-        for s, k in targets:
+        for s, k in first:
             f[s] = vals[k]
+        for s in unread:
+            f[s] = None
         vals.clear()
         it = None
         body = False
