@@ -685,3 +685,27 @@ def test_float_reduce_specializer_matches_the_general_kernel(t, body):
                 got = special(ctx, op, x, init)
                 assert type(got) is type(want) and np.asarray(got).dtype == np.asarray(want).dtype
                 assert np.asarray(got).tobytes() == np.asarray(want).tobytes()
+
+
+@pytest.mark.parametrize("body", ["add", "multiply", "maximum", "minimum", "and", "or", "xor"])
+def test_bool_reduce_specializer_matches_the_general_kernel(body):
+    from stablehlo_ref.interpreter.evaluator import Interpreter
+    from stablehlo_ref.interpreter.registry import KERNELS, SPECIALIZERS
+    rng = np.random.default_rng(12)
+    for dims, shape, rshape in [("[0]", "7", ""), ("[0, 1]", "3x4", ""), ("[1]", "3x4", "3x"),
+                                ("[]", "3x4", "3x4x"), ("[0]", "0", "")]:
+        src = f"""func.func @main(%x: tensor<{shape}xi1>, %i: tensor<i1>) -> tensor<{rshape}i1> {{
+  %r = stablehlo.reduce(%x init: %i) applies stablehlo.{body} across dimensions = {dims} : (tensor<{shape}xi1>, tensor<i1>) -> tensor<{rshape}i1>
+  return %r : tensor<{rshape}i1>
+}}"""
+        module = parse(src)
+        op = module.function("main").regions[0].blocks[0].operations[0]
+        special = SPECIALIZERS["stablehlo.reduce"](op)
+        ctx = Interpreter(module)
+        for k in range(12):
+            x = rng.random([int(s) for s in shape.split("x")]) < (k % 4) / 3
+            for init in (np.bool_(k % 2), np.asarray(np.bool_(k % 3 == 0))):
+                want = KERNELS["stablehlo.reduce"](ctx, op, x, init)
+                got = special(ctx, op, x, init)
+                assert type(got) is type(want) and np.asarray(got).dtype == np.asarray(want).dtype
+                assert np.asarray(got).tobytes() == np.asarray(want).tobytes()

@@ -132,6 +132,23 @@ def reduce_specialized(op, known=None):
         reduce_float.runs_no_region = True
         return reduce_float
 
+    if et.is_bool:
+        # booleans: the bitwise reductions give the logical ones' values at less cost, and a
+        # full reduction is combined with a scalar init by the Python operator
+        _, _, bool_fn = _PRIMITIVES[name]
+        bitwise, pyop = _BOOL_BITWISE[bool_fn]
+        ND, BOOL = np.ndarray, np.bool_
+
+        def reduce_bool(ctx, op, x, init):
+            if x.__class__ is not ND or x.dtype != BOOL or not x.size:
+                return reduce_with_primitive(name, x, axes, init, et)
+            r = bitwise.reduce(x, axis=axes) if axes else x
+            if r.__class__ is BOOL and init.__class__ is BOOL:
+                return pyop(r, init)
+            return bool_fn(r, init)
+        reduce_bool.runs_no_region = True
+        return reduce_bool
+
     def reduce_one(ctx, op, x, init):
         return reduce_with_primitive(name, x, axes, init, et)
     reduce_one.runs_no_region = True       # (the body is recognized: it is never run)
@@ -139,3 +156,6 @@ def reduce_specialized(op, known=None):
 
 
 _PY_OPERATORS = {"stablehlo.add": operator.add, "stablehlo.multiply": operator.mul}
+_BOOL_BITWISE = {np.logical_or: (np.bitwise_or, operator.or_),
+                 np.logical_and: (np.bitwise_and, operator.and_),
+                 np.logical_xor: (np.bitwise_xor, operator.xor)}
