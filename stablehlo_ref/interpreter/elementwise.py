@@ -428,10 +428,10 @@ def _native_logical_shift(a, b, et, left):
     udt = _UNSIGNED_OF_SIZE[et.dtype.itemsize]
     ua = a.view(udt)
     ub = b.view(udt)
-    big = ub >= et.bits
-    if not big.any():                  # (the common case: every amount within the width)
+    if not ub.size or ub.max() < et.bits:   # (the common case: every amount within the width)
         r = np.left_shift(ua, ub) if left else np.right_shift(ua, ub)
         return r.view(et.dtype)
+    big = ub >= et.bits
     s = np.minimum(ub, udt.type(et.bits - 1))
     r = np.left_shift(ua, s) if left else np.right_shift(ua, s)
     r = np.where(big, udt.type(0), r)
