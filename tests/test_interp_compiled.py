@@ -388,3 +388,324 @@ def test_update_is_made_in_place_when_nothing_else_holds_the_buffer(compile_at_o
     # the first update copies (the caller holds the buffer), the other seven are in place
     assert len(copies) == 1
     assert not buf.any()
+
+
+I1_COMPARE_LOOP = """
+func.func @main(%p0: tensor<i1>, %q0: tensor<i1>) -> (tensor<i32>, tensor<6xi32>) {
+  %c0 = stablehlo.constant dense<0> : tensor<i32>
+  %z = stablehlo.constant dense<0> : tensor<6xi32>
+  %r:4 = stablehlo.while(%i = %c0, %p = %p0, %q = %q0, %acc = %z) : tensor<i32>, tensor<i1>, tensor<i1>, tensor<6xi32>
+   cond {
+    %n = stablehlo.constant dense<9> : tensor<i32>
+    %lt = stablehlo.compare LT, %i, %n, SIGNED : (tensor<i32>, tensor<i32>) -> tensor<i1>
+    stablehlo.return %lt : tensor<i1>
+  } do {
+    %one = stablehlo.constant dense<1> : tensor<i32>
+    %i2 = stablehlo.add %i, %one : tensor<i32>
+    %e = stablehlo.compare EQ, %p, %q, UNSIGNED : (tensor<i1>, tensor<i1>) -> tensor<i1>
+    %ne = stablehlo.compare NE, %p, %q, UNSIGNED : (tensor<i1>, tensor<i1>) -> tensor<i1>
+    %l = stablehlo.compare LT, %p, %q, SIGNED : (tensor<i1>, tensor<i1>) -> tensor<i1>
+    %le = stablehlo.compare LE, %p, %q, UNSIGNED : (tensor<i1>, tensor<i1>) -> tensor<i1>
+    %g = stablehlo.compare GT, %p, %q : (tensor<i1>, tensor<i1>) -> tensor<i1>
+    %ge = stablehlo.compare GE, %p, %q, SIGNED : (tensor<i1>, tensor<i1>) -> tensor<i1>
+    %e1 = stablehlo.reshape %e : (tensor<i1>) -> tensor<1xi1>
+    %ne1 = stablehlo.reshape %ne : (tensor<i1>) -> tensor<1xi1>
+    %l1 = stablehlo.reshape %l : (tensor<i1>) -> tensor<1xi1>
+    %le1 = stablehlo.reshape %le : (tensor<i1>) -> tensor<1xi1>
+    %g1 = stablehlo.reshape %g : (tensor<i1>) -> tensor<1xi1>
+    %ge1 = stablehlo.reshape %ge : (tensor<i1>) -> tensor<1xi1>
+    %v = stablehlo.concatenate %e1, %ne1, %l1, %le1, %g1, %ge1, dim = 0 : (tensor<1xi1>, tensor<1xi1>, tensor<1xi1>, tensor<1xi1>, tensor<1xi1>, tensor<1xi1>) -> tensor<6xi1>
+    %w = stablehlo.convert %v : (tensor<6xi1>) -> tensor<6xi32>
+    %acc2 = stablehlo.add %acc, %w : tensor<6xi32>
+    %p2 = stablehlo.xor %p, %q : tensor<i1>
+    %q2 = stablehlo.compare LT, %p, %q, UNSIGNED : (tensor<i1>, tensor<i1>) -> tensor<i1>
+    %q3 = stablehlo.compare NE, %q2, %ne, UNSIGNED : (tensor<i1>, tensor<i1>) -> tensor<i1>
+    stablehlo.return %i2, %p2, %q3, %acc2 : tensor<i32>, tensor<i1>, tensor<i1>, tensor<6xi32>
+  }
+  return %r#0, %r#3 : tensor<i32>, tensor<6xi32>
+}"""
+
+
+@pytest.mark.parametrize("p", [False, True])
+@pytest.mark.parametrize("q", [False, True])
+def test_i1_comparisons_in_a_compiled_loop_match(p, q):
+    _both(I1_COMPARE_LOOP, np.bool_(p), np.bool_(q))
+
+
+def test_i1_comparison_functions_match_numpy():
+    import itertools
+    a = np.array([False, False, True, True])
+    b = np.array([False, True, False, True])
+    for d, fn in plan._CMP_I1.items():
+        want = plan._CMP[d](a, b)
+        assert (fn(a, b) == want).all() and fn(a, b).dtype == want.dtype
+        for x, y in itertools.product([np.False_, np.True_], repeat=2):
+            got = fn(x, y)
+            assert got.__class__ is np.bool_ and got == plan._CMP[d](x, y)
+
+
+FUSED_LOOP = """
+func.func @main(%x0: tensor<4xi32>, %d0: tensor<i32>) -> (tensor<i32>, tensor<4xi32>) {
+  %c0 = stablehlo.constant dense<0> : tensor<i32>
+  %r:3 = stablehlo.while(%i = %c0, %x = %x0, %d = %d0) : tensor<i32>, tensor<4xi32>, tensor<i32>
+   cond {
+    %n = stablehlo.constant dense<30> : tensor<i32>
+    %lt = stablehlo.compare LT, %i, %n, SIGNED : (tensor<i32>, tensor<i32>) -> tensor<i1>
+    stablehlo.return %lt : tensor<i1>
+  } do {
+    %one = stablehlo.constant dense<1> : tensor<i32>
+    %i2 = stablehlo.add %i, %one : tensor<i32>
+    %b = stablehlo.broadcast_in_dim %i, dims = [] : (tensor<i32>) -> tensor<4xi32>
+    %y = stablehlo.add %x, %b : tensor<4xi32>
+    %d2 = stablehlo.subtract %d, %one : tensor<i32>
+    %k = stablehlo.custom_call @CHECK_D(%d2) : (tensor<i32>) -> tensor<i32>
+    stablehlo.return %i2, %y, %d : tensor<i32>, tensor<4xi32>, tensor<i32>
+  }
+  return %r#0, %r#1 : tensor<i32>, tensor<4xi32>
+}"""
+
+
+def test_fused_loop_swaps_and_carries_values_as_the_blocks_do():
+    # results that are body arguments (returned in another position) are read before stored
+    src = """
+func.func @main(%a0: tensor<i32>, %b0: tensor<i32>) -> (tensor<i32>, tensor<i32>, tensor<i32>) {
+  %c0 = stablehlo.constant dense<0> : tensor<i32>
+  %r:3 = stablehlo.while(%i = %c0, %a = %a0, %b = %b0) : tensor<i32>, tensor<i32>, tensor<i32>
+   cond {
+    %n = stablehlo.constant dense<7> : tensor<i32>
+    %lt = stablehlo.compare LT, %i, %n, SIGNED : (tensor<i32>, tensor<i32>) -> tensor<i1>
+    stablehlo.return %lt : tensor<i1>
+  } do {
+    %one = stablehlo.constant dense<1> : tensor<i32>
+    %i2 = stablehlo.add %i, %one : tensor<i32>
+    %s = stablehlo.add %a, %b : tensor<i32>
+    stablehlo.return %i2, %b, %s : tensor<i32>, tensor<i32>, tensor<i32>
+  }
+  return %r#0, %r#1, %r#2 : tensor<i32>, tensor<i32>, tensor<i32>
+}"""
+    out = _both(src, np.int32(1), np.int32(1))
+    assert [int(v) for v in out] == [7, 21, 34]
+
+
+def test_fused_loop_counts_steps_and_locates_errors(compile_at_once):
+    from stablehlo_ref.limits import Limits
+    src = FUSED_LOOP.replace("    %k = stablehlo.custom_call @CHECK_D(%d2) : (tensor<i32>) -> tensor<i32>\n", "")
+    x = np.arange(4, dtype=np.int32)
+    i, y = stablehlo_ref.run(parse(src), x, np.int32(3))
+    assert int(i) == 30 and y.tolist() == [435, 436, 437, 438]
+    with pytest.raises(StableHLOError, match="loop iterations"):
+        stablehlo_ref.run(parse(src), x, np.int32(3), limits=Limits(max_steps=12))
+    from stablehlo_ref.errors import InterpreterError
+    from stablehlo_ref.interpreter.evaluator import Interpreter
+    for exc in (ValueError, InterpreterError):
+        seen = []
+
+        def handler(target, op, args):
+            seen.append(int(args[0]))
+            if len(seen) == 10:          # in the fused part of the loop
+                raise exc("bad d")
+            return [args[0]]
+        with pytest.raises(StableHLOError) as e:
+            Interpreter(parse(FUSED_LOOP), custom_call_handler=handler).call("main", [x, np.int32(3)])
+        assert "bad d" in str(e.value) and len(seen) == 10
+        assert str(e.value.location).endswith(":15:10")     # the custom_call
+
+
+@pytest.mark.parametrize("t", ["i8", "ui8", "i16", "ui32", "i32", "i64", "ui64"])
+@pytest.mark.parametrize("name", ["stablehlo.divide", "stablehlo.remainder"])
+def test_integer_divide_and_remainder_specializers_match_the_general_kernels(t, name):
+    import itertools
+    from stablehlo_ref.interpreter.registry import KERNELS, SPECIALIZERS
+    from stablehlo_ref.ir.types import element_type
+    dt = element_type(t).dtype
+    ii = np.iinfo(dt)
+    if dt.itemsize == 1:
+        values = np.arange(ii.min, ii.max + 1)         # every pair
+    else:
+        values = [ii.min, ii.min + 1, ii.max - 1, ii.max, 0, 1, 2, 3, 7, 100, 12345]
+        if ii.min:
+            values += [-1, -2, -3, -7, -100, -12345]
+    values = [dt.type(v) for v in values]
+    src = f"""func.func @main(%x: tensor<{t}>, %y: tensor<{t}>) -> tensor<{t}> {{
+  %r = {name} %x, %y : tensor<{t}>
+  return %r : tensor<{t}>
+}}"""
+    op = parse(src).function("main").regions[0].blocks[0].operations[0]
+    special = SPECIALIZERS[name](op)
+    general = KERNELS[name]
+    with np.errstate(all="ignore"):
+        for a, b in itertools.product(values, values):
+            got = special(None, op, a, b)
+            want = np.asarray(general(None, op, np.asarray(a), np.asarray(b)))
+            assert got.__class__ is dt.type and np.asarray(got).tobytes() == want.tobytes(), (a, b, got, want)
+
+
+@pytest.mark.parametrize("t", ["i8", "ui8", "i32", "ui32", "i64", "ui64"])
+@pytest.mark.parametrize("name", ["stablehlo.divide", "stablehlo.remainder", "stablehlo.sign"])
+def test_integer_array_specializers_match_the_general_kernels(t, name):
+    from stablehlo_ref.interpreter.registry import KERNELS, SPECIALIZERS
+    from stablehlo_ref.ir.types import element_type
+    dt = element_type(t).dtype
+    ii = np.iinfo(dt)
+    edge = [ii.min, ii.min + 1, ii.max - 1, ii.max, 0, 1, 2, 3, 7] + ([-1, -2, -3, -7] if ii.min else [])
+    rng = np.random.default_rng(5)
+    unary = name == "stablehlo.sign"
+    sig = f"%x: tensor<6x{t}>" if unary else f"%x: tensor<6x{t}>, %y: tensor<6x{t}>"
+    operands = "%x" if unary else "%x, %y"
+    src = f"""func.func @main({sig}) -> tensor<6x{t}> {{
+  %r = {name} {operands} : tensor<6x{t}>
+  return %r : tensor<6x{t}>
+}}"""
+    op = parse(src).function("main").regions[0].blocks[0].operations[0]
+    general = KERNELS[name]
+    with np.errstate(all="ignore"):
+        for trial in range(200):
+            x = rng.choice(np.array(edge, dtype=dt), 6).astype(dt)
+            if unary:
+                got = SPECIALIZERS[name](op)(None, op, x)
+                want = general(None, op, x)
+            else:
+                # divisors: any (zeros, -1), one repeated value, or known when compiling
+                y = rng.choice(np.array(edge, dtype=dt), 6).astype(dt)
+                if trial % 2:
+                    y[:] = y[0]
+                special = SPECIALIZERS[name](op, [None, y] if trial % 3 == 0 else None)
+                got = special(None, op, x, y)
+                want = general(None, op, x, y)
+            assert got.dtype == want.dtype and got.shape == want.shape and got.tobytes() == want.tobytes()
+
+
+INVARIANT_LOOP = """
+func.func @main(%x: tensor<4xf32>, %seg: tensor<8xi32>) -> (tensor<4xf32>, tensor<8xf32>) {
+  %a = func.call @loop(%x, %seg) : (tensor<4xf32>, tensor<8xi32>) -> tensor<8xf32>
+  %y = stablehlo.negate %x : tensor<4xf32>
+  %b = func.call @loop(%y, %seg) : (tensor<4xf32>, tensor<8xi32>) -> tensor<8xf32>
+  %c = stablehlo.add %a, %b : tensor<8xf32>
+  return %x, %c : tensor<4xf32>, tensor<8xf32>
+}
+func.func private @loop(%x0: tensor<4xf32>, %seg0: tensor<8xi32>) -> tensor<8xf32> {
+  %c0 = stablehlo.constant dense<0> : tensor<i32>
+  %z = stablehlo.constant dense<0.0> : tensor<8xf32>
+  %r:4 = stablehlo.while(%i = %c0, %x = %x0, %seg = %seg0, %acc = %z) : tensor<i32>, tensor<4xf32>, tensor<8xi32>, tensor<8xf32>
+   cond {
+    %n = stablehlo.constant dense<12> : tensor<i32>
+    %lt = stablehlo.compare LT, %i, %n, SIGNED : (tensor<i32>, tensor<i32>) -> tensor<i1>
+    stablehlo.return %lt : tensor<i1>
+  } do {
+    %one = stablehlo.constant dense<1> : tensor<i32>
+    %i2 = stablehlo.add %i, %one : tensor<i32>
+    %b = stablehlo.broadcast_in_dim %x, dims = [1] : (tensor<4xf32>) -> tensor<2x4xf32>
+    %e = stablehlo.exponential %b : tensor<2x4xf32>
+    %f = stablehlo.reshape %e : (tensor<2x4xf32>) -> tensor<8xf32>
+    %idx = stablehlo.reshape %seg : (tensor<8xi32>) -> tensor<8x1xi32>
+    %s = "stablehlo.scatter"(%acc, %idx, %f) <{indices_are_sorted = false, scatter_dimension_numbers = #stablehlo.scatter<inserted_window_dims = [0], scatter_dims_to_operand_dims = [0], index_vector_dim = 1>, unique_indices = false}> ({
+    ^bb0(%p: tensor<f32>, %q: tensor<f32>):
+      %t = stablehlo.add %p, %q : tensor<f32>
+      stablehlo.return %t : tensor<f32>
+    }) : (tensor<8xf32>, tensor<8x1xi32>, tensor<8xf32>) -> tensor<8xf32>
+    stablehlo.return %i2, %x, %seg, %s : tensor<i32>, tensor<4xf32>, tensor<8xi32>, tensor<8xf32>
+  }
+  return %r#3 : tensor<8xf32>
+}"""
+
+
+def test_loop_invariant_ops_are_kept_across_iterations_and_loops(monkeypatch):
+    from stablehlo_ref.interpreter import elementwise, registry
+    x = np.array([0.5, -1.0, 2.0, 0.25], np.float32)
+    seg = np.array([0, 3, 3, 7, 1, 0, 9, 3], np.int32)      # one out of bounds
+    out = _both(INVARIANT_LOOP, x, seg)
+    # the same by hand: 12 iterations adding exp(x) tiled twice into acc at seg, per loop
+    def loop(v):
+        acc = np.zeros(8, np.float32)
+        e = np.tile(np.exp(v.astype(np.float64)).astype(np.float32), 2)
+        for _ in range(12):
+            for j, t in enumerate(seg):
+                if 0 <= t < 8:
+                    acc[t] = np.float32(acc[t] + e[j])
+        return acc
+    assert out[1].tobytes() == (loop(x) + loop(-x)).tobytes()
+    # the exponential runs once per loop (twice), not once per iteration
+    calls = []
+    real = registry.KERNELS["stablehlo.exponential"]
+
+    def counting(ctx, op, *a):
+        calls.append(1)
+        return real(ctx, op, *a)
+    monkeypatch.setattr(plan, "_COMPILE_AFTER_RUNS", 0)
+    monkeypatch.setitem(registry.KERNELS, "stablehlo.exponential", counting)
+    monkeypatch.delitem(registry.SPECIALIZERS, "stablehlo.exponential")
+    again = stablehlo_ref.run(parse(INVARIANT_LOOP), x, seg)
+    assert again[1].tobytes() == out[1].tobytes()
+    assert len(calls) == 2
+
+
+def test_dot_general_keeps_the_arrangement_of_an_operand_only_while_it_is_the_same_object():
+    from stablehlo_ref.interpreter.registry import KERNELS, SPECIALIZERS
+    src = """func.func @main(%x: tensor<3x4xf32>, %w: tensor<5x4xf32>) -> tensor<3x5xf32> {
+  %r = stablehlo.dot_general %x, %w, contracting_dims = [1] x [1] : (tensor<3x4xf32>, tensor<5x4xf32>) -> tensor<3x5xf32>
+  return %r : tensor<3x5xf32>
+}"""
+    op = parse(src).function("main").regions[0].blocks[0].operations[0]
+    special = SPECIALIZERS["stablehlo.dot_general"](op)
+    general = KERNELS["stablehlo.dot_general"]
+    rng = np.random.default_rng(3)
+    w = rng.standard_normal((5, 4)).astype(np.float32)
+    for _ in range(3):
+        x = rng.standard_normal((3, 4)).astype(np.float32)
+        assert special(None, op, x, w).tobytes() == general(None, op, x, w).tobytes()
+    w2 = w + np.float32(1)                           # another object: arranged anew
+    assert special(None, op, x, w2).tobytes() == general(None, op, x, w2).tobytes()
+    assert special(None, op, x, w).tobytes() == general(None, op, x, w).tobytes()
+
+
+@pytest.mark.parametrize("t", ["f32", "f64"])
+@pytest.mark.parametrize("body", ["add", "multiply", "maximum"])
+def test_float_reduce_specializer_matches_the_general_kernel(t, body):
+    from stablehlo_ref.interpreter.evaluator import Interpreter
+    from stablehlo_ref.interpreter.registry import KERNELS, SPECIALIZERS
+    from stablehlo_ref.ir.types import element_type
+    dt = element_type(t).dtype
+    rng = np.random.default_rng(11)
+    for dims, shape, rshape in [("[0]", "5", ""), ("[0, 1]", "3x4", ""), ("[1]", "3x4", "3x"),
+                                ("[]", "3x4", "3x4x"), ("[0]", "0", "")]:
+        src = f"""func.func @main(%x: tensor<{shape}x{t}>, %i: tensor<{t}>) -> tensor<{rshape}{t}> {{
+  %r = stablehlo.reduce(%x init: %i) applies stablehlo.{body} across dimensions = {dims} : (tensor<{shape}x{t}>, tensor<{t}>) -> tensor<{rshape}{t}>
+  return %r : tensor<{rshape}{t}>
+}}"""
+        module = parse(src)
+        op = module.function("main").regions[0].blocks[0].operations[0]
+        special = SPECIALIZERS["stablehlo.reduce"](op)
+        ctx = Interpreter(module)
+        for k in range(20):
+            x = (rng.standard_normal([int(s) for s in shape.split("x")]) * 10).astype(dt)
+            if k % 7 == 0 and x.size:
+                x.flat[0] = np.nan
+            for init in (dt.type(rng.standard_normal()), np.asarray(dt.type(1.5))):
+                want = KERNELS["stablehlo.reduce"](ctx, op, x, init)
+                got = special(ctx, op, x, init)
+                assert type(got) is type(want) and np.asarray(got).dtype == np.asarray(want).dtype
+                assert np.asarray(got).tobytes() == np.asarray(want).tobytes()
+
+
+@pytest.mark.parametrize("body", ["add", "multiply", "maximum", "minimum", "and", "or", "xor"])
+def test_bool_reduce_specializer_matches_the_general_kernel(body):
+    from stablehlo_ref.interpreter.evaluator import Interpreter
+    from stablehlo_ref.interpreter.registry import KERNELS, SPECIALIZERS
+    rng = np.random.default_rng(12)
+    for dims, shape, rshape in [("[0]", "7", ""), ("[0, 1]", "3x4", ""), ("[1]", "3x4", "3x"),
+                                ("[]", "3x4", "3x4x"), ("[0]", "0", "")]:
+        src = f"""func.func @main(%x: tensor<{shape}xi1>, %i: tensor<i1>) -> tensor<{rshape}i1> {{
+  %r = stablehlo.reduce(%x init: %i) applies stablehlo.{body} across dimensions = {dims} : (tensor<{shape}xi1>, tensor<i1>) -> tensor<{rshape}i1>
+  return %r : tensor<{rshape}i1>
+}}"""
+        module = parse(src)
+        op = module.function("main").regions[0].blocks[0].operations[0]
+        special = SPECIALIZERS["stablehlo.reduce"](op)
+        ctx = Interpreter(module)
+        for k in range(12):
+            x = rng.random([int(s) for s in shape.split("x")]) < (k % 4) / 3
+            for init in (np.bool_(k % 2), np.asarray(np.bool_(k % 3 == 0))):
+                want = KERNELS["stablehlo.reduce"](ctx, op, x, init)
+                got = special(ctx, op, x, init)
+                assert type(got) is type(want) and np.asarray(got).dtype == np.asarray(want).dtype
+                assert np.asarray(got).tobytes() == np.asarray(want).tobytes()

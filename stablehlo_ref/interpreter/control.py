@@ -4,12 +4,17 @@ from __future__ import annotations
 import numpy as np
 
 from ..errors import InterpreterError, NotImplementedOpError
+from .plan import _COMPILE_AFTER_RUNS
 from .registry import harness_op, kernel
 
 
 @kernel("func.call")
 def call(ctx, op, *args):
     return ctx.call(op.attributes["callee"].root, list(args))
+
+
+# the iteration after which both blocks of a loop have been compiled (see plan.py)
+_FUSE_AT = _COMPILE_AFTER_RUNS + 1
 
 
 @kernel("stablehlo.while")
@@ -20,6 +25,7 @@ def while_(ctx, op, *args):
     max_steps = ctx.max_steps
     deadline = ctx.deadline
     vals = list(args)
+    k = 0
     while True:
         c = run_cond(vals)[0]
         if not (bool(c) if c.__class__ is np.bool_ else bool(np.asarray(c).reshape(()))):
@@ -28,6 +34,12 @@ def while_(ctx, op, *args):
         if n > max_steps or deadline is not None:
             ctx.tick(op, counted=True)
         vals = run_body(vals)
+        k += 1
+        if k == 1 or k == _FUSE_AT:
+            # once both blocks are compiled, the rest of the loop runs as one
+            loop = ctx.fused_loop(op, cond, body)
+            if loop is not None:
+                return loop(vals)
 
 
 @kernel("stablehlo.if")

@@ -136,6 +136,109 @@ def remainder(ctx, op, a, b):
     return _binary(op, a, b, None, np.fmod)
 
 
+_SCALAR_INTS = {"i8": np.int8, "i16": np.int16, "i32": np.int32, "i64": np.int64,
+                "ui8": np.uint8, "ui16": np.uint16, "ui32": np.uint32, "ui64": np.uint64}
+
+
+def _int_div_rem_specializer(rem: bool):
+    """For native integer types: two numpy scalars of the result's dtype (a loop over
+    scalars) are divided with numpy's own scalar operators, the floored quotient or
+    remainder corrected to truncation, with the spec's cases (x / 0, x % 0, INT_MIN / -1)
+    taken first: the values `_scalar_int_div_rem` gives, without its Python-integer round
+    trip. Arrays of the dtype whose divisors hold no 0 (and, signed, no -1; checked once when
+    the divisor is known when compiling) are computed in the dtype itself: the truncated
+    remainder is `fmod`, and the truncated quotient `(x - fmod(x, y)) // y` (an exact division,
+    so floor and truncation agree; x - fmod(x, y) lies between 0 and x: no overflow).
+    Anything else takes the general kernel."""
+    def specialize(op, known=None):
+        rt = _rt(op)
+        scalar = _SCALAR_INTS.get(getattr(rt, "name", None))
+        if scalar is None or _ot(op, 0) != rt or _ot(op, 1) != rt:
+            return None
+        general = KERNELS["stablehlo.remainder" if rem else "stablehlo.divide"]
+        signed = rt.is_signed
+        zero_quotient = scalar(-1) if signed else scalar(np.iinfo(scalar).max)
+        dt = np.dtype(scalar)
+        ND = np.ndarray
+        fmod = np.fmod
+        kb = known[1] if known is not None and len(known) == 2 else None
+        kb_use = None                   # the known divisor, checked, as the kernel uses it
+        if kb is not None:
+            kba = np.asarray(kb)
+            if kba.dtype == dt and kba.size and kba.all() and not (signed and (kba == -1).any()):
+                first = kba.reshape(-1)[0]
+                kb_use = first if (kba == first).all() else kba
+
+        def divisor(a, b):
+            """b as the array path uses it, or None where the general kernel must run."""
+            if a.__class__ is not ND or a.dtype != dt or not a.ndim:
+                return None
+            if b is kb:
+                return kb_use
+            if b.__class__ is ND and b.dtype == dt and b.shape == a.shape and b.all() \
+                    and not (signed and (b == -1).any()):
+                return b
+            return None
+
+        if rem:
+            def int_rem(ctx, op, a, b):
+                if a.__class__ is scalar and b.__class__ is scalar:
+                    if not b:
+                        return a
+                    r = a % b                # floored: the sign of b (INT_MIN % -1 is 0)
+                    if signed and r and (r < 0) ^ (a < 0):
+                        r = r - b            # |r - b| < |b|: no overflow
+                    return r
+                d = divisor(a, b)
+                if d is not None:
+                    return fmod(a, d) if signed else a % d
+                return general(ctx, op, a, b)
+            return int_rem
+
+        def int_div(ctx, op, a, b):
+            if a.__class__ is scalar and b.__class__ is scalar:
+                if not b:
+                    return zero_quotient
+                if not signed:
+                    return a // b
+                if b != -1:
+                    q = a // b               # floored; truncate toward zero
+                    if (a < 0) ^ (b < 0) and a % b:
+                        q = q + 1
+                    return q
+                return general(ctx, op, a, b)
+            d = divisor(a, b)
+            if d is not None:
+                return (a - fmod(a, d)) // d if signed else a // d
+            return general(ctx, op, a, b)
+        return int_div
+    return specialize
+
+
+@specializer("stablehlo.sign")
+def sign_specialized(op, known=None):
+    """sign of native integer arrays: numpy's sign in the dtype itself (what the general
+    kernel computes, since integers compute in their own dtype), without its dispatch."""
+    rt = _rt(op)
+    scalar = _SCALAR_INTS.get(getattr(rt, "name", None))
+    if scalar is None or _ot(op) != rt:
+        return None
+    dt = np.dtype(scalar)
+    general = KERNELS["stablehlo.sign"]
+    ND = np.ndarray
+    np_sign = np.sign
+
+    def int_sign(ctx, op, x):
+        if x.__class__ is ND and x.dtype == dt and x.ndim:
+            return np_sign(x)
+        return general(ctx, op, x)
+    return int_sign
+
+
+specializer("stablehlo.remainder")(_int_div_rem_specializer(True))
+specializer("stablehlo.divide")(_int_div_rem_specializer(False))
+
+
 @kernel("stablehlo.maximum")
 def maximum(ctx, op, a, b):
     et = _rt(op)
@@ -325,10 +428,10 @@ def _native_logical_shift(a, b, et, left):
     udt = _UNSIGNED_OF_SIZE[et.dtype.itemsize]
     ua = a.view(udt)
     ub = b.view(udt)
-    big = ub >= et.bits
-    if not big.any():                  # (the common case: every amount within the width)
+    if not ub.size or ub.max() < et.bits:   # (the common case: every amount within the width)
         r = np.left_shift(ua, ub) if left else np.right_shift(ua, ub)
         return r.view(et.dtype)
+    big = ub >= et.bits
     s = np.minimum(ub, udt.type(et.bits - 1))
     r = np.left_shift(ua, s) if left else np.right_shift(ua, s)
     r = np.where(big, udt.type(0), r)
@@ -695,6 +798,45 @@ def convert(ctx, op, x):
     return _convert(x, src, dst)
 
 
+_SCALAR_TYPES = {**_SCALAR_INTS, "f16": np.float16, "f32": np.float32, "f64": np.float64,
+                 "i1": np.bool_}
+
+
+@specializer("stablehlo.convert")
+def convert_specialized(op, known=None):
+    """convert between native types on numpy scalars (a loop over scalars), and of integers
+    narrower than 64 bits or booleans to f16/f32/f64 on arrays: a scalar of the same type is
+    the value itself (scalars are immutable); integers and booleans reach the float through
+    f64 (exact for them), rounded once, as `_convert` does; anything else takes the general
+    kernel."""
+    src, dst = _ot(op), _rt(op)
+    s_scalar = _SCALAR_TYPES.get(getattr(src, "name", None))
+    d_scalar = _SCALAR_TYPES.get(getattr(dst, "name", None))
+    if s_scalar is None or d_scalar is None:
+        return None
+    general = KERNELS["stablehlo.convert"]
+    if s_scalar is d_scalar:
+        def same_type(ctx, op, x):
+            if x.__class__ is s_scalar:
+                return x
+            return general(ctx, op, x)
+        return same_type
+    if dst.name not in ("f16", "f32", "f64") or not (src.is_bool or src.is_integer and src.bits < 64):
+        return None
+    s_dt = np.dtype(s_scalar)
+    d_dt = np.dtype(d_scalar)
+    ND = np.ndarray
+    f64 = np.float64
+
+    def to_float(ctx, op, x):
+        if x.__class__ is s_scalar:
+            return d_scalar(float(x))
+        if x.__class__ is ND and x.dtype == s_dt:
+            return x.astype(f64).astype(d_dt, copy=False)
+        return general(ctx, op, x)
+    return to_float
+
+
 def storage_bits(x: np.ndarray, et) -> np.ndarray:
     """The bit pattern of each element of `x` (element type `et`) as uint64, in et's width."""
     x = np.require(x, requirements="C")
@@ -872,7 +1014,11 @@ def _unary_float_specializer(name, float_fn):
 
         def unary_scalar(ctx, op, x):
             if x.__class__ is scalar:
-                return scalar(float_fn(f64(x)))
+                # (a Python float is the same f64 value, converted either way at less cost
+                # than a numpy f64 scalar; the ufunc on it gives an f64 scalar)
+                if wide:
+                    return float_fn(float(x))
+                return scalar(float(float_fn(float(x))))
             if x.__class__ is ND and x.dtype == dt:
                 # as `_unary` computes it: in f64, rounded once to the type
                 return float_fn(x if wide else x.astype(f64)).astype(dt, copy=False)

@@ -29,7 +29,7 @@ from ..ir.core import Module
 from ..ir.types import TensorType, TokenType, TupleType
 from ..limits import DEFAULT, FLAGS, Limits
 from . import blas
-from .plan import KERNEL_ERRORS, function_info, function_info_of_block, plan_block
+from .plan import KERNEL_ERRORS, function_info, function_info_of_block, fused_while, plan_block
 from .registry import TOKEN
 
 _NEVER = sys.maxsize
@@ -157,6 +157,20 @@ class Interpreter:
         bound to its arguments, for a kernel that runs it many times (loops, comparators).
         The region sees the values of the function running now. With `take`, the caller
         hands `args` over: a compiled block empties the list once it has bound them."""
+        frame, plan = self.region_frame_plan(region)
+        execute = plan.execute
+        ctx = self
+        if take:
+            def run_taking(args):
+                return execute(ctx, frame, args, True)
+            return run_taking
+
+        def run(args):
+            return execute(ctx, frame, args)
+        return run
+
+    def region_frame_plan(self, region):
+        """(frame, plan) that `region_runner` runs the single-block `region` with."""
         blocks = region.blocks
         if len(blocks) != 1:
             if not blocks:
@@ -175,16 +189,22 @@ class Interpreter:
                 hit = self._isolated[id(block)] = (block, function_info_of_block(block))
             info = hit[1]
             frame = [None] * info.nslots
-        execute = self._plan(block, info).execute
-        ctx = self
-        if take:
-            def run_taking(args):
-                return execute(ctx, frame, args, True)
-            return run_taking
+        return frame, self._plan(block, info)
 
-        def run(args):
-            return execute(ctx, frame, args)
-        return run
+    def fused_loop(self, op, cond, body):
+        """For a `while` whose condition and body are both compiled blocks of the function
+        running now: a function `loop(vals) -> vals` that runs the rest of the loop in one
+        Python loop (see `plan.fused_while`); None otherwise."""
+        if self.trace is not None:
+            return None
+        info = self._info
+        if info is None:
+            return None
+        cb, bb = cond.blocks, body.blocks
+        if len(cb) != 1 or len(bb) != 1 or not _belongs(cb[0], info) or not _belongs(bb[0], info):
+            return None
+        frame = self._frame
+        return fused_while(self, op, frame, self._plan(cb[0], info), self._plan(bb[0], info))
 
     def run_region(self, region, args: list, parent=None) -> list:
         """Run a single-block region with `args` bound to its entry block arguments; returns

@@ -16,7 +16,7 @@ from ..errors import InterpreterError, NotImplementedOpError
 from .numerics import compute_dtype, elem, from_compute
 from .reduction import _PRIMITIVES, recognize_binary_body
 from .registry import op_cache
-from .registry import kernel
+from .registry import kernel, specializer
 
 _INT64_SAFE = np.int64(1) << 62
 
@@ -431,6 +431,10 @@ def _apply_primitive_at(name, flat, targets, values, et):
     return from_compute(acc, et)
 
 
+# index arrays up to this many elements have their targets kept for the next run of the op
+_SCATTER_KEEP_INDICES = 1 << 16
+
+
 @kernel("stablehlo.scatter")
 def scatter(ctx, op, *args):
     n = (len(args) - 1) // 2
@@ -448,12 +452,20 @@ def scatter(ctx, op, *args):
                                [elem(t).dtype for t in result_types])
     plans, body, result_types, dtypes = info
     key = (inputs[0].shape, indices.shape, updates[0].shape)
-    plan = plans.get(key)
-    if plan is None:
-        plan = _TargetPlan(key[0], key[1], key[2], **_scatter_dims(op))
-        if len(plans) < 8:
-            plans[key] = plan
-    targets, valid = plan.targets(indices)
+    last = c.get("scatter_last")
+    if last is not None and last[0] is indices and last[1] == key:
+        # the same indices object as the last run (a loop-invariant index array): its targets
+        # (the entry holds the array, so nothing can have written into it meanwhile)
+        targets, valid = last[2]
+    else:
+        plan = plans.get(key)
+        if plan is None:
+            plan = _TargetPlan(key[0], key[1], key[2], **_scatter_dims(op))
+            if len(plans) < 8:
+                plans[key] = plan
+        targets, valid = plan.targets(indices)
+        if indices.__class__ is np.ndarray and indices.size <= _SCATTER_KEEP_INDICES:
+            c["scatter_last"] = (indices, key, (targets, valid))
     if valid is None:
         vals = [u.reshape(-1) for u in updates]
     else:
@@ -463,3 +475,19 @@ def scatter(ctx, op, *args):
     outs = apply_updates(ctx, op.regions[0], flats, targets, vals, result_types, body)
     return [o.reshape(x.shape).astype(dt, copy=False)
             for o, x, dt in zip(outs, inputs, dtypes)]
+
+
+@specializer("stablehlo.scatter")
+def scatter_specialized(op, known=None):
+    """A scatter whose update body is recognized (`return %update`, or one primitive op):
+    the general kernel, marked as never running its region (so an inlined callee's frame is
+    not set up for it)."""
+    n = (len(op.operands) - 1) // 2
+    if n < 1 or not op.regions or len(op.regions[0].blocks) != 1 \
+            or update_body(op.regions[0], n) is None:
+        return None
+
+    def scatter_recognized(ctx, op, *args):
+        return scatter(ctx, op, *args)
+    scatter_recognized.runs_no_region = True
+    return scatter_recognized

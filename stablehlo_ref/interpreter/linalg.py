@@ -52,6 +52,10 @@ def dot_general(ctx, op, lhs, rhs):
                               tuple(d["lhs_contracting_dimensions"]), tuple(d["rhs_contracting_dimensions"]), et)
 
 
+# operands of up to this many elements keep their arrangement for the next call (see below)
+_KEEP_ARRANGED = 1 << 18
+
+
 @specializer("stablehlo.dot_general")
 def dot_general_specialized(op, known=None):
     """dot_general of operands with static shapes and the result's element type: the
@@ -85,11 +89,28 @@ def dot_general_specialized(op, known=None):
     general = dot_general
     integer = et.is_integer
 
+    # the operand last given on each side and its arrangement for matmul (an operand that
+    # stays the same object, as a loop's weights do, is arranged once; the entry holds the
+    # operand, so nothing can have written into it meanwhile)
+    last = [None, None, None, None]
+    keep_l = math.prod(lshape) <= _KEEP_ARRANGED
+    keep_r = math.prod(rshape) <= _KEEP_ARRANGED
+
     def dot_general_static(ctx, op, lhs, rhs):
         if lhs.shape != lshape or rhs.shape != rshape:
             return general(ctx, op, lhs, rhs)
-        a = (lhs if lperm is None else lhs.transpose(lperm)).astype(cd, order="C").reshape(a_shape)
-        b = (rhs if rperm is None else rhs.transpose(rperm)).astype(cd, order="C").reshape(b_shape)
+        if lhs is last[0]:
+            a = last[1]
+        else:
+            a = (lhs if lperm is None else lhs.transpose(lperm)).astype(cd, order="C").reshape(a_shape)
+            if keep_l:
+                last[0], last[1] = lhs, a
+        if rhs is last[2]:
+            b = last[3]
+        else:
+            b = (rhs if rperm is None else rhs.transpose(rperm)).astype(cd, order="C").reshape(b_shape)
+            if keep_r:
+                last[2], last[3] = rhs, b
         use_threads(flops)
         out = np.matmul(a, b).reshape(out_shape)
         return from_compute(out, et) if integer else out.astype(et.dtype, copy=False)

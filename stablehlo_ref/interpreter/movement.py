@@ -136,6 +136,19 @@ def reshape(ctx, op, x):
     return np.reshape(x, shape)
 
 
+@specializer("stablehlo.reshape")
+def reshape_specialized(op, known=None):
+    """reshape to a static shape: the shape read once, numpy's reshape method called directly
+    (the same view `np.reshape` makes)."""
+    shape = _shape(op)
+    if _dynamic(shape):
+        return None
+
+    def reshape_static(ctx, op, x):
+        return x.reshape(shape)
+    return reshape_static
+
+
 @kernel("stablehlo.transpose")
 def transpose(ctx, op, x):
     return np.transpose(x, _ints(op, "permutation"))

@@ -21,7 +21,11 @@ closures that read them; for ops on native integer and float types whose exact s
 Python operator keeps (+, -, * with integer wrap-around and float rounding in the operands' own
 dtype, comparisons, and/or/xor, select of a rank-0 predicate), the operator itself runs instead
 of a kernel call, consecutive ones in one loop; numpy scalars then stay numpy scalars, so a
-loop over scalars costs no numpy array call per op."""
+loop over scalars costs no numpy array call per op. In a `while` body, pure ops whose operands
+are loop-invariant (body arguments returned unchanged, known values, or such ops' results)
+keep their result while their operand objects stay the same (`_memo_runner`); once both the
+condition and the body of a `while` are compiled, the rest of the loop runs as one Python loop
+over both blocks' runners (`fused_while`)."""
 from __future__ import annotations
 
 import operator
@@ -505,6 +509,33 @@ _CMP = {"EQ": operator.eq, "NE": operator.ne, "LT": operator.lt, "LE": operator.
 _SELECT = "select"
 
 
+# comparisons of i1 values (numpy orders False < True, as the kernel does) by bitwise operators:
+# numpy's bool scalars compare with ==, <, ... through a slow path (about 0.5 us each), while
+# ^, & and | on them cost what an integer add does; the results are the same numpy bools
+def _eq_i1(a, b):
+    return a ^ b ^ True
+
+
+def _lt_i1(a, b):
+    return (a ^ True) & b
+
+
+def _le_i1(a, b):
+    return (a ^ True) | b
+
+
+def _gt_i1(a, b):
+    return a & (b ^ True)
+
+
+def _ge_i1(a, b):
+    return a | (b ^ True)
+
+
+_CMP_I1 = {"EQ": _eq_i1, "NE": operator.xor, "LT": _lt_i1, "LE": _le_i1, "GT": _gt_i1,
+           "GE": _ge_i1}
+
+
 def _etname(t):
     if t.__class__ is not TensorType or t.element_type.__class__ is not ElementType:
         return None
@@ -544,7 +575,7 @@ def _fast_form(op):
         if a.startswith("f"):
             ok = a in _NATIVE and ctype != "TOTALORDER"
         elif a == "i1":
-            ok = True
+            return _CMP_I1[direction]
         else:
             ok = a in _NATIVE and not (ctype == "UNSIGNED" and a.startswith("i")
                                        or ctype == "SIGNED" and a.startswith("ui"))
@@ -573,6 +604,7 @@ def _compile(plan: Plan, ctx):
             return False
         return last_use.get(v, -1) == i
     em.dead_when_run = _loop_dead_slots(block, plan.info)
+    em.invariant = _loop_invariant_slots(block, plan.info)
     em.emit_steps(plan.steps, None, None, (), None, dies)
     if plan.term_slots is not None:
         em.reads.update(plan.term_slots)
@@ -615,7 +647,100 @@ def _compile(plan: Plan, ctx):
         if term is None:
             raise InterpreterError("block has no terminator")
         return [f[s] for s in term]
+    _block.parts = (runners, ops, preload, arg_slots, term, need, frozenset(em.reads))
     return _block
+
+
+def fused_while(ctx, op, f, cplan, bplan):
+    """The rest of a `while` loop whose condition and body are compiled blocks (`cplan`,
+    `bplan`) running on frame `f`: a function `loop(vals) -> vals` that binds the loop values
+    and runs both blocks' runners in one Python loop, the body's results stored straight into
+    the argument slots of both blocks (no argument or result lists, no block calls per
+    iteration). It counts iterations against the limits, and locates errors, as the separate
+    blocks do; it holds no reference of its own to a loop value while the body runs (updates in
+    place see the same holders). None where either block is not compiled."""
+    ccode, bcode = cplan.code, bplan.code
+    cparts = getattr(ccode, "parts", None)
+    bparts = getattr(bcode, "parts", None)
+    if cparts is None or bparts is None:
+        return None
+    crun, cops, cpre, cargs, cterm, cneed, creads = cparts
+    brun, bops, bpre, bargs, bterm, bneed, _ = bparts
+    n = len(bargs)
+    if cterm is None or len(cterm) != 1 or bterm is None or len(bterm) != n \
+            or len(cargs) != n or n == 0:
+        return None
+    ct = cterm[0]
+    need = max(cneed, bneed)
+    preload = cpre + bpre
+    # the body's results go to both blocks' argument slots (read all, then store: a result
+    # may be a body argument itself)
+    # (skipped: condition arguments the condition never reads, which are cleared once, and body
+    # arguments the body returns unchanged in place)
+    targets = tuple((s, k) for k, s in enumerate(cargs) if s in creads) \
+        + tuple((s, k) for k, s in enumerate(bargs) if bterm[k] != s)
+    unread = tuple(s for s in cargs if s not in creads)
+    first = tuple((s, k) for k, s in enumerate(cargs) if s in creads) \
+        + tuple((s, k) for k, s in enumerate(bargs))
+    if n == 1:
+        t0 = bterm[0]
+
+        def results(f):
+            return (f[t0],)
+    else:
+        results = operator.itemgetter(*bterm)
+    length_hint = operator.length_hint
+    BOOL = np.bool_
+    max_steps = ctx.max_steps
+    tick = ctx.tick
+
+    def loop(vals):
+        if len(f) < need:
+            f.extend([None] * (need - len(f)))
+        for s, v in preload:
+            f[s] = v
+        for s, k in first:
+            f[s] = vals[k]
+        for s in unread:
+            f[s] = None
+        vals.clear()
+        it = None
+        body = False
+        try:
+            while True:
+                body = False
+                it = iter(crun)
+                for r in it:
+                    r(ctx, f)
+                it = None
+                c = f[ct]
+                if not (bool(c) if c.__class__ is BOOL else bool(np.asarray(c).reshape(()))):
+                    break
+                steps = ctx.steps = ctx.steps + 1
+                if steps > max_steps or ctx.deadline is not None:
+                    tick(op, counted=True)
+                body = True
+                it = iter(brun)
+                for r in it:
+                    r(ctx, f)
+                it = None
+                t = results(f)
+                for s, k in targets:
+                    f[s] = t[k]
+                t = None
+        except StableHLOError as e:
+            if it is not None and e.location is None:
+                rs, os_ = (brun, bops) if body else (crun, cops)
+                e.location = _failed_op(os_[len(rs) - length_hint(it) - 1], e).where()
+            raise
+        except KERNEL_ERRORS as e:
+            if it is None:
+                raise
+            rs, os_ = (brun, bops) if body else (crun, cops)
+            bad = _failed_op(os_[len(rs) - length_hint(it) - 1], e)
+            raise InterpreterError(f"{bad.name}: {e}", bad.where()) from None
+        return [f[s] for s in bargs]
+    return loop
 
 
 def _loop_dead_slots(block, info):
@@ -631,6 +756,60 @@ def _loop_dead_slots(block, info):
         return None
     slots = info.slots
     return tuple(slots[a] for a in op.regions[0].blocks[0].arguments if a in slots)
+
+
+def _loop_invariant_slots(block, info):
+    """For the body of a `while`: the slots of its arguments that it returns unchanged in the
+    same position (the loop hands the same value, the same object, to every iteration); an
+    empty set for any other block."""
+    par = info.parent.get(block)
+    if par is None:
+        return set()
+    op = par[0].operations[par[1]]
+    if op.name != "stablehlo.while" or len(op.regions) != 2 or not op.regions[1].blocks \
+            or op.regions[1].blocks[0] is not block or not block.operations:
+        return set()
+    term = block.operations[-1]
+    slots = info.slots
+    return {slots[a] for a, v in zip(block.arguments, term.operands) if a is v and a in slots}
+
+
+def _memo_runner(run, ins, out):
+    """An op whose operands are loop-invariant: its result is kept and stored again while its
+    operand objects are the ones it was computed from (it holds them, so no update in place
+    can write into them meanwhile); otherwise it runs."""
+    state = [_NOTHING, None]
+    out_of = run
+
+    if len(ins) == 1:
+        a, = ins
+
+        def memo1(ctx, f):
+            x = f[a]
+            if x is state[0]:
+                f[out] = state[1]
+                return
+            out_of(ctx, f)
+            state[0] = x
+            state[1] = f[out]
+        return memo1
+
+    def memo(ctx, f):
+        xs = [f[s] for s in ins]
+        last = state[0]
+        if last is not _NOTHING:
+            i = 0
+            for x in xs:
+                if x is not last[i]:
+                    break
+                i += 1
+            else:
+                f[out] = state[1]
+                return
+        out_of(ctx, f)
+        state[0] = xs
+        state[1] = f[out]
+    return memo
 
 
 def _failed_op(op, e):
@@ -727,6 +906,8 @@ class _Emitter:
         self.stores = []             # (index of a runner that only stores a known value, slot)
         self.freed = set()           # slots some runner clears
         self.dead_when_run = None    # for a loop body: slots dead while it runs (see below)
+        self.invariant = set()       # for a loop body: slots whose value is the same object
+        #                              in every iteration (see `_loop_invariant_slots`)
         self.seq = {}                # runner index -> (fn, a, b, out) of a Python-operator step
 
     def emit(self, run, op):
@@ -820,8 +1001,19 @@ class _Emitter:
             # may join a sequence of such steps, which reads its operands from the frame
             self.seq[len(self.runners)] = (fast, ins[0], ins[1], out)
             self.reads.update(ins)
+        invariant = self.invariant
+        if mode == 1 and fast is None and invariant and not op.regions and ins \
+                and _foldable(name, KERNELS.get(name)) \
+                and all(s in invariant or s in known for s in ins) \
+                and not all(s in known for s in ins):
+            # a pure op of loop-invariant operands: computed once per loop (see `_memo_runner`)
+            invariant.add(out)
+            run = _runner(self.ctx, op, fn, ins, out, mode, (), fast, known, self.reads)
+            run = _with_frees(_memo_runner(run, tuple(s for s in ins if s not in known), out), frees)
+            self.emit(run, op)
+            return
         run = _runner(self.ctx, op, fn, ins, out, mode, frees, fast, known, self.reads)
-        if op.regions:
+        if op.regions and not getattr(fn, "runs_no_region", False):
             if cinfo is not None:
                 run = _in_callee_frame(run, op, cinfo, remap, self.reads)
             else:

@@ -2,6 +2,8 @@
 is applied vectorized as a tree reduction (the spec leaves the order implementation-defined)."""
 from __future__ import annotations
 
+import operator
+
 import numpy as np
 
 from .numerics import compute_dtype, elem, from_compute
@@ -49,14 +51,14 @@ def reduce_with_primitive(name, x, axes, init, et):
     if et.is_float:
         # accumulate in f32 for narrow floats (as XLA does), natively for f32/f64
         acc_dt = np.float64 if et.name == "f64" else np.float32
-        xc = x.astype(acc_dt)
+        xc = x.astype(acc_dt, copy=False)       # (read only: no copy of an f32/f64 operand)
         r = fn.reduce(xc, axis=axes) if axes else xc
-        return fn(r, init.astype(acc_dt)).astype(et.dtype)
+        return fn(r, init.astype(acc_dt, copy=False)).astype(et.dtype)
     # (numpy's warnings are off for the whole run: the evaluator holds an errstate)
     cd = compute_dtype(et)
-    xc = x.astype(cd)
+    xc = x.astype(cd, copy=False)
     r = fn.reduce(xc, axis=axes) if axes else xc
-    return from_compute(fn(r, init.astype(cd)), et)
+    return from_compute(fn(r, init.astype(cd, copy=False)), et)
 
 
 def tree_reduce(ctx, region, xs, inits, axes):
@@ -110,7 +112,50 @@ def reduce_specialized(op, known=None):
         return None
     axes = tuple(int(d) for d in op.attributes["dimensions"].values)
     et = elem(op.results[0].type)
+    if et.name in ("f32", "f64") and name in _PY_OPERATORS:
+        # f32/f64 sums and products in the type itself, as `reduce_with_primitive` computes
+        # them; a full reduction combines its scalar with a scalar init by the Python operator
+        # (the same rounding as the ufunc, without its call on scalars)
+        _, fn, _ = _PRIMITIVES[name]
+        pyop = _PY_OPERATORS[name]
+        dt = et.dtype
+        scalar = dt.type
+        ND = np.ndarray
+
+        def reduce_float(ctx, op, x, init):
+            if x.__class__ is not ND or x.dtype != dt or not x.size:
+                return reduce_with_primitive(name, x, axes, init, et)
+            r = fn.reduce(x, axis=axes) if axes else x
+            if r.__class__ is scalar and init.__class__ is scalar:
+                return pyop(r, init)
+            return fn(r, init.astype(dt, copy=False)).astype(dt, copy=False)
+        reduce_float.runs_no_region = True
+        return reduce_float
+
+    if et.is_bool:
+        # booleans: the bitwise reductions give the logical ones' values at less cost, and a
+        # full reduction is combined with a scalar init by the Python operator
+        _, _, bool_fn = _PRIMITIVES[name]
+        bitwise, pyop = _BOOL_BITWISE[bool_fn]
+        ND, BOOL = np.ndarray, np.bool_
+
+        def reduce_bool(ctx, op, x, init):
+            if x.__class__ is not ND or x.dtype != BOOL or not x.size:
+                return reduce_with_primitive(name, x, axes, init, et)
+            r = bitwise.reduce(x, axis=axes) if axes else x
+            if r.__class__ is BOOL and init.__class__ is BOOL:
+                return pyop(r, init)
+            return bool_fn(r, init)
+        reduce_bool.runs_no_region = True
+        return reduce_bool
 
     def reduce_one(ctx, op, x, init):
         return reduce_with_primitive(name, x, axes, init, et)
+    reduce_one.runs_no_region = True       # (the body is recognized: it is never run)
     return reduce_one
+
+
+_PY_OPERATORS = {"stablehlo.add": operator.add, "stablehlo.multiply": operator.mul}
+_BOOL_BITWISE = {np.logical_or: (np.bitwise_or, operator.or_),
+                 np.logical_and: (np.bitwise_and, operator.and_),
+                 np.logical_xor: (np.bitwise_xor, operator.xor)}
