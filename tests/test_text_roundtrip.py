@@ -119,3 +119,63 @@ def test_forward_reference_into_a_sibling_region_is_not_resolved():
     text = text.replace('"func.return"(%2)', '"func.return"(%7)')
     with pytest.raises(shlo.StableHLOError, match="use of undefined value '%7'"):
         shlo.parse(text)
+
+
+# findings of the issue-18 campaign round on the forward references (c8), each a regression test
+
+def test_forward_reference_does_not_reach_into_the_next_function():
+    import stablehlo_ref as shlo
+    text = '''func.func @f(%x: tensor<f32>) -> tensor<f32> {
+  %0 = "stablehlo.exponential"(%arg0) : (tensor<f32>) -> tensor<f32>
+  func.return %0 : tensor<f32>
+}
+func.func @g(%arg0: tensor<f32>) -> tensor<f32> {
+  func.return %arg0 : tensor<f32>
+}
+'''
+    with pytest.raises(shlo.StableHLOError, match=r"2:32: use of undefined value '%arg0'"):
+        shlo.parse(text)
+
+
+def test_forward_reference_to_a_later_block_argument_prints_generic():
+    import stablehlo_ref as shlo
+    text = '''func.func @f(%a: tensor<f32>) {
+  "stablehlo.return"(%arg2) : (tensor<i32>) -> ()
+^bb1(%arg2: tensor<i32>):
+  func.return
+}
+'''
+    m = shlo.parse(text)
+    p = shlo.print_module(m)
+    assert '"stablehlo.return"(%' in p
+    assert shlo.print_module(shlo.parse(p)) == p
+
+
+@pytest.mark.parametrize("text, message", [
+    ('%0 = stablehlo.dot_general %a, %a, contracting_dims = [0] x [0], algorithm = <lhs_precision_type = f32, '
+     'rhs_precision_type = f32, accumulation_type = f32, lhs_component_count = 1, rhs_component_count = -1 : i64, '
+     'num_primitive_operations = 1, allow_imprecise_accumulation = false> : (tensor<2xf32>, tensor<2xf32>) -> tensor<f32>',
+     "expected an integer for rhs_component_count"),
+    ('%0 = stablehlo.uniform_quantize %a : (tensor<2xf32>) -> tensor<2x!quant.uniform<i8:f32, 0x7FF8000000000000>>',
+     "illegal scale"),
+    ('%0 = stablehlo.uniform_quantize %a : (tensor<2xf32>) -> tensor<2x!quant.uniform<i8:f32, -1.0>>',
+     "illegal scale"),
+])
+def test_campaign_findings_are_clear_errors(text, message):
+    import stablehlo_ref as shlo
+    src = f"func.func @f(%a: tensor<2xf32>) {{\n  {text}\n  func.return\n}}\n"
+    with pytest.raises(shlo.StableHLOError, match=message):
+        shlo.parse(src)
+
+
+def test_reduce_precision_past_int32_prints_generic():
+    import stablehlo_ref as shlo
+    text = '''func.func @f(%a: tensor<2xf32>) -> tensor<2xf32> {
+  %0 = "stablehlo.reduce_precision"(%a) {exponent_bits = 1 : i32, mantissa_bits = 2147483648 : i32} : (tensor<2xf32>) -> tensor<2xf32>
+  func.return %0 : tensor<2xf32>
+}
+'''
+    m = shlo.parse(text)
+    p = shlo.print_module(m)
+    assert '"stablehlo.reduce_precision"' in p
+    assert shlo.print_module(shlo.parse(p)) == p
