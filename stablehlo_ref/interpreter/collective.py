@@ -129,13 +129,30 @@ def run_threads(work, arglists, errors) -> None:
 
 @harness_op("interpreter.run_parallel")
 def run_parallel(ctx, op, *inputs):
-    from .evaluator import Interpreter
     programs = [[s.root for s in row.elements] for row in op.attributes["programs"].elements]
     if not programs or not programs[0] or any(len(r) != len(programs[0]) for r in programs):
         raise InterpreterError("interpreter.run_parallel: `programs` must be a non-empty "
                                "rectangular array of arrays of function names")
     infeed_attr = op.attributes.get("infeed")
     infeed = [s.root for s in infeed_attr.elements] if infeed_attr is not None else []
+    results, _ = run_processes(ctx, programs, list(inputs), infeed)
+    flat = [v for r in results for v in r]
+    if len(flat) != len(op.results):
+        raise InterpreterError(f"interpreter.run_parallel: the programs return {len(flat)} "
+                               f"values, the op has {len(op.results)} results")
+    return flat
+
+
+def run_processes(ctx, programs, inputs, infeed=()):
+    """Run a `len(programs) x len(programs[0])` (replicas x partitions) grid of processes, each
+    calling the function named `programs[r][p]` of `ctx`'s module with its share of `inputs`
+    (taken in process order: replica-major, as many as its function has arguments). Returns
+    (per-process result lists in that order, the ProcessGrid). Used by
+    `interpreter.run_parallel` and by the conformance suite's multi-process cases."""
+    from .evaluator import Interpreter
+    if not programs or not programs[0] or any(len(r) != len(programs[0]) for r in programs):
+        raise InterpreterError("run_processes: `programs` must be a non-empty rectangular grid "
+                               "of function names")
     nr, np_ = len(programs), len(programs[0])
     grid = ProcessGrid(nr, np_, infeed)
     if getattr(ctx, "probe_store", None) is None:
@@ -178,12 +195,8 @@ def run_parallel(ctx, op, *inputs):
     run_threads(work, [(i, *job) for i, job in enumerate(jobs)], errors)
     if any(r is None for r in results):
         raise InterpreterError("interpreter.run_parallel: a process was aborted")
-    flat = [v for r in results for v in r]
-    if len(flat) != len(op.results):
-        raise InterpreterError(f"interpreter.run_parallel: the programs return {len(flat)} "
-                               f"values, the op has {len(op.results)} results")
     ctx.outfeed = getattr(ctx, "outfeed", []) + grid.outfeed
-    return flat
+    return results, grid
 
 
 # ------------------------------------------------------------------ process groups
