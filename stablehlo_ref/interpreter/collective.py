@@ -364,7 +364,10 @@ def _zeros(t):
 @kernel("stablehlo.collective_permute")
 def collective_permute(ctx, op, operand):
     grid, me = _grid_of(ctx)
-    pairs = process_groups(grid, _groups_attr(op, "source_target_pairs"), _cross_mode(op))
+    raw = _groups_attr(op, "source_target_pairs")
+    if not raw:          # no pairs: nobody receives anything (not "one group of everybody")
+        return _zeros(op.results[0].type)
+    pairs = process_groups(grid, raw, _cross_mode(op))
     participants = sorted({p for pair in pairs for p in pair})
     if me not in participants:
         return _zeros(op.results[0].type)
