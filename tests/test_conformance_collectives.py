@@ -89,7 +89,7 @@ def fast_cases(op=None):
 
 OPS = ["all_gather", "all_reduce", "all_to_all", "reduce_scatter", "collective_permute",
        "collective_broadcast", "collective_reduce", "cross-replica-sum", "async_start", "async_done",
-       "after_all", "create_token", "outfeed"]
+       "after_all", "create_token", "outfeed", "send", "recv"]
 
 
 def test_fast_collective_cases_pass_on_the_reference():
@@ -174,3 +174,27 @@ def test_export_carries_process_counts(tmp_path):
     with get_backend("reference") as b:
         rep = run_suite(b, back)
     assert rep.counts()["pass"] == len(cases), rep.format()[-2000:]
+
+
+RING = """func.func @main(%x: tensor<2xi32>) -> tensor<2xi32> {
+  %t = "stablehlo.after_all"() : () -> !stablehlo.token
+  %s = "stablehlo.send"(%x, %t) {channel_handle = #stablehlo.channel_handle<handle = 1, type = 1>, is_host_transfer = false, source_target_pairs = dense<PAIRS> : tensor<Nx2xi64>} : (tensor<2xi32>, !stablehlo.token) -> !stablehlo.token
+  %r:2 = "stablehlo.recv"(%s) {channel_handle = #stablehlo.channel_handle<handle = 1, type = 1>, is_host_transfer = false, source_target_pairs = dense<PAIRS> : tensor<Nx2xi64>} : (!stablehlo.token) -> (tensor<2xi32>, !stablehlo.token)
+  "func.return"(%r#0) : (tensor<2xi32>) -> ()
+}
+"""
+
+
+def test_send_recv_follow_source_target_pairs():
+    """Interpreter bug found by the generated suite: send/recv ignored source_target_pairs and
+    shared one queue per channel, so in a ring every process got whichever message came
+    first (often its own). Each process now receives from its pair's source."""
+    prog = RING.replace("PAIRS", "[[0, 1], [1, 2], [2, 3], [3, 0]]").replace("Nx2", "4x2")
+    xs = [np.array([k, 10 * k], np.int32) for k in range(4)]
+    with get_backend("reference") as b:
+        for _ in range(3):                 # the old queue gave thread-order-dependent results
+            out = b.run_processes(prog, xs, 1, 4)
+            assert [o.tolist() for o in out] == [[3, 30], [0, 0], [1, 10], [2, 20]]
+        bad = RING.replace("PAIRS", "[[0, 1]]").replace("Nx2", "1x2")
+        with pytest.raises(Exception, match="target of none"):
+            b.run_processes(bad, xs[:2], 1, 2)

@@ -755,9 +755,69 @@ def token_cases(full, fast) -> List:
     return out
 
 
+SEND_RECV_NOTE = ("device-to-device send/recv: each process sends to the targets of its "
+                  "source_target_pairs and receives from its source; the spec names cross_replica and "
+                  "cross_partition for the pairs without saying which applies, so these cases read them like "
+                  "collective_permute's (channel_id > 0: cross_partition) and use grids of one replica "
+                  "or pairs that are the same under both readings where they can")
+
+
+def _send_recv_program(et: str, shapes, channels) -> str:
+    """Every process sends its arguments on each channel (pairs per channel), then receives."""
+    tys = [tensor(s, et) for s in shapes]
+    args = ", ".join(f"%arg{i}: {t}" for i, t in enumerate(tys))
+    lines = [f'%tok = "stablehlo.after_all"() : () -> {TOK}']
+    results, rtys = [], []
+    prev = "%tok"
+    for k, (ch, pairs) in enumerate(channels):
+        attrs = _attrs(f"channel_handle = #stablehlo.channel_handle<handle = {ch}, type = 1>", "is_host_transfer = false",
+                       groups_attr("source_target_pairs", pairs))
+        ops = ", ".join(f"%arg{i}" for i in range(len(tys)))
+        lines.append(f'%s{k} = "stablehlo.send"({ops}, {prev}) {{{attrs}}} : ({", ".join(tys)}, {TOK}) -> {TOK}')
+        lines.append(f'%r{k}:{len(tys) + 1} = "stablehlo.recv"(%s{k}) {{{attrs}}} : ({TOK}) -> ({", ".join(tys)}, {TOK})')
+        prev = f"%r{k}#{len(tys)}"
+        results += [f"%r{k}#{i}" for i in range(len(tys))]
+        rtys += tys
+    body = "\n".join("  " + ln for ln in lines)
+    return (f"func.func @main({args}) -> ({', '.join(rtys)}) {{\n{body}\n"
+            f"  \"func.return\"({', '.join(results)}) : ({', '.join(rtys)}) -> ()\n}}\n")
+
+
+# (op, name, R, P, shapes, [(channel, source_target_pairs)], full_only)
+SEND_RECV_GRIDS = [
+    ("stablehlo.send", "self_r1p1", 1, 1, [(2, 3)], [(1, [[0, 0]])], False),
+    ("stablehlo.send", "ring_r1p4", 1, 4, [(2, 3)], [(1, [[0, 1], [1, 2], [2, 3], [3, 0]])], False),
+    ("stablehlo.send", "swap_r2p2", 2, 2, [(3,)], [(2, [[0, 1], [1, 0]])], True),
+    ("stablehlo.recv", "two_operands_r1p2", 1, 2, [(2, 2), (3,)], [(1, [[1, 0], [0, 1]])], False),
+    ("stablehlo.recv", "two_channels_r1p3", 1, 3, [(2,)], [(1, [[0, 1], [1, 2], [2, 0]]), (2, [[0, 2], [2, 1], [1, 0]])], True),
+]
+
+
+def send_recv_cases(full, fast) -> List:
+    out = []
+    for op, name, R, P, shapes, channels, full_only in SEND_RECV_GRIDS:
+        if full_only and not full:
+            continue
+        for et in _types(op if op == "stablehlo.send" else "stablehlo.send", fast):
+            ins = _inputs(et, shapes, R, P, 12)
+            exp = {me: [] for me in ins}
+            for ch, pairs in channels:
+                routes = [tuple(pr) for pr in process_groups("cross_partition", pairs, R, P)]
+                for me in ins:
+                    src = [a for a, b in routes if b == me]
+                    if len(src) != 1:
+                        raise ValueError(f"{name}: process {me} must receive from exactly one source")
+                    exp[me] += [a.copy() for a in ins[src[0]]]
+            prog = _send_recv_program(et, shapes, channels)
+            out.append(_case(op, et, name, prog, ins, exp, R, P, SEND_RECV_NOTE,
+                             ops=("stablehlo.send", "stablehlo.recv", "stablehlo.after_all"),
+                             out_ets=[et] * (len(shapes) * len(channels) * R * P)))
+    return out
+
+
 def all_collectives(full, fast) -> List:
     return (all_gather_cases(full, fast) + all_reduce_cases(full, fast) + reduce_scatter_cases(full, fast)
             + all_to_all_cases(full, fast) + collective_permute_cases(full, fast)
             + collective_broadcast_cases(full, fast) + collective_reduce_cases(full, fast)
             + cross_replica_sum_cases(full, fast) + async_cases(full, fast) + async_done_cases(full, fast)
-            + token_cases(full, fast))
+            + token_cases(full, fast) + send_recv_cases(full, fast))

@@ -415,17 +415,44 @@ def after_all(ctx, op, *tokens):
     return _token()
 
 
+def _routes(op, grid):
+    """The (source, target) process pairs of a device-to-device send/recv with
+    `source_target_pairs` (mapped to processes like collective_permute's: cross_replica for
+    channel_id <= 0, cross_partition otherwise); None for the plain channel queue (host
+    transfers, or no pairs)."""
+    if getattr(op.attributes.get("is_host_transfer"), "value", False):
+        return None
+    raw = _groups_attr(op, "source_target_pairs")
+    if not raw:
+        return None
+    return [tuple(pair) for pair in process_groups(grid, raw, _cross_mode(op))]
+
+
 @kernel("stablehlo.send")
 def send(ctx, op, *args):
     grid, me = _grid_of(ctx)
     data = args[:-1]
-    grid.send(_channel_id(op), list(data))
+    routes = _routes(op, grid)
+    if routes is None:
+        grid.send(_channel_id(op), list(data))
+    else:                 # one message per pair this process is the source of
+        for src, dst in routes:
+            if src == me:
+                grid.send((_channel_id(op), src, dst), list(data))
     return _token()
 
 
 @kernel("stablehlo.recv")
 def recv(ctx, op, token):
     grid, me = _grid_of(ctx)
+    routes = _routes(op, grid)
+    if routes is not None:
+        srcs = [src for src, dst in routes if dst == me]
+        if not srcs:
+            raise InterpreterError(f"stablehlo.recv: process {me} is the target of none of "
+                                   "source_target_pairs, so nothing can reach it")
+        data = grid.recv(me, (_channel_id(op), srcs[0], me))
+        return list(data) + [_token()]
     if grid.num_replicas * grid.num_partitions == 1 and not grid.channels[_channel_id(op)]:
         raise InterpreterError("stablehlo.recv outside interpreter.run_parallel: no process can send")
     data = grid.recv(me, _channel_id(op))
