@@ -11,6 +11,7 @@ worker subprocess: `import stablehlo_ref.conformance` needs neither."""
 from __future__ import annotations
 
 import importlib.util
+import re
 import signal
 import threading
 from typing import Callable, Dict, List, Optional, Sequence, Tuple
@@ -246,7 +247,18 @@ class WorkerBackend(Backend):
                 self.worker.close()
             self._start()
 
+    # ops needing a host side or a peer process that the adapters do not provide: XLA CPU
+    # blocks until the host drains an outfeed (no result, ever) and has no send/recv;
+    # upstream's interpreter aborts on outfeed outside run_parallel and crashes on send/recv
+    HOST_OPS = re.compile(r'"?stablehlo\.(outfeed|infeed|send|recv)\b')
+    host_ops_kinds = ("xla", "upstream")
+
     def run(self, program, inputs, timeout=None):
+        m = self.HOST_OPS.search(program) if self.kind in self.host_ops_kinds else None
+        if m:
+            raise BackendUnsupported(f"stablehlo.{m.group(1)}: the {self.name} adapter has no host or "
+                                     "peer process to exchange data with (outfeed blocks or aborts, "
+                                     "send/recv are not run)")
         self._ensure()
         try:
             msg = self.worker.request((program, [np.asarray(a) for a in inputs]), timeout)

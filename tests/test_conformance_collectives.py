@@ -198,3 +198,16 @@ def test_send_recv_follow_source_target_pairs():
         bad = RING.replace("PAIRS", "[[0, 1]]").replace("Nx2", "1x2")
         with pytest.raises(Exception, match="target of none"):
             b.run_processes(bad, xs[:2], 1, 2)
+
+
+def test_worker_adapters_refuse_host_communication_before_starting():
+    """xla/upstream have no host or peer side: outfeed would block XLA CPU for the whole
+    timeout and crash upstream's interpreter, so those programs are unsupported up front
+    (checked before any worker starts: runs without jax)."""
+    from stablehlo_ref.conformance.backends import XlaBackend
+    prog = [c for c in fast_cases("outfeed")][0].program
+    b = XlaBackend()
+    with pytest.raises(BackendUnsupported, match="stablehlo.outfeed"):
+        b.run(prog, [])
+    assert b.worker is None
+    assert not b.HOST_OPS.search(fast_cases("after_all")[0].program)
