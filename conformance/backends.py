@@ -11,6 +11,7 @@ worker subprocess: `import stablehlo_ref.conformance` needs neither."""
 from __future__ import annotations
 
 import importlib.util
+import re
 import signal
 import threading
 from typing import Callable, Dict, List, Optional, Sequence, Tuple
@@ -46,6 +47,15 @@ class Backend:
 
     def run(self, program: str, inputs: Sequence[np.ndarray], timeout: Optional[float] = None) -> List[np.ndarray]:
         raise NotImplementedError
+
+    def run_processes(self, program: str, inputs: Sequence[np.ndarray], num_replicas: int,
+                      num_partitions: int, timeout: Optional[float] = None) -> List[np.ndarray]:
+        """Run `@main` as every process of a `num_replicas x num_partitions` grid (StableHLO's
+        SPMD model); `inputs` holds each process's arguments in process order (replica-major),
+        the result every process's results in that order. Backends that run one process per
+        program leave this as it is: such cases are reported unsupported."""
+        raise BackendUnsupported(f"a multi-process case ({num_replicas} replica(s) x {num_partitions} "
+                                 f"partition(s)): backend {self.name!r} runs single-process programs only")
 
     def describe(self) -> str:
         return self.name
@@ -89,9 +99,19 @@ class ReferenceBackend(Backend):
         return "reference: stablehlo_ref's numpy interpreter"
 
     def run(self, program, inputs, timeout=None):
+        return self._run(program, inputs, 1, 1, timeout)
+
+    def run_processes(self, program, inputs, num_replicas, num_partitions, timeout=None):
+        """The interpreter's simulated process grid (interpreter.collective.run_processes, the
+        machinery of `interpreter.run_parallel`), one thread per process."""
+        return self._run(program, inputs, int(num_replicas), int(num_partitions), timeout)
+
+    def _run(self, program, inputs, num_replicas, num_partitions, timeout):
         from stablehlo_ref.errors import NotImplementedOpError
         from stablehlo_ref.interpreter.evaluator import Interpreter, coerce_argument
         from stablehlo_ref.text import parse
+        if num_replicas < 1 or num_partitions < 1:
+            raise BackendError(f"a process grid of {num_replicas} x {num_partitions}: both counts must be >= 1", "run")
         try:
             module = parse(program, "<case>")
             from stablehlo_ref.verifier import verify
@@ -108,10 +128,22 @@ class ReferenceBackend(Backend):
             signal.setitimer(signal.ITIMER_REAL, float(timeout))
         try:
             ft = module.function("main").attributes["function_type"].type
-            if len(inputs) != len(ft.inputs):
-                raise BackendError(f"@main takes {len(ft.inputs)} argument(s); {len(inputs)} given", "run")
-            args = [coerce_argument(a, t, i) for i, (a, t) in enumerate(zip(inputs, ft.inputs))]
-            return [np.asarray(r) for r in Interpreter(module).call("main", args)]
+            n = len(ft.inputs)
+            nproc = num_replicas * num_partitions
+            if len(inputs) != n * nproc:
+                per = f" per process ({nproc} processes)" if nproc > 1 else ""
+                raise BackendError(f"@main takes {n} argument(s){per}; {len(inputs)} given", "run")
+            args = [coerce_argument(a, ft.inputs[i % n] if n else None, i % n) for i, a in enumerate(inputs)]
+            interp = Interpreter(module)
+            if nproc == 1:
+                return [np.asarray(r) for r in interp.call("main", args)]
+            from stablehlo_ref.interpreter.collective import run_processes
+            if timeout:
+                import time
+                interp.deadline = time.monotonic() + float(timeout)   # stops the process threads too
+            grid = [["main"] * num_partitions for _ in range(num_replicas)]
+            results, _ = run_processes(interp, grid, args)
+            return [np.asarray(r) for rs in results for r in rs]
         except _Timeout:
             raise BackendError(f"no result in {timeout:g} s", "timeout") from None
         except NotImplementedOpError as e:
@@ -215,7 +247,18 @@ class WorkerBackend(Backend):
                 self.worker.close()
             self._start()
 
+    # ops needing a host side or a peer process that the adapters do not provide: XLA CPU
+    # blocks until the host drains an outfeed (no result, ever) and has no send/recv;
+    # upstream's interpreter aborts on outfeed outside run_parallel and crashes on send/recv
+    HOST_OPS = re.compile(r'"?stablehlo\.(outfeed|infeed|send|recv)\b')
+    host_ops_kinds = ("xla", "upstream")
+
     def run(self, program, inputs, timeout=None):
+        m = self.HOST_OPS.search(program) if self.kind in self.host_ops_kinds else None
+        if m:
+            raise BackendUnsupported(f"stablehlo.{m.group(1)}: the {self.name} adapter has no host or "
+                                     "peer process to exchange data with (outfeed blocks or aborts, "
+                                     "send/recv are not run)")
         self._ensure()
         try:
             msg = self.worker.request((program, [np.asarray(a) for a in inputs]), timeout)

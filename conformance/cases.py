@@ -90,10 +90,29 @@ class Case:
     variant: str = ""
     oracle: str = ""                      # how `expected` was computed (e.g. "python-int", "mpmath")
     provenance: str = ""                  # where the case comes from (corpus path, generator + seed)
+    # Multi-process cases: `@main` is the program of every process of a num_replicas x
+    # num_partitions grid (StableHLO's SPMD model; replica_id/partition_id tell them apart).
+    # `inputs` then holds every process's arguments in process order (replica-major: (0, 0),
+    # (0, 1), ..., (1, 0), ...), `expected`/`element_types`/`rules`/`labels` every process's
+    # results in the same order; labels read "r<replica>p<partition>.<result>".
+    num_replicas: int = 1
+    num_partitions: int = 1
 
     @property
     def source(self) -> str:
         return self.id.split("#", 1)[0]
+
+    @property
+    def num_processes(self) -> int:
+        return self.num_replicas * self.num_partitions
+
+
+def process_labels(n_results: int, num_replicas: int = 1, num_partitions: int = 1) -> List[str]:
+    """Output labels of a case whose processes return `n_results` values each: "0", "1", ...
+    for one process, "r<replica>p<partition>.<result>" in process order otherwise."""
+    if num_replicas * num_partitions == 1:
+        return [str(i) for i in range(n_results)]
+    return [f"r{r}p{p}.{i}" for r in range(num_replicas) for p in range(num_partitions) for i in range(n_results)]
 
 
 # ---------------------------------------------------------------------------- extraction
@@ -484,7 +503,8 @@ def export_cases(cases: Sequence[Case], directory: str) -> str:
         index["cases"].append({"id": c.id, "program": f"{stem}.mlir", "arrays": f"{stem}.npz",
                                "inputs": len(c.inputs), "element_types": c.element_types,
                                "labels": c.labels, "expected_from": c.expected_from,
-                               "rules": [r.to_json() for r in c.rules], "ops": list(c.ops)})
+                               "rules": [r.to_json() for r in c.rules], "ops": list(c.ops),
+                               "num_replicas": c.num_replicas, "num_partitions": c.num_partitions})
     path = out / INDEX
     tmp = out / f".{INDEX}.tmp"
     tmp.write_text(json.dumps(index, indent=1), encoding="utf-8")
@@ -522,7 +542,8 @@ def load_exported(directory: str) -> List[Case]:
             rules = [Rule(r["kind"], r.get("atol", 0.0), r.get("max_ulp", 0), r.get("check", ""), r.get("rtol", 0.0)) for r in e["rules"]]
             out.append(Case(e["id"], (d / e["program"]).read_text(encoding="utf-8"), inputs, expected,
                             list(e["element_types"]), rules, list(e.get("labels", [])),
-                            list(e.get("expected_from", [])), tuple(e.get("ops", ()))))
+                            list(e.get("expected_from", [])), tuple(e.get("ops", ())),
+                            num_replicas=int(e.get("num_replicas", 1)), num_partitions=int(e.get("num_partitions", 1))))
         return out
     except (OSError, KeyError, ValueError, TypeError) as e:
         raise NotRunnable(f"{d}: not a readable case folder ({type(e).__name__}: {e})") from None

@@ -67,7 +67,11 @@ def run_case(backend: Backend, case: Case, timeout: Optional[float] = None) -> C
     op, et, variant = case_subject(case)
     what = dict(ops=case.ops, op=op, element_type=et, variant=variant)
     try:
-        outs = backend.run(case.program, case.inputs, timeout=timeout)
+        if case.num_replicas * case.num_partitions != 1:
+            outs = backend.run_processes(case.program, case.inputs, case.num_replicas, case.num_partitions,
+                                         timeout=timeout)
+        else:
+            outs = backend.run(case.program, case.inputs, timeout=timeout)
     except BackendUnsupported as e:
         return CaseOutcome(case.id, "unsupported", str(e), stage="unsupported",
                            seconds=time.perf_counter() - t0, **what)

@@ -256,6 +256,12 @@ def _sample(cases, every):
     return [c for c in cases if zlib.crc32(c.id.encode("utf-8")) % every == 0]
 
 
+def _single_process(cases):
+    """How many cases a one-process backend can run at all (multi-process cases are reported
+    unsupported by every backend but the reference)."""
+    return sum(1 for c in cases if c.num_replicas * c.num_partitions == 1)
+
+
 def test_sample_is_chosen_by_id_alone():
     every = generate_cases(op="add") + generate_cases(op="transpose")
     picked = {c.id for c in _sample(every, 6)}
@@ -277,7 +283,7 @@ def test_generated_sample_on_xla():
         ok, why = b.available()
         assert ok, why
         rep = run_suite(b, cases, timeout=120, known=known, complete=False)
-    assert rep.counts()["pass"] >= len(cases) // 2, rep.format()[-3000:]
+    assert rep.counts()["pass"] >= _single_process(cases) // 2, rep.format()[-3000:]
     assert not rep.regressions(), rep.format()[-3000:]
 
 
@@ -298,7 +304,7 @@ def test_generated_sample_on_upstream():
         if not ok:
             pytest.skip(f"upstream interpreter unavailable: {why}")
         rep = run_suite(b, cases, timeout=120, known=known, complete=False)
-    assert rep.counts()["pass"] >= len(cases) // 2, rep.format()[-3000:]
+    assert rep.counts()["pass"] >= _single_process(cases) // 2, rep.format()[-3000:]
     assert rep.ok, rep.format()[-3000:]
 
 
@@ -334,5 +340,5 @@ def test_generated_sample_on_iree():
         ok, why = b.available()
         assert ok, why
         rep = run_suite(b, cases, timeout=120, known=known, complete=False)
-    assert rep.counts()["pass"] >= len(cases) // 2, rep.format()[-3000:]
+    assert rep.counts()["pass"] >= _single_process(cases) // 2, rep.format()[-3000:]
     assert rep.ok, rep.format()[-3000:]

@@ -6,7 +6,7 @@ from typing import List, Optional, Sequence
 
 import numpy as np
 
-from ..cases import Case, Rule
+from ..cases import Case, Rule, process_labels
 from .formats import UNSPECIFIED
 from .values import SEED, kind, make_array
 
@@ -25,15 +25,19 @@ def rule_for(et: str, ulp: int) -> Rule:
 
 def make_case(op: str, et: str, variant: str, program: str, inputs: Sequence[np.ndarray],
               expected: Sequence[np.ndarray], out_ets: Sequence[str], rules: Sequence[Rule],
-              oracle: str, module: str, note: str = "", ops: Sequence[str] = ()) -> Case:
+              oracle: str, module: str, note: str = "", ops: Sequence[str] = (),
+              num_replicas: int = 1, num_partitions: int = 1) -> Case:
+    """A generated case; with a process grid (num_replicas x num_partitions > 1), `inputs` and
+    `expected` (and `out_ets`, `rules`) hold every process's values in process order."""
     cid = case_id(op, et, variant)
     prov = f"stablehlo_ref.conformance.generated.{module} (seed {SEED}, key {cid})"
     if note:
         prov += f"; {note}"
     return Case(cid, program, list(inputs), list(expected), list(out_ets), list(rules),
-                labels=[str(i) for i in range(len(expected))], expected_from=["oracle"] * len(expected),
+                labels=process_labels(len(expected) // (num_replicas * num_partitions), num_replicas, num_partitions),
+                expected_from=["oracle"] * len(expected),
                 ops=tuple(ops) or (op,), op=op, element_type=et, variant=variant, oracle=oracle,
-                provenance=prov)
+                provenance=prov, num_replicas=num_replicas, num_partitions=num_partitions)
 
 
 def keep_specified(rows: List[tuple]) -> List[tuple]:

@@ -69,18 +69,32 @@ def export_generated(cases: Sequence, directory: str, target: str = "1.0.0") -> 
         fts = fn.attributes["function_type"].type.inputs
         in_types = [str(t) for t in fts]
         in_ets = [t.element_type.name for t in fts]
+        nproc = c.num_replicas * c.num_partitions
+        entry["num_replicas"] = c.num_replicas
+        entry["num_partitions"] = c.num_partitions
+        n_in = len(in_types)
+        n_out = len(c.expected) // nproc
+        if len(c.inputs) != n_in * nproc or n_out * nproc != len(c.expected):
+            raise UsageError(f"{c.id}: {len(c.inputs)} inputs / {len(c.expected)} outputs do not split "
+                             f"evenly over {nproc} processes of {n_in} argument(s)")
         entry["inputs"] = []
         for i, a in enumerate(c.inputs):
             a = np.asarray(a)
             np.save(d / f"input_{i}.npy", _portable(a), allow_pickle=False)
-            entry["inputs"].append({"file": f"{stem}/input_{i}.npy", "type": _type_of(in_types, i),
-                                    "element_type": in_ets[i], "shape": list(a.shape)})
+            x = {"file": f"{stem}/input_{i}.npy", "type": _type_of(in_types, i % n_in),
+                 "element_type": in_ets[i % n_in], "shape": list(a.shape)}
+            if nproc > 1:
+                x["process"] = list(divmod(i // n_in, c.num_partitions))
+            entry["inputs"].append(x)
         entry["outputs"] = []
         for i, (a, et, r) in enumerate(zip(c.expected, c.element_types, c.rules)):
             a = np.asarray(a)
             np.save(d / f"expected_{i}.npy", _portable(a), allow_pickle=False)
-            entry["outputs"].append({"file": f"{stem}/expected_{i}.npy", "element_type": et, "shape": list(a.shape),
-                                     "tolerance": r.to_json()})
+            x = {"file": f"{stem}/expected_{i}.npy", "element_type": et, "shape": list(a.shape),
+                 "tolerance": r.to_json()}
+            if nproc > 1:
+                x["process"] = list(divmod(i // n_out, c.num_partitions))
+            entry["outputs"].append(x)
         manifest["cases"].append(entry)
     path = out / "manifest.json"
     tmp = out / ".manifest.json.tmp"
@@ -91,7 +105,7 @@ def export_generated(cases: Sequence, directory: str, target: str = "1.0.0") -> 
 
 def load_generated_export(directory: str) -> list:
     """The cases of a folder written by `export_generated` (program text, arrays, rules)."""
-    from ..cases import Case, Rule
+    from ..cases import Case, Rule, process_labels
     from .values import type_info
     d = Path(directory)
     m = json.loads((d / "manifest.json").read_text(encoding="utf-8"))
@@ -112,7 +126,9 @@ def load_generated_export(directory: str) -> list:
             ets.append(x["element_type"])
             t = x["tolerance"]
             rules.append(Rule(t["kind"], t.get("atol", 0.0), t.get("max_ulp", 0), t.get("check", ""), t.get("rtol", 0.0)))
+        nr, npart = int(e.get("num_replicas", 1)), int(e.get("num_partitions", 1))
         out.append(Case(e["id"], (d / e["program"]).read_text(encoding="utf-8"), ins, exp, ets, rules,
-                        [str(i) for i in range(len(exp))], ["oracle"] * len(exp), (e["op"],), e["op"],
-                        e["element_type"], e["variant"], e["oracle"], e["provenance"]))
+                        process_labels(len(exp) // (nr * npart), nr, npart), ["oracle"] * len(exp), (e["op"],), e["op"],
+                        e["element_type"], e["variant"], e["oracle"], e["provenance"],
+                        num_replicas=nr, num_partitions=npart))
     return out

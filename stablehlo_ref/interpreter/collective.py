@@ -129,13 +129,30 @@ def run_threads(work, arglists, errors) -> None:
 
 @harness_op("interpreter.run_parallel")
 def run_parallel(ctx, op, *inputs):
-    from .evaluator import Interpreter
     programs = [[s.root for s in row.elements] for row in op.attributes["programs"].elements]
     if not programs or not programs[0] or any(len(r) != len(programs[0]) for r in programs):
         raise InterpreterError("interpreter.run_parallel: `programs` must be a non-empty "
                                "rectangular array of arrays of function names")
     infeed_attr = op.attributes.get("infeed")
     infeed = [s.root for s in infeed_attr.elements] if infeed_attr is not None else []
+    results, _ = run_processes(ctx, programs, list(inputs), infeed)
+    flat = [v for r in results for v in r]
+    if len(flat) != len(op.results):
+        raise InterpreterError(f"interpreter.run_parallel: the programs return {len(flat)} "
+                               f"values, the op has {len(op.results)} results")
+    return flat
+
+
+def run_processes(ctx, programs, inputs, infeed=()):
+    """Run a `len(programs) x len(programs[0])` (replicas x partitions) grid of processes, each
+    calling the function named `programs[r][p]` of `ctx`'s module with its share of `inputs`
+    (taken in process order: replica-major, as many as its function has arguments). Returns
+    (per-process result lists in that order, the ProcessGrid). Used by
+    `interpreter.run_parallel` and by the conformance suite's multi-process cases."""
+    from .evaluator import Interpreter
+    if not programs or not programs[0] or any(len(r) != len(programs[0]) for r in programs):
+        raise InterpreterError("run_processes: `programs` must be a non-empty rectangular grid "
+                               "of function names")
     nr, np_ = len(programs), len(programs[0])
     grid = ProcessGrid(nr, np_, infeed)
     if getattr(ctx, "probe_store", None) is None:
@@ -178,12 +195,8 @@ def run_parallel(ctx, op, *inputs):
     run_threads(work, [(i, *job) for i, job in enumerate(jobs)], errors)
     if any(r is None for r in results):
         raise InterpreterError("interpreter.run_parallel: a process was aborted")
-    flat = [v for r in results for v in r]
-    if len(flat) != len(op.results):
-        raise InterpreterError(f"interpreter.run_parallel: the programs return {len(flat)} "
-                               f"values, the op has {len(op.results)} results")
     ctx.outfeed = getattr(ctx, "outfeed", []) + grid.outfeed
-    return flat
+    return results, grid
 
 
 # ------------------------------------------------------------------ process groups
@@ -351,7 +364,10 @@ def _zeros(t):
 @kernel("stablehlo.collective_permute")
 def collective_permute(ctx, op, operand):
     grid, me = _grid_of(ctx)
-    pairs = process_groups(grid, _groups_attr(op, "source_target_pairs"), _cross_mode(op))
+    raw = _groups_attr(op, "source_target_pairs")
+    if not raw:          # no pairs: nobody receives anything (not "one group of everybody")
+        return _zeros(op.results[0].type)
+    pairs = process_groups(grid, raw, _cross_mode(op))
     participants = sorted({p for pair in pairs for p in pair})
     if me not in participants:
         return _zeros(op.results[0].type)
@@ -399,17 +415,44 @@ def after_all(ctx, op, *tokens):
     return _token()
 
 
+def _routes(op, grid):
+    """The (source, target) process pairs of a device-to-device send/recv with
+    `source_target_pairs` (mapped to processes like collective_permute's: cross_replica for
+    channel_id <= 0, cross_partition otherwise); None for the plain channel queue (host
+    transfers, or no pairs)."""
+    if getattr(op.attributes.get("is_host_transfer"), "value", False):
+        return None
+    raw = _groups_attr(op, "source_target_pairs")
+    if not raw:
+        return None
+    return [tuple(pair) for pair in process_groups(grid, raw, _cross_mode(op))]
+
+
 @kernel("stablehlo.send")
 def send(ctx, op, *args):
     grid, me = _grid_of(ctx)
     data = args[:-1]
-    grid.send(_channel_id(op), list(data))
+    routes = _routes(op, grid)
+    if routes is None:
+        grid.send(_channel_id(op), list(data))
+    else:                 # one message per pair this process is the source of
+        for src, dst in routes:
+            if src == me:
+                grid.send((_channel_id(op), src, dst), list(data))
     return _token()
 
 
 @kernel("stablehlo.recv")
 def recv(ctx, op, token):
     grid, me = _grid_of(ctx)
+    routes = _routes(op, grid)
+    if routes is not None:
+        srcs = [src for src, dst in routes if dst == me]
+        if not srcs:
+            raise InterpreterError(f"stablehlo.recv: process {me} is the target of none of "
+                                   "source_target_pairs, so nothing can reach it")
+        data = grid.recv(me, (_channel_id(op), srcs[0], me))
+        return list(data) + [_token()]
     if grid.num_replicas * grid.num_partitions == 1 and not grid.channels[_channel_id(op)]:
         raise InterpreterError("stablehlo.recv outside interpreter.run_parallel: no process can send")
     data = grid.recv(me, _channel_id(op))
