@@ -8,6 +8,8 @@ type. Edge cases (poles, domain errors, infinities) follow the semantics of upst
 decompositions."""
 from __future__ import annotations
 
+import math
+
 import numpy as np
 
 from ..errors import InterpreterError, NotImplementedOpError
@@ -332,13 +334,19 @@ def zeta(s, q):
     return out
 
 
+_FACTORIALS = np.array([float(math.factorial(k)) for k in range(171)] + [np.inf])
+
+
 def polygamma(n, x):
     n = _f64(n)
     x = _f64(x)
     n, x = np.broadcast_arrays(n, x)
     with np.errstate(all="ignore"):
         sign = 2 * np.fmod(n, 2) - 1
-        out = sign * np.exp(lgamma(n + 1)) * zeta(n + 1, x)
+        # n! from a table of correctly rounded factorials (exp(lgamma(n + 1)) would carry
+        # lgamma's absolute error, relative error ~ eps * n log n, into every result)
+        idx = np.where((n >= 0) & (n <= 170) & (n == np.floor(n)), n, 171).astype(np.int64)
+        out = sign * _FACTORIALS[idx] * zeta(n + 1, x)
         out = np.where(n == 0, digamma(x), out)
         bad = (n != np.floor(n)) | (n < 0)
         out = np.where(bad, np.nan, out)
@@ -528,30 +536,39 @@ def bessel_i1e(x):
 
 
 def next_after(x, y, et):
-    """The next representable value of et after x in the direction of y (bit arithmetic)."""
+    """The next representable value of et after x in the direction of y (bit arithmetic on
+    the format's own width: f4/f6 values sit in the low bits of a byte). Formats without -0
+    (FNUZ) step from the smallest negative value to +0 (their -0 pattern is NaN); f8E8M0FNU
+    has no sign bit: its bit patterns are in value order."""
     dt = np.dtype(et.dtype)
     udt = {1: np.uint8, 2: np.uint16, 4: np.uint32, 8: np.uint64}[dt.itemsize]
-    bits = dt.itemsize * 8
+    bits = et.bits
     x = contiguous(np.asarray(x, dtype=dt))
     y = contiguous(np.asarray(y, dtype=dt))
     x, y = np.broadcast_arrays(x, y)
     x = contiguous(x)
     y = contiguous(y)
-    xi = x.view(udt).astype(np.uint64)
-    yi = y.view(udt).astype(np.uint64)
-    sign = np.uint64(1 << (bits - 1))
-    xa = xi & ~sign
-    ya = yi & ~sign
+    mask = np.uint64((1 << bits) - 1)
+    xi = x.view(udt).astype(np.uint64) & mask
+    yi = y.view(udt).astype(np.uint64) & mask
     fx = x.astype(np.float64)
     fy = y.astype(np.float64)
+    nan_bits = np.asarray(np.array(np.nan, dtype=dt)).view(udt).astype(np.uint64) & mask
     with np.errstate(all="ignore"):
-        toward_zero = (xa > ya) | ((xi & sign) != (yi & sign))
-        res = np.where(toward_zero, xi - np.uint64(1), xi + np.uint64(1))
-        res = np.where(xa == 0, np.where(ya == 0, yi, (yi & sign) | np.uint64(1)), res)
+        if et.name == "f8E8M0FNU":
+            res = np.where(fy > fx, xi + np.uint64(1), xi - np.uint64(1))
+        else:
+            sign = np.uint64(1 << (bits - 1))
+            xa = xi & ~sign
+            ya = yi & ~sign
+            toward_zero = (xa > ya) | ((xi & sign) != (yi & sign))
+            res = np.where(toward_zero, xi - np.uint64(1), xi + np.uint64(1))
+            res = np.where(xa == 0, np.where(ya == 0, yi, (yi & sign) | np.uint64(1)), res)
+            if "FNUZ" in et.name:
+                res = np.where((res & ~sign) == 0, np.uint64(0), res)        # no -0: +0
         res = np.where(fx == fy, yi, res)
-        nan_bits = np.asarray(np.array(np.nan, dtype=dt)).view(udt).astype(np.uint64)
         res = np.where(np.isnan(fx) | np.isnan(fy), nan_bits, res)
-    return (res & np.uint64((1 << bits) - 1)).astype(udt).view(dt).reshape(x.shape)
+    return (res & mask).astype(udt).view(dt).reshape(x.shape)
 
 
 # ------------------------------------------------------------------ kernels: unary math
