@@ -74,3 +74,33 @@ def test_erf_inv_f64_sweep(rng):
     got = chlo.erf_inv(np.array(ys))
     err, at = _max_ulp(ys, got, mpmath.erfinv)
     assert err <= 8, (err, at)
+
+
+@pytest.mark.parametrize("et", ["f4E2M1FN", "f6E2M3FN", "f8E4M3FN", "f8E4M3FNUZ", "f8E5M2", "f8E8M0FNU", "f8E3M4"])
+def test_next_after_lattice_oracle_against_every_value(et):
+    """The generated suite's next_after oracle (Python ints on the magnitude lattice) against
+    the sorted list of every finite value of a narrow format (ml_dtypes decodes the bits)."""
+    from stablehlo_ref.conformance.generated.formats import UNSPECIFIED, float_format
+    from stablehlo_ref.conformance.generated.special import next_after_bits
+    from stablehlo_ref.ir.types import element_type
+    fmt = float_format(et)
+    dt = element_type(et).dtype
+    nbits = element_type(et).bits
+    vals = np.arange(1 << nbits, dtype=np.uint8).view(dt).astype(np.float64)
+    finite = sorted({float(v) for v in vals if np.isfinite(v)})       # -0 and +0 fold together
+    for i, x in enumerate(finite):
+        for j, y in ((i + 1, math.inf), (i - 1, -math.inf)):
+            got = next_after_bits(x, y, fmt)
+            if 0 <= j < len(finite):
+                want = finite[j]
+                assert got == want, (et, x, y, got, want)
+            else:
+                assert got is UNSPECIFIED or math.isinf(got), (et, x, y, got)
+    # and the kernel agrees on every value of the format, both directions
+    xs = np.array(finite, dtype=dt)
+    for y in (np.inf, -np.inf) if fmt.has_inf else (finite[-1], finite[0]):
+        got = chlo.next_after(xs, np.full_like(xs, y), element_type(et)).astype(np.float64)
+        for x, g in zip(finite, got):
+            w = next_after_bits(x, float(y), fmt)
+            if w is not UNSPECIFIED:
+                assert g == w or (math.isnan(g) and math.isnan(w)), (et, x, y, g, w)

@@ -403,8 +403,8 @@ def next_after_bits(x: float, y: float, fmt: FloatFormat):
     i = _mag_index(abs(x), fmt)
     away = (y > x) == (x > 0)
     j = i + 1 if away else i - 1
-    if j == 0 and not fmt.has_zero:
-        return UNSPECIFIED
+    if j < 0:
+        return UNSPECIFIED          # below the smallest value of a format without zero
     v = _mag_value(j, fmt)
     if v is UNSPECIFIED:
         return v
@@ -486,13 +486,15 @@ def _representable(vals, fmt):
 
 
 def _zeta_exact(s: float, q: float):
-    """zeta(s, q) as CHLO defines it: NaN for NaN operands and s < 1, +inf at s == 1;
-    otherwise the Hurwitz sum. Negative q only with even integer s here (then every term is
-    positive; with odd s the terms alternate in sign and the kernel's direct sum cancels)."""
-    if math.isnan(s) or math.isnan(q):
-        return math.nan
+    """zeta(s, q) as CHLO defines it (its decomposition, which XLA, IREE and upstream's
+    interpreter agree on): +inf at s == 1 for every q (NaN included: that test comes last);
+    NaN for NaN operands and s < 1; otherwise the Hurwitz sum. Negative q only with even
+    integer s here (then every term is positive; with odd s the terms alternate in sign and
+    the kernel's direct sum cancels)."""
     if s == 1:
         return math.inf
+    if math.isnan(s) or math.isnan(q):
+        return math.nan
     if s < 1:
         return math.nan
     if q <= 0:

@@ -329,8 +329,9 @@ def zeta(s, q):
         at_pole = q_le0 & (q == np.floor(q))
         s_even = s_int & (np.fmod(s, 2) == 0)
         out = np.where(at_pole, np.where(s_even, np.inf, np.nan), out)
-        out = np.where(s == 1, np.inf, out)
         out = np.where(np.isnan(s) | np.isnan(q), np.nan, out)
+        # last, as in CHLO's decomposition: zeta(1, q) = +inf for every q, NaN included
+        out = np.where(s == 1, np.inf, out)
     return out
 
 
