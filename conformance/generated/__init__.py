@@ -33,7 +33,7 @@ def generate_cases(full: bool = False, pattern: Optional[str] = None, op: Option
         gens = [lambda full, fast: [c for et in elementwise.types_for(e) if fast is None or et in fast
                                     for c in elementwise.elementwise_cases(e, et, full)]]
     elif want is not None and want.startswith("chlo.broadcast_"):
-        gens = [elementwise.all_elementwise]
+        gens = [elementwise.all_elementwise, special.all_special]
     for gen in gens:
         for c in gen(full, fast):
             if want and c.op != want:

@@ -1,4 +1,4 @@
-"""Generated cases of batch_norm_inference and batch_norm_training, with expected values from
+"""Generated cases of batch_norm_inference, batch_norm_training and batch_norm_grad, with expected values from
 mpmath at 256 bits (exact means and variances as fractions; the square root and the division
 in mpmath), rounded once to the result type. They never call the interpreter.
 
@@ -131,5 +131,68 @@ def batch_norm_training_cases(full, fast) -> List:
     return out
 
 
+def batch_norm_grad_cases(full, fast) -> List:
+    """The spec's batch_norm_grad (XLA's batchnorm_expander formulas, with the given mean and
+    variance, not batch statistics): with c = x - mean, d = variance + epsilon (epsilon in the
+    operand type, as the spec's constant), N elements per feature,
+      grad_operand = scale / sqrt(d) / N * (N * g - sum(g) - sum(g * c) * c / d)
+      grad_scale = sum(g * c) / sqrt(d),   grad_offset = sum(g).
+    Sums exact (Fractions), the square root at 256 bits, one rounding. The spec's composition
+    rounds at every step (and i6 may cancel), so each output is compared within 1 ULP or
+    8 * (N + 4) * eps times the largest magnitude of its terms."""
+    op = "stablehlo.batch_norm_grad"
+    out = []
+    # f32 and f64 only: with bf16's and f16's 8- and 11-bit significands, that bound (the
+    # composition has three sums and a cancelling difference) is as large as the results
+    # (atol 5..47 on results of size 1..10): no check at all
+    for et in [t for t in _types(op, fast) if t in ("f32", "f64")]:
+        fmt = float_format(et)
+        for name, shape, fi in (CONFIGS if full else CONFIGS[:1]):
+            rng = rng_for(f"bng/{et}/{name}")
+            nf = shape[fi]
+            x = float_random(fmt, rng, _size(shape), True)
+            g = float_random(fmt, rng, _size(shape), True)
+            scale, mean = (float_random(fmt, rng, nf, True) for _ in range(2))
+            var = [round_value(abs(v) / 2 + 0.5, fmt) for v in float_random(fmt, rng, nf, True)]
+            eps = Fraction(round_value(_eps_attr(), fmt))
+            groups = _feature_slices(shape, fi)
+            n_per = len(groups[0])
+            go = [0.0] * len(x)
+            gs, gb, mag_o, mag_s, mag_b = [], [], [], [], []
+            with workprec():
+                for f, grp in enumerate(groups):
+                    d = Fraction(var[f]) + eps
+                    c = {p: Fraction(x[p]) - Fraction(mean[f]) for p in grp}
+                    sum_g = sum(Fraction(g[p]) for p in grp)
+                    sum_gc = sum(Fraction(g[p]) * c[p] for p in grp)
+                    sd = mpmath.sqrt(mpmath.mpf(d.numerator) / d.denominator)
+                    for p in grp:
+                        i6 = n_per * Fraction(g[p]) - sum_g - sum_gc * c[p] / d          # exact
+                        v = mpmath.mpf(scale[f]) / sd / n_per * (mpmath.mpf(i6.numerator) / i6.denominator)
+                        go[p] = round_value(v, fmt)
+                        terms = (n_per * abs(g[p]) + sum(abs(Fraction(g[q])) for q in grp)
+                                 + sum(abs(Fraction(g[q]) * c[q]) for q in grp) * abs(c[p]) / d)
+                        mag_o.append(float(abs(scale[f]) / sd / n_per * float(terms)))
+                    gs.append(round_value(mpmath.mpf(sum_gc.numerator) / sum_gc.denominator / sd, fmt))
+                    gb.append(round_value(sum_g, fmt))
+                    mag_s.append(float(sum(abs(Fraction(g[q]) * c[q]) for q in grp)) / float(sd))
+                    mag_b.append(float(sum(abs(Fraction(g[q])) for q in grp)))
+            k = 8 * (n_per + 4) * fmt.eps
+            ts, tf = tensor(shape, et), tensor((nf,), et)
+            b = ProgramBuilder([ts, tf, tf, tf, ts])
+            res = b.op(op, [(b.arg(i), t) for i, t in enumerate([ts, tf, tf, tf, ts])], [ts, tf, tf],
+                       f"epsilon = {EPSILON} : f32, feature_index = {fi} : i64")
+            out.append(make_case(op, et, name, b.text([(res[0], ts), (res[1], tf), (res[2], tf)]),
+                                 [make_array(x, et, shape)] + [make_array(v, et, (nf,)) for v in (scale, mean, var)]
+                                 + [make_array(g, et, shape)],
+                                 [make_array(go, et, shape), make_array(gs, et, (nf,)), make_array(gb, et, (nf,))],
+                                 [et, et, et],
+                                 [Rule("close", atol=k * max(m), max_ulp=1, check="generated") for m in (mag_o, mag_s, mag_b)],
+                                 "mpmath", "nn",
+                                 "the spec's formulas with exact sums, the square root at 256 bits, rounded once; "
+                                 f"the composition rounds at every step: |error| <= {k:.3g} * magnitude of the terms"))
+    return out
+
+
 def all_nn(full, fast) -> List:
-    return batch_norm_inference_cases(full, fast) + batch_norm_training_cases(full, fast)
+    return batch_norm_inference_cases(full, fast) + batch_norm_training_cases(full, fast) + batch_norm_grad_cases(full, fast)

@@ -1,18 +1,20 @@
 """Generated cases of elementwise ops with attributes or mixed types: compare (every
 direction x comparison type), select, clamp, convert (type pairs), is_finite and CHLO's
 is_*inf, real / imag / complex, reduce_precision (exponent/mantissa widths),
-bitcast_convert (same-width pairs), CHLO next_after."""
+bitcast_convert (same-width pairs), CHLO next_after (exact lattice steps) and its broadcast
+form, CHLO zeta / polygamma and their broadcast forms (mpmath)."""
 from __future__ import annotations
 
 import math
 from fractions import Fraction
 from typing import List
 
+import mpmath
 import numpy as np
 
 from . import oracles as O
 from .build import make_case, rule_for
-from .formats import UNSPECIFIED, FloatFormat, float_format, round_value
+from .formats import UNSPECIFIED, FloatFormat, float_format, round_value, workprec
 from .program import single_op_program, tensor
 from .values import (admitted, all_element_types, bits, component, float_random, float_specials, int_pool,
                      int_range, kind, make_array, rng_for)
@@ -344,6 +346,94 @@ def _dtype(et):
     return type_info(et).dtype
 
 
+# ---------------------------------------------------------------------------- next_after
+
+def _mag_index(a: float, fmt: FloatFormat) -> int:
+    """The position of the finite magnitude a >= 0 among the format's magnitudes (0 for
+    zero, 1 for the smallest nonzero value, ...): for IEEE-like layouts the magnitude's own
+    bit pattern. Exact (Fraction -> integer significand)."""
+    if a == 0:
+        return 0
+    half = 1 << (fmt.precision - 1)
+    f = Fraction(a)
+    e = max(math.frexp(a)[1] - 1, fmt.emin)
+    m = f / Fraction(2) ** (e - fmt.precision + 1)            # integer significand
+    assert m.denominator == 1, (a, fmt.name)
+    m = int(m)
+    if fmt.has_subnormals:
+        return m if m < half else (e - fmt.emin + 1) * half + (m - half)
+    return (e - fmt.emin) * half + (m - half) + (1 if fmt.has_zero else 0)
+
+
+def _mag_value(i: int, fmt: FloatFormat) -> float:
+    """The inverse of _mag_index (beyond the largest finite value: inf or UNSPECIFIED)."""
+    if i == 0 and fmt.has_zero:
+        return 0.0
+    if i > _mag_index(fmt.max, fmt):
+        return math.inf if fmt.has_inf else UNSPECIFIED
+    half = 1 << (fmt.precision - 1)
+    if fmt.has_subnormals:
+        if i < half:
+            return math.ldexp(i, fmt.emin - fmt.precision + 1)
+        e, m = fmt.emin + (i - half) // half, half + (i - half) % half
+    else:
+        j = i - (1 if fmt.has_zero else 0)
+        e, m = fmt.emin + j // half, half + j % half
+    return math.ldexp(m, e - fmt.precision + 1)
+
+
+def next_after_bits(x: float, y: float, fmt: FloatFormat):
+    """next_after on the format's magnitude lattice in Python ints: equal -> y; from +-0 one
+    step to the smallest magnitude with y's sign; otherwise one step of the magnitude index
+    away from or towards zero (sign kept; a step to zero keeps the sign where -0 exists).
+    Steps out of the format (past max without inf, below the smallest value without zero,
+    to a negative value in an unsigned format) are UNSPECIFIED."""
+    if math.isnan(x) or math.isnan(y):
+        return math.nan if fmt.has_nan else UNSPECIFIED
+    if x == y:
+        return y
+    if math.isinf(x):
+        return math.copysign(fmt.max, x)
+    neg = math.copysign(1.0, x) < 0
+    if x == 0:
+        if y < 0 and fmt.unsigned:
+            return UNSPECIFIED
+        v = _mag_value(1, fmt)
+        return -v if y < 0 else v
+    i = _mag_index(abs(x), fmt)
+    away = (y > x) == (x > 0)
+    j = i + 1 if away else i - 1
+    if j < 0:
+        return UNSPECIFIED          # below the smallest value of a format without zero
+    v = _mag_value(j, fmt)
+    if v is UNSPECIFIED:
+        return v
+    if v == 0:
+        return -0.0 if (neg and fmt.has_neg_zero) else 0.0
+    return -v if neg else v
+
+
+def _na_values(fmt: FloatFormat, rng) -> list:
+    vals = _pool(fmt.name, rng, 4)
+    # the edges: +-0, +-smallest subnormal, +-largest subnormal, +-smallest normal, +-max, +-inf, NaN
+    extra = [fmt.smallest_subnormal, fmt.tiny - fmt.smallest_subnormal if fmt.has_subnormals else fmt.tiny,
+             fmt.tiny, fmt.max, 1.0, 2.0]
+    for v in extra:
+        for w in (v, -v):
+            r = round_value(w, fmt)
+            if r is not UNSPECIFIED and r == w and not any(_same_float(r, o) for o in vals):
+                vals.append(r)
+    if fmt.unsigned:
+        vals = [v for v in vals if math.isnan(v) or v > 0]
+    return vals
+
+
+def _same_float(a, b):
+    if math.isnan(a) or math.isnan(b):
+        return math.isnan(a) and math.isnan(b)
+    return a == b and math.copysign(1, a) == math.copysign(1, b)
+
+
 def next_after_cases(full: bool, fast) -> List:
     out = []
     op = "chlo.next_after"
@@ -351,21 +441,178 @@ def next_after_cases(full: bool, fast) -> List:
         if kind(et) != "float" or (fast is not None and et not in fast):
             continue
         fmt = float_format(et)
-        if not fmt.has_inf or not fmt.has_neg_zero:
-            continue
-        vals = _pool(et, rng_for(f"{op}/{et}"), 4)
-        pairs = [(a, b) for a in vals for b in (math.inf, -math.inf, 0.0, 1.0)]
-        rows = [(a, b, O.next_after(a, b, fmt)) for a, b in pairs]
+        vals = _na_values(fmt, rng_for(f"{op}/{et}"))
+        dirs = [v for v in (math.inf, -math.inf, 0.0, -0.0, 1.0, math.nan, fmt.max)
+                if (r := round_value(v, fmt)) is not UNSPECIFIED and _same_float(r, v)
+                and not (fmt.unsigned and (v < 0 or math.copysign(1, v) < 0))]
+        pairs = [(a, b) for a in vals for b in dirs]
+        rows = [(a, b, next_after_bits(a, b, fmt)) for a, b in pairs]
         rows = [r for r in rows if r[2] is not UNSPECIFIED]
         shape = (len(rows),)
         out.append(_mk(op, et, "values", [[r[0] for r in rows], [r[1] for r in rows]], None, [r[2] for r in rows], et, shape,
-                       note="one step of the format's spacing"))
+                       note="exact: one step on the format's magnitude lattice (Python ints); steps out of the "
+                            "format (past max without inf, below the smallest value without zero) left out"))
+        # chlo.broadcast_next_after: lhs 3x1 against rhs 1x4
+        bop = "chlo.broadcast_next_after"
+        lhs = [v for v in vals if not math.isnan(v) and math.isfinite(v) and v != 0][:3]
+        rhs = dirs[:4]
+        grid = [[next_after_bits(a, b, fmt) for b in rhs] for a in lhs]
+        if len(lhs) == 3 and len(rhs) == 4 and all(v is not UNSPECIFIED for row in grid for v in row):
+            program = single_op_program(bop, [tensor((3, 1), et), tensor((1, 4), et)], [tensor((3, 4), et)])
+            out.append(make_case(bop, et, "size1_both", program,
+                                 [make_array(lhs, et, (3, 1)), make_array(rhs, et, (1, 4))],
+                                 [make_array([v for row in grid for v in row], et, (3, 4))], [et], [rule_for(et, 0)],
+                                 "python-exact", "special", "numpy-style broadcasting; exact lattice steps"))
+    return out
+
+
+# ---------------------------------------------------------------------------- zeta, polygamma
+
+# f64 bounds (ULP) of this suite for the Euler-Maclaurin zeta and polygamma = (-1)^(n+1) n!
+# zeta(n + 1, x); narrower types: 1 ULP (computing in f64 and rounding once meets it).
+ZETA_ULP_F64 = 4
+POLYGAMMA_ULP_F64 = 8           # n = 0 is digamma; measured: zeta 3, polygamma 5 ULP at most
+
+
+def _representable(vals, fmt):
+    out = []
+    for v in vals:
+        if v is UNSPECIFIED:
+            continue
+        r = round_value(v, fmt)
+        if r is not UNSPECIFIED and (r == v or (math.isnan(v) and math.isnan(r))):
+            out.append(v)
+    return out
+
+
+def _zeta_exact(s: float, q: float):
+    """zeta(s, q) as CHLO defines it (its decomposition, which XLA, IREE and upstream's
+    interpreter agree on): +inf at s == 1 for every q (NaN included: that test comes last);
+    NaN for NaN operands and s < 1; otherwise the Hurwitz sum. Negative q only with even
+    integer s here (then every term is positive; with odd s the terms alternate in sign and
+    the kernel's direct sum cancels)."""
+    if s == 1:
+        return math.inf
+    if math.isnan(s) or math.isnan(q):
+        return math.nan
+    if s < 1:
+        return math.nan
+    if q <= 0:
+        if q == math.floor(q) or not (s == math.floor(s) and s % 2 == 0):
+            return UNSPECIFIED
+    if math.isinf(s) or math.isinf(q):
+        return UNSPECIFIED
+    return _guarded(lambda: mpmath.zeta(mpmath.mpf(s), mpmath.mpf(q)))
+
+
+def _guarded(fn):
+    """fn() at the suite's 256 bits, and again with as many more bits as the result is small:
+    mpmath forms zeta(s, q) for integer q as zeta(s) - sum_{k<q} k^-s, which cancels to
+    about 2^-(s log2 q) (at 256 bits zeta(30, 4096) came out wrong from the 11th digit)."""
+    with workprec():
+        r = fn()
+    m = mpmath.mag(r) if r != 0 and mpmath.isfinite(r) else 0
+    if m < -32:
+        with mpmath.workprec(256 - m + 64):
+            r2 = fn()
+        with mpmath.workprec(256 - 2 * m + 128):
+            r3 = fn()
+        assert abs(r2 - r3) <= abs(r3) * mpmath.mpf(2) ** -200, (r2, r3)
+        return r3
+    return r
+
+
+def _polygamma_exact(n: float, x: float):
+    """psi^(n)(x): NaN for NaN operands and for n negative or not an integer; poles
+    (x a non-positive integer) left out; negative x only for n = 0 or odd n (see _zeta_exact)."""
+    if math.isnan(n) or math.isnan(x) or n < 0 or n != math.floor(n) or math.isinf(n):
+        return math.nan
+    if math.isinf(x) or (x <= 0 and x == math.floor(x)):
+        return UNSPECIFIED
+    if x < 0 and n % 2 == 0 and n != 0:
+        return UNSPECIFIED
+    return _guarded(lambda: mpmath.polygamma(int(n), mpmath.mpf(x)))
+
+
+def _two_arg_cases(op, bop, et, rows_in, fn, ulp, note, full, bcast_lhs, bcast_rhs):
+    fmt = float_format(et)
+    rows = []
+    for a, b in rows_in:
+        v = fn(a, b)
+        if v is UNSPECIFIED:
+            continue
+        r = round_value(v, fmt) if not (isinstance(v, float) and math.isnan(v)) else (math.nan if fmt.has_nan else UNSPECIFIED)
+        if r is UNSPECIFIED:
+            continue
+        rows.append((a, b, r))
+    out = []
+    if rows:
+        shape = (len(rows),)
+        out.append(_mk(op, et, "values", [[r[0] for r in rows], [r[1] for r in rows]], None, [r[2] for r in rows], et,
+                       shape, ulp=ulp, oracle="mpmath", note=note))
+    # the broadcast op: lhs 3x1 against rhs 1x4, every element specified
+    lhs, rhs = [], list(bcast_rhs)
+    for a in bcast_lhs:
+        vals = [fn(a, b) for b in rhs]
+        rs = [round_value(v, fmt) if v is not UNSPECIFIED else UNSPECIFIED for v in vals]
+        if all(r is not UNSPECIFIED for r in rs):
+            lhs.append((a, rs))
+        if len(lhs) == 3:
+            break
+    if len(lhs) == 3 and len(rhs) == 4:
+        program = single_op_program(bop, [tensor((3, 1), et), tensor((1, 4), et)], [tensor((3, 4), et)])
+        exp = [r for _, rs in lhs for r in rs]
+        out.append(make_case(bop, et, "size1_both", program,
+                             [make_array([a for a, _ in lhs], et, (3, 1)), make_array(rhs, et, (1, 4))],
+                             [make_array(exp, et, (3, 4))], [et], [rule_for(et, ulp)], "mpmath", "special",
+                             "numpy-style broadcasting; " + note))
+    return out
+
+
+def zeta_polygamma_cases(full: bool, fast) -> List:
+    out = []
+    s_vals = [1.0, 0.5, 0.0, -2.0, 1.5, 2.0, 2.5, 3.0, 4.0, 6.0, 7.25, 12.0, 30.0, 1.0 + 2.0 ** -10, math.nan]
+    q_vals = [0.25, 0.5, 1.0, 1.5, 2.0, 3.75, 10.0, 100.0, 4096.0, -0.5, -2.5, -3.25, 2.0 ** -6, math.nan]
+    n_vals = [0.0, 1.0, 2.0, 3.0, 4.0, 5.0, 8.0, 0.5, -1.0, math.nan]
+    x_vals = [0.25, 0.5, 1.0, 1.5, 2.0, 3.75, 10.0, 100.0, 2.0 ** -6, -0.5, -2.5, -3.25, -1.75, 1.4616321449683622,
+              math.nan]
+    for et in admitted(_classes("chlo.zeta")):
+        if kind(et) != "float" or (fast is not None and et not in fast):
+            continue
+        fmt = float_format(et)
+        rng = rng_for(f"chlo.zeta/{et}")
+        ss = _representable(s_vals, fmt)
+        qs = _representable(q_vals + [round_value(float(rng.uniform(0.1, 8)), fmt) for _ in range(6 if full else 2)], fmt)
+        if fmt.unsigned:
+            ss = [v for v in ss if math.isnan(v) or v > 0]
+            qs = [v for v in qs if math.isnan(v) or v > 0]
+        pairs = [(a, b) for a in ss for b in qs]
+        if not full:
+            pairs = pairs[::3]
+        ulp = ZETA_ULP_F64 if et == "f64" else 1
+        out += _two_arg_cases("chlo.zeta", "chlo.broadcast_zeta", et, pairs, _zeta_exact, ulp,
+                              "Hurwitz zeta(x, q): NaN for x < 1, inf at x == 1; negative q with even integer x only",
+                              full, [v for v in ss if not math.isnan(v) and v > 1], [v for v in qs if not math.isnan(v) and v > 0][:4])
+        ns = _representable(n_vals, fmt)
+        xs = _representable(x_vals + [round_value(float(rng.uniform(-4, 8)), fmt) for _ in range(6 if full else 2)], fmt)
+        xs = [v for v in xs if v is not UNSPECIFIED]
+        if fmt.unsigned:
+            ns = [v for v in ns if math.isnan(v) or v >= 0]
+            xs = [v for v in xs if math.isnan(v) or v > 0]
+        pairs = [(a, b) for a in ns for b in xs]
+        if not full:
+            pairs = pairs[::3]
+        ulp = POLYGAMMA_ULP_F64 if et == "f64" else 1
+        out += _two_arg_cases("chlo.polygamma", "chlo.broadcast_polygamma", et, pairs, _polygamma_exact, ulp,
+                              "psi^(n)(x): NaN for n < 0 or not an integer; poles left out; negative x with even n > 0 "
+                              "left out", full, [v for v in ns if not math.isnan(v) and v >= 1],
+                              [v for v in xs if not math.isnan(v) and v > 0][:4])
     return out
 
 
 def all_special(full: bool, fast) -> List:
     out = []
     for gen in (compare_cases, select_clamp_cases, convert_cases, predicate_cases, reduce_precision_cases,
-                bitcast_cases, next_after_cases):
+                bitcast_cases, next_after_cases, zeta_polygamma_cases):
         out.extend(gen(full, fast))
     return out

@@ -8,6 +8,8 @@ type. Edge cases (poles, domain errors, infinities) follow the semantics of upst
 decompositions."""
 from __future__ import annotations
 
+import math
+
 import numpy as np
 
 from ..errors import InterpreterError, NotImplementedOpError
@@ -147,18 +149,98 @@ def _lgamma_pos(x):
     return out
 
 
+def _lgamma_reflect(x):
+    """log|Gamma(x)| for x < -0.5 by reflection (inaccurate near its zeros only)."""
+    return _LOG_PI - np.log(np.abs(_sinpi(x))) - _lgamma_pos(1.0 - x)
+
+
+def _taylor(coeffs, t):
+    """sum_{k>=1} coeffs[k-1] t^k (Horner)."""
+    acc = np.full_like(t, coeffs[-1])
+    for c in coeffs[-2::-1]:
+        acc = acc * t + c
+    return acc * t
+
+
+def _near_roots(x, out, roots):
+    """Replace out where x lies within a root's window by the Taylor expansion there."""
+    for hi, lo, w, coeffs in roots:
+        m = np.abs(x - hi) < w
+        if m.any():
+            t = (x[m] - hi) - lo
+            out[m] = _taylor(coeffs, t)
+    return out
+
+
+_ROOTS = {}
+_X0 = (1.4616321449683622, 1.2688171337848788e-17)     # the positive zero of digamma, hi + lo
+
+
+def _roots(kind):
+    """[(hi, lo, window, Taylor coefficients)] of the zeros of lgamma or digamma (kind), at
+    plan time (see gamma_roots). digamma: its zero in each (-n, -n + 1), n = 1..30;
+    digamma_pos: its positive zero x0 (120 terms, used on [x0 - 1/2, x0 + 1)); lgamma: both zeros in each
+    (-n - 1, -n), n = 2..13 (from -14 on, the zeros lie within 1e-11 of an integer). Windows: half
+    the distance to the nearest singularity (the integers), where the series gains a bit per
+    term; 64 terms."""
+    if kind in _ROOTS:
+        return _ROOTS[kind]
+    from decimal import Decimal
+    from . import gamma_roots as G
+    nterms = 64
+    if kind == "digamma_pos":
+        r = G.newton_dec(G.digamma_dec, lambda v: G.hurwitz_dec(2, v)[0], _X0[0])
+        hi, lo = G.split(r)
+        z = G.hurwitz_dec(121, r)
+        _ROOTS[kind] = (hi, lo, 0.0, np.array([float(z[k - 1]) * (1 if k % 2 else -1) for k in range(1, 121)]))
+    elif kind == "digamma":
+        out = []
+        for n in range(1, 31):
+            a, b = float(np.nextafter(-n, 0)), float(np.nextafter(-n + 1, -n))
+            r0 = G.bisect(lambda v: float(_digamma_reflect(np.array([v]))[0]), a, b)
+            r = G.newton_dec(G.digamma_dec, lambda v: G.hurwitz_dec(2, v)[0], r0)
+            hi, lo = G.split(r)
+            z = G.hurwitz_dec(nterms + 1, r)          # zeta(2..nterms+1, r)
+            coeffs = np.array([float(z[k - 1]) * (1 if k % 2 else -1) for k in range(1, nterms + 1)])
+            d = min(hi + n, -n + 1 - hi)
+            out.append((hi, lo, 0.5 * d, coeffs))
+        _ROOTS[kind] = out
+    else:
+        dig = _roots("digamma")
+        out = []
+        for n in range(2, 14):
+            rd = dig[n][0]                             # digamma's zero in (-n - 1, -n): |Gamma|'s minimum
+            for a, b in ((float(np.nextafter(-n - 1, 0)), rd), (rd, float(np.nextafter(-n, -n - 1)))):
+                r0 = G.bisect(lambda v: float(_lgamma_reflect(np.array([v]))[0]), a, b)
+                r = G.newton_dec(G.lgamma_dec, G.digamma_dec, r0, bracket=(-n - 1, -n))
+                hi, lo = G.split(r)
+                z = G.hurwitz_dec(nterms, r)           # zeta(2..nterms, r)
+                coeffs = [float(G.digamma_dec(r))]
+                coeffs += [float(z[k - 2]) / k * (1 if k % 2 == 0 else -1) for k in range(2, nterms + 1)]
+                d = min(hi + n + 1, -n - hi)
+                out.append((hi, lo, 0.5 * d, np.array(coeffs)))
+        _ROOTS[kind] = out
+    return _ROOTS[kind]
+
+
 def lgamma(x):
     x = _f64(x)
     with np.errstate(all="ignore"):
         finite = np.isfinite(x)
         xs = np.where(finite, x, 1.0)
-        refl = xs < 0.5
-        pos = np.where(refl, 1.0 - xs, xs)
-        lg = _lgamma_pos(pos)
-        s = np.abs(_sinpi(xs))
-        r = _LOG_PI - np.log(s) - lg
-        r = np.where(s == 0, np.inf, r)
-        out = np.where(refl, r, lg)
+        small = np.abs(xs) < 0.5
+        refl = xs <= -0.5
+        # |x| < 0.5: lgamma(1 + x) - log|x| (the series in x itself: 1 + x would round)
+        sm = _lgamma_series1(np.where(small, xs, 0.0)) - np.log(np.abs(np.where(small, xs, 1.0)))
+        out = np.where(small, sm, _lgamma_pos(np.where(small | refl, 1.0, xs)))
+        if refl.any():
+            r = _lgamma_reflect(np.where(refl, xs, -0.75))
+            r = np.where(refl & (xs == np.floor(xs)), np.inf, r)
+            out = np.where(refl, r, out)
+            neg = refl & (xs > -14)
+            if neg.any():
+                sub = out[neg]
+                out[neg] = _near_roots(xs[neg], sub, _roots("lgamma"))
         out = np.where(np.isinf(x), np.inf, out)
         out = np.where(np.isnan(x), x, out)
     return out
@@ -172,15 +254,39 @@ def _digamma_asym(x):
     return np.log(x) - 0.5 / x - acc * inv2
 
 
+def _two_sum(a, b):
+    s = a + b
+    bb = s - a
+    return s, (a - (s - bb)) + (b - bb)
+
+
 def _digamma_pos(x):
-    """digamma(x), x >= 0.5."""
-    shift = np.zeros_like(x)
-    y = x.copy()
-    for _ in range(10):
-        small = y < 10
-        shift = np.where(small, shift + 1.0 / np.where(small, y, 1.0), shift)
-        y = np.where(small, y + 1, y)
-    return _digamma_asym(y) - shift
+    """digamma(x), x >= 1 (finite): the expansion about its zero x0 on [1, x0 + 1); above,
+    shifted down into [x0, x0 + 1) (exactly: x - n) with the recurrence's reciprocals summed
+    with compensation (all terms positive there); the asymptotic series from 10."""
+    out = np.empty_like(x)
+    big = x >= 10
+    out[big] = _digamma_asym(x[big])
+    mid = ~big
+    if mid.any():
+        v = x[mid]
+        hi, lo, _, coeffs = _roots("digamma_pos")
+        n = np.maximum(np.ceil(v - (hi + 1.0)), 0.0)
+        y = v - n
+        s = _taylor(coeffs, (y - hi) - lo)
+        c = np.zeros_like(s)
+        for k in range(9):
+            more = k < n
+            r = np.where(more, 1.0 / (y + k), 0.0)
+            s, e = _two_sum(s, r)
+            c = c + e
+        out[mid] = s + c
+    return out
+
+
+def _digamma_reflect(x):
+    """digamma(x), x < 1 by reflection (inaccurate near its zeros only)."""
+    return _digamma_pos(1.0 - x) - _PI / _tanpi(x)
 
 
 def digamma(x):
@@ -188,14 +294,24 @@ def digamma(x):
     with np.errstate(all="ignore"):
         finite = np.isfinite(x)
         xs = np.where(finite, x, 1.0)
-        refl = xs < 0.5
-        pos = np.where(refl, 1.0 - xs, xs)
-        d = _digamma_pos(pos)
-        r = d - _PI / _tanpi(xs)
-        out = np.where(refl, r, d)
+        out = np.empty_like(xs)
+        ge1 = xs >= 1
+        out[ge1] = _digamma_pos(xs[ge1])
+        unit = (xs > 0) & ~ge1
+        if unit.any():
+            # digamma(x + 1) - 1/x, about x0 - 1 (x + 1 itself would round)
+            hi, lo, _, coeffs = _roots("digamma_pos")
+            v = xs[unit]
+            out[unit] = _taylor(coeffs, (v - (hi - 1.0)) - lo) - 1.0 / v
+        neg = xs <= 0
+        if neg.any():
+            v = xs[neg]
+            sub = _digamma_reflect(v)
+            out[neg] = _near_roots(v, sub, _roots("digamma"))
         pole = (x <= 0) & (x == np.floor(x))
         out = np.where(pole, np.nan, out)
         out = np.where(x == np.inf, np.inf, out)
+        out = np.where(x == -np.inf, np.nan, out)
         out = np.where(np.isnan(x), x, out)
     return out
 
@@ -213,9 +329,13 @@ def zeta(s, q):
         at_pole = q_le0 & (q == np.floor(q))
         s_even = s_int & (np.fmod(s, 2) == 0)
         out = np.where(at_pole, np.where(s_even, np.inf, np.nan), out)
-        out = np.where(s == 1, np.inf, out)
         out = np.where(np.isnan(s) | np.isnan(q), np.nan, out)
+        # last, as in CHLO's decomposition: zeta(1, q) = +inf for every q, NaN included
+        out = np.where(s == 1, np.inf, out)
     return out
+
+
+_FACTORIALS = np.array([float(math.factorial(k)) for k in range(171)] + [np.inf])
 
 
 def polygamma(n, x):
@@ -224,7 +344,10 @@ def polygamma(n, x):
     n, x = np.broadcast_arrays(n, x)
     with np.errstate(all="ignore"):
         sign = 2 * np.fmod(n, 2) - 1
-        out = sign * np.exp(lgamma(n + 1)) * zeta(n + 1, x)
+        # n! from a table of correctly rounded factorials (exp(lgamma(n + 1)) would carry
+        # lgamma's absolute error, relative error ~ eps * n log n, into every result)
+        idx = np.where((n >= 0) & (n <= 170) & (n == np.floor(n)), n, 171).astype(np.int64)
+        out = sign * _FACTORIALS[idx] * zeta(n + 1, x)
         out = np.where(n == 0, digamma(x), out)
         bad = (n != np.floor(n)) | (n < 0)
         out = np.where(bad, np.nan, out)
@@ -359,13 +482,24 @@ def erf_inv(y):
             p1 = p1 * w1 + ca
             p2 = p2 * w2 + cb
         x = np.where(w < 5, p1, p2) * ys
-        # Newton steps on erf (|y| <= 0.5) or erfc (|y| > 0.5, where 1 - |y| is exact)
+        # Newton steps on erf (|y| <= 0.5) or erfc (|y| > 0.5, where 1 - |y| is exact). The
+        # starting value (single-precision coefficients) is far off for 1 - |y| < 1e-7, and
+        # erfc is too steep there for Newton to recover in a few steps: first Newton on
+        # log(erfc(x)) = log(1 - |y|), which is close to quadratic in x and converges from
+        # there; then the final steps on erfc itself (its error relative to erfc, not to log).
         ax = np.abs(x)
         ay = np.abs(ys)
         near1 = ay > 0.5
+        tail = np.where(near1, 1.0 - ay, 1.0)
+        log_tail = np.log(tail)
+        for _ in range(4):
+            c = erfc(ax)
+            deriv = 2.0 / np.sqrt(_PI) * _exp_neg_sq(ax)
+            step = np.where(near1 & (c > 0) & (deriv > 0), (log_tail - np.log(c)) * c / deriv, 0.0)
+            ax = ax - step
         for _ in range(3):
             deriv = 2.0 / np.sqrt(_PI) * _exp_neg_sq(ax)
-            f = np.where(near1, (1.0 - ay) - erfc(ax), erf(ax) - ay)
+            f = np.where(near1, tail - erfc(ax), erf(ax) - ay)
             step = np.where(deriv > 0, f / deriv, 0.0)
             ax = ax - step
         x = np.copysign(ax, ys)
@@ -403,30 +537,39 @@ def bessel_i1e(x):
 
 
 def next_after(x, y, et):
-    """The next representable value of et after x in the direction of y (bit arithmetic)."""
+    """The next representable value of et after x in the direction of y (bit arithmetic on
+    the format's own width: f4/f6 values sit in the low bits of a byte). Formats without -0
+    (FNUZ) step from the smallest negative value to +0 (their -0 pattern is NaN); f8E8M0FNU
+    has no sign bit: its bit patterns are in value order."""
     dt = np.dtype(et.dtype)
     udt = {1: np.uint8, 2: np.uint16, 4: np.uint32, 8: np.uint64}[dt.itemsize]
-    bits = dt.itemsize * 8
+    bits = et.bits
     x = contiguous(np.asarray(x, dtype=dt))
     y = contiguous(np.asarray(y, dtype=dt))
     x, y = np.broadcast_arrays(x, y)
     x = contiguous(x)
     y = contiguous(y)
-    xi = x.view(udt).astype(np.uint64)
-    yi = y.view(udt).astype(np.uint64)
-    sign = np.uint64(1 << (bits - 1))
-    xa = xi & ~sign
-    ya = yi & ~sign
+    mask = np.uint64((1 << bits) - 1)
+    xi = x.view(udt).astype(np.uint64) & mask
+    yi = y.view(udt).astype(np.uint64) & mask
     fx = x.astype(np.float64)
     fy = y.astype(np.float64)
+    nan_bits = np.asarray(np.array(np.nan, dtype=dt)).view(udt).astype(np.uint64) & mask
     with np.errstate(all="ignore"):
-        toward_zero = (xa > ya) | ((xi & sign) != (yi & sign))
-        res = np.where(toward_zero, xi - np.uint64(1), xi + np.uint64(1))
-        res = np.where(xa == 0, np.where(ya == 0, yi, (yi & sign) | np.uint64(1)), res)
+        if et.name == "f8E8M0FNU":
+            res = np.where(fy > fx, xi + np.uint64(1), xi - np.uint64(1))
+        else:
+            sign = np.uint64(1 << (bits - 1))
+            xa = xi & ~sign
+            ya = yi & ~sign
+            toward_zero = (xa > ya) | ((xi & sign) != (yi & sign))
+            res = np.where(toward_zero, xi - np.uint64(1), xi + np.uint64(1))
+            res = np.where(xa == 0, np.where(ya == 0, yi, (yi & sign) | np.uint64(1)), res)
+            if "FNUZ" in et.name:
+                res = np.where((res & ~sign) == 0, np.uint64(0), res)        # no -0: +0
         res = np.where(fx == fy, yi, res)
-        nan_bits = np.asarray(np.array(np.nan, dtype=dt)).view(udt).astype(np.uint64)
         res = np.where(np.isnan(fx) | np.isnan(fy), nan_bits, res)
-    return (res & np.uint64((1 << bits) - 1)).astype(udt).view(dt).reshape(x.shape)
+    return (res & mask).astype(udt).view(dt).reshape(x.shape)
 
 
 # ------------------------------------------------------------------ kernels: unary math
