@@ -145,3 +145,17 @@ def test_custom_call_unknown_target_is_not_implemented():
 }"""
     with pytest.raises(NotImplementedOpError, match="no_such_target"):
         stablehlo_ref.run(stablehlo_ref.parse(src), np.zeros(2, np.float32))
+
+
+@pytest.mark.parametrize("z", extra.ASIN_ACOS_POINTS)
+def test_asin_acos_kernel_oracle_gives_asin(z):
+    import mpmath
+    re_w, im_w = extra.asin_acos_kernel_oracle(z)
+    with mpmath.workprec(200):
+        want = mpmath.asin(mpmath.mpc(z.real, z.imag))
+        got_re = mpmath.atan2(z.real, re_w)
+        got_im = mpmath.sign(z.imag) * im_w
+        assert abs(got_re - want.real) < mpmath.mpf(2) ** -150
+        assert abs(got_im - want.imag) < mpmath.mpf(2) ** -150
+        acos = mpmath.acos(mpmath.mpc(z.real, z.imag))
+        assert abs(mpmath.atan2(re_w, z.real) - acos.real) < mpmath.mpf(2) ** -150

@@ -1,6 +1,6 @@
 """Generated cases of the remaining single-process ops: chlo.constant, chlo.constant_like,
 set_dimension_size, dynamic_gather, dynamic_conv, composite, custom_call (LAPACK getrf),
-chlo.scan, chlo.ragged_dot, rng_bit_generator and rng.
+chlo.scan, chlo.ragged_dot, rng_bit_generator, rng, and chlo._asin_acos_kernel.
 
 Oracles (never the interpreter's kernels):
 - index arithmetic / Python ints for the constants, set_dimension_size, dynamic_gather, scan
@@ -23,6 +23,7 @@ import math
 from fractions import Fraction
 from typing import List
 
+import mpmath
 import numpy as np
 
 from ..cases import Rule
@@ -601,4 +602,40 @@ def all_extra(full, fast) -> List:
     return (constant_cases(full, fast) + set_dimension_size_cases(full, fast) + dynamic_gather_cases(full, fast)
             + dynamic_conv_cases(full, fast) + composite_cases(full, fast) + custom_call_cases(full, fast)
             + scan_cases(full, fast) + ragged_dot_cases(full, fast) + rng_bit_generator_cases(full, fast)
-            + rng_cases(full, fast))
+            + rng_cases(full, fast) + asin_acos_kernel_cases(full, fast))
+
+
+# ---------------------------------------------------------------- chlo._asin_acos_kernel
+
+ASIN_ACOS_POINTS = [complex(0.5, 0.25), complex(-0.75, 1.5), complex(2.0, -0.5), complex(-1.25, -2.5),
+                    complex(0.375, 3.0), complex(-2.5, 0.625), complex(1.0, 1.0), complex(-0.5, -0.75)]
+
+
+def asin_acos_kernel_oracle(z):
+    """w = sqrt(a^2 - x^2) + i log(a + sqrt(a^2 - 1)), a = (|z + 1| + |z - 1|) / 2 (ChloOps.td:
+    asin(z) = atan2(re z, re w) + i sign(im z) im w), at 256 bits."""
+    with mpmath.workprec(256):
+        x, y = mpmath.mpf(z.real), mpmath.mpf(z.imag)
+        a = (mpmath.hypot(x + 1, y) + mpmath.hypot(x - 1, y)) / 2
+        return mpmath.sqrt(a * a - x * x), mpmath.log(a + mpmath.sqrt(a * a - 1))
+
+
+def asin_acos_kernel_cases(full, fast) -> List:
+    op = "chlo._asin_acos_kernel"
+    out = []
+    for et in _types(op, 0, fast, ("complex",)):
+        comp = "f32" if et == "complex<f32>" else "f64"
+        fmt = float_format(comp)
+        pts = ASIN_ACOS_POINTS if full else ASIN_ACOS_POINTS[:4]
+        exp = []
+        for z in pts:
+            re, im = asin_acos_kernel_oracle(z)
+            exp.append(complex(float(round_value(re, fmt)), float(round_value(im, fmt))))
+        n = len(pts)
+        prog = single_op_program(op, [tensor((n,), et)], [tensor((n,), et)])
+        out.append(_case(op, et, "moderate", prog, [make_array(pts, et, (n,))], [make_array(exp, et, (n,))], [et],
+                         [rule_for(et, 4)], oracle="mpmath",
+                         note="moderate points (both parts of w well away from 0): mpmath at 256 bits, one rounding "
+                              "per part; 4 ULP per part"))
+    return out
+
