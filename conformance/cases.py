@@ -48,14 +48,22 @@ class Rule:
     check); `atol` (floats within `atol`, NaN equals NaN, complex parts separately); `ulp`
     (floats within `max_ulp` units in the last place; NaN equals NaN); `close` (user
     programs: within `max_ulp` ULP or within `atol + rtol * |expected|`). Integer outputs
-    are always compared exactly, whatever the rule."""
-    kind: str                  # exact | atol | ulp | close
+    are always compared exactly, whatever the rule. Two property rules, for outputs whose
+    values the spec leaves to the implementation: `shape` (only the shape and element type
+    are checked) and `range` (every element in [lo, hi); NaN fails)."""
+    kind: str                  # exact | atol | ulp | close | shape | range
     atol: float = 0.0
     max_ulp: int = 0
     check: str = ""            # the upstream check this rule came from
     rtol: float = 0.0
+    lo: float = 0.0            # `range`: the bounds [lo, hi)
+    hi: float = 0.0
 
     def describe(self) -> str:
+        if self.kind == "shape":
+            return "shape and element type only"
+        if self.kind == "range":
+            return f"every element in [{self.lo:g}, {self.hi:g})"
         if self.kind == "atol":
             return f"|actual - expected| <= {self.atol:g}"
         if self.kind == "ulp":
@@ -68,6 +76,8 @@ class Rule:
         d = {"kind": self.kind, "atol": self.atol, "max_ulp": self.max_ulp, "check": self.check}
         if self.rtol:
             d["rtol"] = self.rtol
+        if self.kind == "range":
+            d["lo"], d["hi"] = self.lo, self.hi
         return d
 
 

@@ -61,9 +61,21 @@ def compare_output(actual, expected, et_name: str, rule: Rule, extra_ulps: int =
             return {"message": f"dtype {actual.dtype} (actual) vs {et.dtype} (expected)"}
     if et is not None and expected.dtype != et.dtype:
         expected = expected.astype(et.dtype)
-    if actual.size == 0:
+    if actual.size == 0 or rule.kind == "shape":
         return None
     ulp = None
+    if rule.kind == "range":
+        if et is not None and et.is_complex:
+            return {"message": "a `range` rule on a complex output"}
+        a = actual.astype(np.float64) if floaty else actual.astype(object)
+        ok = (a >= rule.lo) & (a < rule.hi)
+        ok = np.asarray(ok, dtype=bool).reshape(actual.shape)
+        if ok.all():
+            return None
+        bad = np.argwhere(~ok)
+        idx = tuple(int(i) for i in bad[0]) if ok.ndim else ()
+        return {"index": list(idx), "actual": _fmt(actual[idx]), "expected": f"[{rule.lo:g}, {rule.hi:g})",
+                "count": int(ok.size - np.count_nonzero(ok)), "size": int(ok.size), "rule": rule.describe()}
     if not floaty or rule.kind == "exact":
         if floaty:
             ok = approx_equal(actual, expected, et, 0.0)

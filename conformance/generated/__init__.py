@@ -20,14 +20,14 @@ FAST_TYPES = frozenset({"i1", "i8", "ui32", "i64", "f8E4M3FN", "bf16", "f16", "f
 def generate_cases(full: bool = False, pattern: Optional[str] = None, op: Optional[str] = None) -> List:
     """The cases of the generated suite (the fast subset unless `full`), filtered by a glob on
     case ids and/or an op name (`add` = `stablehlo.add`)."""
-    from . import collectives, elementwise, indexing, linalg, misc, nn, quantized, reductions, special, structural, windows
+    from . import collectives, elementwise, extra, indexing, linalg, misc, nn, quantized, reductions, special, structural, windows
     fast = None if full else FAST_TYPES
     want = op if (op is None or "." in op) else f"stablehlo.{op}"
     cases = []
     gens = [elementwise.all_elementwise, special.all_special, structural.all_structural,
             reductions.all_reductions, misc.all_misc, indexing.all_indexing,
             windows.all_windows, linalg.all_linalg, nn.all_nn, quantized.all_quantized,
-            collectives.all_collectives]
+            collectives.all_collectives, extra.all_extra]
     if want in elementwise.BY_NAME:          # one elementwise op: build only its cases
         e = elementwise.BY_NAME[want]
         gens = [lambda full, fast: [c for et in elementwise.types_for(e) if fast is None or et in fast
