@@ -179,3 +179,15 @@ def test_reduce_precision_past_int32_prints_generic():
     p = shlo.print_module(m)
     assert '"stablehlo.reduce_precision"' in p
     assert shlo.print_module(shlo.parse(p)) == p
+
+
+def test_typed_i1_literal_is_not_an_integer_struct_field():
+    """c9 finding: `index_vector_dim = -1 : i1` was taken as an integer (printed `true`)."""
+    import stablehlo_ref as shlo
+    text = '''func.func @f(%a: tensor<3x4xf32>, %i: tensor<2x1xi32>) -> tensor<2x4xf32> {
+  %0 = "stablehlo.gather"(%a, %i) {dimension_numbers = #stablehlo.gather<offset_dims = [1], collapsed_slice_dims = [0], start_index_map = [0], index_vector_dim = -1 : i1>, slice_sizes = array<i64: 1, 4>} : (tensor<3x4xf32>, tensor<2x1xi32>) -> tensor<2x4xf32>
+  func.return %0 : tensor<2x4xf32>
+}
+'''
+    with pytest.raises(shlo.StableHLOError, match="index_vector_dim"):
+        shlo.parse(text)

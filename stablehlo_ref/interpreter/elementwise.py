@@ -11,6 +11,10 @@ from .registry import KERNELS, args, kernel, op_cache, register_table, specializ
 
 def make_complex(re, im):
     """complex(re, im) without the NaNs that `re + 1j * im` makes from infinite parts."""
+    if np.iscomplexobj(re) or np.iscomplexobj(im):
+        # (only an unverified program gets here: `stablehlo.complex` takes real parts)
+        from ..errors import InterpreterError
+        raise InterpreterError("stablehlo.complex: the parts must be real, got complex operands")
     re, im = np.broadcast_arrays(np.asarray(re, dtype=np.float64), np.asarray(im, dtype=np.float64))
     out = np.empty(re.shape, dtype=np.complex128)
     out.real = re

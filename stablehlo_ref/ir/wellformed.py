@@ -46,7 +46,9 @@ def _field_ok(kind: str, v) -> bool:
     if v is None:
         return True                       # an omitted field (its default)
     if kind == "i64":
-        return isinstance(v, int) and not isinstance(v, bool) or isinstance(v, IntegerAttr)
+        # (a typed literal of i1, `-1 : i1`, is a boolean: not an integer field's value)
+        return isinstance(v, int) and not isinstance(v, bool) or (
+            isinstance(v, IntegerAttr) and not isinstance(v.value, bool) and getattr(v.type, "name", "") != "i1")
     if kind == "i64_list":
         return isinstance(v, (tuple, list)) and all(isinstance(x, int) and not isinstance(x, bool) for x in v) \
             or isinstance(v, (DenseArrayAttr, ArrayAttr))
