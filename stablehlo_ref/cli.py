@@ -584,7 +584,15 @@ def _conform_generated(args) -> int:
             raise UsageError(f"cannot write cases to {args.export}: {e.strerror}") from None
         print(f"wrote {len(cases)} case(s) to {args.export} (manifest {path}, artifacts for {target})")
         return 0
-    known = load_known_failures(args.known_failures) if args.known_failures else None
+    from pathlib import Path
+    known = None
+    for entry in args.known_failures or []:      # repeatable; NAME=FILE for one backend only
+        name, eq, path = entry.partition("=")
+        if eq and name == args.backend:
+            entry = path
+        elif eq and not Path(entry).exists():
+            continue                              # another backend's list
+        known = {**(known or {}), **load_known_failures(entry)}
     backend = get_backend(args.backend, extra_ulps=args.extra_ulps)
     try:
         ok, why = backend.available()

@@ -342,3 +342,18 @@ def test_generated_sample_on_iree():
         rep = run_suite(b, cases, timeout=120, known=known, complete=False)
     assert rep.counts()["pass"] >= _single_process(cases) // 2, rep.format()[-3000:]
     assert rep.ok, rep.format()[-3000:]
+
+
+def test_generated_suite_takes_repeated_known_failures_files(tmp_path, capsys):
+    """--known-failures is repeatable (and NAME=FILE names one backend's list) with --suite
+    generated too: it was read as one path (an internal TypeError)."""
+    from stablehlo_ref.cli import main
+    a = tmp_path / "a.txt"
+    a.write_text("generated/stablehlo.add/i8/no-such-variant\tflaky: listed, never run\n")
+    b = tmp_path / "b.txt"
+    b.write_text("# nothing\n")
+    argv = ["conformance", "--suite", "generated", "--backend", "reference", "--pattern", "generated/stablehlo.add/i8/*",
+            "--known-failures", str(a), "--known-failures", f"reference={b}", "--known-failures", f"xla={tmp_path / 'none.txt'}"]
+    assert main(argv) == 0, capsys.readouterr()
+    assert "passed" in capsys.readouterr().out
+    assert main(argv[:-2] + ["--known-failures", str(tmp_path / "missing.txt")]) == 2
