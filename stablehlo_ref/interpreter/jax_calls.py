@@ -109,22 +109,15 @@ def _getrf(ctx, op, a=None, *rest):
     k_max = min(m, n)
     ipiv = np.zeros((nb, k_max), dtype=np.int32)
     info = np.zeros(nb, dtype=np.int32)
-    rows = np.arange(nb)
-    for k in range(k_max):                   # (a loop over columns, vectorized over the batch)
-        col = wide[:, k:, k]
-        # LAPACK's i?amax: |re| + |im| for complex numbers, not the modulus
-        mag = np.abs(col.real) + np.abs(col.imag) if np.iscomplexobj(col) else np.abs(col)
-        p = k + np.argmax(mag, axis=1)
-        ipiv[:, k] = p + 1
-        top = wide[rows, k, :].copy()
-        wide[rows, k, :] = wide[rows, p, :]
-        wide[rows, p, :] = top
-        pivot = wide[:, k, k]
-        zero = pivot == 0
-        info = np.where(zero & (info == 0), k + 1, info)
-        safe = np.where(zero, 1, pivot)
-        wide[:, k + 1:, k] = np.where(zero[:, None], wide[:, k + 1:, k], wide[:, k + 1:, k] / safe[:, None])
-        wide[:, k + 1:, k + 1:] -= wide[:, k + 1:, k][:, :, None] * wide[:, k, k + 1:][:, None, :]
+    from scipy.linalg import lapack      # LAPACK's own ?getrf, one call per matrix, in f64/c128
+    getrf = lapack.zgetrf if np.iscomplexobj(wide) else lapack.dgetrf
+    for b in range(nb):                      # (a loop over the batch)
+        if m == 0 or n == 0:
+            break
+        lu_b, piv, inf = getrf(wide[b], overwrite_a=True)
+        wide[b] = lu_b
+        ipiv[b] = piv[:k_max] + 1            # scipy returns LAPACK's pivots 0-based
+        info[b] = max(int(inf), 0)
     lu = wide.reshape(a.shape).astype(a.dtype)
     return [lu, ipiv.reshape(batch + (k_max,)), info.reshape(batch)]
 
