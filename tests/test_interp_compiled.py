@@ -709,3 +709,118 @@ def test_bool_reduce_specializer_matches_the_general_kernel(body):
                 got = special(ctx, op, x, init)
                 assert type(got) is type(want) and np.asarray(got).dtype == np.asarray(want).dtype
                 assert np.asarray(got).tobytes() == np.asarray(want).tobytes()
+
+
+# ------------------------------------------------------------- one-element scatters (x.at[i].set(v))
+
+SCATTER_LOOP = """
+func.func @main(%buf: tensor<8x6xf32>) -> (tensor<8x6xf32>, tensor<8x6xf32>) {
+  %c0 = stablehlo.constant dense<0> : tensor<i32>
+  %r:3 = stablehlo.while(%i = %c0, %b = %buf, %k = %buf) : tensor<i32>, tensor<8x6xf32>, tensor<8x6xf32>
+   cond {
+    %n = stablehlo.constant dense<10> : tensor<i32>
+    %lt = stablehlo.compare LT, %i, %n, SIGNED : (tensor<i32>, tensor<i32>) -> tensor<i1>
+    stablehlo.return %lt : tensor<i1>
+  } do {
+    %one = stablehlo.constant dense<1> : tensor<i32>
+    %i2 = stablehlo.add %i, %one : tensor<i32>
+    %two = stablehlo.constant dense<2> : tensor<i32>
+    %fi = stablehlo.convert %i : (tensor<i32>) -> tensor<f32>
+    %v = stablehlo.add %fi, %fi : tensor<f32>
+    INDEX
+    BODY
+  }
+  return %r#1, %r#2 : tensor<8x6xf32>, tensor<8x6xf32>
+}"""
+
+SCATTER_INDEX = {
+    # [i, 2] as a 2-vector (index_vector_dim 0); i reaches 8 and 9: out of bounds, skipped
+    "vector": """%i1 = stablehlo.reshape %i : (tensor<i32>) -> tensor<1xi32>
+    %t1 = stablehlo.reshape %two : (tensor<i32>) -> tensor<1xi32>
+    %idx = stablehlo.concatenate %i1, %t1, dim = 0 : (tensor<1xi32>, tensor<1xi32>) -> tensor<2xi32>""",
+    # the same as a 1x2 array with index_vector_dim 1
+    "row": """%i1 = stablehlo.reshape %i : (tensor<i32>) -> tensor<1x1xi32>
+    %t1 = stablehlo.reshape %two : (tensor<i32>) -> tensor<1x1xi32>
+    %idx = stablehlo.concatenate %i1, %t1, dim = 1 : (tensor<1x1xi32>, tensor<1x1xi32>) -> tensor<1x2xi32>""",
+    # [2, i] through scatter_dims_to_operand_dims = [1, 0]
+    "swapped": """%i1 = stablehlo.reshape %i : (tensor<i32>) -> tensor<1xi32>
+    %t1 = stablehlo.reshape %two : (tensor<i32>) -> tensor<1xi32>
+    %idx = stablehlo.concatenate %i1, %t1, dim = 0 : (tensor<1xi32>, tensor<1xi32>) -> tensor<2xi32>""",
+}
+
+_SCATTER_OP = """"stablehlo.scatter"(%B, %idx, %V) <{{scatter_dimension_numbers = #stablehlo.scatter<inserted_window_dims = [0, 1], scatter_dims_to_operand_dims = {s2o}, index_vector_dim = {ivd}>}}> ({{
+    ^bb0(%p: tensor<f32>, %q: tensor<f32>):
+      stablehlo.return %q : tensor<f32>
+    }}) : (tensor<8x6xf32>, {it}, {ut}) -> tensor<8x6xf32>"""
+
+SCATTER_BODIES = {
+    "in_place": "%b2 = SCATTER(%b)\n    stablehlo.return %i2, %b2, %k : tensor<i32>, tensor<8x6xf32>, tensor<8x6xf32>",
+    "old_read_after": "%b2 = SCATTER(%b)\n    %s = stablehlo.add %b2, %b : tensor<8x6xf32>\n"
+                      "    stablehlo.return %i2, %s, %k : tensor<i32>, tensor<8x6xf32>, tensor<8x6xf32>",
+    "carried_twice": "%b2 = SCATTER(%b)\n    stablehlo.return %i2, %b2, %b2 : tensor<i32>, tensor<8x6xf32>, tensor<8x6xf32>",
+    "old_carried": "%b2 = SCATTER(%b)\n    stablehlo.return %i2, %b2, %b : tensor<i32>, tensor<8x6xf32>, tensor<8x6xf32>",
+}
+
+
+def _scatter_loop_expected(case, form, buf):
+    b, k = buf.copy(), buf.copy()
+    for i in range(10):
+        r, c = (2, i) if form == "swapped" else (i, 2)
+        b2 = b.copy()
+        if r < 8 and c < 6:
+            b2[r, c] = np.float32(2 * i)
+        if case == "in_place":
+            b = b2
+        elif case == "old_read_after":
+            b = b2 + b
+        elif case == "carried_twice":
+            b, k = b2, b2
+        else:
+            b, k = b2, b
+    return b, k
+
+
+@pytest.mark.parametrize("form", sorted(SCATTER_INDEX))
+@pytest.mark.parametrize("case", sorted(SCATTER_BODIES))
+def test_one_element_scatters_in_loops_match_and_leave_inputs_alone(case, form):
+    s2o = "[1, 0]" if form == "swapped" else "[0, 1]"
+    ivd, it = (1, "tensor<1x2xi32>") if form == "row" else (0, "tensor<2xi32>")
+    op = _SCATTER_OP.format(s2o=s2o, ivd=ivd, it=it, ut="tensor<1xf32>" if form == "row" else "tensor<f32>")
+    if form == "row":
+        op = "%v1 = stablehlo.reshape %v : (tensor<f32>) -> tensor<1xf32>\n    %b2 = " + op.replace("%V", "%v1")
+    body = SCATTER_BODIES[case].replace("%b2 = SCATTER(%b)" if form == "row" else "SCATTER(%b)",
+                                        op.replace("%B", "%b").replace("%V", "%v"))
+    src = SCATTER_LOOP.replace("INDEX", SCATTER_INDEX[form]).replace("BODY", body)
+    buf = np.arange(48, dtype=np.float32).reshape(8, 6)
+    keep = buf.copy()
+    got = _both(src, buf)                           # compiled and stepwise agree
+    want = _scatter_loop_expected(case, form, buf)
+    for g, w in zip(got, want):
+        np.testing.assert_array_equal(np.asarray(g), w)
+    assert buf.tobytes() == keep.tobytes()          # the caller's array is never written
+
+
+def test_one_element_scatter_is_made_in_place_when_nothing_else_holds_the_buffer(compile_at_once, monkeypatch):
+    from stablehlo_ref.interpreter import indexing
+    copies = []
+    real = indexing.point_scatter_kernel
+
+    def counting(form):
+        k = real(form)
+
+        def run(ctx, op, *a):
+            copies.append(1)
+            return k(ctx, op, *a)
+        run.position = k.position
+        run.runs_no_region = True
+        return run
+    monkeypatch.setattr(indexing, "point_scatter_kernel", counting)
+    op = _SCATTER_OP.format(s2o="[0, 1]", ivd=0, it="tensor<2xi32>", ut="tensor<f32>").replace("%B", "%b").replace("%V", "%v")
+    src = SCATTER_LOOP.replace("INDEX", SCATTER_INDEX["vector"]).replace(
+        "BODY", SCATTER_BODIES["in_place"].replace("SCATTER(%b)", op))
+    buf = np.zeros((8, 6), np.float32)
+    out = stablehlo_ref.run(parse(src), buf)
+    # the first update copies (the caller holds the buffer), the other nine are in place
+    assert len(copies) == 1
+    assert not buf.any()
+    assert [float(out[0][i, 2]) for i in range(8)] == [2.0 * i for i in range(8)]

@@ -477,15 +477,86 @@ def scatter(ctx, op, *args):
             for o, x, dt in zip(outs, inputs, dtypes)]
 
 
+def point_scatter_form(op):
+    """(input shape, dims of the index vector's components) when `op` writes one element:
+    one input whose update body is `return %update`, a single update element, every input
+    dimension inserted (no window, no batching dims) and static shapes; else None. Such a
+    scatter is `x.at[i].set(v)`: the index vector is the whole indices array, in order."""
+    if len(op.operands) != 3 or len(op.results) != 1 or not op.regions \
+            or len(op.regions[0].blocks) != 1 or not _is_replace_body(op.regions[0], 1):
+        return None
+    xt, it, ut = (v.type for v in op.operands)
+    shapes = [getattr(t, "shape", None) for t in (xt, it, ut)]
+    if any(sh is None or None in tuple(sh) for sh in shapes):
+        return None
+    xs, ids, us = (tuple(int(d) for d in sh) for sh in shapes)
+    if getattr(op.results[0].type, "element_type", None) != getattr(xt, "element_type", 0) \
+            or getattr(ut, "element_type", None) != getattr(xt, "element_type", 0):
+        return None
+    if int(np.prod(us, dtype=np.int64)) != 1 or 0 in xs:
+        return None
+    try:
+        d = _scatter_dims(op)
+    except Exception:  # noqa: BLE001 - the general kernel reports a malformed attribute
+        return None
+    if d["update_window_dims"] or d["input_batching_dims"] or d["scatter_indices_batching_dims"]:
+        return None
+    s2o = d["scatter_dims_to_operand_dims"]
+    if sorted(d["inserted_window_dims"]) != list(range(len(xs))) or sorted(s2o) != list(range(len(xs))):
+        return None
+    if int(np.prod(ids, dtype=np.int64)) != len(s2o):
+        return None
+    ivd = d["index_vector_dim"]
+    if len(s2o) != 1 and (ivd >= len(ids) or ids[ivd] != len(s2o)):
+        return None
+    batch = ids if ivd >= len(ids) else ids[:ivd] + ids[ivd + 1:]
+    if batch != us:                          # (an invalid program: the general kernel says so)
+        return None
+    return xs, tuple(s2o)
+
+
+def point_scatter_kernel(form):
+    """The kernel of a `point_scatter_form` scatter: a copy of the input with one element
+    written (an out-of-bounds index leaves the input as it is, as the spec says)."""
+    xs, s2o = form
+    rank = len(xs)
+    inverse = [0] * rank
+    for k, dim in enumerate(s2o):
+        inverse[dim] = k
+    inverse = tuple(inverse)
+
+    def position(idx):
+        c = idx.reshape(-1).tolist()
+        pos = tuple([c[k] for k in inverse])
+        for p, n in zip(pos, xs):
+            if p < 0 or p >= n:
+                return None
+        return pos
+
+    def scatter_point(ctx, op, x, idx, u):
+        pos = position(idx)
+        if pos is None:
+            return [x]
+        out = x.copy()
+        out[pos] = u.reshape(()) if getattr(u, "ndim", 0) else u
+        return [out]
+    scatter_point.runs_no_region = True
+    scatter_point.position = position
+    return scatter_point
+
+
 @specializer("stablehlo.scatter")
 def scatter_specialized(op, known=None):
     """A scatter whose update body is recognized (`return %update`, or one primitive op):
     the general kernel, marked as never running its region (so an inlined callee's frame is
-    not set up for it)."""
+    not set up for it); a one-element `return %update` scatter writes its element directly."""
     n = (len(op.operands) - 1) // 2
     if n < 1 or not op.regions or len(op.regions[0].blocks) != 1 \
             or update_body(op.regions[0], n) is None:
         return None
+    form = point_scatter_form(op)
+    if form is not None:
+        return point_scatter_kernel(form)
 
     def scatter_recognized(ctx, op, *args):
         return scatter(ctx, op, *args)

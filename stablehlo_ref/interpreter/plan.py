@@ -991,6 +991,13 @@ class _Emitter:
             if run is not None:
                 self.emit(_with_frees(run, frees), op)
                 return
+        if name == "stablehlo.scatter" and mode == 1 and fn is KERNELS.get(name) \
+                and self.dead_when_run is not None and dies is not None \
+                and len(ins) == 3 and ins[0] not in known and dies(op.operands[0], index):
+            run = _scatter_in_place_runner(op, ins, out, known, self.dead_when_run, self.reads)
+            if run is not None:
+                self.emit(_with_frees(run, frees), op)
+                return
         special = SPECIALIZERS.get(name)
         if special is not None and fn is KERNELS.get(name):
             try:
@@ -1185,6 +1192,47 @@ def _update_in_place_runner(op, ins, out, known, dead_slots, reads):
         v = copy_kernel(ctx, op, x, *vals)
         f[out] = v[0] if v.__class__ in _SEQ else v
     return update_in_place
+
+
+def _scatter_in_place_runner(op, ins, out, known, dead_slots, reads):
+    """A one-element `x.at[i].set(v)` scatter (`indexing.point_scatter_form`) in a loop body,
+    of an operand whose last use it is: written into the operand's array when nothing but dead
+    frame slots holds it (the same reference count as `_update_in_place_runner`), else into a
+    copy, as the kernel does."""
+    from .indexing import point_scatter_form, point_scatter_kernel
+    form = point_scatter_form(op)
+    if form is None:
+        return None
+    xshape = form[0]
+    copy_kernel = point_scatter_kernel(form)
+    position = copy_kernel.position
+    a, i_slot, u_slot = ins
+    reads.update(s for s in ins if s not in known)
+    i_const = known.get(i_slot, _NOTHING)
+    u_const = known.get(u_slot, _NOTHING)
+    ND = np.ndarray
+    refcount = sys.getrefcount
+    NOTHING = _NOTHING
+
+    def scatter_in_place(ctx, f):
+        x = f[a]
+        idx = f[i_slot] if i_const is NOTHING else i_const
+        u = f[u_slot] if u_const is NOTHING else u_const
+        if x.__class__ is ND and x.base is None and x.flags.writeable and x.shape == xshape:
+            n = refcount(x) - 3
+            if f[out] is x:
+                n -= 1
+            for s in dead_slots:
+                if f[s] is x:
+                    n -= 1
+            if n == 0:
+                pos = position(np.asarray(idx))
+                if pos is not None:
+                    x[pos] = u.reshape(()) if getattr(u, "ndim", 0) else u
+                f[out] = x
+                return
+        f[out] = copy_kernel(ctx, op, x, np.asarray(idx), u)[0]
+    return scatter_in_place
 
 
 def _move_runner(pairs, clear):
