@@ -297,6 +297,26 @@ def linalg_hessenberg_tridiagonal(rng):
                 f32(rng, 6, 3), c(2, 5), c(2, 5) + 3, c(2, 5), c(2, 5, 2))
 
 
+def linalg_schur(rng):
+    """jax.scipy.linalg.schur (@lapack_?gees_ffi), real (batched) and complex, and sqrtm (a
+    complex Schur form underneath); the Schur form is not unique, so the checks are what it
+    fixes: A = Q T Q^H, Q unitary, T (quasi-)upper triangular, the eigenvalues on T's diagonal."""
+    def fn(a, z, spd):
+        t, q = jax.vmap(jax.scipy.linalg.schur)(a)
+        qt = jnp.swapaxes(q, -1, -2)
+        res = jnp.abs(q @ t @ qt - a).max() < 1e-4
+        orth = jnp.abs(qt @ q - jnp.eye(5)).max() < 1e-5
+        quasi = jnp.abs(jnp.tril(t, -2)).max() == 0
+        tz, qz = jax.scipy.linalg.schur(z, output="complex")
+        resz = jnp.abs(qz @ tz @ qz.conj().T - z).max() < 1e-4
+        upper = jnp.abs(jnp.tril(tz, -1)).max() == 0
+        ev = jnp.sort(jnp.abs(jnp.diagonal(tz)))
+        return res, orth, quasi, resz, upper, ev, jax.scipy.linalg.sqrtm(spd)
+    z = (f32(rng, 4, 4) + 1j * f32(rng, 4, 4)).astype(np.complex64)
+    m = f32(rng, 4, 4)
+    return fn, (f32(rng, 3, 5, 5), z, (m @ m.T + 4 * np.eye(4)).astype(np.float32))
+
+
 # ----------------------------------------------------------------------------- more models, dtypes, indexing, shape polymorphism
 
 def nnx_vmap_scan(rng):
@@ -645,6 +665,7 @@ PROGRAMS = {
     "linalg_more": linalg_more,
     "linalg_eig": linalg_eig,
     "linalg_hessenberg_tridiagonal": linalg_hessenberg_tridiagonal,
+    "linalg_schur": linalg_schur,
     "nnx_vmap_scan": nnx_vmap_scan,
     "linen_attention": linen_attention,
     "eqx_lstm_scan": eqx_lstm_scan,

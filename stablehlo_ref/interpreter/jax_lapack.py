@@ -1,7 +1,9 @@
 """More of the LAPACK calls JAX emits on CPU (beside jax_calls.py's): `@lapack_?geev_ffi`
 (jnp.linalg.eig / eigvals), `@lapack_?gtsv_ffi` (lax.linalg.tridiagonal_solve) and
 `@lapack_?gehrd_ffi` (jax.scipy.linalg.hessenberg; its Q comes from `@lapack_?orgqr_ffi`) and
-`@lapack_?sytrd_ffi` / `@lapack_?hetrd_ffi` (lax.linalg.tridiagonal).
+`@lapack_?sytrd_ffi` / `@lapack_?hetrd_ffi` (lax.linalg.tridiagonal) and `@lapack_?gees_ffi`
+(jax.scipy.linalg.schur / sqrtm: SciPy's own LAPACK ?gees in the operand's precision, the
+routine XLA CPU calls too).
 Batched over the leading dimensions, computed as LAPACK's algorithms define them: gtsv is
 LAPACK's elimination with partial pivoting, factors and all; gehrd is the unblocked Householder
 reduction (LAPACK's ?larfg reflectors); geev's right eigenvectors are numpy's, i.e. LAPACK's
@@ -237,11 +239,63 @@ def _sytrd(ctx, op, a=None, *rest):
             e.real.reshape(batch + (k,)).astype(_dtype(op, 2)), taus.reshape(batch + (k,)).astype(_dtype(op, 3)), info]
 
 
+# ------------------------------------------------------------------ gees
+
+def _gees(ctx, op, a=None, *rest):
+    """Real: (T, Schur vectors, wr, wi, sdim, info); complex: (T, Schur vectors, w, sdim,
+    info). `mode` 86 ('V') computes the Schur vectors, 78 ('N') leaves them zero; only `sort`
+    78 ('N', no ordering of the eigenvalues) is defined without a selection function."""
+    if a is None or rest:
+        raise InterpreterError("custom_call @lapack_?gees_ffi takes one operand", op.where())
+    name = op.attributes["call_target_name"].value
+    flat, batch = _matrices(op, a, name)
+    cfg = _cfg(op)
+    if int(cfg.get("sort", 78)) != 78:
+        from ..errors import NotImplementedOpError
+        raise NotImplementedOpError("stablehlo.custom_call", f"@{name} with sorted eigenvalues (sort = "
+                                    f"{int(cfg['sort'])}: needs a selection function)")
+    vectors = int(cfg.get("mode", 86)) == 86
+    from scipy.linalg import lapack
+    real = len(op.results) == 6
+    dt = np.dtype(_dtype(op, 0))
+    routine = {np.dtype(np.float32): lapack.sgees, np.dtype(np.float64): lapack.dgees,
+               np.dtype(np.complex64): lapack.cgees, np.dtype(np.complex128): lapack.zgees}.get(dt)
+    if routine is None:
+        raise InterpreterError(f"custom_call @{name}: element type {dt} is not one of LAPACK's", op.where())
+    n = flat.shape[-1]
+    t = np.zeros(flat.shape, dt)
+    vs = np.zeros(flat.shape, dt)
+    w = np.zeros((flat.shape[0], n), np.result_type(dt, np.complex64))
+    sdim = np.zeros(flat.shape[0], np.int32)
+    info = np.zeros(flat.shape[0], np.int32)
+    for b in range(flat.shape[0]):       # (a loop over the batch)
+        if n == 0:
+            break
+        out = routine(lambda *x: 0, np.array(flat[b], dtype=dt), compute_v=int(vectors), sort_t=0)
+        if real:
+            t_b, sdim_b, wr, wi, vs_b, _, info_b = out
+            w[b] = wr + 1j * wi
+        else:
+            t_b, sdim_b, w_b, vs_b, _, info_b = out
+            w[b] = w_b
+        t[b], sdim[b], info[b] = t_b, sdim_b, info_b
+        if vectors:
+            vs[b] = vs_b
+    shape = batch + (n, n)
+    outs = [t.reshape(shape), vs.reshape(shape)]
+    if real:
+        outs += [w.real.reshape(batch + (n,)).astype(_dtype(op, 2)), w.imag.reshape(batch + (n,)).astype(_dtype(op, 3))]
+    else:
+        outs += [w.reshape(batch + (n,)).astype(_dtype(op, 2))]
+    return outs + [sdim.reshape(batch), info.reshape(batch)]
+
+
 LAPACK_MORE = {}
 for _p in "sdcz":
     LAPACK_MORE[f"lapack_{_p}geev_ffi"] = _geev
     LAPACK_MORE[f"lapack_{_p}gtsv_ffi"] = _gtsv
     LAPACK_MORE[f"lapack_{_p}gehrd_ffi"] = _gehrd
+    LAPACK_MORE[f"lapack_{_p}gees_ffi"] = _gees
 for _p in "sd":
     LAPACK_MORE[f"lapack_{_p}sytrd_ffi"] = _sytrd
 for _p in "cz":
