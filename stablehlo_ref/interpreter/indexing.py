@@ -483,7 +483,10 @@ def point_scatter_form(op):
     dimension inserted (no window, no batching dims) and static shapes; else None. Such a
     scatter is `x.at[i].set(v)`: the index vector is the whole indices array, in order."""
     if len(op.operands) != 3 or len(op.results) != 1 or not op.regions \
-            or len(op.regions[0].blocks) != 1 or not _is_replace_body(op.regions[0], 1):
+            or len(op.regions[0].blocks) != 1:
+        return None
+    body = update_body(op.regions[0], 1)
+    if body is None:
         return None
     xt, it, ut = (v.type for v in op.operands)
     shapes = [getattr(t, "shape", None) for t in (xt, it, ut)]
@@ -512,13 +515,14 @@ def point_scatter_form(op):
     batch = ids if ivd >= len(ids) else ids[:ivd] + ids[ivd + 1:]
     if batch != us:                          # (an invalid program: the general kernel says so)
         return None
-    return xs, tuple(s2o)
+    return xs, tuple(s2o), body
 
 
 def point_scatter_kernel(form):
     """The kernel of a `point_scatter_form` scatter: a copy of the input with one element
-    written (an out-of-bounds index leaves the input as it is, as the spec says)."""
-    xs, s2o = form
+    written, or combined with the update by the recognized body through `apply_updates` (an
+    out-of-bounds index leaves the input as it is, as the spec says)."""
+    xs, s2o, body = form
     rank = len(xs)
     inverse = [0] * rank
     for k, dim in enumerate(s2o):
@@ -533,14 +537,31 @@ def point_scatter_kernel(form):
                 return None
         return pos
 
+    strides = [1] * rank
+    for d in range(rank - 2, -1, -1):
+        strides[d] = strides[d + 1] * xs[d + 1]
+
     def scatter_point(ctx, op, x, idx, u):
         pos = position(idx)
         if pos is None:
             return [x]
-        out = x.copy()
-        out[pos] = u.reshape(()) if getattr(u, "ndim", 0) else u
-        return [out]
+        if body == "replace":
+            out = x.copy()
+            out[pos] = u.reshape(()) if getattr(u, "ndim", 0) else u
+            return [out]
+        c = op_cache(op)
+        info = c.get("scatter_point")
+        if info is None:
+            rt = op.results[0].type
+            info = c["scatter_point"] = ([rt], elem(rt).dtype)
+        flat = 0
+        for p, st in zip(pos, strides):
+            flat += p * st
+        out = apply_updates(ctx, op.regions[0], [x.reshape(-1)], np.array([flat], dtype=np.int64),
+                            [np.asarray(u).reshape(1)], info[0], body)[0]
+        return [out.reshape(xs).astype(info[1], copy=False)]
     scatter_point.runs_no_region = True
+    scatter_point.replaces = body == "replace"
     scatter_point.position = position
     return scatter_point
 

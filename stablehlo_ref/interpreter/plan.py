@@ -1201,7 +1201,7 @@ def _scatter_in_place_runner(op, ins, out, known, dead_slots, reads):
     copy, as the kernel does."""
     from .indexing import point_scatter_form, point_scatter_kernel
     form = point_scatter_form(op)
-    if form is None:
+    if form is None or form[2] != "replace":
         return None
     xshape = form[0]
     copy_kernel = point_scatter_kernel(form)
