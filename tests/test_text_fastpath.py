@@ -107,6 +107,23 @@ EDGES = [
     "%x = stablehlo.nope %a, %a : tensor<4xf32>",
     "%x = foo.bar %a, %a : tensor<4xf32>",
     "%x = stablehlo.add %a, %a : tensor<4xf32> }",
+    '%x = "stablehlo.add"(%a, %a) : (tensor<4xf32>, tensor<4xf32>) -> tensor<4xf32>',
+    '%x = "stablehlo.add"(%a, %b) : (tensor<4xf32>, tensor<4xi32>) -> tensor<4xf32>',
+    '%x = "stablehlo.add"(%a) : (tensor<4xf32>, tensor<4xf32>) -> tensor<4xf32>',
+    '%x = "stablehlo.add"(%a, %y) : (tensor<4xf32>, tensor<4xf32>) -> tensor<4xf32>\n'
+    '  %y = stablehlo.add %a, %a : tensor<4xf32>',
+    '%x = "stablehlo.nope"(%a) : (tensor<4xf32>) -> tensor<4xf32>',
+    '%x = "foo.bar"(%a) : (tensor<4xf32>) -> tensor<4xf32>',
+    '%x = "stablehlo.add"(%a, %a) {k = 1} : (tensor<4xf32>, tensor<4xf32>) -> tensor<4xf32>',
+    '%x = "stablehlo.add"(%a, %a) : (tensor<4xf32>, tensor<4xf32>) -> tensor<4xf32> loc(#loc9)',
+    '%x = "stablehlo.constant"() <{value = dense<1.0> : tensor<4xf32>}> : () -> tensor<4xf32>',
+    '%x = "stablehlo.constant"() <{value = dense<1.0> : tensor<4xf32>}> : () -> tensor<4xi32>',
+    '%x = "stablehlo.constant"() <{value = dense<1.0> : tensor<4xf32>, foo = 1}> : () -> tensor<4xf32>',
+    '%x = "stablehlo.constant"() <{value = dense<1.0> : tensor<4xf32>}> {foo = 1} : () -> tensor<4xf32>',
+    '%x = "stablehlo.constant"() <{value = dense<1.0> : tensor<4xf32>}> : () -> (tensor<4xf32>)',
+    '%x = "stablehlo.tanh"(%a) : (tensor<4xf32>) -> (tensor<4xf32>)',
+    '%x = "stablehlo.tanh"(%a) : (tensor<4xf32>) -> ()',
+    '%x = "stablehlo.tanh"(%a) : (tensor<4xf32>) -> (tensor<4xf32>) -> tensor<4xf32>',
 ]
 
 

@@ -330,3 +330,67 @@ def parse_constant_fast(p, op_name, s, pos):
 
 # `loc("file":line:col)` and `loc(#alias)`
 _LOC = re.compile(WS + r'loc\((?:"([^"\\\n]*)":([0-9]{1,18}):([0-9]{1,18})|#([\w$.\-]+))\)')
+
+
+# the generic form without properties, regions or attributes: `"d.op"(%a, %b) : (t, t) -> t`
+_GENERIC = re.compile(r"\((?:" + _VALUES + ")?" + WS + r"\)(?!" + WS + r"[\[<({])" + WS + ":" + WS + _FTYPE)
+
+
+def parse_generic(p, op_name, s, pos):
+    if p.depth + 4 > p.limits.max_nesting:
+        return None
+    m = _GENERIC.match(s, pos)
+    if m is None:
+        return None
+    cache = p.type_cache
+    ins = []
+    text = m.group(2)
+    if text:
+        for tt in _TYPE_NAMES.findall(text):
+            t = cache.get(tt)
+            if t is None:
+                return None
+            ins.append(t)
+    outs = []
+    one = m.group(3)
+    for tt in ([one] if one is not None else _TYPE_NAMES.findall(m.group(4) or "")):
+        t = cache.get(tt)
+        if t is None:
+            return None
+        outs.append(t)
+    visible = p.visible
+    ops = []
+    text = m.group(1)
+    if text:
+        for n in _VALUE_NAMES.findall(text):
+            defs = visible.get(n)
+            if not defs:
+                return None
+            ops.append(defs[-1])
+    if not _same_types(ops, ins):
+        return None
+    return Operation(op_name, ops, outs, {}, []), m.end()
+
+
+# stablehlo.constant in the generic form: `"stablehlo.constant"() <{value = dense<lit> : t}> : () -> t`
+_GENERIC_CONSTANT = re.compile(
+    r"\(" + WS + r"\)" + WS + "<" + WS + r"\{" + WS + r"value(?![\w$.])" + WS + "=" +
+    _CONSTANT.pattern + WS + r"\}" + WS + ">(?!" + WS + r"[({])" + WS + ":" + WS + r"\(" + WS + r"\)" +
+    WS + "->" + WS + "(" + _TYPE + ")")
+
+
+def parse_generic_constant(p, op_name, s, pos):
+    if p.depth + 4 > p.limits.max_nesting:
+        return None
+    m = _GENERIC_CONSTANT.match(s, pos)
+    if m is None:
+        return None
+    cache = p.type_cache
+    t = cache.get(m.group(2))
+    rt = cache.get(m.group(3))
+    if t is None or rt is None:
+        return None
+    attr = p.dense_cache.get((m.group(1), t))
+    if attr is None:
+        return None
+    return Operation(op_name, [], [rt], {"value": attr}, []), m.end()

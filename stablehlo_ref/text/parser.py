@@ -25,9 +25,10 @@ from .parse_attrs import TypeAttrParser, _LocRef
 from .print_types import escape_string
 from .lexer import BANG_ID, BARE_ID, BLOCK_ID, HASH_ID, STRING, VALUE_ID, Scanner, unescape_string
 
-_FAST_HEAD = re.compile(r"[ \t\n\r\f\v]*%([\w$.\-]+)[ \t]*=[ \t]*([A-Za-z_][\w$]*\.[\w$.]*)")
+_FAST_HEAD = re.compile(r'[ \t\n\r\f\v]*%([\w$.\-]+)[ \t]*=[ \t]*(?:([A-Za-z_][\w$]*\.[\w$.]*)|"([\w$.]+)")')
 _NEXT_OP = re.compile(r"[ \t\n\r\f\v]*[%}]")
-_FAST_OPS: dict = {}      # op name -> its fast path (fastpath.py) or None
+_FAST_OPS: dict = {}
+_FAST_GENERIC: dict = {}  # generic op name -> fastpath.parse_generic or None      # op name -> its fast path (fastpath.py) or None
 
 
 def _fast_constant(p, name, s, pos):
@@ -362,7 +363,18 @@ class Parser(TypeAttrParser):
         """`%name = dialect.op ...` through a fast path (fastpath.py), or None where it does not
         apply: nothing has changed then, and the general parser reads the op."""
         name = m.group(2)
-        fast = _FAST_OPS.get(name, 0)
+        op_pos = m.start(2)
+        if name is None:                # the generic form
+            name = m.group(3)
+            op_pos = m.start(3) - 1
+            fast = _FAST_GENERIC.get(name, 0)
+            if fast == 0:
+                d = name.split(".", 1)[0]
+                fast = _FAST_GENERIC[name] = (None if d in _OWN_DIALECTS and not _spec.has_op(name)
+                                              else _fast.parse_generic_constant if name == "stablehlo.constant"
+                                              else _fast.parse_generic)
+        else:
+            fast = _FAST_OPS.get(name, 0)
         if fast == 0:
             fast = None
             if name in OP_SYNTAX:
@@ -391,7 +403,6 @@ class Parser(TypeAttrParser):
         if len(op.results) != 1:
             return None
         # from here on, as _parse_operation goes on after the op's body
-        op_pos = m.start(2)
         sc.pos = end
         lm = _fast._LOC.match(s, end) if s.startswith(" loc(", end) else None
         if lm is not None and self.depth + 2 <= self.limits.max_nesting:
