@@ -1,7 +1,9 @@
 """Recursive-descent parser for MLIR text: modules, aliases and file metadata, values and
 scopes, the generic op syntax for every op and regions; an op's pretty syntax is read through
 its spec'd format (formats.py) or its hand-written syntax (custom_syntax.py). Types,
-attributes and locations are parsed by the TypeAttrParser mixin (parse_attrs.py)."""
+attributes and locations are parsed by the TypeAttrParser mixin (parse_attrs.py). The commonest
+one-line ops go through fast paths first (fastpath.py), which give up, changing nothing, wherever
+they do not apply."""
 from __future__ import annotations
 
 import gc
