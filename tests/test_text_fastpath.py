@@ -14,7 +14,7 @@ from stablehlo_ref.checkrun import split_chunks
 from stablehlo_ref.errors import StableHLOError
 from stablehlo_ref.text import parser as _parser
 
-CORPORA = ("testdata", "interpret", "ops")
+CORPORA = ("testdata", "interpret", "math", "vhlo", "ops")
 FILES = [f for c in CORPORA for f in corpus_files(c, "**/*.mlir")]
 
 

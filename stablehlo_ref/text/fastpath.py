@@ -191,7 +191,7 @@ def format_fast_path(op_name, op_spec, fmt):
         try:
             same = _compile_same(op_spec, fmt)
             c = ("same",) + same if same is not None else ("format",) + _compile(op_spec, fmt, op_name)
-        except _Unsupported:
+        except (_Unsupported, KeyError, ValueError):   # (a format the general parser reports on)
             c = None
         _COMPILED[op_name] = c
     return c
