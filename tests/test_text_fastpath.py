@@ -1,4 +1,5 @@
-"""The parser's fast paths (stablehlo_ref/text/fastpath.py) are an optimisation only: with
+"""The parser's fast paths (stablehlo_ref/text/fastpath.py, and the reuse of a generic op's
+properties when its text repeats) are an optimisation only: with
 them turned off, every corpus chunk parses to the same module (same printed text, the same
 op source positions and locations) or fails with the same error, and so do hand-written
 spellings at the edges of what the fast paths accept."""
@@ -33,6 +34,7 @@ def _both(text, monkeypatch):
     fast = _outcome(text)
     with monkeypatch.context() as mp:
         mp.setattr(_parser, "_FAST_HEAD", re.compile("(?!)"))
+        mp.setattr(_parser, "_CACHE_PROPS", False)
         slow = _outcome(text)
     return fast, slow
 
@@ -62,6 +64,8 @@ _HEAD = "func.func @main(%a: tensor<4xf32>, %b: tensor<4xi32>) -> tensor<4xf32> 
         "  %s = stablehlo.add %a, %a : tensor<4xf32>\n  %t = stablehlo.add %b, %b : tensor<4xi32>\n" \
         "  %d = stablehlo.constant dense<1.0> : tensor<4xf32>\n"
 _TAIL = "  return %a : tensor<4xf32>\n}\n"
+_DOT = ('%x = "stablehlo.dot_general"(%a, %a) <{dot_dimension_numbers = #stablehlo.dot<BODY>}> : '
+        '(tensor<4xf32>, tensor<4xf32>) -> tensor<f32>')
 EDGES = [
     "%x = stablehlo.add %a, %b : tensor<4xf32>",                 # type mismatch
     "%x = stablehlo.add %a, %nope : tensor<4xf32>",              # undefined value
@@ -124,11 +128,19 @@ EDGES = [
     '%x = "stablehlo.tanh"(%a) : (tensor<4xf32>) -> (tensor<4xf32>)',
     '%x = "stablehlo.tanh"(%a) : (tensor<4xf32>) -> ()',
     '%x = "stablehlo.tanh"(%a) : (tensor<4xf32>) -> (tensor<4xf32>) -> tensor<4xf32>',
+    _DOT.replace("BODY", "lhs_contracting_dimensions = [0], rhs_contracting_dimensions = [0]") + "\n  " +
+    _DOT.replace("%x", "%y").replace("BODY", "lhs_contracting_dimensions = [0], rhs_contracting_dimensions = [0]"),
+    _DOT.replace("BODY", "lhs_contracting_dimensions = [0], rhs_contracting_dimensions = [0]") + "\n  " +
+    _DOT.replace("%x", "%y").replace("BODY", "lhs_contracting_dimensions = [0], rhs_contracting_dimensions = [0], x = 1"),
+    _DOT.replace("BODY", "lhs_contracting_dimensions = [0], rhs_contracting_dimensions = [0]") + "\n  " +
+    _DOT.replace("%x", "%y").replace("BODY", "lhs_contracting_dimensions = [0], rhs_contracting_dimensions = [0]>}> {a = 1"),
+    _DOT.replace("BODY", "lhs_contracting_dimensions = [0], rhs_contracting_dimensions = [0]") + "\n  " +
+    _DOT.replace("%x", "%y").replace("BODY", "lhs_contracting_dimensions = [0], rhs_contracting_dimensions = [0]>, b = #al"),
 ]
 
 
 @pytest.mark.parametrize("line", EDGES)
 def test_edges_same_with_and_without_fast_paths(line, monkeypatch):
-    text = _HEAD + "  " + line + "\n" + _TAIL + "#loc9 = loc(\"z.py\":7:8)\n"
+    text = _HEAD + "  " + line + "\n" + _TAIL + "#loc9 = loc(\"z.py\":7:8)\n#al = 3 : i64\n"
     fast, slow = _both(text, monkeypatch)
     assert fast == slow

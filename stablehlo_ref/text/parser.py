@@ -29,6 +29,8 @@ from .lexer import BANG_ID, BARE_ID, BLOCK_ID, HASH_ID, STRING, VALUE_ID, Scanne
 
 _FAST_HEAD = re.compile(r'[ \t\n\r\f\v]*%([\w$.\-]+)[ \t]*=[ \t]*(?:([A-Za-z_][\w$]*\.[\w$.]*)|"([\w$.]+)")')
 _NEXT_OP = re.compile(r"[ \t\n\r\f\v]*[%}]")
+_CACHE_PROPS = True        # (tests turn it off to compare)
+_PLAIN_STRUCT = re.compile(r"#(?:stablehlo|chlo)\.[\w$]+<")
 _FAST_OPS: dict = {}
 _FAST_GENERIC: dict = {}  # generic op name -> fastpath.parse_generic or None      # op name -> its fast path (fastpath.py) or None
 
@@ -67,6 +69,7 @@ class Parser(TypeAttrParser):
         self.resources: Dict[str, bytes] = {}
         self.type_cache: Dict[str, Type] = {}
         self.uses: list = []            # (value, position) of each operand use of the ops being parsed
+        self.props_cache: dict = {}     # generic op name -> (properties text, entries, depth)
         self.dense_cache: dict = {}     # (literal text, type) -> DenseElementsAttr (read-only)   # source text of a simple tensor type -> type
 
     # ================================================================ top level
@@ -457,9 +460,22 @@ class Parser(TypeAttrParser):
             raise sc.error("successor blocks are not supported in StableHLO programs")
         attrs = {}
         if sc.accept("<"):
-            props = self.parse_attr_dict_body()
+            # the same properties text as this op's last one (`<{dot_dimension_numbers = ...}>`
+            # repeats) gives the same attributes: they are read once, where their text cannot
+            # mean anything else elsewhere (no aliases) and at no lesser nesting depth
+            sc.ws()
+            start = sc.pos
+            last = self.props_cache.get(name)
+            if last is not None and self.depth <= last[2] and sc.s.startswith(last[0], start):
+                sc.pos = start + len(last[0])
+                entries = last[1]
+            else:
+                entries = self.parse_attr_dict_body().entries
+                text = sc.s[start:sc.pos] if sc.pos - start <= 4096 else "!"
+                if _CACHE_PROPS and "!" not in text and text.count("#") == len(_PLAIN_STRUCT.findall(text)):
+                    self.props_cache[name] = (text, entries, self.depth)
             sc.expect(">")
-            attrs.update(props.entries)
+            attrs.update(entries)
         regions = []
         if sc.peek("(") :
             sc.accept("(")
