@@ -9,11 +9,18 @@ chosen against. Times are the best of
 `--repeat` runs in process CPU time (`time.process_time`), so a loaded machine skews them less.
 
     python bench/bench_parse.py [--ops 12000] [--const-mb 100] [--repeat 3]
+    python bench/bench_parse.py --ours-from ../main   # time another checkout's parser
 """
 from __future__ import annotations
 
 import argparse
+import sys
 import time
+from pathlib import Path
+
+if "--ours-from" in sys.argv:
+    # before anything imports stablehlo_ref: time the parser of another checkout (e.g. main)
+    sys.path.insert(0, str(Path(sys.argv[sys.argv.index("--ours-from") + 1]).resolve()))
 
 
 def many_ops_module(n_ops: int) -> str:
@@ -107,6 +114,7 @@ def main(argv=None) -> None:
     ap.add_argument("--ops", type=int, default=12000)
     ap.add_argument("--const-mb", type=float, default=100.0)
     ap.add_argument("--repeat", type=int, default=3)
+    ap.add_argument("--ours-from", default=None, help="import stablehlo_ref from this checkout")
     args = ap.parse_args(argv)
     ops = many_ops_module(args.ops)
     cases = [(f"{args.ops} ops", ops, False),

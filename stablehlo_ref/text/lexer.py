@@ -2,6 +2,7 @@
 tokens with precompiled regexes, and reports errors as `file:line:col: message`."""
 from __future__ import annotations
 
+import bisect
 import re
 
 from ..errors import ParseError
@@ -75,7 +76,6 @@ class Scanner:
                 starts.append(i + 1)
                 i = s.find("\n", i + 1)
             self._line_starts = starts
-        import bisect
         line = bisect.bisect_right(self._line_starts, pos)
         return line, pos - self._line_starts[line - 1] + 1
 

@@ -1,10 +1,13 @@
 """Recursive-descent parser for MLIR text: modules, aliases and file metadata, values and
 scopes, the generic op syntax for every op and regions; an op's pretty syntax is read through
 its spec'd format (formats.py) or its hand-written syntax (custom_syntax.py). Types,
-attributes and locations are parsed by the TypeAttrParser mixin (parse_attrs.py)."""
+attributes and locations are parsed by the TypeAttrParser mixin (parse_attrs.py). The commonest
+one-line ops go through fast paths first (fastpath.py), which give up, changing nothing, wherever
+they do not apply."""
 from __future__ import annotations
 
 import gc
+from bisect import bisect_right as _bisect_right
 import re
 from typing import Dict, List, Optional
 
@@ -16,12 +19,25 @@ from ..ir.attributes import (Attribute, CallSiteLoc, FileLineColLoc, FusedLoc, L
                              UnknownLoc)
 from ..ir.core import Block, Module, Operation, Region, Value
 from ..ir.types import FunctionType, Type
+from . import fastpath as _fast
 from .custom_syntax import OP_SYNTAX
 from .format_ast import format_for
 from .formats import parse_with_format
 from .parse_attrs import TypeAttrParser, _LocRef
 from .print_types import escape_string
 from .lexer import BANG_ID, BARE_ID, BLOCK_ID, HASH_ID, STRING, VALUE_ID, Scanner, unescape_string
+
+_FAST_HEAD = re.compile(r'[ \t\n\r\f\v]*%([\w$.\-]+)[ \t]*=[ \t]*(?:([A-Za-z_][\w$]*\.[\w$.]*)|"([\w$.]+)")')
+_NEXT_OP = re.compile(r"[ \t\n\r\f\v]*[%}]")
+_CACHE_PROPS = True        # (tests turn it off to compare)
+_PLAIN_STRUCT = re.compile(r"#(?:stablehlo|chlo)\.[\w$]+<")
+_FAST_OPS: dict = {}
+_FAST_GENERIC: dict = {}  # generic op name -> fastpath.parse_generic or None      # op name -> its fast path (fastpath.py) or None
+
+
+def _fast_constant(p, name, s, pos):
+    return _fast.parse_constant_fast(p, name, s, pos)
+
 
 _RESULT_ID = re.compile(r"%([\w$.\-]+)")
 _BARE_OP_NAMES = {"module": "builtin.module", "return": "func.return", "call": "func.call",
@@ -53,6 +69,7 @@ class Parser(TypeAttrParser):
         self.resources: Dict[str, bytes] = {}
         self.type_cache: Dict[str, Type] = {}
         self.uses: list = []            # (value, position) of each operand use of the ops being parsed
+        self.props_cache: dict = {}     # generic op name -> (properties text, entries, depth)
         self.dense_cache: dict = {}     # (literal text, type) -> DenseElementsAttr (read-only)   # source text of a simple tensor type -> type
 
     # ================================================================ top level
@@ -265,6 +282,14 @@ class Parser(TypeAttrParser):
 
     # ================================================================ operations
     def parse_operation(self) -> Operation:
+        m = _FAST_HEAD.match(self.sc.s, self.sc.pos)
+        if m is not None:
+            op = self._parse_operation_fast(m)
+            if op is not None:
+                return op
+        return self._parse_operation_slow()
+
+    def _parse_operation_slow(self) -> Operation:
         since = len(self.uses)
         names = self.op_names
         depth = len(names)
@@ -339,6 +364,87 @@ class Parser(TypeAttrParser):
             i += count
         return op
 
+    def _parse_operation_fast(self, m) -> Optional[Operation]:
+        """`%name = dialect.op ...` through a fast path (fastpath.py), or None where it does not
+        apply: nothing has changed then, and the general parser reads the op."""
+        name = m.group(2)
+        op_pos = m.start(2)
+        if name is None:                # the generic form
+            name = m.group(3)
+            op_pos = m.start(3) - 1
+            fast = _FAST_GENERIC.get(name, 0)
+            if fast == 0:
+                d = name.split(".", 1)[0]
+                fast = _FAST_GENERIC[name] = (None if d in _OWN_DIALECTS and not _spec.has_op(name)
+                                              else _fast.parse_generic_constant if name == "stablehlo.constant"
+                                              else _fast.parse_generic)
+        else:
+            fast = _FAST_OPS.get(name, 0)
+        if fast == 0:
+            fast = None
+            if name in OP_SYNTAX:
+                if name == "stablehlo.constant":
+                    fast = _fast_constant
+            else:
+                fmt = format_for(name)
+                if fmt is not None:
+                    compiled = _fast.format_fast_path(name, _spec.op(name), fmt)
+                    if compiled is not None:
+                        fast = compiled
+            _FAST_OPS[name] = fast
+        if fast is None:
+            return None
+        sc = self.sc
+        s = sc.s
+        if type(fast) is not tuple:
+            got = fast(self, name, s, m.end())
+        elif fast[0] == "same":
+            got = _fast.parse_same(self, name, fast[1:], s, m.end())
+        else:
+            got = _fast.parse_fast(self, name, fast, s, m.end())
+        if got is None:
+            return None
+        op, end = got
+        if len(op.results) != 1:
+            return None
+        # from here on, as _parse_operation goes on after the op's body
+        sc.pos = end
+        lm = _fast._LOC.match(s, end) if s.startswith(" loc(", end) else None
+        if lm is not None and self.depth + 2 <= self.limits.max_nesting:
+            alias = lm.group(4)
+            if alias is None:
+                op.location = FileLineColLoc(lm.group(1), int(lm.group(2)), int(lm.group(3)), None, None)
+            else:
+                a = self.attr_aliases.get(alias)
+                op.location = a if a is not None and isinstance(a, Location) else _LocRef(alias)
+            sc.pos = lm.end()
+        else:
+            nm = _NEXT_OP.match(s, end)
+            if nm is not None:          # (what sc.peek("loc(") would find: no location)
+                sc.pos = nm.end() - 1
+            elif sc.peek("loc("):
+                op.location = self.parse_location()
+        starts = sc._line_starts
+        if starts is None:
+            op.source = sc.location(op_pos)
+        else:
+            line = _bisect_right(starts, op_pos)
+            op.source = f"{sc.filename}:{line}:{op_pos - starts[line - 1] + 1}"
+        rname = m.group(1)
+        result = op.results[0]
+        scope = self.scopes[-1]
+        if self.pending or rname in scope:
+            self.define(rname, result, m.start(1) - 1)
+        else:                           # (define's common case)
+            scope[rname] = result
+            defs = self.visible.get(rname)
+            if defs is None:
+                self.visible[rname] = [result]
+            else:
+                defs.append(result)
+        result.name = rname
+        return op
+
     def _parse_generic_op(self, name: str) -> Operation:
         sc = self.sc
         sc.expect("(")
@@ -354,9 +460,22 @@ class Parser(TypeAttrParser):
             raise sc.error("successor blocks are not supported in StableHLO programs")
         attrs = {}
         if sc.accept("<"):
-            props = self.parse_attr_dict_body()
+            # the same properties text as this op's last one (`<{dot_dimension_numbers = ...}>`
+            # repeats) gives the same attributes: they are read once, where their text cannot
+            # mean anything else elsewhere (no aliases) and at no lesser nesting depth
+            sc.ws()
+            start = sc.pos
+            last = self.props_cache.get(name)
+            if last is not None and self.depth <= last[2] and sc.s.startswith(last[0], start):
+                sc.pos = start + len(last[0])
+                entries = last[1]
+            else:
+                entries = self.parse_attr_dict_body().entries
+                text = sc.s[start:sc.pos] if sc.pos - start <= 4096 else "!"
+                if _CACHE_PROPS and "!" not in text and text.count("#") == len(_PLAIN_STRUCT.findall(text)):
+                    self.props_cache[name] = (text, entries, self.depth)
             sc.expect(">")
-            attrs.update(props.entries)
+            attrs.update(entries)
         regions = []
         if sc.peek("(") :
             sc.accept("(")
@@ -406,7 +525,16 @@ class Parser(TypeAttrParser):
                     if v.name is not None:
                         self.define(v.name, v)
                 region.blocks.append(block)
-            while not sc.accept("}"):
+            s = sc.s
+            while True:
+                if block is not None:
+                    m = _FAST_HEAD.match(s, sc.pos)
+                    if m is not None:           # (the common case: `%name = dialect.op`)
+                        op = self._parse_operation_fast(m)
+                        block.operations.append(op if op is not None else self._parse_operation_slow())
+                        continue
+                if sc.accept("}"):
+                    break
                 if sc.peek("^"):
                     m = sc.match(BLOCK_ID)
                     if not m:

@@ -1,0 +1,396 @@
+"""Fast paths of the parser for the most common one-line op spellings, e.g.
+`%x = stablehlo.add %a, %b : tensor<8x16xf32>`: an op's spec'd format is compiled once into
+one regex over the op's whole text plus a short list of actions on its groups.
+
+A fast path is only an optimisation: it accepts a subset of what the general parser
+(formats.py) accepts and builds the same op from it. Whenever anything is unusual (a comment
+or an attribute dictionary inside the op, a type not seen before in this module, an undefined
+value, a type mismatch, an optional group) it gives up before changing any parser state, and
+the general parser reads the op from the same position, so every error message and location
+stays the general parser's."""
+from __future__ import annotations
+
+import re
+
+from ..ir.attributes import DenseArrayAttr, IntegerAttr, StructAttr
+from ..ir.core import Operation
+from ..ir.types import ELEMENT_TYPES
+from .format_ast import Custom, FuncType, Kw, Lit, TypeDir, Var, _is_variadic_key, _kind_of, _type_key
+
+WS = r"[ \t\n\r\f\v]*"
+_NAME = r"%[\w$.\-]+(?:#[0-9]+)?"
+_VALUE = WS + "%([\\w$.\\-]+(?:#[0-9]+)?)"
+_VALUES = WS + "(%[\\w$.\\-]+(?:#[0-9]+)?(?:" + WS + "," + WS + _NAME + ")*)"
+_VALUE_NAMES = re.compile(r"%([\w$.\-]+(?:#[0-9]+)?)")
+_TYPE = r"tensor<[0-9?x]*[a-z][a-z0-9]*>"      # what the type parser caches (parse_attrs._SIMPLE_TENSOR)
+_TYPES = _TYPE + "(?:" + WS + "," + WS + _TYPE + ")*"
+_TYPE_NAMES = re.compile(_TYPE)
+_KW_END = r"(?![\w$.])"
+_INT = r"-?[0-9]{1,18}(?![\w.])"
+_INT_LIST = r"\[" + WS + "((?:" + _INT + "(?:" + WS + "," + WS + _INT + ")*)?)" + WS + r"\]"
+# a function type: inputs, then one result or a parenthesised list not followed by `->` (or a
+# comment, behind which the general parser would look for one)
+_FTYPE = (r"\(" + WS + "((?:" + _TYPES + ")?)" + WS + r"\)" + WS + "->" + WS +
+          "(?:(" + _TYPE + ")|\\(" + WS + "((?:" + _TYPES + ")?)" + WS + r"\)(?!" + WS + "(?:->|//)))")
+_I64 = ELEMENT_TYPES["i64"]
+_INTS = re.compile(r"-?[0-9]+")
+
+
+def _ints(text):
+    if text.isdigit() and text.isascii():
+        return (int(text),)
+    return tuple(int(x) for x in _INTS.findall(text))
+
+
+class _Unsupported(Exception):
+    pass
+
+
+def _compile(op_spec, fmt, op_name):
+    """(regex, actions, operand_names, result_specs) for a format of supported elements, else None."""
+    parts = []
+    actions = []
+    ngroups = 0
+
+    def group(frag, n=1):
+        nonlocal ngroups
+        parts.append(frag)
+        first = ngroups + 1
+        ngroups += n
+        return first
+
+    for e in fmt:
+        if isinstance(e, Lit):
+            t = e.text
+            if t.strip() == "":
+                continue
+            if t[0].isalpha():
+                parts.append(WS + re.escape(t) + _KW_END)
+            else:
+                parts.append(WS + re.escape(t))
+        elif isinstance(e, Var):
+            kind, s = _kind_of(op_spec, e.name)
+            if kind == "operand":
+                if s.variadic or s.optional:
+                    raise _Unsupported
+                actions.append(("operand", e.name, group(_VALUE)))
+            elif kind == "attr" and s.kind == "dense_i64_array":
+                actions.append(("i64s", e.name, group(WS + _INT_LIST)))
+            else:
+                raise _Unsupported
+        elif isinstance(e, Kw):
+            if e.name == "operands":
+                actions.append(("operands", None, group("(?:" + _VALUES + ")?")))
+                parts.append("(?!" + WS + ",)")      # (where the general parser may read on)
+            elif e.name == "attr-dict":
+                parts.append("(?!" + WS + r"\{)")
+            else:
+                raise _Unsupported
+        elif isinstance(e, TypeDir):
+            key = _type_key(e.arg)
+            if _is_variadic_key(op_spec, key):
+                raise _Unsupported
+            actions.append(("types", (key,), group(WS + "(" + _TYPE + ")")))
+        elif isinstance(e, FuncType):
+            actions.append(("ftype", (_type_key(e.inputs), _type_key(e.results)), group(WS + _FTYPE, 3)))
+        elif isinstance(e, Custom):
+            if e.name == "SameOperandsAndResultType":
+                keys = tuple(_type_key(a) for a in e.args)
+                if any(_is_variadic_key(op_spec, k) for k in keys[:-1]):
+                    raise _Unsupported
+                actions.append(("types", keys, group(WS + "(" + _TYPE + ")")))
+            elif e.name == "DotDimensionNumbers":
+                first = group("(?:(?=" + WS + "batching_dims" + _KW_END + ")" + WS + "batching_dims" + _KW_END +
+                              WS + "=" + WS + _INT_LIST + WS + "x" + _KW_END + WS + _INT_LIST + WS + ",)?" +
+                              WS + "contracting_dims" + _KW_END + WS + "=" + WS + _INT_LIST +
+                              WS + "x" + _KW_END + WS + _INT_LIST, 4)
+                actions.append(("dot", e.args[0].name, first))
+            elif e.name == "PrecisionConfigAndAlgorithm":
+                parts.append("(?!" + WS + "," + WS + "(?:precision|algorithm)" + _KW_END + ")")
+            else:
+                raise _Unsupported
+        else:
+            raise _Unsupported
+    last = fmt[-1] if fmt else None
+    if not isinstance(last, (TypeDir, FuncType, Custom)) or (isinstance(last, Custom) and last.name != "SameOperandsAndResultType"):
+        raise _Unsupported     # the op must end with its type, where the general parser stops too
+    operand_names = tuple(o.name for o in op_spec.operands)
+    results = tuple((r.name, "$" + r.name, r.variadic) for r in op_spec.results)
+    if op_spec.regions:
+        raise _Unsupported
+    return re.compile("".join(parts)), tuple(actions), operand_names, results
+
+
+def _compile_same(op_spec, fmt):
+    """The commonest format, `$a (, $b)* attr-dict : custom<SameOperandsAndResultType>(type($a),
+    ..., type($result))` (elementwise ops), as (regex, operand count), else None."""
+    names = [o.name for o in op_spec.operands]
+    if (not names or any(o.variadic or o.optional for o in op_spec.operands) or len(op_spec.results) != 1
+            or op_spec.results[0].variadic or op_spec.regions):
+        return None
+    want = []
+    for i, n in enumerate(names):
+        if i:
+            want.append(("lit", ","))
+        want.append(("var", n))
+    want += [("kw", "attr-dict"), ("lit", ":"),
+             ("same", tuple("$" + n for n in names) + ("$" + op_spec.results[0].name,))]
+    got = []
+    for e in fmt:
+        if isinstance(e, Lit):
+            if e.text.strip():
+                got.append(("lit", e.text))
+        elif isinstance(e, Var):
+            got.append(("var", e.name))
+        elif isinstance(e, Kw):
+            got.append(("kw", e.name))
+        elif isinstance(e, Custom) and e.name == "SameOperandsAndResultType":
+            got.append(("same", tuple(_type_key(a) for a in e.args)))
+        else:
+            return None
+    if got != want or _kind_of(op_spec, op_spec.results[0].name)[0] != "result":
+        return None
+    if any(_kind_of(op_spec, n)[0] != "operand" for n in names):
+        return None
+    rx = _VALUE + "".join(WS + "," + _VALUE for _ in names[1:]) + "(?!" + WS + r"\{)" + WS + ":" + WS + "(" + _TYPE + ")"
+    return re.compile(rx), len(names)
+
+
+def parse_same(p, op_name, compiled, s, pos):
+    """(op, end) through a `_compile_same` fast path, or None (nothing changed)."""
+    if p.depth + 4 > p.limits.max_nesting:
+        return None
+    regex, n = compiled
+    m = regex.match(s, pos)
+    if m is None:
+        return None
+    t = p.type_cache.get(m.group(n + 1))
+    if t is None:
+        return None
+    visible = p.visible
+    ops = []
+    for i in range(1, n + 1):
+        defs = visible.get(m.group(i))
+        if not defs:
+            return None
+        v = defs[-1]
+        if v.type is not t and v.type != t:
+            return None
+        ops.append(v)
+    return Operation(op_name, ops, [t], {}, None), m.end()
+
+
+_COMPILED: dict = {}
+
+
+def format_fast_path(op_name, op_spec, fmt):
+    """The compiled fast path of an op's format, or None when its format has elements the fast
+    path does not cover."""
+    c = _COMPILED.get(op_name, 0)
+    if c == 0:
+        try:
+            same = _compile_same(op_spec, fmt)
+            c = ("same",) + same if same is not None else ("format",) + _compile(op_spec, fmt, op_name)
+        except (_Unsupported, KeyError, ValueError):   # (a format the general parser reports on)
+            c = None
+        _COMPILED[op_name] = c
+    return c
+
+
+def parse_fast(p, op_name, compiled, s, pos):
+    """(op, end) for the op body at `pos` read through `compiled`, or None (nothing changed)."""
+    if p.depth + 4 > p.limits.max_nesting:
+        return None
+    _, regex, actions, operand_names, result_specs = compiled
+    m = regex.match(s, pos)
+    if m is None:
+        return None
+    visible = p.visible
+    cache = p.type_cache
+    g = m.group
+    operands = {}
+    all_operands = None
+    types = {}
+    attrs = {}
+    for kind, name, gi in actions:
+        if kind == "operand":
+            defs = visible.get(g(gi))
+            if not defs:
+                return None
+            operands[name] = [defs[-1]]
+        elif kind == "types":
+            t = cache.get(g(gi))
+            if t is None:
+                return None
+            for k in name:
+                types[k] = [t]
+        elif kind == "ftype":
+            ins = []
+            text = g(gi)
+            if text:
+                for tt in _TYPE_NAMES.findall(text):
+                    t = cache.get(tt)
+                    if t is None:
+                        return None
+                    ins.append(t)
+            outs = []
+            one = g(gi + 1)
+            for tt in ([one] if one is not None else _TYPE_NAMES.findall(g(gi + 2) or "")):
+                t = cache.get(tt)
+                if t is None:
+                    return None
+                outs.append(t)
+            types[name[0]] = ins
+            types[name[1]] = outs
+        elif kind == "operands":
+            text = g(gi)
+            vals = []
+            if text:
+                for n in _VALUE_NAMES.findall(text):
+                    defs = visible.get(n)
+                    if not defs:
+                        return None
+                    vals.append(defs[-1])
+            all_operands = vals
+        elif kind == "i64s":
+            v = _ints(g(gi))
+            if any(not -(1 << 63) <= x < 1 << 63 for x in v):
+                return None
+            attrs[name] = DenseArrayAttr(_I64, v)
+        elif kind == "dot":
+            lb, rb = _ints(g(gi) or ""), _ints(g(gi + 1) or "")
+            lc, rc = _ints(g(gi + 2)), _ints(g(gi + 3))
+            if any(not -(1 << 63) <= x < 1 << 63 for x in lb + rb + lc + rc):
+                return None
+            attrs[name] = StructAttr("stablehlo", "dot", (
+                ("lhs_batching_dimensions", lb), ("rhs_batching_dimensions", rb),
+                ("lhs_contracting_dimensions", lc), ("rhs_contracting_dimensions", rc)))
+    # operands in spec order, their spelled types checked, result types (as parse_with_format)
+    if all_operands is not None:
+        ops = all_operands
+    elif len(operand_names) == 1:
+        ops = operands.get(operand_names[0], [])
+    else:
+        ops = []
+        for n in operand_names:
+            v = operands.get(n)
+            if v:
+                ops.extend(v)
+    if "operands" in types:
+        if not _same_types(ops, types["operands"]):
+            return None
+    elif all_operands is None:
+        for n in operand_names:
+            declared = types.get("$" + n)
+            if declared is not None and not _same_types(operands.get(n, []), declared):
+                return None
+    elif operand_names and all("$" + n in types for n in operand_names):
+        if not _same_types(ops, [t for n in operand_names for t in types["$" + n]]):
+            return None
+    results = types.get("results")
+    if results is None:
+        results = []
+        for name, key, variadic in result_specs:
+            t = types.get(key)
+            if t is not None:
+                results.extend(t)
+            elif not variadic:
+                return None
+    return Operation(op_name, ops, results, attrs, None), m.end()
+
+
+def _same_types(values, declared) -> bool:
+    if len(values) != len(declared):
+        return False
+    for v, t in zip(values, declared):
+        if v.type is not t and v.type != t:
+            return False
+    return True
+
+
+# `dense<literal> : type` of stablehlo.constant, for a literal the module already read with this
+# type (parse_attrs' dense cache: same text, same type, the same attribute)
+_CONSTANT = re.compile(WS + r"dense<([^<>()\[\]{}\"]{0,63}[^<>()\[\]{}\"\-])>" + WS + ":" + WS + "(" + _TYPE + ")")
+
+
+def parse_constant_fast(p, op_name, s, pos):
+    if p.depth + 4 > p.limits.max_nesting:
+        return None
+    m = _CONSTANT.match(s, pos)
+    if m is None:
+        return None
+    t = p.type_cache.get(m.group(2))
+    if t is None:
+        return None
+    attr = p.dense_cache.get((m.group(1), t))
+    if attr is None:
+        return None
+    return Operation(op_name, [], [attr.type], {"value": attr}), m.end()
+
+
+# `loc("file":line:col)` and `loc(#alias)`
+_LOC = re.compile(WS + r'loc\((?:"([^"\\\n]*)":([0-9]{1,18}):([0-9]{1,18})|#([\w$.\-]+))\)')
+
+
+# the generic form without properties, regions or attributes: `"d.op"(%a, %b) : (t, t) -> t`
+_GENERIC = re.compile(r"\((?:" + _VALUES + ")?" + WS + r"\)(?!" + WS + r"[\[<({])" + WS + ":" + WS + _FTYPE)
+
+
+def parse_generic(p, op_name, s, pos):
+    if p.depth + 4 > p.limits.max_nesting:
+        return None
+    m = _GENERIC.match(s, pos)
+    if m is None:
+        return None
+    cache = p.type_cache
+    ins = []
+    text = m.group(2)
+    if text:
+        for tt in _TYPE_NAMES.findall(text):
+            t = cache.get(tt)
+            if t is None:
+                return None
+            ins.append(t)
+    outs = []
+    one = m.group(3)
+    for tt in ([one] if one is not None else _TYPE_NAMES.findall(m.group(4) or "")):
+        t = cache.get(tt)
+        if t is None:
+            return None
+        outs.append(t)
+    visible = p.visible
+    ops = []
+    text = m.group(1)
+    if text:
+        for n in _VALUE_NAMES.findall(text):
+            defs = visible.get(n)
+            if not defs:
+                return None
+            ops.append(defs[-1])
+    if not _same_types(ops, ins):
+        return None
+    return Operation(op_name, ops, outs, {}, []), m.end()
+
+
+# stablehlo.constant in the generic form: `"stablehlo.constant"() <{value = dense<lit> : t}> : () -> t`
+_GENERIC_CONSTANT = re.compile(
+    r"\(" + WS + r"\)" + WS + "<" + WS + r"\{" + WS + r"value(?![\w$.])" + WS + "=" +
+    _CONSTANT.pattern + WS + r"\}" + WS + ">(?!" + WS + r"[({])" + WS + ":" + WS + r"\(" + WS + r"\)" +
+    WS + "->" + WS + "(" + _TYPE + ")")
+
+
+def parse_generic_constant(p, op_name, s, pos):
+    if p.depth + 4 > p.limits.max_nesting:
+        return None
+    m = _GENERIC_CONSTANT.match(s, pos)
+    if m is None:
+        return None
+    cache = p.type_cache
+    t = cache.get(m.group(2))
+    rt = cache.get(m.group(3))
+    if t is None or rt is None:
+        return None
+    attr = p.dense_cache.get((m.group(1), t))
+    if attr is None:
+        return None
+    return Operation(op_name, [], [rt], {"value": attr}, []), m.end()
