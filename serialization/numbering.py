@@ -312,6 +312,8 @@ class _Numbering:
         # of it not counted yet
         last_fn = fn_rec = None
         fn_uses = 0
+        last_t = t_rec = None
+        t_uses = 0
         for op in block.operations:
             rec = leaf_recs.get(op.name)
             if rec is None:
@@ -353,11 +355,19 @@ class _Numbering:
             else:
                 rec.count += 1
             for r in op.results:
-                e = type_ids.get(id(r.type))   # a StableHLO type: its VHLO type's record
+                t = r.type      # a StableHLO type: its VHLO type's record (uses of the last one
+                if t is last_t:     # counted in t_uses)
+                    t_uses += 1
+                    continue
+                if t_rec is not None:
+                    t_rec.count += t_uses
+                e = type_ids.get(id(t))
                 if e is not None:
-                    e[1].count += 1
+                    t_rec, t_uses = e[1], 1
                 else:
-                    self._number_stablehlo_type(r.type)
+                    self._number_stablehlo_type(t)
+                    t_rec, t_uses = type_ids[id(t)][1], 0
+                last_t = t
             loc = op.location
             if loc is None or loc is unknown:
                 # where the parser found the op ("file:line:col"), keyed as a plain file location
@@ -412,6 +422,8 @@ class _Numbering:
                     flc_dialect = self._flc_dialect_of(loc)
         if fn_rec is not None:
             fn_rec.count += fn_uses
+        if t_rec is not None:
+            t_rec.count += t_uses
         self._flc_dialect = flc_dialect
 
     def _flc_dialect_of(self, loc) -> Optional[int]:

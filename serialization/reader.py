@@ -23,6 +23,10 @@ from stablehlo_ref.serialization.encoding import (Cursor, MAGIC, MAX_VERSION, M_
                                                   S_IR, S_PROPERTIES, S_RESOURCE, S_RESOURCE_OFFSET, S_STRING,
                                                   _SECTION_NAMES)
 
+# whether the reader builds leaf ops as StableHLO ops directly (tests turn it off to compare
+# with the general path)
+DIRECT = True
+
 _BUSY = object()   # an attribute/type cache slot whose entry is being decoded
 _BAD = object()    # a type the direct path does not take (see _FileReader._sh_type)
 
@@ -109,7 +113,7 @@ class _FileReader:
         self._read_attr_type_offsets()
         # the direct path (leaf ops built as StableHLO ops while reading) is taken in files of
         # VHLO ops only: an op of another name (sdy, casts, a StableHLO name) reads generally
-        self.direct = all(n.startswith("vhlo.") or n == "builtin.module" for n in self.op_names)
+        self.direct = DIRECT and all(n.startswith("vhlo.") or n == "builtin.module" for n in self.op_names)
         self.direct_names: set = set()     # the StableHLO names of the ops it may build
         self.good: Dict[int, object] = {}   # id(t) -> t: StableHLO types that pass good_type
         self.unchecked: set = set()         # ids of ops it built that need read_problem's check

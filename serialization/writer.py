@@ -182,7 +182,7 @@ def write_file(root: Operation, *, version: int, producer: str, codecs: List[Dia
             add_flagged(small[n] if n < SMALL else varint_bytes(n))
             buf = data.buf      # (a large payload starts a new buffer)
             continue
-        if fn is not last_fn:
+        if fn != last_fn:
             pre = prefixes.get(fn)
             if pre is None:
                 pre = prefixes[fn] = small[11] + varint_bytes(num.attr_number(_string_attr(fn)))
@@ -246,6 +246,7 @@ def write_file(root: Operation, *, version: int, producer: str, codecs: List[Dia
         ids = scope.ids
         locs = leaf_locs.get(id(ops))
         j = 0
+        last_t = last_tb = None     # a leaf result's type and its number's encoding
         for op in ops:
             v = leaf_index.get(op.name)
             if v is not None:
@@ -270,8 +271,12 @@ def write_file(root: Operation, *, version: int, producer: str, codecs: List[Dia
                     v = len(results)
                     buf += small[v] if v < SMALL else varint_bytes(v)
                     for r in results:
-                        v = type_ids[id(r.type)][1].number     # (numbered by identity)
-                        buf += small[v] if v < SMALL else varint_bytes(v)
+                        t = r.type
+                        if t is not last_t:
+                            last_t = t
+                            last_tb = type_ids[id(t)][1].number     # (numbered by identity)
+                            last_tb = small[last_tb] if last_tb < SMALL else varint_bytes(last_tb)
+                        buf += last_tb
                 if operands:
                     v = len(operands)
                     buf += small[v] if v < SMALL else varint_bytes(v)
