@@ -6,7 +6,7 @@ objects; `to_vhlo(...)` makes them light `LeafOp`s (the path strip_debuginfo tak
 `to_vhlo(..., leaves=False)` builds every op as a full VHLO Operation and downgrades it. Reading
 builds such leaf ops as StableHLO ops while reading the bytes (reader.DIRECT, on by default)
 and converts the other VHLO ops in place. These tests compare the writers byte for byte and
-the readers' modules and errors.""
+the readers' modules and errors."""
 from __future__ import annotations
 
 import glob
