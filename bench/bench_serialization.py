@@ -1,12 +1,16 @@
 """Portable-artifact read/write throughput: ours vs jaxlib's serializer.
 
     python bench/bench_serialization.py [--ops 10000] [--const-mb 100] [--repeat 3] [--profile N]
+    python bench/bench_serialization.py --cpu --ours-from ../main   # another checkout's serializer
 
 Two programs: a chain of N elementwise ops (op-count bound) and a module holding
 `--const-mb` MB of f32 constants (data bound). For each, write (module in memory -> artifact
 bytes at 1.0.0) and read (bytes -> module in memory), best of `--repeat`, in MB/s of
-artifact bytes, and the ratio jaxlib/ours (how many times faster jaxlib is). `--profile N` also
-prints, per program, cProfile's N most expensive functions (by own time) of our write and read."""
+artifact bytes, and the ratio ours/jaxlib (how many times faster jaxlib is). `--profile N` also
+prints, per program, cProfile's N most expensive functions (by own time) of our write and read.
+`--cpu` times process CPU time instead of wall-clock time (steadier on a shared machine);
+`--ours-from DIR` times the serializer of another checkout (for before/after: run both, one
+after the other, and compare the ratios, each against jaxlib timed in the same process)."""
 from __future__ import annotations
 
 import argparse
@@ -21,6 +25,32 @@ import numpy as np
 
 sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), ".."))
 os.environ.setdefault("JAX_PLATFORMS", "cpu")
+
+
+def _import_checkout(root: str):
+    """Import stablehlo_ref from checkout `root`, its top-level folders (serialization/,
+    conformance/, spec/) as the subpackages pyproject.toml maps them to (an editable install
+    would otherwise supply this checkout's)."""
+    import importlib.util
+    root = os.path.abspath(root)
+    sys.path.insert(0, root)
+    import stablehlo_ref
+    if os.path.dirname(os.path.dirname(os.path.abspath(stablehlo_ref.__file__))) != root:
+        raise SystemExit(f"stablehlo_ref was imported from {stablehlo_ref.__file__} already")
+    for sub, folder in (("specdata", "spec"), ("serialization", "serialization"), ("conformance", "conformance")):
+        path = os.path.join(root, folder)
+        init = os.path.join(path, "__init__.py")
+        if os.path.isdir(os.path.join(root, "stablehlo_ref", sub)) or not os.path.exists(init):
+            continue
+        spec = importlib.util.spec_from_file_location(f"stablehlo_ref.{sub}", init, submodule_search_locations=[path])
+        mod = importlib.util.module_from_spec(spec)
+        sys.modules[spec.name] = mod
+        setattr(stablehlo_ref, sub, mod)
+        spec.loader.exec_module(mod)
+
+
+if "--ours-from" in sys.argv:
+    _import_checkout(sys.argv[sys.argv.index("--ours-from") + 1])
 
 import stablehlo_ref as shr  # noqa: E402
 from stablehlo_ref.ir.attributes import DenseElementsAttr  # noqa: E402
@@ -54,15 +84,19 @@ def const_module(mb: int):
     return m
 
 
+_CLOCK = [time.perf_counter]
+
+
 def best(fn, repeat):
+    clock = _CLOCK[0]
     times = []
     for _ in range(repeat):
         gc.collect()
         gc.disable()
         try:
-            t0 = time.perf_counter()
+            t0 = clock()
             r = fn()
-            times.append(time.perf_counter() - t0)
+            times.append(clock() - t0)
         finally:
             gc.enable()
     return min(times), r
@@ -76,7 +110,13 @@ def main(argv=None):
     ap.add_argument("--target", default="1.0.0")
     ap.add_argument("--profile", type=int, default=0, metavar="N",
                     help="print the N functions with the most own time in our write and read")
+    ap.add_argument("--cpu", action="store_true", help="time process CPU time (default: wall clock)")
+    ap.add_argument("--ours-from", default=None, metavar="DIR", help="time the serializer of this checkout")
     a = ap.parse_args(argv)
+    if a.cpu:
+        _CLOCK[0] = time.process_time
+    print(f"(ours: {os.path.dirname(os.path.dirname(os.path.abspath(shr.__file__)))}; "
+          f"{'process CPU' if a.cpu else 'wall-clock'} time, best of {a.repeat})")
     try:
         from jax._src.interpreters import mlir as jmlir
         from jaxlib.mlir.dialects import stablehlo

@@ -42,14 +42,15 @@ from stablehlo_ref.serialization.dialect_codec import DialectWriter
 from stablehlo_ref.serialization.encoding import MAGIC
 from stablehlo_ref.serialization.op_mapping import inherent_names, tables
 from stablehlo_ref.serialization.reader import properties_reader, read_file
-from stablehlo_ref.serialization.stablehlo_to_vhlo import leaf_context, op_to_vhlo
+from stablehlo_ref.serialization.numbering import Direct
+from stablehlo_ref.serialization.stablehlo_to_vhlo import NotDirect, leaf_context, op_to_vhlo
 from stablehlo_ref.serialization.versions import downgrade_op, upgrade_op
 from stablehlo_ref.serialization.vhlo_codec import VhloCodec
 from stablehlo_ref.serialization.sdy_codec import SdyCodec, has_sdy, insert_casts, remove_casts
 from stablehlo_ref.serialization.stablehlo_to_vhlo import type_to_vhlo
 from stablehlo_ref.serialization.vhlo_to_stablehlo import type_from_vhlo
 from stablehlo_ref.serialization.versions import unknown_op_message
-from stablehlo_ref.serialization.vhlo_to_stablehlo import op_from_vhlo
+from stablehlo_ref.serialization.vhlo_to_stablehlo import from_vhlo_direct, op_from_vhlo
 from stablehlo_ref.serialization.writer import write_file
 
 __all__ = ["serialize", "serialize_as", "deserialize", "artifact_version", "read_vhlo", "write_vhlo", "vhlo_ops"]
@@ -131,13 +132,28 @@ def to_vhlo(module: Module, target: str, steps=None, writer_version=None, leaves
     return root
 
 
-def write_vhlo(root: Operation, target: str, producer_version: str, steps=None) -> bytes:
+def _to_vhlo_direct(module: Module, target: str, steps, writer_version):
+    """to_vhlo on the direct path: (VHLO module op whose leaf ops are the StableHLO ops
+    themselves, their numbering.Direct), or (to_vhlo's tree, None) for a module the direct
+    path cannot write."""
+    direct = Direct()
+    try:
+        root = op_to_vhlo(module.op, {}, leaf_context(target, writer_version, steps, direct))
+    except NotDirect:
+        steps.clear()
+        return to_vhlo(module, target, steps, writer_version), None
+    root.location = op_location(module.op, module)
+    downgrade_op(root, target, steps, writer_version, direct.names)
+    return root, direct
+
+
+def write_vhlo(root: Operation, target: str, producer_version: str, steps=None, direct=None) -> bytes:
     """Write a VHLO module op; `steps` (op id -> rewrite count) replays upstream's use-list
     order changes so that the bytes match upstream's."""
     version = S.bytecode_version(target)
     return write_file(root, version=version, producer="StableHLO_v" + producer_version, codecs=_CODECS,
                         dict_of=_make_dict_of(version), props_writer=_props_writer, rewrites=steps,
-                        isolated_of=_isolated_from_above)
+                        isolated_of=_isolated_from_above, direct=direct)
 
 
 def _isolated_from_above(op: Operation) -> bool:
@@ -165,10 +181,12 @@ def _serialize_as(module, target, strip_debuginfo, writer_version):
     if writer_version is not None:
         _check_target(writer_version)
     steps = {}
-    root = to_vhlo(module, conv, steps, writer_version)
     if strip_debuginfo:
+        root = to_vhlo(module, conv, steps, writer_version)
         _strip_locations(root)
-    return write_vhlo(root, conv, target, steps)
+        return write_vhlo(root, conv, target, steps)
+    root, direct = _to_vhlo_direct(module, conv, steps, writer_version)
+    return write_vhlo(root, conv, target, steps, direct)
 
 
 def read_vhlo(data, limits: Optional[Limits] = None):
@@ -185,7 +203,8 @@ def _read_vhlo(data, limits):
     root, f = read_file(data, _CODEC_MAP, limits or DEFAULT)
     if root.name != "builtin.module":
         raise SerializationError(f"the top-level operation is {root.name}, expected builtin.module", "byte 0")
-    _apply_properties(root, f)
+    if f.op_props:
+        _apply_properties(root, f)
     return root, f
 
 
@@ -206,10 +225,12 @@ def _apply_properties(op: Operation, f):
                 op.attributes[n] = r.attr()
         if not r.cur.at_end():
             r.cur.fail(f"trailing bytes in the properties of {op.name}")
+    op_props = f.op_props
     for reg in op.regions:
         for b in reg.blocks:
             for o in b.operations:
-                _apply_properties(o, f)
+                if o.regions or id(o) in op_props:
+                    _apply_properties(o, f)
 
 
 def deserialize(data, limits: Optional[Limits] = None) -> Module:
@@ -221,10 +242,18 @@ def deserialize(data, limits: Optional[Limits] = None) -> Module:
 def _deserialize(data, limits: Limits) -> Module:
     root, f = _read_vhlo(data, limits)
     producer = f.producer
+    checks = None
     try:
-        upgrade_op(root)
-        new = op_from_vhlo(root, {}, None)
-        remove_casts(new)
+        if f.direct:
+            # (a file of VHLO ops only: no casts to remove; the reader's StableHLO ops are
+            # named in f.direct_names, and no op of the file has such a name)
+            upgrade_op(root, f.direct_names)
+            checks = from_vhlo_direct(root, f.direct_names, f.unchecked)
+            new = root
+        else:
+            upgrade_op(root)
+            new = op_from_vhlo(root, {}, None)
+            remove_casts(new)
     except SerializationError as e:
         if producer and producer not in e.message:
             e.message += f" (artifact produced by {producer})"
@@ -233,7 +262,7 @@ def _deserialize(data, limits: Limits) -> Module:
         raise SerializationError(f"malformed VHLO program ({type(e).__name__}: {e}); artifact produced by {producer}") from None
     # what was read must be built as the spec says: an artifact can put any attribute, type or
     # location anywhere, and nothing downstream (verifier, printer, interpreter) expects that
-    for op in new.walk():
+    for op in (checks if checks is not None else new.walk()):
         problem = read_problem(op)
         if problem is not None:
             raise SerializationError(f"{op.name}: {problem}", f"byte {f.op_offsets.get(id(op), '?')}")

@@ -10,8 +10,20 @@ from typing import Dict, List, Optional, Tuple
 from stablehlo_ref.errors import SerializationError
 from stablehlo_ref.ir import attributes as A
 from stablehlo_ref.ir.core import Block, Operation
+from stablehlo_ref.ir.locations import source_location
 from stablehlo_ref.serialization.builtin_codec import BuiltinCodec, _string_attr
 from stablehlo_ref.serialization.dialect_codec import DialectCodec, DialectWriter, _key
+
+_FLC = A.FileLineColLoc
+
+
+def _akey(a):
+    """An attribute's numbering key: `_key`, except that a plain file location is keyed by
+    (file name, line, column), the key the direct leaf path gives the locations it derives
+    from where the parser found an op (without making a FileLineColLoc for each)."""
+    if a.__class__ is _FLC and a.end_line is None and a.end_column is None:
+        return (a.filename, a.line, a.column)
+    return (type(a), a)
 
 class _Strings:
     def __init__(self):
@@ -44,6 +56,35 @@ class LeafOp:
 
     def __repr__(self):
         return f"LeafOp({self.name})"
+
+
+class Direct:
+    """The direct leaf path's shared state, from the conversion to the writer. An op without
+    attributes or regions whose VHLO form at the target is its renaming is not converted at
+    all: the StableHLO op itself stands in the VHLO tree (its results, operands, types and
+    location as they are), and numbering and writing map its name (`names`), types (by
+    identity, to their VHLO types' records) and location (`locs`) on the fly.
+
+    A value then has two objects where the two worlds meet: a block argument or the result of
+    a converted op (the VHLO value, primary) is also referred to by leaf ops as the StableHLO
+    value; a leaf op's result (primary) is referred to by converted ops as a VValue proxy
+    (they need its VHLO type). `aka[id(primary)]` is the other object, `canon[id(other)]` the
+    primary: the writer numbers both, use lists count uses of the primary."""
+
+    __slots__ = ("names", "plans", "aka", "canon", "locs")
+
+    def __init__(self):
+        self.names: Dict[str, str] = {}     # StableHLO op name -> VHLO op name at target
+        self.plans: Dict[str, Optional[tuple]] = {}   # the conversion's leaf plans by op name
+        self.aka: Dict[int, object] = {}
+        self.canon: Dict[int, object] = {}
+        # per block (by id of its op list): the location records of its leaf ops, in order
+        # (None: the op's own location object)
+        self.locs: Dict[int, list] = {}
+
+    def twin(self, primary, other):
+        self.aka[id(primary)] = other
+        self.canon[id(other)] = primary
 
 
 class _Record:
@@ -101,7 +142,7 @@ class _Numbering:
         if e is not None and e[0] is a:
             e[1].count += 1
             return
-        k = _key(a)
+        k = _akey(a)
         rec = self.attrs.get(k)
         if rec is not None:
             rec.count += 1
@@ -143,7 +184,7 @@ class _Numbering:
         e = self.attr_ids.get(id(a))
         if e is not None and e[0] is a:
             return e[1].number
-        return self.attrs[_key(a)].number
+        return self.attrs[_akey(a)].number
 
     def type_number(self, t) -> int:
         e = self.type_ids.get(id(t))
@@ -202,7 +243,7 @@ class _Numbering:
                         and loc.end_column is None:
                     # number_attr for a plain file location (a new one per op, typically), inline
                     new = _Record(loc, flc_dialect)
-                    rec = attrs.setdefault((flc, loc), new)     # hashes the location once
+                    rec = attrs.setdefault((loc.filename, loc.line, loc.column), new)
                     attr_ids[id(loc)] = (loc, rec)
                     if rec is not new:
                         rec.count += 1
@@ -250,6 +291,153 @@ class _Numbering:
             else:
                 number_attr(loc)
         self._flc_dialect = flc_dialect
+
+    def number_block_direct(self, block: Block, dict_of, direct: Direct):
+        """number_block for a block of the direct path: leaf ops are StableHLO ops (see
+        `Direct`); the others are numbered as number_block numbers them. The location records
+        of the block's leaf ops (None: located otherwise) go to `direct.locs`, in order."""
+        for v, loc in zip(block.arguments, block.arg_locations):
+            self.number_attr(loc if loc is not None else A.UNKNOWN_LOC)
+            self.number_type(v.type)
+        opnames, type_ids, attr_ids = self.opnames, self.type_ids, self.attr_ids
+        number_attr, unknown = self.number_attr, A.UNKNOWN_LOC
+        attrs, attr_list = self.attrs, self.attr_list
+        names = direct.names
+        leaf_recs = {}          # StableHLO op name -> its VHLO name's record
+        locs = direct.locs[id(block.operations)] = []
+        add_loc = locs.append
+        flc_dialect = self._flc_dialect
+        v5 = self.version >= 5
+        # the file name's string attribute of new plain locations: its record, and the uses
+        # of it not counted yet
+        last_fn = fn_rec = None
+        fn_uses = 0
+        last_t = t_rec = None
+        t_uses = 0
+        for op in block.operations:
+            rec = leaf_recs.get(op.name)
+            if rec is None:
+                vname = names.get(op.name)
+                if vname is None:
+                    if v5:
+                        self.number_op(op, dict_of(op))
+                        continue
+                    rec = opnames.get(op.name)
+                    if rec is None:
+                        self.number_opname(op.name)
+                    else:
+                        rec.count += 1
+                    for r in op.results:
+                        e = type_ids.get(id(r.type))     # (the dict holds its keys' objects)
+                        if e is not None:
+                            e[1].count += 1
+                        else:
+                            self.number_type(r.type)
+                    d = dict_of(op)
+                    if d is not None:
+                        number_attr(d)
+                    loc = op.location
+                    if loc is None:
+                        loc = unknown
+                    e = attr_ids.get(id(loc))
+                    if e is not None:
+                        e[1].count += 1
+                    else:
+                        number_attr(loc)
+                    continue
+                rec = opnames.get(vname)
+                if rec is None:
+                    self.number_opname(vname)
+                    rec = opnames[vname]
+                else:
+                    rec.count += 1
+                leaf_recs[op.name] = rec
+            else:
+                rec.count += 1
+            for r in op.results:
+                t = r.type      # a StableHLO type: its VHLO type's record (uses of the last one
+                if t is last_t:     # counted in t_uses)
+                    t_uses += 1
+                    continue
+                if t_rec is not None:
+                    t_rec.count += t_uses
+                e = type_ids.get(id(t))
+                if e is not None:
+                    t_rec, t_uses = e[1], 1
+                else:
+                    self._number_stablehlo_type(t)
+                    t_rec, t_uses = type_ids[id(t)][1], 0
+                last_t = t
+            loc = op.location
+            if loc is None or loc is unknown:
+                # where the parser found the op ("file:line:col"), keyed as a plain file location
+                src = op.source
+                key = None
+                if src.__class__ is str:
+                    parts = src.rsplit(":", 2)
+                    if len(parts) == 3 and parts[1].isdigit() and parts[2].isdigit():
+                        key = (parts[0], int(parts[1]), int(parts[2]))
+                elif src is not None:
+                    found = source_location(src)
+                    if found is not None:
+                        key = (found.filename, found.line, found.column)
+                if key is not None:
+                    rec = attrs.get(key)
+                    if rec is not None:
+                        rec.count += 1
+                        add_loc(rec)
+                        continue
+                    if flc_dialect is not None:
+                        rec = attrs[key] = _Record(key, flc_dialect)
+                        attr_list.append(rec)
+                        add_loc(rec)
+                        fn = key[0]
+                        if fn == last_fn:
+                            fn_uses += 1
+                            continue
+                        if fn_rec is not None:
+                            fn_rec.count += fn_uses
+                        last_fn = fn
+                        s = _string_attr(fn)
+                        e = attr_ids.get(id(s))
+                        if e is not None:
+                            fn_rec, fn_uses = e[1], 1
+                        else:
+                            number_attr(s)
+                            fn_rec, fn_uses = attr_ids[id(s)][1], 0
+                        continue
+                    loc = A.FileLineColLoc(*key)
+                    number_attr(loc)
+                    flc_dialect = self._flc_dialect_of(loc)
+                    add_loc(attr_ids[id(loc)][1])
+                    continue
+                loc = unknown
+            add_loc(None)
+            e = attr_ids.get(id(loc))
+            if e is not None:
+                e[1].count += 1
+            else:
+                number_attr(loc)
+                if flc_dialect is None and loc.__class__ is _FLC:
+                    flc_dialect = self._flc_dialect_of(loc)
+        if fn_rec is not None:
+            fn_rec.count += fn_uses
+        if t_rec is not None:
+            t_rec.count += t_uses
+        self._flc_dialect = flc_dialect
+
+    def _flc_dialect_of(self, loc) -> Optional[int]:
+        """The dialect number of plain file locations, once `loc` (one) is numbered, when the
+        builtin codec is ours (whose encoding of them the writer inlines); else None."""
+        name, codec = self.dialect_of(loc, True)
+        return self.dialects[name] if codec.__class__ is BuiltinCodec else None
+
+    def _number_stablehlo_type(self, t):
+        """Number a StableHLO type as its VHLO type, and remember it by identity."""
+        from stablehlo_ref.serialization.stablehlo_to_vhlo import type_to_vhlo
+        vt = type_to_vhlo(t)
+        self.number_type(vt)
+        self.type_ids[id(t)] = (t, self.type_ids[id(vt)][1])
 
     def finalize(self):
         for lst, attr in ((self.attr_list, "attr"), (self.type_list, "type"), (self.op_list, "op")):

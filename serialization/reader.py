@@ -12,6 +12,10 @@ from stablehlo_ref.limits import DEFAULT, Limits
 from stablehlo_ref.ir import attributes as A
 from stablehlo_ref.ir.core import Block, Operation, Region, Value
 from stablehlo_ref.serialization.builtin_codec import BuiltinCodec
+from stablehlo_ref.serialization.vhlo_to_stablehlo import (good_type, is_func_op, leaf_shape_ok, plain_leaf_name,
+                                                           type_from_vhlo)
+from stablehlo_ref.serialization.vhlo_values import VType
+from stablehlo_ref.serialization.vhlo_to_stablehlo import _GOOD_SHAPES
 from stablehlo_ref.serialization.dialect_codec import DialectCodec, DialectReader
 from stablehlo_ref.serialization.encoding import (Cursor, MAGIC, MAX_VERSION, M_ATTRS, M_OPERANDS,
                                                   M_PROPERTIES, M_REGIONS, M_RESULTS, M_SUCCESSORS, M_USELIST,
@@ -19,7 +23,42 @@ from stablehlo_ref.serialization.encoding import (Cursor, MAGIC, MAX_VERSION, M_
                                                   S_IR, S_PROPERTIES, S_RESOURCE, S_RESOURCE_OFFSET, S_STRING,
                                                   _SECTION_NAMES)
 
+# whether the reader builds leaf ops as StableHLO ops directly (tests turn it off to compare
+# with the general path)
+DIRECT = True
+
 _BUSY = object()   # an attribute/type cache slot whose entry is being decoded
+_BAD = object()    # a type the direct path does not take (see _FileReader._sh_type)
+
+_new = object.__new__
+_set = object.__setattr__
+_FLC = A.FileLineColLoc
+_LEAF_MASK = M_ATTRS | M_PROPERTIES | M_REGIONS | M_SUCCESSORS | M_USELIST | 0x80
+
+
+def _flc_fast_ok() -> bool:
+    """Whether a FileLineColLoc can be made by setting its instance dict (a frozen dataclass
+    whose constructor only stores its five fields): twice as fast as calling it."""
+    try:
+        import dataclasses
+        names = [f.name for f in dataclasses.fields(_FLC)]
+        if names != ["filename", "line", "column", "end_line", "end_column"] or hasattr(_FLC, "__post_init__"):
+            return False
+        a = _new(_FLC)
+        _set(a, "__dict__", {"filename": "f", "line": 1, "column": 2, "end_line": None, "end_column": None})
+        return a == _FLC("f", 1, 2) and hash(a) == hash(_FLC("f", 1, 2)) and vars(a) == vars(_FLC("f", 1, 2))
+    except Exception:
+        return False
+
+
+_FAST_FLC = _flc_fast_ok()
+
+
+_OP_SLOTS = ("name", "operands", "results", "attributes", "regions", "location", "successors", "source",
+             "attr_dict_source", "_cache")
+# the direct path builds ops and values by setting their slots, when they are the ones
+# Operation() and Value() set (else it calls them)
+_FAST_OPS = Operation.__slots__ == _OP_SLOTS and Value.__slots__ == ("type", "name", "owner", "index")
 
 
 class _FileReader:
@@ -72,6 +111,14 @@ class _FileReader:
         self._read_properties()
         self._read_dialects()
         self._read_attr_type_offsets()
+        # the direct path (leaf ops built as StableHLO ops while reading) is taken in files of
+        # VHLO ops only: an op of another name (sdy, casts, a StableHLO name) reads generally
+        self.direct = DIRECT and all(n.startswith("vhlo.") or n == "builtin.module" for n in self.op_names)
+        self.direct_names: set = set()     # the StableHLO names of the ops it may build
+        self.good: Dict[int, object] = {}   # id(t) -> t: StableHLO types that pass good_type
+        self.unchecked: set = set()         # ids of ops it built that need read_problem's check
+        self._plain = {}                    # (op name index, in a func) -> StableHLO name or None
+        self.sh_types: List[object] = [None] * self.n_type
         self.resources = self._read_resources()
         self.op_props: Dict[int, Tuple[int, int]] = {}
         self.op_offsets: Dict[int, int] = {}      # id(op) -> byte offset of its encoding
@@ -173,13 +220,25 @@ class _FileReader:
                 k = cur.count("entry count")
                 if len(entries) + k > total:
                     cur.fail("attribute/type group runs past the declared count", at)
+                # (one-byte sizes, the common case, decoded inline)
+                data, p, cend = cur.data, cur.pos, cur.end
+                dname, append = self.dialects[d], entries.append
                 for _ in range(k):
-                    at = cur.pos
-                    size, custom = cur.varint_flag("an entry size")
+                    b = data[p] if p < cend else 0
+                    if b & 1:
+                        v = b >> 1
+                        q = p + 1
+                    else:
+                        cur.pos = p
+                        v = cur.varint("an entry size")
+                        q = cur.pos
+                    size = v >> 1
                     if offset + size > data_end:
-                        cur.fail("attribute/type entry runs past the end of the data section", at)
-                    entries.append((self.dialects[d], offset, offset + size, custom))
+                        cur.fail("attribute/type entry runs past the end of the data section", p)
+                    append((dname, offset, offset + size, bool(v & 1)))
                     offset += size
+                    p = q
+                cur.pos = p
         if not cur.at_end():
             cur.fail("trailing data in the attribute/type offset section")
         self.attr_entries = entries[:n_attr]
@@ -445,12 +504,12 @@ class _FileReader:
                 cur.skip(ln, "nested IR section")
                 sub.end = cur.pos
                 for _ in range(nreg):
-                    op.regions.append(self._read_region(sub, scopes))
+                    op.regions.append(self._read_region(sub, scopes, name))
                 if not sub.at_end():
                     sub.fail("trailing data in a nested IR section")
             else:
                 for _ in range(nreg):
-                    op.regions.append(self._read_region(cur, scopes))
+                    op.regions.append(self._read_region(cur, scopes, name))
             if isolated:
                 scopes.pop().check_resolved(cur)
         self.depth -= 1
@@ -468,16 +527,53 @@ class _FileReader:
             for _ in range(k):
                 cur.varint("use-list entry")
 
-    def _read_region(self, cur, scopes) -> Region:
+    def _read_region(self, cur, scopes, parent: Optional[str] = None) -> Region:
         self.region_depth += 1
         if self.region_depth > self.limits.max_nesting:
             check_depth(self.region_depth, self.limits, "regions", f"byte {cur.pos}")
         try:
-            return self._read_region_body(cur, scopes)
+            return self._read_region_body(cur, scopes, parent)
         finally:
             self.region_depth -= 1
 
-    def _read_region_body(self, cur, scopes) -> Region:
+    def _plain_table(self, parent: Optional[str]) -> Optional[list]:
+        """Per op name index: the StableHLO name of a leaf op of that name in a region of
+        `parent` (as stored) that the direct path builds, else None (see plain_leaf_name)."""
+        if not self.direct or not _FAST_OPS or parent is None:
+            return None
+        in_func = is_func_op(parent)
+        tab = self._plain.get(in_func)
+        if tab is None:
+            tab = self._plain[in_func] = [plain_leaf_name(n, in_func) if n.startswith("vhlo.") else None
+                                          for n in self.op_names]
+            # (the file's op names are all VHLO: an op of one of these names is built here)
+            self.direct_names.update(n for n in tab if n is not None)
+        return tab
+
+    def _sh_type(self, ti: int, at: int):
+        """The StableHLO type of type entry `ti` for the direct path, or _BAD (not a VHLO
+        type, or one whose conversion fails: the general path reads the op and says what is
+        wrong at the point where it would). Decoding errors raise here, as they would there."""
+        t = self.sh_types[ti] if ti < self.n_type else None
+        if t is not None:
+            return t
+        vt = self.type(ti, at)
+        if vt.__class__ is not VType:
+            return _BAD
+        t = self.sh_types[ti] = self._st(vt)
+        return t
+
+    def _st(self, vt):
+        """type_from_vhlo(vt), or _BAD where it fails; good types noted in self.good."""
+        try:
+            t = type_from_vhlo(vt)
+        except (SerializationError, KeyError, IndexError, ValueError, TypeError, AttributeError):
+            return _BAD
+        if good_type(t):
+            self.good[id(t)] = t
+        return t
+
+    def _read_region_body(self, cur, scopes, parent: Optional[str] = None) -> Region:
         nblocks = cur.count("block count")
         region = Region()
         if nblocks == 0:
@@ -513,6 +609,13 @@ class _FileReader:
                     if isinstance(loc, A.UnknownLoc):
                         loc = None
                     v = b.add_argument(t, None, loc)
+                    if self.direct and t.__class__ is VType:
+                        # converted now, as the conversion would (where it fails, the
+                        # conversion says so at its turn), so that leaf ops using the
+                        # argument can be checked while they are read
+                        st = self._st(t)
+                        if st is not _BAD:
+                            v.type = st
                     scope.define(v, cur)
                 if self.version >= 3:
                     flag = cur.byte("block use-list flag")
@@ -522,10 +625,231 @@ class _FileReader:
                         cur.fail(f"bad block use-list flag {flag:#x}", cur.pos - 1)
             if nops > cur.remaining:
                 cur.fail(f"block op count {nops} larger than the data left")
-            for _ in range(nops):
-                b.operations.append(self._read_op(cur, scopes, blocks))
+            tab = self._plain_table(parent)
+            if tab is None:
+                for _ in range(nops):
+                    b.operations.append(self._read_op(cur, scopes, blocks))
+            else:
+                self._read_ops_direct(cur, scopes, blocks, b.operations, nops, tab)
         scope.pop(nvalues)
         return region
+
+    def _read_ops_direct(self, cur, scopes, blocks, ops: list, nops: int, tab: list):
+        """Read `nops` ops into `ops`: a leaf op whose VHLO name is a plain leaf name (`tab`)
+        and whose types convert is built as the StableHLO op directly (name, result types,
+        location, operands: nothing more to convert); any other op, and any op with something
+        unusual in it (errors included), is read by _read_op from its first byte again."""
+        scope = scopes[-1]
+        values, nxt = scope.values, scope.next_ids
+        # the ops here are read at this depth (as _read_op counts them); _read_op counts itself
+        if scope.forward or not nxt or self.depth + 1 > self.limits.max_nesting + 2:
+            for _ in range(nops):
+                ops.append(self._read_op(cur, scopes, blocks))
+            return
+        data, end = cur.data, cur.end
+        n_names = len(tab)
+        attr_cache, n_attr, attr_entries = self.attr_cache, self.n_attr, self.attr_entries
+        sh_types, n_type = self.sh_types, self.n_type
+        offsets = self.op_offsets
+        sh_type = self._sh_type
+        good, unchecked, shapes = self.good, self.unchecked, _GOOD_SHAPES
+        gt = None       # the type of the last value found good
+        self.depth += 1
+        # plain file locations decoded here (else by _decode): where _decode would decode them
+        flc_ok = self._builtin_is_ours and self.depth <= self.limits.max_nesting
+
+        def read_op():
+            self.depth -= 1
+            op = self._read_op(cur, scopes, blocks)
+            self.depth += 1
+            return op
+        loc_class = A.Location
+        new, Op, Val = _new, Operation, Value
+        for _ in range(nops):
+            pos0 = p = cur.pos
+            if p + 3 >= end:
+                ops.append(read_op())
+                continue
+            b = data[p]
+            name = tab[b >> 1] if b & 1 and (b >> 1) < n_names else None
+            mask = data[p + 1]
+            if name is None or mask & _LEAF_MASK:
+                ops.append(read_op())
+                continue
+            # location (an attribute index: one or two bytes)
+            b = data[p + 2]
+            if b & 1:
+                li = b >> 1
+                p += 3
+            elif b & 2:
+                li = (b | (data[p + 3] << 8)) >> 2
+                p += 4
+            else:
+                ops.append(read_op())
+                continue
+            loc = attr_cache[li] if li < n_attr else None
+            if loc is None and li < n_attr and flc_ok:
+                # a plain file location (builtin code 11: file name, line, column), inline
+                dialect, q, e, custom = attr_entries[li]
+                if custom and data[q] == 0x17 and e - q >= 4 and dialect == "builtin":
+                    q += 1
+                    b = data[q]
+                    if b & 1:
+                        fi = b >> 1
+                        q += 1
+                    elif b & 2 and q + 1 < e:
+                        fi = (b | (data[q + 1] << 8)) >> 2
+                        q += 2
+                    else:
+                        fi = -1
+                    b = data[q] if q < e else 0
+                    if b & 1:
+                        line = b >> 1
+                        q += 1
+                    elif b & 2 and q + 1 < e:
+                        line = (b | (data[q + 1] << 8)) >> 2
+                        q += 2
+                    else:
+                        fi = -1
+                    b = data[q] if q < e else 0
+                    if b & 1:
+                        col = b >> 1
+                        q += 1
+                    elif b & 2 and q + 1 < e:
+                        col = (b | (data[q + 1] << 8)) >> 2
+                        q += 2
+                    else:
+                        fi = -1
+                    if q == e and 0 <= fi < n_attr and fi != li:
+                        fn = attr_cache[fi]
+                        if fn.__class__ is A.StringAttr:
+                            if _FAST_FLC:
+                                loc = new(_FLC)
+                                _set(loc, "__dict__", {"filename": fn.value, "line": line, "column": col,
+                                                       "end_line": None, "end_column": None})
+                            else:
+                                loc = _FLC(fn.value, line, col)
+                            attr_cache[li] = loc
+            if loc is None or loc is _BUSY:
+                cur.pos = p
+                loc = self._decode("attr", li, pos0 + 2)     # (raises as _read_op would)
+            if loc.__class__ is not _FLC and not isinstance(loc, loc_class):
+                cur.pos = pos0
+                ops.append(read_op())
+                continue
+            op = new(Op)
+            results = []
+            if mask & M_RESULTS:
+                b = data[p]
+                k = b >> 1 if b & 1 else end
+                p += 1
+                if k > end - p:
+                    cur.pos = pos0
+                    ops.append(read_op())
+                    continue
+                i = nxt[-1]
+                if i + k > len(values):
+                    cur.pos = pos0
+                    ops.append(read_op())
+                    continue
+                for j in range(k):
+                    tp = p
+                    b = data[p] if p < end else 0
+                    if b & 1:
+                        ti = b >> 1
+                        p += 1
+                    elif b & 2 and p + 1 < end:
+                        ti = (b | (data[p + 1] << 8)) >> 2
+                        p += 2
+                    else:
+                        results = None
+                        break
+                    t = sh_types[ti] if ti < n_type else None
+                    if t is None:
+                        cur.pos = p
+                        t = sh_type(ti, tp)
+                    if t is _BAD:
+                        results = None
+                        break
+                    v = new(Val)
+                    v.type = t
+                    v.name = None
+                    v.owner = op
+                    v.index = j
+                    results.append(v)
+                if results is None:
+                    cur.pos = pos0
+                    ops.append(read_op())
+                    continue
+            operands = []
+            if mask & M_OPERANDS:
+                b = data[p] if p < end else 0
+                k = b >> 1 if b & 1 else end
+                p += 1
+                if k > end - p:
+                    cur.pos = pos0
+                    ops.append(read_op())
+                    continue
+                nvals = len(values)
+                for _ in range(k):
+                    b = data[p] if p < end else 0
+                    if b & 1:
+                        vid = b >> 1
+                        p += 1
+                    elif b & 2 and p + 1 < end:
+                        vid = (b | (data[p + 1] << 8)) >> 2
+                        p += 2
+                    else:
+                        operands = None
+                        break
+                    v = values[vid] if vid < nvals else None
+                    if v is None:
+                        operands = None
+                        break
+                    operands.append(v)
+                if operands is None:
+                    cur.pos = pos0
+                    ops.append(read_op())
+                    continue
+            op.name = name
+            op.operands = operands
+            op.results = results
+            op.attributes = {}
+            op.regions = []
+            op.location = loc
+            op.successors = []
+            op.source = None
+            op.attr_dict_source = None
+            op._cache = None
+            if results:
+                for v in results:
+                    values[i] = v
+                    i += 1
+                nxt[-1] = i
+            ops.append(op)
+            cur.pos = p
+            # read_problem's check, here where it is cheap (see leaf_shape_ok); an op it does
+            # not clear is checked after the conversion, and its offset kept for the message
+            ok = True
+            for v in operands:
+                t = v.type
+                if t is not gt and good.get(id(t)) is not t:
+                    ok = False
+                    break
+            if ok:
+                for v in results:
+                    t = v.type
+                    if t is not gt:
+                        if good.get(id(t)) is not t:
+                            ok = False
+                            break
+                        gt = t
+                if ok and (name, len(operands), len(results)) not in shapes:
+                    ok = leaf_shape_ok(op)
+            if not ok:
+                unchecked.add(id(op))
+                offsets[id(op)] = pos0
+        self.depth -= 1
 
 
 class _ValueScope:

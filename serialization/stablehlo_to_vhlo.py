@@ -16,7 +16,7 @@ from stablehlo_ref.ir.locations import op_location, source_location
 from stablehlo_ref.serialization.builtin_codec import float_to_raw
 from stablehlo_ref.serialization.defaults import default_value
 from stablehlo_ref.serialization.encoding import INT64_MIN
-from stablehlo_ref.serialization.numbering import LeafOp as VLeaf
+from stablehlo_ref.serialization.numbering import Direct, LeafOp as VLeaf
 from stablehlo_ref.ir.sdy import SdyAttr
 from stablehlo_ref.serialization.op_mapping import _STRUCT_KINDS, _ver, tables
 from stablehlo_ref.serialization.versions import _check_type_at, _down_plan, _ok_set
@@ -279,12 +279,19 @@ def _to_info(name: str) -> tuple:
 _LEAF_PLANS: Dict[tuple, Dict[str, Optional[tuple]]] = {}
 
 
-def leaf_context(target_str: str, writer_version: Optional[str], steps: Optional[Dict[int, int]]) -> tuple:
-    """`op_to_vhlo`'s `leaf` argument for writing at target (a checked, patch-0 version)."""
+def leaf_context(target_str: str, writer_version: Optional[str], steps: Optional[Dict[int, int]],
+                 direct: Optional[Direct] = None) -> tuple:
+    """`op_to_vhlo`'s `leaf` argument for writing at target (a checked, patch-0 version). With
+    `direct`, leaf ops are not converted at all (see numbering.Direct)."""
     plans = _LEAF_PLANS.get((target_str, writer_version))
     if plans is None:
         plans = _LEAF_PLANS[(target_str, writer_version)] = {}
-    return (plans, target_str, writer_version, steps, _ver(target_str))
+    return (plans, target_str, writer_version, steps, _ver(target_str), direct)
+
+
+class NotDirect(Exception):
+    """The direct path cannot write this module (it holds sdy ops, which need casts between
+    the VHLO and builtin worlds): convert it with light leaf ops instead."""
 
 
 def _leaf_plan(name: str, target_str: str, writer_version: Optional[str]) -> Optional[tuple]:
@@ -361,13 +368,22 @@ def op_to_vhlo(op: Operation, vmap: Dict[int, Value], leaf: Optional[tuple] = No
         if loc is None or loc is A.UNKNOWN_LOC:
             loc = _source_loc(op.source) or A.UNKNOWN_LOC
         new = Operation(venc.name, [], [type_to_vhlo(r.type) for r in op.results], attrs, location=loc)
+    direct = leaf[5] if leaf is not None else None
     for v, nv in zip(op.results, new.results):
         vmap[id(v)] = nv
+        if direct is not None:
+            direct.twin(nv, v)
     operands, get = new.operands, vmap.get
     for o in op.operands:
         nv = get(id(o))
         if nv is None:
             raise SerializationError(f"{where}: operand is used before it is defined")
+        if nv is o:
+            # the result of a direct leaf op (kept as it is): a VHLO-typed stand-in for it
+            nv = direct.aka.get(id(o))
+            if nv is None:
+                nv = VValue(type_to_vhlo(o.type))
+                direct.twin(o, nv)
         operands.append(nv)
     _regions_to_vhlo(op, new, vmap, leaf, type_to_vhlo)
     return new
@@ -376,6 +392,8 @@ def op_to_vhlo(op: Operation, vmap: Dict[int, Value], leaf: Optional[tuple] = No
 def _foreign_op(op: Operation, vmap: Dict[int, Value], leaf) -> Operation:
     """An sdy op goes into the artifact as it is (builtin types, sdy attributes); its regions'
     StableHLO ops become VHLO (serialization/sdy_codec.py adds the casts between the two)."""
+    if leaf is not None and leaf[5] is not None:
+        raise NotDirect()
     loc = op.location
     if loc is None or loc is A.UNKNOWN_LOC:
         loc = _source_loc(op.source) or A.UNKNOWN_LOC
@@ -397,11 +415,16 @@ def _regions_to_vhlo(op: Operation, new: Operation, vmap: Dict[int, Value], leaf
         nr = Region()
         for b in r.blocks:
             nb = Block([arg_type(a.type) for a in b.arguments], arg_locations=block_arg_locations(b))
+            direct = leaf[5] if leaf is not None else None
             for a, na in zip(b.arguments, nb.arguments):
                 vmap[id(a)] = na
+                if direct is not None:
+                    direct.twin(na, a)
             if leaf is None:
                 for o in b.operations:
                     nb.operations.append(op_to_vhlo(o, vmap, leaf))
+            elif direct is not None:
+                _ops_to_vhlo_direct(b.operations, nb.operations, vmap, leaf)
             else:
                 _ops_to_vhlo(b.operations, nb.operations, vmap, leaf)
             nr.blocks.append(nb)
@@ -458,6 +481,49 @@ def _ops_to_vhlo(ops, out: list, vmap: Dict[int, Value], leaf: tuple):
         if plan[1] and steps is not None:
             steps[id(new)] = plan[1]
         append(new)
+
+
+def _ops_to_vhlo_direct(ops, out: list, vmap: Dict[int, Value], leaf: tuple):
+    """_ops_to_vhlo for the direct path: a leaf op is checked (its result types at target, its
+    operands defined) and put in `out` as it is; its results stand for themselves in `vmap`."""
+    plans, steps, target, direct = leaf[0], leaf[3], leaf[4], leaf[5]
+    ok = _ok_set(target)
+    names, seen = direct.names, direct.plans
+    append = out.append
+    last_t = None
+    for op in ops:
+        name = op.name
+        plan = None
+        if not op.attributes and not op.regions:
+            plan = seen.get(name, 0)
+            if plan == 0:
+                if name.startswith("sdy."):
+                    plan = None
+                else:
+                    plan = plans.get(name, 0)
+                    if plan == 0:
+                        plan = plans[name] = _leaf_plan(name, leaf[1], leaf[2])
+                    if plan is not None:
+                        names[name] = plan[0]
+                    # (the rewrite count to record, when steps are counted)
+                    plan = seen[name] = None if plan is None else (plan[0], plan[1] if steps is not None else 0)
+        if plan is None:
+            append(op_to_vhlo(op, vmap, leaf))
+            continue
+        for r in op.results:
+            t = r.type
+            if t is not last_t:
+                vt = type_to_vhlo(t)
+                if vt not in ok:
+                    _check_type_at(vt, target, f"{name}: result")
+                last_t = t
+            vmap[id(r)] = r
+        for o in op.operands:
+            if id(o) not in vmap:
+                raise SerializationError(f"{_Where(op)}: operand is used before it is defined")
+        if plan[1]:
+            steps[id(op)] = plan[1]
+        append(op)
 
 
 def _attrs_to_vhlo(op: Operation, where: _Where, kinds, vnames, short) -> Dict[str, VAttr]:

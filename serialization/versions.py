@@ -79,18 +79,19 @@ def unknown_op_message(name: str) -> str:
 
 
 def downgrade_op(op: Operation, target_str: str, steps: Optional[Dict[int, int]] = None,
-                 writer_version: Optional[str] = None):
+                 writer_version: Optional[str] = None, leaves: Optional[dict] = None):
     """Rewrite a current-VHLO op in place to the encoding valid at target (recursively).
     `steps[id(op)]` counts the rewrites of each op (upstream recreates the op for each); with
     `writer_version`, only rewrites that a serializer of that version would do are counted
-    (encodings newer than it did not exist there, so the op was created old)."""
+    (encodings newer than it did not exist there, so the op was created old). Leaf ops are
+    made at target already: `LeafOp`s, and the direct path's ops named in `leaves`."""
     writer = _ver(writer_version) if writer_version else None
     target = _ver(target_str)
     for r in op.regions:
         for b in r.blocks:
             for o in b.operations:
-                if o.__class__ is not VLeaf:
-                    downgrade_op(o, target_str, steps, writer_version)
+                if o.__class__ is not VLeaf and (leaves is None or o.name not in leaves):
+                    downgrade_op(o, target_str, steps, writer_version, leaves)
             if not is_foreign(op.name):
                 for a in b.arguments:
                     _check_type_at(a.type, target, f"block argument of {op.name}")
@@ -208,12 +209,18 @@ def _upgrade_plan(name: str):
     return plan
 
 
-def upgrade_op(op: Operation):
-    """Rewrite a VHLO op of any version in place to the current encoding (recursively)."""
+def upgrade_op(op: Operation, skip: Optional[set] = None):
+    """Rewrite a VHLO op of any version in place to the current encoding (recursively); ops
+    named in `skip` (built as StableHLO ops by the reader) are left alone."""
     for r in op.regions:
         for b in r.blocks:
-            for o in b.operations:
-                upgrade_op(o)
+            if skip is None:
+                for o in b.operations:
+                    upgrade_op(o)
+            else:
+                for o in b.operations:
+                    if o.name not in skip:
+                        upgrade_op(o, skip)
     if op.name == "builtin.module" or is_foreign(op.name):
         return
     plan = _upgrade_plan(op.name)

@@ -12,6 +12,7 @@ from stablehlo_ref.errors import SerializationError
 from stablehlo_ref.ir import attributes as A
 from stablehlo_ref.ir import types as T
 from stablehlo_ref.ir.core import Operation, Value
+from stablehlo_ref.ir.wellformed import _plain_type, read_problem
 from stablehlo_ref.serialization.builtin_codec import decode_elements, raw_to_float
 from stablehlo_ref.serialization.defaults import _EMPTY_ARRAY, _EMPTY_DICT, default_value, window_kind
 from stablehlo_ref.serialization.encoding import INT64_MIN
@@ -331,7 +332,93 @@ def _convert_attrs(op: Operation, parent: Optional[str]):
 _PLAIN_NAME: Dict[Tuple[str, bool], Optional[str]] = {}
 
 
-def _from_vhlo_in_place(op: Operation, defined: set, parent: Optional[str]):
+class _Bare:
+    """An op name without attributes, for _convert_attrs."""
+    __slots__ = ("name", "attributes")
+
+    def __init__(self, name):
+        self.name = name
+        self.attributes = {}
+
+
+# per (VHLO op name as stored, whether its parent is a func.func): see plain_leaf_name
+_PLAIN_LEAF: Dict[Tuple[str, bool], Optional[str]] = {}
+
+
+def plain_leaf_name(name: str, in_func: bool) -> Optional[str]:
+    """The StableHLO name of an op stored as VHLO op `name` without attributes, properties or
+    regions, when reading it takes nothing but renames: its upgrade to the current encoding
+    touches no attribute and its conversion gives no attribute. Else None. (The reader builds
+    such ops as StableHLO ops directly.)"""
+    key = (name, in_func)
+    r = _PLAIN_LEAF.get(key, 0)
+    if r != 0:
+        return r
+    r = None
+    try:
+        from stablehlo_ref.serialization.versions import _upgrade_plan
+        plan = _upgrade_plan(name)
+        if plan is not None and not any(ch.member_kind == "attribute" for e in plan[1] for ch in e.changes):
+            current = plan[1][-1].name if plan[1] else name
+            sname, attrs = _convert_attrs(_Bare(current), "func.func" if in_func else None)
+            if not attrs:
+                r = sname
+    except (SerializationError, KeyError, IndexError, ValueError, TypeError, AttributeError):
+        r = None
+    _PLAIN_LEAF[key] = r
+    return r
+
+
+def is_func_op(name: str) -> bool:
+    """Whether VHLO op `name` (as stored) becomes a func.func."""
+    t = tables().by_vhlo.get(name)
+    return t is not None and t[0].name == "func.func"
+
+
+# good_type(t) by id(t): (t, whether it holds)
+_GOOD_TYPES: Dict[int, tuple] = {}
+# (op name, operand count, result count) of leaf ops read_problem finds nothing wrong with
+_GOOD_SHAPES: Dict[tuple, bool] = {}
+
+
+def good_type(t) -> bool:
+    """Whether a value of type `t` passes every check read_problem makes of value types (a
+    plain IR type, and not an element or function type, which stablehlo ops refuse)."""
+    e = _GOOD_TYPES.get(id(t))
+    if e is not None and e[0] is t:
+        return e[1]
+    ok = isinstance(t, T.Type) and not isinstance(t, (T.ElementType, T.FunctionType)) and _plain_type(t)
+    if len(_GOOD_TYPES) >= 16384:
+        _GOOD_TYPES.clear()
+    _GOOD_TYPES[id(t)] = (t, ok)
+    return ok
+
+
+def leaf_shape_ok(op) -> bool:
+    """read_problem(op) is None, for an op without attributes and regions, located at a
+    Location, whose values' types all pass good_type (what the reader's direct path checks
+    before it asks): read_problem of such an op depends on nothing but its name and operand
+    and result counts, so the answer is remembered per (name, counts) when it is None."""
+    if read_problem(op) is not None:
+        return False
+    _GOOD_SHAPES[(op.name, len(op.operands), len(op.results))] = True
+    return True
+
+
+def from_vhlo_direct(root: Operation, direct_names: set, unchecked: set) -> list:
+    """op_from_vhlo for a tree whose leaf ops the reader built as StableHLO ops already (their
+    names in `direct_names`; the ids of those it could not clear of read_problem's check in
+    `unchecked`): converts the others in place and returns, in pre-order, the ops that need
+    read_problem's check. (Every operand refers to a value defined before it: the reader
+    refuses anything else, so the operand check of _from_vhlo_in_place is not repeated.)"""
+    checks: list = []
+    _from_vhlo_in_place(root, None, None, (direct_names, unchecked, checks))
+    return checks
+
+
+def _from_vhlo_in_place(op: Operation, defined: set, parent: Optional[str], direct=None):
+    if direct is not None:
+        direct[2].append(op)
     if op.name == "builtin.module":
         op.attributes = {k: attr_from_vhlo(v) for k, v in op.attributes.items()}
         child_parent = "builtin.module"
@@ -354,18 +441,29 @@ def _from_vhlo_in_place(op: Operation, defined: set, parent: Optional[str]):
         op.name = child_parent
         for r in op.results:
             r.type = type_from_vhlo(r.type)
-    add = defined.add
-    for r in op.results:
-        add(id(r))
-    for o in op.operands:
-        if id(o) not in defined:
-            raise KeyError(f"{op.name}: an operand is used before it is defined")
+    if defined is not None:
+        add = defined.add
+        for r in op.results:
+            add(id(r))
+        for o in op.operands:
+            if id(o) not in defined:
+                raise KeyError(f"{op.name}: an operand is used before it is defined")
     for r in op.regions:
         for b in r.blocks:
             b.parent = r
             for a in b.arguments:
                 if isinstance(a.type, VType):
                     a.type = type_from_vhlo(a.type)
-                add(id(a))
+                if defined is not None:
+                    defined.add(id(a))
+            if direct is None:
+                for o in b.operations:
+                    _from_vhlo_in_place(o, defined, child_parent)
+                continue
+            names, unchecked, checks = direct
             for o in b.operations:
-                _from_vhlo_in_place(o, defined, child_parent)
+                if o.name in names:
+                    if id(o) in unchecked:
+                        checks.append(o)
+                else:
+                    _from_vhlo_in_place(o, defined, child_parent, direct)

@@ -3,6 +3,8 @@ numbered op tree, with upstream's use-list orders, laid out byte for byte as ups
 lays them out."""
 from __future__ import annotations
 
+import operator
+from itertools import groupby
 from typing import Callable, Dict, List, Optional, Tuple
 
 from stablehlo_ref.errors import SerializationError
@@ -14,15 +16,20 @@ from stablehlo_ref.serialization.encoding import (MAGIC, M_ATTRS, M_OPERANDS, M_
                                                   M_USELIST, S_ATTRTYPE, S_ATTRTYPE_OFFSET, S_DIALECT, S_IR,
                                                   S_PROPERTIES, S_RESOURCE, S_RESOURCE_OFFSET, S_STRING, Emitter,
                                                   _SMALL, _SMALL_VARINTS, varint_bytes)
-from stablehlo_ref.serialization.numbering import LeafOp, _Numbering, _Record, _Strings
+from stablehlo_ref.serialization.numbering import Direct, LeafOp, _Numbering, _Record, _Strings
 
-def _ops_using_outside(root: Operation) -> set:
+_dialect_of = operator.attrgetter("dialect")
+
+
+def _ops_using_outside(root: Operation, aka: Optional[dict] = None) -> set:
     """ids of the ops under `root` (root included) that have regions in which some op uses a
     value defined outside the op. One pass over the tree (ops numbered in pre-order, each op's
-    interior an interval of those numbers), so deep nesting stays linear."""
+    interior an interval of those numbers), so deep nesting stays linear. `aka` (the direct
+    path's `Direct.aka`): a value's other object, defined with it."""
     defs: Dict[int, int] = {}
     spans: Dict[int, Tuple[int, int]] = {}
     n = 0
+    aka = aka or {}
 
     def number(op):
         nonlocal n
@@ -30,10 +37,18 @@ def _ops_using_outside(root: Operation) -> set:
         me = n
         for res in op.results:
             defs[id(res)] = 2 * me
+            if aka:
+                other = aka.get(id(res))
+                if other is not None:
+                    defs[id(other)] = 2 * me
         for r in op.regions:
             for b in r.blocks:
                 for a in b.arguments:
                     defs[id(a)] = 2 * me + 1
+                    if aka:
+                        other = aka.get(id(a))
+                        if other is not None:
+                            defs[id(other)] = 2 * me + 1
                 for o in b.operations:
                     number(o)
         spans[id(op)] = (2 * me, 2 * n + 1)     # interior: (2 * me, 2 * end + 1]
@@ -70,22 +85,25 @@ def write_file(root: Operation, *, version: int, producer: str, codecs: List[Dia
                dict_of: Callable[[Operation], Optional[A.DictAttr]],
                props_writer: Callable[[Operation, DialectWriter], bool],
                isolated_of: Optional[Callable[[Operation], bool]] = None,
-               rewrites: Optional[Dict[int, int]] = None) -> bytes:
+               rewrites: Optional[Dict[int, int]] = None, direct: Optional[Direct] = None) -> bytes:
     """Write `root` as MLIR bytecode.
 
     `dict_of(op)` gives the attribute dictionary to store in the op (None: none),
     `props_writer(op, w)` writes the op's properties and returns whether it has any
-    (only called for version >= 5)."""
+    (only called for version >= 5). `direct`: the tree holds the direct path's leaf ops
+    (StableHLO ops standing for their VHLO renaming, see numbering.Direct)."""
     isolated_cache: Dict[int, bool] = {}
     using_outside: List[set] = []
 
     def isolated(op):
         r = isolated_cache.get(id(op))
         if r is None:
-            if not using_outside:
-                using_outside.append(_ops_using_outside(root))
-            r = isolated_cache[id(op)] = ((op is root) or (isolated_of(op) if isolated_of else False)
-                                          or id(op) not in using_outside[0])
+            r = (op is root) or (isolated_of(op) if isolated_of else False)
+            if not r:
+                if not using_outside:
+                    using_outside.append(_ops_using_outside(root, direct.aka if direct is not None else None))
+                r = id(op) not in using_outside[0]
+            isolated_cache[id(op)] = r
         return r
 
     num = _Numbering(codecs, version, props_writer)
@@ -95,12 +113,25 @@ def write_file(root: Operation, *, version: int, producer: str, codecs: List[Dia
     while stack:
         region = stack.pop()
         for b in region.blocks:
-            num.number_block(b, dict_of)
+            if direct is None:
+                num.number_block(b, dict_of)
+            else:
+                num.number_block_direct(b, dict_of, direct)
         for b in region.blocks:
             for op in b.operations:
-                stack.extend(op.regions)
+                if op.regions:
+                    stack.extend(op.regions)
     num.finalize()
-    uses = _use_lists(root, rewrites or {}) if version >= 3 else None
+    if version < 3:
+        uses = None
+    elif direct is None:
+        uses = _use_lists(root, rewrites or {})
+    elif rewrites and any(rewrites.values()):
+        uses = _use_lists(root, rewrites, direct.canon)
+    else:
+        # no op is rewritten and the direct path has no casts: every use list is in the order
+        # parsing gives (uses in descending order), so no order is written
+        uses = None
     strings = _Strings()
     codec_by_name = {c.name: c for c in codecs}
 
@@ -121,55 +152,63 @@ def write_file(root: Operation, *, version: int, producer: str, codecs: List[Dia
 
     # ---- attribute/type sections (written straight into one emitter; big blobs by reference)
     data = Emitter()
-    sizes: List[int] = []
     dw = DialectWriter(num, data, strings)
     flc, builtin = A.FileLineColLoc, codec_by_name.get("builtin")
     small, SMALL = _SMALL_VARINTS, _SMALL
-    file_numbers: Dict[str, bytes] = {}
     codec_of_dialect = [codec_by_name[d] for d in dialect_names]
     flc_dialect = (num.dialects.get("builtin", -1)
                    if builtin is not None and builtin.__class__ is BuiltinCodec else -1)
-    for recs, is_attr in ((num.attr_list, True), (num.type_list, False)):
-        for r in recs:
-            a = r.obj
-            if is_attr and a.__class__ is flc and r.dialect == flc_dialect and a.end_line is None \
-                    and a.end_column is None:
-                # BuiltinCodec.write_attr's encoding of the most frequent attribute, inline
-                fn = a.filename
-                fb = file_numbers.get(fn)
-                if fb is None:
-                    fb = file_numbers[fn] = varint_bytes(num.attr_number(_string_attr(fn)))
-                line, col = a.line, a.column
-                piece = (small[11] + fb + (small[line] if 0 <= line < SMALL else varint_bytes(line))
-                         + (small[col] if 0 <= col < SMALL else varint_bytes(col)))
-                data.buf += piece
-                sizes.append(len(piece))
-                continue
+    # each entry's size goes to the offset section flagged (varint_flag(size, True) =
+    # varint(2 * size + 1)); plain file locations, the most frequent attribute (one per op),
+    # are written inline as BuiltinCodec.write_attr writes them (a tuple: the direct path's
+    # (file name, line, column))
+    flagged: List[bytes] = []
+    add_flagged = flagged.append
+    prefixes: Dict[str, bytes] = {}     # file name -> code 11 and the file name's number
+    last_fn = pre = None
+    buf = data.buf
+    for r in num.attr_list:
+        a = r.obj
+        c = a.__class__
+        if c is tuple:
+            fn, line, col = a
+        elif c is flc and r.dialect == flc_dialect and a.end_line is None and a.end_column is None:
+            fn, line, col = a.filename, a.line, a.column
+        else:
             codec = codec_of_dialect[r.dialect]
             before = data.size()
-            if is_attr:
-                codec.write_attr(a, dw)
-            else:
-                codec.write_type(a, dw)
-            sizes.append(data.size() - before)
+            codec.write_attr(a, dw)
+            n = 2 * (data.size() - before) + 1
+            add_flagged(small[n] if n < SMALL else varint_bytes(n))
+            buf = data.buf      # (a large payload starts a new buffer)
+            continue
+        if fn != last_fn:
+            pre = prefixes.get(fn)
+            if pre is None:
+                pre = prefixes[fn] = small[11] + varint_bytes(num.attr_number(_string_attr(fn)))
+            last_fn = fn
+        piece = (pre + (small[line] if 0 <= line < SMALL else varint_bytes(line))
+                 + (small[col] if 0 <= col < SMALL else varint_bytes(col)))
+        buf += piece
+        n = 2 * len(piece) + 1
+        add_flagged(small[n] if n < SMALL else varint_bytes(n))
+    for r in num.type_list:
+        codec = codec_of_dialect[r.dialect]
+        before = data.size()
+        codec.write_type(r.obj, dw)
+        n = 2 * (data.size() - before) + 1
+        add_flagged(small[n] if n < SMALL else varint_bytes(n))
     off = Emitter()
     off.varint(len(num.attr_list))
     off.varint(len(num.type_list))
-    # each entry: its size, flagged (varint_flag(size, True) = varint(2 * size + 1))
-    flagged = [small[2 * n + 1] if 2 * n + 1 < SMALL else varint_bytes(2 * n + 1) for n in sizes]
     at = 0
     for recs in (num.attr_list, num.type_list):
-        i = 0
-        while i < len(recs):
-            j = i
-            d = recs[i].dialect
-            while j < len(recs) and recs[j].dialect == d:
-                j += 1
+        for d, group in groupby(recs, _dialect_of):
+            k = len(list(group))
             off.varint(d)
-            off.varint(j - i)
-            off.buf += b"".join(flagged[at:at + j - i])
-            at += j - i
-            i = j
+            off.varint(k)
+            off.buf += b"".join(flagged[at:at + k])
+            at += k
 
     # ---- IR section
     props_entries: List[bytes] = []
@@ -194,13 +233,78 @@ def write_file(root: Operation, *, version: int, producer: str, codecs: List[Dia
     type_ids, type_number = num.type_ids, num.type_number
     unknown = A.UNKNOWN_LOC
     small, SMALL = _SMALL_VARINTS, _SMALL
+    # the direct path's leaf ops: StableHLO op name -> the number of its VHLO name
+    leaf_index = {} if direct is None else {s: op_index[v] for s, v in direct.names.items() if v in op_index}
+    leaf_locs = direct.locs if direct is not None else {}   # (per block op list, see Direct)
+    aka = direct.aka if direct is not None else {}
 
     def write_ops(e: Emitter, ops, scope: "_WriteScope"):
         """Encode each op of `ops` (a block's, or the root alone): name, mask, location, then
         what it has of attributes, properties, results, operands, use-list orders and regions.
         Leaf ops (most of a large program) skip the parts they cannot have."""
         buf = e.buf
+        ids = scope.ids
+        locs = leaf_locs.get(id(ops))
+        j = 0
+        last_t = last_tb = None     # a leaf result's type and its number's encoding
         for op in ops:
+            v = leaf_index.get(op.name)
+            if v is not None:
+                # a direct leaf op: name, mask, location, results, operands (no more)
+                buf += small[v] if v < SMALL else varint_bytes(v)
+                results = op.results
+                operands = op.operands
+                mask_at = len(buf)
+                buf.append((M_RESULTS if results else 0) | (M_OPERANDS if operands else 0))
+                rec = locs[j]
+                j += 1
+                if rec is not None:
+                    v = rec.number
+                else:
+                    loc = op.location
+                    if loc is None or loc is unknown:
+                        loc = unknown
+                    ent = attr_ids.get(id(loc))
+                    v = ent[1].number if ent is not None else attr_number(loc)
+                buf += small[v] if v < SMALL else varint_bytes(v)
+                if results:
+                    v = len(results)
+                    buf += small[v] if v < SMALL else varint_bytes(v)
+                    for r in results:
+                        t = r.type
+                        if t is not last_t:
+                            last_t = t
+                            last_tb = type_ids[id(t)][1].number     # (numbered by identity)
+                            last_tb = small[last_tb] if last_tb < SMALL else varint_bytes(last_tb)
+                        buf += last_tb
+                if operands:
+                    v = len(operands)
+                    buf += small[v] if v < SMALL else varint_bytes(v)
+                    for x in operands:
+                        vid = ids.get(id(x))
+                        if vid is None:
+                            raise SerializationError(f"{op.name} uses a value that is not defined before it")
+                        buf += small[vid] if vid < SMALL else varint_bytes(vid)
+                if results:
+                    nxt = scope.next_ids
+                    if nxt:
+                        k = nxt[-1]
+                        for r in results:
+                            ids[id(r)] = k
+                            if aka:
+                                other = aka.get(id(r))
+                                if other is not None:
+                                    ids[id(other)] = k
+                            k += 1
+                        nxt[-1] = k
+                    if uses is not None:
+                        for r in results:
+                            lst = uses.get(id(r))
+                            if lst is not None and len(lst) > 1:
+                                if _write_use_orders(e, results, uses):
+                                    buf[mask_at] |= M_USELIST
+                                break
+                continue
             v = op_index[op.name]
             buf += small[v] if v < SMALL else varint_bytes(v)
             mask_at = len(buf)
@@ -238,7 +342,6 @@ def write_file(root: Operation, *, version: int, producer: str, codecs: List[Dia
                 mask |= M_OPERANDS
                 v = len(operands)
                 buf += small[v] if v < SMALL else varint_bytes(v)
-                ids = scope.ids
                 for x in operands:
                     vid = ids.get(id(x))
                     if vid is None:
@@ -247,10 +350,13 @@ def write_file(root: Operation, *, version: int, producer: str, codecs: List[Dia
             if results:
                 nxt = scope.next_ids
                 if nxt:
-                    ids = scope.ids
                     k = nxt[-1]
                     for r in results:
                         ids[id(r)] = k
+                        if aka:
+                            other = aka.get(id(r))
+                            if other is not None:
+                                ids[id(other)] = k
                         k += 1
                     nxt[-1] = k
                 if uses is not None:
@@ -303,11 +409,11 @@ def write_file(root: Operation, *, version: int, producer: str, codecs: List[Dia
                     else:
                         e.varint(type_number(v.type))
                         e.varint(attr_number(loc))
-                    scope.define(v)
+                    scope.define(v, aka)
                 if version >= 3:
                     at = len(e.buf)
                     e.byte(0)
-                    if _write_use_orders(e, b.arguments, uses):
+                    if uses is not None and _write_use_orders(e, b.arguments, uses):
                         e.buf[at] = M_USELIST
             write_ops(e, b.operations, scope)
         scope.pop(nvalues)
@@ -346,21 +452,28 @@ def write_file(root: Operation, *, version: int, producer: str, codecs: List[Dia
     return out.getvalue()
 
 
-def _use_lists(root: Operation, rewrites: Dict[int, int]):
+def _use_lists(root: Operation, rewrites: Dict[int, int], canon: Optional[dict] = None):
     """Per value, its uses [(op id, operand number)] in MLIR's use-list order after parsing and
     upstream's version rewrites: parsing pushes each new use to the front (so uses are in
     descending id order); recreating an op makes its operand uses the newest ones and reverses
-    the use lists of its results (replaceAllUsesWith moves uses one by one)."""
+    the use lists of its results (replaceAllUsesWith moves uses one by one). `canon` (the
+    direct path's `Direct.canon`): uses of a value's other object count as uses of the value."""
     order: List[Operation] = []
     uses: Dict[int, list] = {}
     stack = [root]
     get = uses.get
+    canon = canon or {}
+
+    def key(v):
+        return id(canon.get(id(v), v))
     while stack:        # pre-order, as Operation.walk
         op = stack.pop()
         k = len(order)
         order.append(op)
         i = 0
         for v in op.operands:
+            if canon:
+                v = canon.get(id(v), v)
             lst = get(id(v))
             if lst is None:
                 uses[id(v)] = [(k, i)]
@@ -390,7 +503,7 @@ def _use_lists(root: Operation, rewrites: Dict[int, int]):
         k = opid[id(op)]
         for _ in range(n):
             for i, v in enumerate(op.operands):
-                lst = uses[id(v)]
+                lst = uses[key(v)]
                 lst.remove((k, i))
                 lst.insert(0, (k, i))
             for r in op.results:
@@ -461,8 +574,12 @@ class _WriteScope:
         self.size -= n
         self.next_ids.pop()
 
-    def define(self, v):
+    def define(self, v, aka=None):
         if not self.next_ids:
             return
-        self.ids[id(v)] = self.next_ids[-1]
+        k = self.ids[id(v)] = self.next_ids[-1]
+        if aka:
+            other = aka.get(id(v))
+            if other is not None:
+                self.ids[id(other)] = k
         self.next_ids[-1] += 1
