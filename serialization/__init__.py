@@ -137,6 +137,7 @@ def _to_vhlo_direct(module: Module, target: str, steps, writer_version):
     themselves, their numbering.Direct), or (to_vhlo's tree, None) for a module the direct
     path cannot write."""
     direct = Direct()
+    direct.type_to_vhlo = type_to_vhlo
     try:
         root = op_to_vhlo(module.op, {}, leaf_context(target, writer_version, steps, direct))
     except NotDirect:

@@ -71,7 +71,7 @@ class Direct:
     (they need its VHLO type). `aka[id(primary)]` is the other object, `canon[id(other)]` the
     primary: the writer numbers both, use lists count uses of the primary."""
 
-    __slots__ = ("names", "plans", "aka", "canon", "locs")
+    __slots__ = ("names", "plans", "aka", "canon", "locs", "type_to_vhlo")
 
     def __init__(self):
         self.names: Dict[str, str] = {}     # StableHLO op name -> VHLO op name at target
@@ -81,6 +81,9 @@ class Direct:
         # per block (by id of its op list): the location records of its leaf ops, in order
         # (None: the op's own location object)
         self.locs: Dict[int, list] = {}
+        # StableHLO type -> VHLO type (stablehlo_to_vhlo's, handed in by the caller: this
+        # module is imported by that one, never the other way round)
+        self.type_to_vhlo = None
 
     def twin(self, primary, other):
         self.aka[id(primary)] = other
@@ -365,7 +368,7 @@ class _Numbering:
                 if e is not None:
                     t_rec, t_uses = e[1], 1
                 else:
-                    self._number_stablehlo_type(t)
+                    self._number_stablehlo_type(t, direct)
                     t_rec, t_uses = type_ids[id(t)][1], 0
                 last_t = t
             loc = op.location
@@ -432,10 +435,9 @@ class _Numbering:
         name, codec = self.dialect_of(loc, True)
         return self.dialects[name] if codec.__class__ is BuiltinCodec else None
 
-    def _number_stablehlo_type(self, t):
+    def _number_stablehlo_type(self, t, direct):
         """Number a StableHLO type as its VHLO type, and remember it by identity."""
-        from stablehlo_ref.serialization.stablehlo_to_vhlo import type_to_vhlo
-        vt = type_to_vhlo(t)
+        vt = direct.type_to_vhlo(t)
         self.number_type(vt)
         self.type_ids[id(t)] = (t, self.type_ids[id(vt)][1])
 
