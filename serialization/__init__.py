@@ -136,8 +136,7 @@ def _to_vhlo_direct(module: Module, target: str, steps, writer_version):
     """to_vhlo on the direct path: (VHLO module op whose leaf ops are the StableHLO ops
     themselves, their numbering.Direct), or (to_vhlo's tree, None) for a module the direct
     path cannot write."""
-    direct = Direct()
-    direct.type_to_vhlo = type_to_vhlo
+    direct = Direct(type_to_vhlo)
     try:
         root = op_to_vhlo(module.op, {}, leaf_context(target, writer_version, steps, direct))
     except NotDirect:

@@ -71,9 +71,10 @@ class Direct:
     (they need its VHLO type). `aka[id(primary)]` is the other object, `canon[id(other)]` the
     primary: the writer numbers both, use lists count uses of the primary."""
 
-    __slots__ = ("names", "plans", "aka", "canon", "locs", "type_to_vhlo")
+    __slots__ = ("vtype", "names", "plans", "aka", "canon", "locs")
 
-    def __init__(self):
+    def __init__(self, vtype):
+        self.vtype = vtype      # StableHLO type -> VHLO type (stablehlo_to_vhlo.type_to_vhlo)
         self.names: Dict[str, str] = {}     # StableHLO op name -> VHLO op name at target
         self.plans: Dict[str, Optional[tuple]] = {}   # the conversion's leaf plans by op name
         self.aka: Dict[int, object] = {}
@@ -81,9 +82,6 @@ class Direct:
         # per block (by id of its op list): the location records of its leaf ops, in order
         # (None: the op's own location object)
         self.locs: Dict[int, list] = {}
-        # StableHLO type -> VHLO type (stablehlo_to_vhlo's, handed in by the caller: this
-        # module is imported by that one, never the other way round)
-        self.type_to_vhlo = None
 
     def twin(self, primary, other):
         self.aka[id(primary)] = other
@@ -123,6 +121,7 @@ class _Numbering:
         self.op_list: List[_Record] = []
         self.counter = DialectWriter(self, None, None)
         self._codec_of: Dict[tuple, Tuple[str, DialectCodec]] = {}
+        self.vtype = None       # the direct path's type conversion (from its Direct)
 
     def dialect_of(self, obj, is_attr) -> Tuple[str, DialectCodec]:
         ck = (obj.__class__, is_attr)
@@ -306,6 +305,7 @@ class _Numbering:
         number_attr, unknown = self.number_attr, A.UNKNOWN_LOC
         attrs, attr_list = self.attrs, self.attr_list
         names = direct.names
+        self.vtype = direct.vtype
         leaf_recs = {}          # StableHLO op name -> its VHLO name's record
         locs = direct.locs[id(block.operations)] = []
         add_loc = locs.append
@@ -368,7 +368,7 @@ class _Numbering:
                 if e is not None:
                     t_rec, t_uses = e[1], 1
                 else:
-                    self._number_stablehlo_type(t, direct)
+                    self._number_stablehlo_type(t)
                     t_rec, t_uses = type_ids[id(t)][1], 0
                 last_t = t
             loc = op.location
@@ -435,9 +435,9 @@ class _Numbering:
         name, codec = self.dialect_of(loc, True)
         return self.dialects[name] if codec.__class__ is BuiltinCodec else None
 
-    def _number_stablehlo_type(self, t, direct):
+    def _number_stablehlo_type(self, t):
         """Number a StableHLO type as its VHLO type, and remember it by identity."""
-        vt = direct.type_to_vhlo(t)
+        vt = self.vtype(t)
         self.number_type(vt)
         self.type_ids[id(t)] = (t, self.type_ids[id(vt)][1])
 

@@ -13,6 +13,7 @@ from stablehlo_ref.ir import attributes as A
 from stablehlo_ref.ir import types as T
 from stablehlo_ref.ir.core import Operation, Value
 from stablehlo_ref.ir.wellformed import _plain_type, read_problem
+from stablehlo_ref.serialization.versions import _upgrade_plan
 from stablehlo_ref.serialization.builtin_codec import decode_elements, raw_to_float
 from stablehlo_ref.serialization.defaults import _EMPTY_ARRAY, _EMPTY_DICT, default_value, window_kind
 from stablehlo_ref.serialization.encoding import INT64_MIN
@@ -356,7 +357,6 @@ def plain_leaf_name(name: str, in_func: bool) -> Optional[str]:
         return r
     r = None
     try:
-        from stablehlo_ref.serialization.versions import _upgrade_plan
         plan = _upgrade_plan(name)
         if plan is not None and not any(ch.member_kind == "attribute" for e in plan[1] for ch in e.changes):
             current = plan[1][-1].name if plan[1] else name

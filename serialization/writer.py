@@ -233,8 +233,9 @@ def write_file(root: Operation, *, version: int, producer: str, codecs: List[Dia
     type_ids, type_number = num.type_ids, num.type_number
     unknown = A.UNKNOWN_LOC
     small, SMALL = _SMALL_VARINTS, _SMALL
-    # the direct path's leaf ops: StableHLO op name -> the number of its VHLO name
-    leaf_index = {} if direct is None else {s: op_index[v] for s, v in direct.names.items() if v in op_index}
+    # the direct path's leaf ops: StableHLO op name -> the encoded number of its VHLO name
+    leaf_index = {} if direct is None else {s: varint_bytes(op_index[v]) for s, v in direct.names.items()
+                                            if v in op_index}
     leaf_locs = direct.locs if direct is not None else {}   # (per block op list, see Direct)
     aka = direct.aka if direct is not None else {}
 
@@ -251,7 +252,7 @@ def write_file(root: Operation, *, version: int, producer: str, codecs: List[Dia
             v = leaf_index.get(op.name)
             if v is not None:
                 # a direct leaf op: name, mask, location, results, operands (no more)
-                buf += small[v] if v < SMALL else varint_bytes(v)
+                buf += v
                 results = op.results
                 operands = op.operands
                 mask_at = len(buf)
