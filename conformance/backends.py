@@ -57,6 +57,16 @@ class Backend:
         raise BackendUnsupported(f"a multi-process case ({num_replicas} replica(s) x {num_partitions} "
                                  f"partition(s)): backend {self.name!r} runs single-process programs only")
 
+    def run_infeed(self, program: str, inputs: Sequence[np.ndarray], feeds: Sequence, num_replicas: int = 1,
+                   num_partitions: int = 1, timeout: Optional[float] = None) -> List[np.ndarray]:
+        """Run a program whose `stablehlo.infeed` ops read values the host feeds: `feeds` (a
+        list of `cases.Feed`) holds each process's queue in order, one Feed per execution of
+        an infeed op (its values before the token, with their MLIR types). Otherwise as `run`
+        (one process) or `run_processes`. Backends with no way to feed an infeed queue leave
+        this as it is: such cases are reported unsupported."""
+        raise BackendUnsupported(f"host-fed infeed values: backend {self.name!r} has no way to feed the "
+                                 "infeed queue (Backend.run_infeed)")
+
     def describe(self) -> str:
         return self.name
 
@@ -101,12 +111,20 @@ class ReferenceBackend(Backend):
     def run(self, program, inputs, timeout=None):
         return self._run(program, inputs, 1, 1, timeout)
 
+    def run_infeed(self, program, inputs, feeds, num_replicas=1, num_partitions=1, timeout=None):
+        """Each process's feeds go to its own queue of the simulated grid
+        (ProcessGrid.host_infeed), which the interpreter's infeed kernel reads."""
+        host = {}
+        for f in feeds:
+            host.setdefault(tuple(int(x) for x in f.process), []).append(list(f.values))
+        return self._run(program, inputs, int(num_replicas), int(num_partitions), timeout, host)
+
     def run_processes(self, program, inputs, num_replicas, num_partitions, timeout=None):
         """The interpreter's simulated process grid (interpreter.collective.run_processes, the
         machinery of `interpreter.run_parallel`), one thread per process."""
         return self._run(program, inputs, int(num_replicas), int(num_partitions), timeout)
 
-    def _run(self, program, inputs, num_replicas, num_partitions, timeout):
+    def _run(self, program, inputs, num_replicas, num_partitions, timeout, host_infeed=None):
         from stablehlo_ref.errors import NotImplementedOpError
         from stablehlo_ref.interpreter.evaluator import Interpreter, coerce_argument
         from stablehlo_ref.text import parse
@@ -135,14 +153,24 @@ class ReferenceBackend(Backend):
                 raise BackendError(f"@main takes {n} argument(s){per}; {len(inputs)} given", "run")
             args = [coerce_argument(a, ft.inputs[i % n] if n else None, i % n) for i, a in enumerate(inputs)]
             interp = Interpreter(module)
+            from stablehlo_ref.interpreter.collective import ProcessGrid, run_processes
+            if host_infeed is not None:
+                outside = [p for p in host_infeed if not (0 <= p[0] < num_replicas and 0 <= p[1] < num_partitions)]
+                if outside:
+                    raise BackendError(f"infeed values for process {outside[0]}, outside the "
+                                       f"{num_replicas} x {num_partitions} grid", "run")
+                host_infeed = {(r, p): host_infeed.get((r, p), []) for r in range(num_replicas)
+                               for p in range(num_partitions)}
             if nproc == 1:
+                if host_infeed is not None:
+                    interp.process_grid = ProcessGrid(1, 1, host_infeed={(0, 0): host_infeed.get((0, 0), [])})
+                    interp.process_id = (0, 0)
                 return [np.asarray(r) for r in interp.call("main", args)]
-            from stablehlo_ref.interpreter.collective import run_processes
             if timeout:
                 import time
                 interp.deadline = time.monotonic() + float(timeout)   # stops the process threads too
             grid = [["main"] * num_partitions for _ in range(num_replicas)]
-            results, _ = run_processes(interp, grid, args)
+            results, _ = run_processes(interp, grid, args, host_infeed=host_infeed)
             return [np.asarray(r) for rs in results for r in rs]
         except _Timeout:
             raise BackendError(f"no result in {timeout:g} s", "timeout") from None
@@ -259,6 +287,9 @@ class WorkerBackend(Backend):
             raise BackendUnsupported(f"stablehlo.{m.group(1)}: the {self.name} adapter has no host or "
                                      "peer process to exchange data with (outfeed blocks or aborts, "
                                      "send/recv are not run)")
+        return self._request(program, inputs, timeout)
+
+    def _request(self, program, inputs, timeout):
         self._ensure()
         try:
             msg = self.worker.request((program, [np.asarray(a) for a in inputs]), timeout)
@@ -275,10 +306,94 @@ class WorkerBackend(Backend):
             raise BackendUnsupported(message)
         raise BackendError(message, stage)
 
+    # why each adapter cannot feed an infeed queue (upstream can: `_infeed_wrapper`)
+    NO_INFEED = {
+        "xla": "jaxlib's PJRT client exposes no transfer of host values to a device's infeed queue "
+               "(XLA's infeed waits for the host)",
+        "iree": "IREE has no infeed queue: its StableHLO input conversion lowers neither stablehlo.infeed "
+                "nor tokens",
+    }
+
+    def run_infeed(self, program, inputs, feeds, num_replicas=1, num_partitions=1, timeout=None):
+        """upstream: the case's @main runs inside `interpreter.run_parallel`, whose `infeed`
+        attribute names one function per feed returning its values as constants: the way
+        upstream's interpreter takes infeed values (one queue, one process). xla, iree:
+        unsupported (NO_INFEED)."""
+        if self.kind != "upstream":
+            raise BackendUnsupported(f"host-fed infeed values: {self.NO_INFEED.get(self.kind, 'the adapter cannot feed them')}")
+        if int(num_replicas) * int(num_partitions) != 1:
+            raise BackendUnsupported(f"a multi-process case ({num_replicas} replica(s) x {num_partitions} "
+                                     f"partition(s)): backend {self.name!r} runs single-process programs only")
+        m = re.search(r'"?stablehlo\.(send|recv)\b', program)
+        if m:
+            raise BackendUnsupported(f"stablehlo.{m.group(1)}: the {self.name} adapter has no peer process")
+        # run_parallel's `infeed` functions must each return one tensor (its verifier), which
+        # one infeed op then returns; an infeed of 0 or 2+ tensors aborts or crashes the
+        # interpreter, and a constant of a quantized type aborts it
+        for f in feeds:
+            if len(f.values) != 1:
+                raise BackendUnsupported(f"an infeed of {len(f.values)} tensor(s): upstream's interpreter takes "
+                                         "infeed values only as functions returning one tensor each "
+                                         "(interpreter.run_parallel's `infeed`)")
+            if "!quant." in f.types[0]:
+                raise BackendUnsupported("a quantized infeed value: upstream's interpreter cannot evaluate "
+                                         "a constant of a quantized type, so no function can return it")
+        try:
+            wrapped = _infeed_wrapper(program, feeds)
+        except StableHLOError as e:
+            raise BackendError(f"{type(e).__name__}: {_first_line(e)}", "compile") from None
+        return self._request(wrapped, inputs, timeout)
+
     def close(self):
         if self.worker is not None:
             self.worker.close()
             self.worker = None
+
+
+INFEED_MAIN = "infeed_case_main"
+
+
+def _infeed_wrapper(program: str, feeds) -> str:
+    """`program` with its @main renamed, called by a new @main through
+    `interpreter.run_parallel` (one process) whose `infeed` names a function per feed that
+    returns the feed's values as constants (quantized values: their storage integers as the
+    constant of the quantized type)."""
+    from stablehlo_ref.ir.attributes import DenseElementsAttr
+    from stablehlo_ref.ir.types import QuantizedType, TensorType
+    from stablehlo_ref.text import parse
+    from stablehlo_ref.text.printer import Printer
+    ft = parse(program, "<case>").function("main").attributes["function_type"].type
+    ins, outs = [str(t) for t in ft.inputs], [str(t) for t in ft.results]
+    if re.search(rf"@{INFEED_MAIN}\b|@infeed_feed_\d", program):
+        raise BackendError(f"the program already defines @{INFEED_MAIN} or @infeed_feed_*", "compile")
+    body = re.sub(r"@main\b", f"@{INFEED_MAIN}", program)
+    pr = Printer()
+    funcs, names = [], []
+    for k, f in enumerate(feeds):
+        tys = [parse(f"func.func private @t(%a: {t})", "<feed>").function("t").attributes["function_type"].type.inputs[0]
+               for t in f.types]
+        lines = []
+        for i, (t, v) in enumerate(zip(tys, f.values)):
+            st = t
+            if isinstance(t.element_type, QuantizedType):
+                st = TensorType(t.shape, t.element_type.storage_type)
+            attr = pr.attr(DenseElementsAttr(st, np.asarray(v).reshape(t.shape)))
+            lines.append(f'  %c{i} = "stablehlo.constant"() {{value = {attr}}} : () -> {t}')
+        rt = ", ".join(str(t) for t in tys)
+        ret = ", ".join(f"%c{i}" for i in range(len(tys)))
+        funcs.append(f"func.func private @infeed_feed_{k}() -> ({rt}) {{\n" + "\n".join(lines)
+                     + f'\n  "func.return"({ret}) : ({rt}) -> ()\n}}\n')
+        names.append(f"@infeed_feed_{k}")
+    args = ", ".join(f"%arg{i}: {t}" for i, t in enumerate(ins))
+    vals = ", ".join(f"%arg{i}" for i in range(len(ins)))
+    res = "%r" if len(outs) == 1 else f"%r:{len(outs)}"
+    rvals = "%r" if len(outs) == 1 else ", ".join(f"%r#{i}" for i in range(len(outs)))
+    infeed = f", infeed = [{', '.join(names)}]" if names else ""
+    call = (f'  {res + " = " if outs else ""}"interpreter.run_parallel"({vals}) {{programs = [[@{INFEED_MAIN}]]{infeed}}} '
+            f': ({", ".join(ins)}) -> ({", ".join(outs)})\n')
+    main = (f"func.func @main({args}) -> ({', '.join(outs)}) {{\n{call}"
+            f'  "func.return"({rvals if outs else ""}) : ({", ".join(outs)}) -> ()\n}}\n')
+    return "\n".join([main, body, *funcs])
 
 
 class XlaBackend(WorkerBackend):

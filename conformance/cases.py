@@ -82,6 +82,18 @@ class Rule:
 
 
 @dataclass
+class Feed:
+    """Values the host puts on a process's infeed queue for one execution of an infeed op:
+    that op's results before its token, in order, each with its MLIR tensor type (quantized
+    values: the storage integers, the type names the quantization). A case's feeds are
+    consumed in list order per process: the first feed of process (0, 0) goes to the first
+    infeed op that process executes, and so on."""
+    values: List[np.ndarray]
+    types: List[str]                      # "tensor<2x3xbf16>", one per value
+    process: Tuple[int, int] = (0, 0)     # (replica_id, partition_id)
+
+
+@dataclass
 class Case:
     id: str                               # "<corpus>/<file>#<chunk>@<function>"
     program: str                          # StableHLO text with one `func.func @main`
@@ -107,6 +119,9 @@ class Case:
     # results in the same order; labels read "r<replica>p<partition>.<result>".
     num_replicas: int = 1
     num_partitions: int = 1
+    # Host-fed infeed values (stablehlo.infeed): each process's queue, in order (see Feed).
+    # Backends run such cases through `Backend.run_infeed`; empty for every other case.
+    infeed: List[Feed] = field(default_factory=list)
 
     @property
     def source(self) -> str:
@@ -509,12 +524,16 @@ def export_cases(cases: Sequence[Case], directory: str) -> str:
         (out / f"{stem}.mlir").write_text(c.program, encoding="utf-8")
         arrays = {f"input_{i}": np.asarray(a) for i, a in enumerate(c.inputs)}
         arrays.update({f"expected_{i}": np.asarray(a) for i, a in enumerate(c.expected)})
+        arrays.update({f"infeed_{k}_{i}": np.asarray(a) for k, f in enumerate(c.infeed) for i, a in enumerate(f.values)})
         np.savez(out / f"{stem}.npz", **{k: _portable(v) for k, v in arrays.items()})
         index["cases"].append({"id": c.id, "program": f"{stem}.mlir", "arrays": f"{stem}.npz",
                                "inputs": len(c.inputs), "element_types": c.element_types,
                                "labels": c.labels, "expected_from": c.expected_from,
                                "rules": [r.to_json() for r in c.rules], "ops": list(c.ops),
                                "num_replicas": c.num_replicas, "num_partitions": c.num_partitions})
+        if c.infeed:
+            index["cases"][-1]["infeed"] = [{"process": [int(x) for x in f.process], "types": list(f.types)}
+                                            for f in c.infeed]
     path = out / INDEX
     tmp = out / f".{INDEX}.tmp"
     tmp.write_text(json.dumps(index, indent=1), encoding="utf-8")
@@ -539,6 +558,12 @@ def _from_portable(a: np.ndarray, et_name: Optional[str]) -> np.ndarray:
     return a
 
 
+def _feed_element_type(tensor_type: str) -> str:
+    """`tensor<2x3xbf16>` -> `bf16` (quantized types: "", their storage integers are stored as they are)."""
+    m = re.match(r"tensor<(?:(?:\d+)x)*([^x<>][^<>]*)>$", tensor_type.strip())
+    return m.group(1) if m and not m.group(1).startswith("!") else ""
+
+
 def load_exported(directory: str) -> List[Case]:
     import json
     d = Path(directory)
@@ -549,11 +574,14 @@ def load_exported(directory: str) -> List[Case]:
             with np.load(d / e["arrays"], allow_pickle=False) as z:
                 inputs = [z[f"input_{i}"] for i in range(e["inputs"])]
                 expected = [_from_portable(z[f"expected_{i}"], et) for i, et in enumerate(e["element_types"])]
+                feeds = [Feed([_from_portable(z[f"infeed_{k}_{i}"], _feed_element_type(t)) for i, t in enumerate(f["types"])],
+                              list(f["types"]), tuple(f.get("process", (0, 0)))) for k, f in enumerate(e.get("infeed", []))]
             rules = [Rule(r["kind"], r.get("atol", 0.0), r.get("max_ulp", 0), r.get("check", ""), r.get("rtol", 0.0)) for r in e["rules"]]
             out.append(Case(e["id"], (d / e["program"]).read_text(encoding="utf-8"), inputs, expected,
                             list(e["element_types"]), rules, list(e.get("labels", [])),
                             list(e.get("expected_from", [])), tuple(e.get("ops", ())),
-                            num_replicas=int(e.get("num_replicas", 1)), num_partitions=int(e.get("num_partitions", 1))))
+                            num_replicas=int(e.get("num_replicas", 1)), num_partitions=int(e.get("num_partitions", 1)),
+                            infeed=feeds))
         return out
     except (OSError, KeyError, ValueError, TypeError) as e:
         raise NotRunnable(f"{d}: not a readable case folder ({type(e).__name__}: {e})") from None

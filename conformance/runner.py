@@ -67,7 +67,10 @@ def run_case(backend: Backend, case: Case, timeout: Optional[float] = None) -> C
     op, et, variant = case_subject(case)
     what = dict(ops=case.ops, op=op, element_type=et, variant=variant)
     try:
-        if case.num_replicas * case.num_partitions != 1:
+        if case.infeed:
+            outs = backend.run_infeed(case.program, case.inputs, case.infeed, case.num_replicas,
+                                      case.num_partitions, timeout=timeout)
+        elif case.num_replicas * case.num_partitions != 1:
             outs = backend.run_processes(case.program, case.inputs, case.num_replicas, case.num_partitions,
                                          timeout=timeout)
         else:

@@ -146,7 +146,8 @@ def op_subjects(module) -> list:
     for op in module.walk():
         if op.name.split(".", 1)[0] in ("builtin", "func") or op.name.endswith(".return"):
             continue
-        vals = list(op.operands) or list(op.results)
+        # the first typed operand, else result (infeed/recv: a token operand, typed results)
+        vals = list(op.operands) + list(op.results)
         et = ""
         for v in vals:
             t = getattr(v, "type", None)

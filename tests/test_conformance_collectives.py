@@ -89,7 +89,7 @@ def fast_cases(op=None):
 
 OPS = ["all_gather", "all_reduce", "all_to_all", "reduce_scatter", "collective_permute",
        "collective_broadcast", "collective_reduce", "cross-replica-sum", "async_start", "async_done",
-       "after_all", "create_token", "outfeed", "send", "recv"]
+       "after_all", "create_token", "outfeed", "send", "recv", "infeed"]
 
 
 def test_fast_collective_cases_pass_on_the_reference():
@@ -211,3 +211,137 @@ def test_worker_adapters_refuse_host_communication_before_starting():
         b.run(prog, [])
     assert b.worker is None
     assert not b.HOST_OPS.search(fast_cases("after_all")[0].program)
+
+
+# ------------------------------------------------------------------ infeed (host-fed values)
+
+_INFEED = {}
+
+
+def _infeed_cases(full=False):
+    """This module's infeed cases (what generate_cases(op="infeed") selects, built directly)."""
+    if full not in _INFEED:
+        _INFEED[full] = C.infeed_cases(full, None if full else FAST_TYPES)
+    return list(_INFEED[full])
+
+
+def _case_with_feeds(c, feeds):
+    return Case(c.id, c.program, c.inputs, c.expected, c.element_types, c.rules, c.labels, c.expected_from,
+                c.ops, num_replicas=c.num_replicas, num_partitions=c.num_partitions, infeed=feeds)
+
+
+def test_infeed_cases_cover_the_admitted_types_and_pass_on_the_reference():
+    from stablehlo_ref import spec
+    from stablehlo_ref.conformance.generated.values import admitted
+    full = _infeed_cases(full=True)
+    assert {c.element_type for c in full} >= set(admitted(spec.op("stablehlo.infeed").results[0].type))
+    assert {"!quant.uniform<i8:f32>", "token"} <= {c.element_type for c in full}
+    assert all(c.infeed for c in full) and any(c.num_partitions == 2 and c.num_replicas == 2 for c in full)
+    fast = _infeed_cases()
+    assert {c.element_type for c in fast} >= set(FAST_TYPES)
+    assert [c.id for c in fast] == [c.id for c in fast_cases("infeed")]
+    with get_backend("reference") as b:
+        rep = run_suite(b, full)
+    assert rep.counts()["pass"] == len(full), rep.format()[-3000:]
+
+
+def test_infeed_cases_check_the_order_and_the_queue_of_each_process():
+    """The expected values are the fed ones, in order, per process: feeding them in another
+    order, or to another process, fails (so the passing cases do look at the kernel)."""
+    cases = {c.id: c for c in _infeed_cases(full=True)}
+    two = cases["generated/stablehlo.infeed/i32/two_infeeds_in_order"]
+    grid = cases["generated/stablehlo.infeed/i32/per_process_r2p2"]
+    swapped = [type(f)(f.values, f.types, (f.process[0], 1 - f.process[1])) for f in grid.infeed]
+    one = cases["generated/stablehlo.infeed/i32/one_result"]
+    wrong = [type(f)([f.values[0] + 1], f.types, f.process) for f in one.infeed]
+    with get_backend("reference") as b:
+        assert run_case(b, two).status == "pass"
+        o = run_case(b, _case_with_feeds(two, list(reversed(two.infeed))))
+        assert o.status == "error" and "does not match" in o.message
+        o = run_case(b, _case_with_feeds(grid, swapped))
+        assert o.status == "fail" and "r0p0.0" in o.message
+        assert run_case(b, _case_with_feeds(one, wrong)).status == "fail"
+        o = run_case(b, _case_with_feeds(two, two.infeed[:1]))
+        assert o.status == "error" and "queue is empty" in o.message
+
+
+def test_backends_that_cannot_feed_report_infeed_cases_unsupported():
+    from stablehlo_ref.conformance.backends import IreeBackend, XlaBackend
+
+    class Plain(Backend):
+        name = "plain"
+
+        def run(self, program, inputs, timeout=None):
+            raise AssertionError("an infeed case must not reach run()")
+    c = _infeed_cases()[0]
+    o = run_case(Plain(), c)
+    assert o.status == "unsupported" and "infeed" in o.message and "plain" in o.message
+    for b in (XlaBackend(), IreeBackend()):
+        with pytest.raises(BackendUnsupported, match="infeed"):
+            b.run_infeed(c.program, c.inputs, c.infeed)
+        assert b.worker is None           # refused before any worker starts
+
+
+def test_upstream_infeed_wrapper_runs_the_case_through_run_parallel():
+    """upstream's adapter wraps @main in interpreter.run_parallel with one function per feed;
+    the wrapped program means the same on our interpreter (no jax needed)."""
+    from stablehlo_ref.conformance.backends import _infeed_wrapper
+    from stablehlo_ref.conformance.compare import compare_case
+    cases = {c.id: c for c in _infeed_cases(full=True)}
+    picked = [cases[f"generated/stablehlo.infeed/{et}/{v}"] for et, v in
+              [("f32", "one_result"), ("bf16", "two_infeeds_in_order"), ("i1", "rank0"), ("f8E4M3FN", "size0"),
+               ("ui4", "one_result"), ("f64", "two_infeeds_in_order")]]
+    with get_backend("reference") as b:
+        for c in picked:
+            text = _infeed_wrapper(c.program, c.infeed)
+            assert "interpreter.run_parallel" in text and "@infeed_feed_0" in text
+            assert compare_case(c, b.run(text, c.inputs)) is None, c.id
+
+
+def test_upstream_refuses_infeeds_it_cannot_feed():
+    from stablehlo_ref.conformance.backends import UpstreamBackend
+    cases = {c.id: c for c in _infeed_cases(full=True)}
+    b = UpstreamBackend()
+    for cid, why in [("f32/two_results", "2 tensor"), ("token/token_only/f32", "0 tensor"),
+                     ("!quant.uniform<i8:f32>/per_tensor", "quantized"), ("f32/per_process_r1p2", "multi-process")]:
+        c = cases[f"generated/stablehlo.infeed/{cid}"]
+        with pytest.raises(BackendUnsupported, match=why):
+            b.run_infeed(c.program, c.inputs, c.infeed, c.num_replicas, c.num_partitions)
+    assert b.worker is None
+
+
+def test_export_carries_infeed_values(tmp_path):
+    from stablehlo_ref.conformance import export_cases, load_exported
+    from stablehlo_ref.conformance.generated.export import export_generated, load_generated_export
+    cases = [c for c in _infeed_cases(full=True) if c.variant in ("two_infeeds_in_order", "per_axis_dim1",
+                                                                  "per_process_r1p2", "token_only/f32")
+             and c.element_type in ("bf16", "i2", "f32", "!quant.uniform<i8:f32>", "token")]
+    assert len(cases) == 6
+    path = export_generated(cases, str(tmp_path / "gen"), target="1.0.0")
+    m = json.loads(Path(path).read_text())
+    e = next(x for x in m["cases"] if x["id"].endswith("bf16/two_infeeds_in_order"))
+    assert [len(f["values"]) for f in e["infeed"]] == [1, 1] and e["infeed"][1]["values"][0]["type"] == "tensor<4xbf16>"
+    assert e["infeed"][0]["process"] == [0, 0] and (tmp_path / "gen" / e["infeed"][0]["values"][0]["file"]).is_file()
+    e = next(x for x in m["cases"] if x["id"].endswith("per_process_r1p2"))
+    assert [f["process"] for f in e["infeed"]] == [[0, 0], [0, 0], [0, 1], [0, 1]]
+    for back in (load_generated_export(str(tmp_path / "gen")),
+                 load_exported(str(Path(export_cases(cases, str(tmp_path / "plain"))).parent))):
+        for a, c in zip(cases, back):
+            assert [(f.types, f.process) for f in a.infeed] == [(f.types, f.process) for f in c.infeed]
+            for fa, fc in zip(a.infeed, c.infeed):
+                assert all(x.dtype == y.dtype and x.tobytes() == y.tobytes() for x, y in zip(fa.values, fc.values))
+        with get_backend("reference") as b:
+            rep = run_suite(b, back)
+        assert rep.counts()["pass"] == len(cases), rep.format()[-2000:]
+
+
+def test_upstream_runs_single_tensor_infeeds():
+    pytest.importorskip("jax")
+    cases = {c.id: c for c in _infeed_cases(full=True)}
+    with get_backend("upstream") as b:
+        ok, why = b.available()
+        if not ok:
+            pytest.skip(why)
+        for cid in ("f32/one_result", "bf16/two_infeeds_in_order", "i2/rank0", "f8E5M2/size0"):
+            o = run_case(b, cases[f"generated/stablehlo.infeed/{cid}"], timeout=120)
+            assert o.status == "pass", (cid, o.message)

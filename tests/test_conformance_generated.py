@@ -259,7 +259,7 @@ def _sample(cases, every):
 def _single_process(cases):
     """How many cases a one-process backend can run at all (multi-process cases are reported
     unsupported by every backend but the reference)."""
-    return sum(1 for c in cases if c.num_replicas * c.num_partitions == 1)
+    return sum(1 for c in cases if c.num_replicas * c.num_partitions == 1 and not c.infeed)
 
 
 def test_sample_is_chosen_by_id_alone():

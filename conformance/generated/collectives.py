@@ -1,7 +1,7 @@
 """Generated cases of the collective ops (all_gather, all_reduce, all_to_all, reduce_scatter,
 collective_permute, collective_broadcast, collective_reduce, the legacy cross-replica-sum),
 async_start/async_done around a collective, send/recv paired inside one program, and the
-token ops (after_all, create_token, outfeed).
+token ops (after_all, create_token, outfeed) and infeed (values the host feeds, `Case.infeed`).
 
 A collective case is one SPMD program `@main` run by every process of a `num_replicas x
 num_partitions` grid (`Case.num_replicas`/`num_partitions`); each process gets its own
@@ -755,6 +755,138 @@ def token_cases(full, fast) -> List:
     return out
 
 
+INFEED_NOTE = ("the infeed queue is implementation-defined: the case's `infeed` holds what the host "
+               "feeds each process, one entry per execution of an infeed op in order; the spec fixes "
+               "that the op returns those values, in order, and a token")
+
+
+def _feed(values, types, me=(0, 0)):
+    from ..cases import Feed
+    return Feed([np.asarray(v) for v in values], list(types), tuple(me))
+
+
+def _infeed_program(arg_types: Sequence[str], infeeds: Sequence[Tuple[Sequence[str], str]],
+                    returns: Sequence[Tuple[str, str]] = (), extra: Sequence[str] = (),
+                    barrier_arg: bool = False) -> str:
+    """@main: a token from after_all, then one infeed per `infeeds` entry ((its tensor result
+    types, its attribute text)), each taking the previous infeed's token; returns every infeed's
+    tensor results in order (or `returns`, after the `extra` lines, which may use %f<k>#<i>).
+    `barrier_arg`: return %arg0 threaded through optimization_barrier with the last token."""
+    args = ", ".join(f"%arg{i}: {t}" for i, t in enumerate(arg_types))
+    lines = [f'%tok = "stablehlo.after_all"() : () -> {TOK}']
+    prev, results = "%tok", []
+    for k, (tys, attrs) in enumerate(infeeds):
+        n = len(tys) + 1
+        head = f"%f{k}:{n}" if n > 1 else f"%f{k}"
+        a = f" {{{attrs}}}" if attrs else ""
+        lines.append(f'{head} = "stablehlo.infeed"({prev}){a} : ({TOK}) -> ({", ".join(list(tys) + [TOK])})')
+        prev = f"%f{k}#{len(tys)}" if n > 1 else f"%f{k}"
+        results += [(f"%f{k}#{i}", t) for i, t in enumerate(tys)]
+    lines += list(extra)
+    if barrier_arg:
+        t = arg_types[0]
+        lines.append(f'%b:2 = "stablehlo.optimization_barrier"(%arg0, {prev}) : ({t}, {TOK}) -> ({t}, {TOK})')
+        results = [("%b#0", t)]
+    if returns:
+        results = list(returns)
+    vals = ", ".join(v for v, _ in results)
+    tys = ", ".join(t for _, t in results)
+    body = "\n".join("  " + ln for ln in lines)
+    return f"func.func @main({args}) -> ({tys}) {{\n{body}\n  \"func.return\"({vals}) : ({tys}) -> ()\n}}\n"
+
+
+# infeed of a quantized tensor, observed through uniform_dequantize (a quantized value cannot
+# leave @main in every backend's calling convention): (variant, type, dequantize(q_j) for the
+# storage integers q_j along the quantized dimension j, or one (scale, zero point))
+INFEED_QUANT = [
+    ("per_tensor", "!quant.uniform<i8:f32, 5.000000e-01:-3>", None, [(0.5, -3)]),
+    ("per_axis_dim1", "!quant.uniform<i8:f32:1, {5.000000e-01:-3,2.500000e-01:2,1.000000e+00:0}>", 1,
+     [(0.5, -3), (0.25, 2), (1.0, 0)]),
+]
+
+
+def infeed_cases(full, fast) -> List:
+    """stablehlo.infeed: every element type its results admit (one result, two results, two
+    infeeds in order; rank 0, a size-0 dimension, infeed_config/layout in the full suite),
+    quantized results, an infeed of a token only, and per-process queues of a process grid."""
+    op = "stablehlo.infeed"
+    out = []
+    from stablehlo_ref import spec
+    ets = [t for t in admitted(spec.op(op).results[0].type) if fast is None or t in fast]
+    for et in ets:
+        t23, t4 = tensor((2, 3), et), tensor((4,), et)
+        a = make_array(move_values(et, 6, 21), et, (2, 3))
+        b = make_array(move_values(et, 4, 22), et, (4,))
+        variants = [
+            ("one_result", [([t23], "")], [[a]], True),
+            ("two_results", [([t23, t4], 'infeed_config = ""')], [[a, b]], True),
+            ("two_infeeds_in_order", [([t23], ""), ([t4], "")], [[a], [b]], True),
+            ("rank0", [([tensor((), et)], "")], [[make_array(move_values(et, 1, 23), et, ())]], False),
+            ("size0", [([tensor((0, 3), et)], "")], [[make_array([], et, (0, 3))]], False),
+            ("config_and_layout", [([t23, t4], 'infeed_config = "feed config", layout = [[0, 1], [0]]')],
+             [[a, b]], False),
+        ]
+        for name, infeeds, feeds, in_fast in variants:
+            if not (full or in_fast):
+                continue
+            prog = _infeed_program([], infeeds)
+            exp = [v.copy() for f in feeds for v in f]
+            c = _case(op, et, name, prog, {(0, 0): []}, {(0, 0): exp}, 1, 1,
+                      INFEED_NOTE + ("; `layout` (minor-to-major per result) sets how the values are laid "
+                                     "out in transfer, not their values" if "layout" in name else ""),
+                      ops=(op, "stablehlo.after_all"), out_ets=[et] * len(exp))
+            c.infeed = [_feed(f, tys) for f, (tys, _) in zip(feeds, infeeds)]
+            out.append(c)
+    # quantized results, dequantized in the program: the oracle is the spec's dequantize,
+    # (q - zero point) * scale, exact here and rounded once to f32
+    if fast is None or "f32" in fast:
+        for name, qt, qdim, params in INFEED_QUANT:
+            tq, tf = f"tensor<2x3x{qt}>", tensor((2, 3), "f32")
+            q = make_array([-128, -3, 7, 127, 0, -60], "i8", (2, 3))
+            exp = np.zeros((2, 3), np.float32)
+            for i in range(2):
+                for j in range(3):
+                    sc, zp = params[j if qdim == 1 else 0]
+                    exp[i, j] = round_value((int(q[i, j]) - zp) * sc, float_format("f32"))
+            prog = _infeed_program([], [([tq], "")], returns=[("%d", tf)],
+                                   extra=[f'%d = "stablehlo.uniform_dequantize"(%f0#0) : ({tq}) -> {tf}'])
+            c = _case(op, "!quant.uniform<i8:f32>", name, prog, {(0, 0): []}, {(0, 0): [exp]}, 1, 1,
+                      INFEED_NOTE + "; the quantized value is observed through uniform_dequantize: the "
+                      "oracle is (q - zero point) * scale per the quantized dimension, exact in f32",
+                      ops=(op, "stablehlo.after_all", "stablehlo.uniform_dequantize"), out_ets=["f32"])
+            c.infeed = [_feed([q], [tq])]
+            out.append(c)
+    # an infeed whose only result is its token: the host feeds an empty entry
+    for et in [t for t in ("f32",) if fast is None or t in fast] or ["f32"]:
+        x = make_array(move_values(et, 6, 24), et, (2, 3))
+        prog = _infeed_program([tensor((2, 3), et)], [([], "")], barrier_arg=True)
+        c = _case(op, "token", f"token_only/{et}", prog, {(0, 0): [x]}, {(0, 0): [x.copy()]}, 1, 1,
+                  INFEED_NOTE + "; an infeed with no tensor result returns only its token: the case "
+                  "checks that the program runs and that %arg0 threaded with that token comes back unchanged",
+                  ops=(op, "stablehlo.after_all", "stablehlo.optimization_barrier"), out_ets=[et])
+        c.infeed = [_feed([], [])]
+        out.append(c)
+    # per-process queues: every process reads its own feeds (same program, different values)
+    for R, P, in_fast in ((1, 2, True), (2, 1, False), (2, 2, False)):
+        if not (full or in_fast):
+            continue
+        for et in [t for t in ("i32", "f32") if fast is None or t in fast]:
+            t23, t4 = tensor((2, 3), et), tensor((4,), et)
+            feeds, exp = [], {}
+            for i, me in enumerate(processes(R, P)):
+                a = make_array(move_values(et, 6, 31 + 7 * i), et, (2, 3))
+                b = make_array(move_values(et, 4, 32 + 7 * i), et, (4,))
+                feeds += [_feed([a], [t23], me), _feed([b], [t4], me)]
+                exp[me] = [a.copy(), b.copy()]
+            prog = _infeed_program([], [([t23], ""), ([t4], "")])
+            c = _case(op, et, f"per_process_r{R}p{P}", prog, {me: [] for me in processes(R, P)}, exp, R, P,
+                      INFEED_NOTE + "; each process has its own queue (the host feeds each device)",
+                      ops=(op, "stablehlo.after_all"), out_ets=[et] * (2 * R * P))
+            c.infeed = feeds
+            out.append(c)
+    return out
+
+
 SEND_RECV_NOTE = ("device-to-device send/recv: each process sends to the targets of its "
                   "source_target_pairs and receives from its source; the spec names cross_replica and "
                   "cross_partition for the pairs without saying which applies, so these cases read them like "
@@ -820,4 +952,4 @@ def all_collectives(full, fast) -> List:
             + all_to_all_cases(full, fast) + collective_permute_cases(full, fast)
             + collective_broadcast_cases(full, fast) + collective_reduce_cases(full, fast)
             + cross_replica_sum_cases(full, fast) + async_cases(full, fast) + async_done_cases(full, fast)
-            + token_cases(full, fast) + send_recv_cases(full, fast))
+            + token_cases(full, fast) + send_recv_cases(full, fast) + infeed_cases(full, fast))

@@ -6,6 +6,7 @@
     DIR/<case>/program.mlirbc        the portable artifact at the chosen target version
     DIR/<case>/input_<i>.npy         arguments of @main, in order
     DIR/<case>/expected_<i>.npy      expected results, in order
+    DIR/<case>/infeed_<k>_<i>.npy    value i of the k-th host feed (infeed cases)
 
 Arrays of types numpy has no dtype for (bf16, f8*, f6*, f4*, i2/i4/ui2/ui4) are stored as
 their raw bits in an unsigned integer of the storage width; the manifest names each array's
@@ -37,6 +38,14 @@ def _portable(a: np.ndarray) -> np.ndarray:
 
 def _type_of(program_types, i):
     return program_types[i] if i < len(program_types) else ""
+
+
+def _element_type_of(tensor_type: str) -> str:
+    """`tensor<2x3xbf16>` -> `bf16`; `tensor<2x!quant.uniform<i8:f32, 0.5:-3>>` -> the
+    quantized type (its values are the storage integers)."""
+    from stablehlo_ref.text import parse
+    t = parse(f"func.func private @t(%a: {tensor_type})", "<type>").function("t").attributes["function_type"].type.inputs[0]
+    return str(t.element_type)
 
 
 def export_generated(cases: Sequence, directory: str, target: str = "1.0.0") -> str:
@@ -95,6 +104,16 @@ def export_generated(cases: Sequence, directory: str, target: str = "1.0.0") -> 
             if nproc > 1:
                 x["process"] = list(divmod(i // n_out, c.num_partitions))
             entry["outputs"].append(x)
+        if c.infeed:
+            entry["infeed"] = []
+            for k, f in enumerate(c.infeed):
+                vals = []
+                for i, (a, ty) in enumerate(zip(f.values, f.types)):
+                    a = np.asarray(a)
+                    np.save(d / f"infeed_{k}_{i}.npy", _portable(a), allow_pickle=False)
+                    vals.append({"file": f"{stem}/infeed_{k}_{i}.npy", "type": ty,
+                                 "element_type": _element_type_of(ty), "shape": list(a.shape)})
+                entry["infeed"].append({"process": [int(x) for x in f.process], "values": vals})
         manifest["cases"].append(entry)
     path = out / "manifest.json"
     tmp = out / ".manifest.json.tmp"
@@ -105,7 +124,7 @@ def export_generated(cases: Sequence, directory: str, target: str = "1.0.0") -> 
 
 def load_generated_export(directory: str) -> list:
     """The cases of a folder written by `export_generated` (program text, arrays, rules)."""
-    from ..cases import Case, Rule, process_labels
+    from ..cases import Case, Feed, Rule, process_labels
     from .values import type_info
     d = Path(directory)
     m = json.loads((d / "manifest.json").read_text(encoding="utf-8"))
@@ -126,9 +145,31 @@ def load_generated_export(directory: str) -> list:
             ets.append(x["element_type"])
             t = x["tolerance"]
             rules.append(Rule(t["kind"], t.get("atol", 0.0), t.get("max_ulp", 0), t.get("check", ""), t.get("rtol", 0.0)))
+        feeds = []
+        for f in e.get("infeed", []):
+            vals = []
+            for x in f["values"]:
+                a = np.load(d / x["file"], allow_pickle=False)
+                dt = _storage_dtype(x["element_type"])
+                vals.append(a.view(dt) if dt is not None and a.dtype != dt and a.dtype.itemsize == dt.itemsize else a)
+            feeds.append(Feed(vals, [x["type"] for x in f["values"]], tuple(f.get("process", (0, 0)))))
         nr, npart = int(e.get("num_replicas", 1)), int(e.get("num_partitions", 1))
         out.append(Case(e["id"], (d / e["program"]).read_text(encoding="utf-8"), ins, exp, ets, rules,
                         process_labels(len(exp) // (nr * npart), nr, npart), ["oracle"] * len(exp), (e["op"],), e["op"],
                         e["element_type"], e["variant"], e["oracle"], e["provenance"],
-                        num_replicas=nr, num_partitions=npart))
+                        num_replicas=nr, num_partitions=npart, infeed=feeds))
     return out
+
+
+def _storage_dtype(element_type: str):
+    """The numpy dtype an exported array of `element_type` is read as (quantized: its storage)."""
+    from stablehlo_ref.ir.types import ELEMENT_TYPES
+    et = ELEMENT_TYPES.get(element_type)
+    if et is not None:
+        return et.dtype
+    from stablehlo_ref.text import parse
+    try:
+        t = parse(f"func.func private @t(%a: tensor<{element_type}>)", "<type>").function("t").attributes["function_type"].type.inputs[0]
+        return t.element_type.storage_type.dtype
+    except Exception:       # noqa: BLE001 - an unknown name: the array is read as stored
+        return None

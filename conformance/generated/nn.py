@@ -9,7 +9,8 @@ error of 8 * (N + 4) * eps * (the magnitude of the terms), N the number of eleme
 feature (the error of that composition in the operand type), and the inputs are moderate
 values (uniform in [-4, 4], variances in [0.5, 4]) with no cancellation near zero except
 what the bound covers. Element types: bf16, f16, f32, f64 (in the 2- to 4-bit-mantissa
-formats, the composition's rounding errors are as large as the result)."""
+formats, the composition's rounding errors are as large as the result); batch_norm_grad in
+bf16 and f16 on values where every step of the composition is exact (batch_norm_grad_narrow_cases)."""
 from __future__ import annotations
 
 from fractions import Fraction
@@ -144,7 +145,8 @@ def batch_norm_grad_cases(full, fast) -> List:
     out = []
     # f32 and f64 only: with bf16's and f16's 8- and 11-bit significands, that bound (the
     # composition has three sums and a cancelling difference) is as large as the results
-    # (atol 5..47 on results of size 1..10): no check at all
+    # (atol 5..47 on results of size 1..10): no check at all. bf16 and f16 get cases on
+    # values where every step is exact instead (batch_norm_grad_narrow_cases)
     for et in [t for t in _types(op, fast) if t in ("f32", "f64")]:
         fmt = float_format(et)
         for name, shape, fi in (CONFIGS if full else CONFIGS[:1]):
@@ -194,5 +196,93 @@ def batch_norm_grad_cases(full, fast) -> List:
     return out
 
 
+# batch_norm_grad in bf16 and f16: values on which every step of the spec's composition but
+# the last product is exact in the type, in every reduction order (N = 4 elements per feature)
+EXACT_STEP_VARIANCE = 4.0        # + epsilon rounds back to 4 in bf16 and f16: stddev = 2 exactly
+
+
+def batch_norm_grad_exact_steps(x, g, scale, mean, shape, fi, fmt):
+    """The spec's batch_norm_grad composition on values chosen so that each step is exact in
+    `fmt` (integers x and mean with |x - mean| <= 2, g and scale multiples of 1/2 in [-2, 2],
+    variance 4, N = 4): returns (grad_operand, grad_scale, grad_offset, mag_o, mag_s), the
+    results rounded once (only grad_operand's last product rounds) and the magnitudes that
+    bound an implementation which adds epsilon to the variance without rounding."""
+    groups = _feature_slices(shape, fi)
+    n = len(groups[0])
+    assert n == 4, "the exact-step values need N = 4 elements per feature"
+    eps_t = Fraction(round_value(_eps_attr(), fmt))
+    d = Fraction(round_value(Fraction(EXACT_STEP_VARIANCE) + eps_t, fmt))     # add(variance, epsilon)
+    assert d == 4, "variance + epsilon must round to 4 in the type"
+    sd = Fraction(2)                                                          # sqrt(4), exact
+    go = [0.0] * len(x)
+    gs, gb, mag_o, mag_s = [], [], [], []
+    for f, grp in enumerate(groups):
+        c = {p: Fraction(x[p]) - Fraction(mean[f]) for p in grp}
+        assert all(abs(v) <= 2 and v.denominator == 1 for v in c.values())
+        i2 = sum(Fraction(g[p]) for p in grp)
+        i3 = sum(Fraction(g[p]) * c[p] for p in grp)
+        for p in grp:
+            i1 = Fraction(g[p]) * n
+            i5 = i3 * c[p] / d
+            i6 = i1 - i2 - i5
+            k = Fraction(scale[f]) / sd / n
+            go[p] = round_value(k * i6, fmt)
+            mag_o.append(float(abs(k) * (abs(i5) + abs(i6))))
+        gs.append(round_value(sum(Fraction(g[p]) * (c[p] / sd) for p in grp), fmt))
+        gb.append(round_value(i2, fmt))
+        mag_s.append(float(sum(abs(Fraction(g[p]) * c[p]) for p in grp) / sd))
+    return go, gs, gb, mag_o, mag_s
+
+
+def batch_norm_grad_narrow_cases(full, fast) -> List:
+    """batch_norm_grad in bf16 and f16 (batch_norm_grad_exact_steps): the expected values are
+    the spec's composition, exact at every step but the last product, which rounds once; in
+    every reduction order the same. Compared within 1 ULP (the last rounding, should an
+    implementation compute that product another way), or an absolute error of
+    2 * (epsilon / variance) * the terms' magnitude: what an implementation that keeps
+    variance + epsilon unrounded (4.001 instead of the type's 4; the reference computes in
+    f64) moves the results by; grad_offset exactly."""
+    op = "stablehlo.batch_norm_grad"
+    out = []
+    for et in [t for t in _types(op, fast) if t in ("bf16", "f16")]:
+        fmt = float_format(et)
+        for name, shape, fi in (CONFIGS if full else CONFIGS[:1]):
+            rng = rng_for(f"bng-exact/{et}/{name}")
+            nf = shape[fi]
+            size = _size(shape)
+            mean = [float(v) for v in rng.integers(-2, 3, nf)]
+            groups = _feature_slices(shape, fi)
+            x = [0.0] * size
+            for f, grp in enumerate(groups):
+                for p in grp:
+                    x[p] = mean[f] + float(rng.integers(-2, 3))
+            g = [float(v) / 2 for v in rng.integers(-4, 5, size)]
+            scale = [float(v) / 2 for v in rng.integers(-4, 5, nf)]
+            var = [EXACT_STEP_VARIANCE] * nf
+            go, gs, gb, mag_o, mag_s = batch_norm_grad_exact_steps(x, g, scale, mean, shape, fi, fmt)
+            delta = 2 * max(_eps_attr(), round_value(_eps_attr(), fmt)) / EXACT_STEP_VARIANCE
+            atol_o, atol_s = delta * max(mag_o), delta * max(mag_s)
+            ts, tf = tensor(shape, et), tensor((nf,), et)
+            b = ProgramBuilder([ts, tf, tf, tf, ts])
+            res = b.op(op, [(b.arg(i), t) for i, t in enumerate([ts, tf, tf, tf, ts])], [ts, tf, tf],
+                       f"epsilon = {EPSILON} : f32, feature_index = {fi} : i64")
+            out.append(make_case(op, et, f"{name}_exact_steps", b.text([(res[0], ts), (res[1], tf), (res[2], tf)]),
+                                 [make_array(x, et, shape)] + [make_array(v, et, (nf,)) for v in (scale, mean, var)]
+                                 + [make_array(g, et, shape)],
+                                 [make_array(go, et, shape), make_array(gs, et, (nf,)), make_array(gb, et, (nf,))],
+                                 [et, et, et],
+                                 [Rule("close", atol=atol_o, max_ulp=1, check="generated"),
+                                  Rule("close", atol=atol_s, max_ulp=1, check="generated"),
+                                  Rule("exact", check="generated")],
+                                 "python-exact", "nn",
+                                 "values on which every step of the spec's composition is exact in the type (integer "
+                                 "x, mean; g, scale in halves; variance 4, which + epsilon rounds back to 4; N = 4) "
+                                 "but the last product, rounded once: within 1 ULP, or "
+                                 f"|error| <= {atol_o:.3g} / {atol_s:.3g} (variance + epsilon kept unrounded); "
+                                 "grad_offset exact"))
+    return out
+
+
 def all_nn(full, fast) -> List:
-    return batch_norm_inference_cases(full, fast) + batch_norm_training_cases(full, fast) + batch_norm_grad_cases(full, fast)
+    return (batch_norm_inference_cases(full, fast) + batch_norm_training_cases(full, fast) + batch_norm_grad_cases(full, fast)
+            + batch_norm_grad_narrow_cases(full, fast))

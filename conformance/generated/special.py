@@ -488,21 +488,55 @@ def _representable(vals, fmt):
 def _zeta_exact(s: float, q: float):
     """zeta(s, q) as CHLO defines it (its decomposition, which XLA, IREE and upstream's
     interpreter agree on): +inf at s == 1 for every q (NaN included: that test comes last);
-    NaN for NaN operands and s < 1; otherwise the Hurwitz sum. Negative q only with even
-    integer s here (then every term is positive; with odd s the terms alternate in sign and
-    the kernel's direct sum cancels)."""
+    NaN for NaN operands and s < 1; otherwise the Hurwitz sum. Negative q (not an integer)
+    with integer s: the convergent sum over (q + k)^-s (_hurwitz_neg_q), except next to the
+    zeros that it has for odd s (NEAR_ZERO). Left out: integer q <= 0 (poles) and negative q
+    with non-integer s (CHLO's NaN of a domain error, which the spec of chlo.zeta does not
+    state)."""
     if s == 1:
         return math.inf
     if math.isnan(s) or math.isnan(q):
         return math.nan
     if s < 1:
         return math.nan
-    if q <= 0:
-        if q == math.floor(q) or not (s == math.floor(s) and s % 2 == 0):
-            return UNSPECIFIED
     if math.isinf(s) or math.isinf(q):
         return UNSPECIFIED
+    if q <= 0:
+        if q == math.floor(q) or s != math.floor(s):
+            return UNSPECIFIED
+        return _hurwitz_neg_q(int(s), q)
     return _guarded(lambda: mpmath.zeta(mpmath.mpf(s), mpmath.mpf(q)))
+
+
+# zeta(s, q) at negative q for odd s changes sign between consecutive negative integers;
+# right at those zeros no f64 method short of one expanding about each zero keeps a few ULP
+# (the result is a tiny difference of the sum's parts). Points whose result is smaller than
+# 1/NEAR_ZERO of the sum's part past the mirror image of its negative terms, zeta(s, 1 - q),
+# are left out (there the reference's error grows as that part's last-bit errors over the
+# result: 1 ULP at 1/64, 3 at 1/600, 15 at 1/4000, measured).
+NEAR_ZERO = 64
+
+
+def _hurwitz_neg_q(s: int, q: float):
+    """sum_k (q + k)^-s for q < 0 not an integer and integer s > 1: the m = ceil(-q) terms
+    with negative bases summed directly, plus mpmath's Hurwitz zeta at q + m in (0, 1), at
+    enough bits for the cancellation of those terms (s log2 of the largest term over the
+    smallest result kept), computed twice with 128 more bits and checked to agree; UNSPECIFIED
+    next to a zero (NEAR_ZERO)."""
+    m = math.ceil(-q)
+    smallest = min(abs(q + k) for k in range(m + 1))
+    bits = 256 + int(s * (math.log2(1 / smallest) + math.log2(2 + abs(q)))) + 64 + int(math.log2(NEAR_ZERO))
+
+    def direct(prec):
+        with mpmath.workprec(prec):
+            qm = mpmath.mpf(q)
+            return +(mpmath.fsum((qm + k) ** -s for k in range(m)) + mpmath.zeta(s, qm + m))
+    r, r2 = direct(bits), direct(bits + 128)
+    with workprec():
+        assert r2 == 0 or abs(r - r2) <= abs(r2) * mpmath.mpf(2) ** -200, (s, q, r, r2)
+        if s % 2 and abs(r2) * NEAR_ZERO < mpmath.zeta(s, 1 - mpmath.mpf(q)):
+            return UNSPECIFIED
+    return r2
 
 
 def _guarded(fn):
@@ -524,17 +558,22 @@ def _guarded(fn):
 
 def _polygamma_exact(n: float, x: float):
     """psi^(n)(x): NaN for NaN operands and for n negative or not an integer; poles
-    (x a non-positive integer) left out; negative x only for n = 0 or odd n (see _zeta_exact)."""
+    (x a non-positive integer) left out; negative x for n > 0 as (-1)^(n+1) n! zeta(n + 1, x)
+    (_hurwitz_neg_q; points next to zeta's zeros left out, for even n)."""
     if math.isnan(n) or math.isnan(x) or n < 0 or n != math.floor(n) or math.isinf(n):
         return math.nan
     if math.isinf(x) or (x <= 0 and x == math.floor(x)):
         return UNSPECIFIED
-    if x < 0 and n % 2 == 0 and n != 0:
-        return UNSPECIFIED
+    if x < 0 and n != 0:
+        z = _hurwitz_neg_q(int(n) + 1, x)
+        if z is UNSPECIFIED:
+            return UNSPECIFIED
+        with workprec():
+            return (-1) ** (int(n) + 1) * mpmath.factorial(int(n)) * z
     return _guarded(lambda: mpmath.polygamma(int(n), mpmath.mpf(x)))
 
 
-def _two_arg_cases(op, bop, et, rows_in, fn, ulp, note, full, bcast_lhs, bcast_rhs):
+def _two_arg_cases(op, bop, et, rows_in, fn, ulp, note, full, bcast_lhs, bcast_rhs, variant="values"):
     fmt = float_format(et)
     rows = []
     for a, b in rows_in:
@@ -548,7 +587,7 @@ def _two_arg_cases(op, bop, et, rows_in, fn, ulp, note, full, bcast_lhs, bcast_r
     out = []
     if rows:
         shape = (len(rows),)
-        out.append(_mk(op, et, "values", [[r[0] for r in rows], [r[1] for r in rows]], None, [r[2] for r in rows], et,
+        out.append(_mk(op, et, variant, [[r[0] for r in rows], [r[1] for r in rows]], None, [r[2] for r in rows], et,
                        shape, ulp=ulp, oracle="mpmath", note=note))
     # the broadcast op: lhs 3x1 against rhs 1x4, every element specified
     lhs, rhs = [], list(bcast_rhs)
@@ -559,7 +598,7 @@ def _two_arg_cases(op, bop, et, rows_in, fn, ulp, note, full, bcast_lhs, bcast_r
             lhs.append((a, rs))
         if len(lhs) == 3:
             break
-    if len(lhs) == 3 and len(rhs) == 4:
+    if len(lhs) == 3 and len(rhs) == 4 and bop is not None:
         program = single_op_program(bop, [tensor((3, 1), et), tensor((1, 4), et)], [tensor((3, 4), et)])
         exp = [r for _, rs in lhs for r in rs]
         out.append(make_case(bop, et, "size1_both", program,
@@ -569,13 +608,27 @@ def _two_arg_cases(op, bop, et, rows_in, fn, ulp, note, full, bcast_lhs, bcast_r
     return out
 
 
+def _odd_int(v) -> bool:
+    return not math.isnan(v) and v == math.floor(v) and int(v) % 2 == 1
+
+
 def zeta_polygamma_cases(full: bool, fast) -> List:
+    """`values` (and the broadcast ops' `size1_both`): the grids below; `negative_q` /
+    `negative_x`: zeta(s, q < 0) for odd s and polygamma(n, x < 0) for even n > 0, where the
+    Hurwitz sum's negative terms cancel against the positive ones (cases of their own, so
+    that `values` keeps the rows it had)."""
     out = []
     s_vals = [1.0, 0.5, 0.0, -2.0, 1.5, 2.0, 2.5, 3.0, 4.0, 6.0, 7.25, 12.0, 30.0, 1.0 + 2.0 ** -10, math.nan]
     q_vals = [0.25, 0.5, 1.0, 1.5, 2.0, 3.75, 10.0, 100.0, 4096.0, -0.5, -2.5, -3.25, 2.0 ** -6, math.nan]
     n_vals = [0.0, 1.0, 2.0, 3.0, 4.0, 5.0, 8.0, 0.5, -1.0, math.nan]
     x_vals = [0.25, 0.5, 1.0, 1.5, 2.0, 3.75, 10.0, 100.0, 2.0 ** -6, -0.5, -2.5, -3.25, -1.75, 1.4616321449683622,
               math.nan]
+    neg_s = [3.0, 5.0, 9.0, 13.0]
+    neg_q = [-0.5, -2.5, -3.25, -0.75, -1.375, -6.625, -10.5, -(2.0 ** -6), -0.96875]
+    neg_n = [2.0, 4.0, 8.0]
+    neg_note = ("the terms (q + k)^-s of negative bases cancel against the positive ones (to zero for "
+                "half-integer q): the convergent sum, as CHLO's decomposition defines it there; points next to "
+                "a zero (|zeta| < zeta(s, 1 - q) / 64) left out")
     for et in admitted(_classes("chlo.zeta")):
         if kind(et) != "float" or (fast is not None and et not in fast):
             continue
@@ -589,9 +642,11 @@ def zeta_polygamma_cases(full: bool, fast) -> List:
         pairs = [(a, b) for a in ss for b in qs]
         if not full:
             pairs = pairs[::3]
+        pairs = [(a, b) for a, b in pairs if not (_odd_int(a) and a > 1 and b < 0)]
         ulp = ZETA_ULP_F64 if et == "f64" else 1
         out += _two_arg_cases("chlo.zeta", "chlo.broadcast_zeta", et, pairs, _zeta_exact, ulp,
-                              "Hurwitz zeta(x, q): NaN for x < 1, inf at x == 1; negative q with even integer x only",
+                              "Hurwitz zeta(x, q): NaN for x < 1, inf at x == 1; negative q with even integer x "
+                              "(odd x: case negative_q)",
                               full, [v for v in ss if not math.isnan(v) and v > 1], [v for v in qs if not math.isnan(v) and v > 0][:4])
         ns = _representable(n_vals, fmt)
         xs = _representable(x_vals + [round_value(float(rng.uniform(-4, 8)), fmt) for _ in range(6 if full else 2)], fmt)
@@ -602,11 +657,27 @@ def zeta_polygamma_cases(full: bool, fast) -> List:
         pairs = [(a, b) for a in ns for b in xs]
         if not full:
             pairs = pairs[::3]
+        pairs = [(a, b) for a, b in pairs if not (b < 0 and a > 0 and not math.isnan(a) and a == math.floor(a) and int(a) % 2 == 0)]
         ulp = POLYGAMMA_ULP_F64 if et == "f64" else 1
         out += _two_arg_cases("chlo.polygamma", "chlo.broadcast_polygamma", et, pairs, _polygamma_exact, ulp,
                               "psi^(n)(x): NaN for n < 0 or not an integer; poles left out; negative x with even n > 0 "
-                              "left out", full, [v for v in ns if not math.isnan(v) and v >= 1],
+                              "in case negative_x", full, [v for v in ns if not math.isnan(v) and v >= 1],
                               [v for v in xs if not math.isnan(v) and v > 0][:4])
+        if fmt.unsigned:
+            continue
+        # negative q with odd s, negative x with even n
+        rng = rng_for(f"chlo.zeta/{et}/negative")
+        extra = [round_value(-float(rng.uniform(0.01, 8)), fmt) for _ in range(6 if full else 2)]
+        qs = [v for v in _representable(neg_q + extra, fmt) if v != math.floor(v)]
+        ss = _representable(neg_s if full else neg_s[:2], fmt)
+        out += _two_arg_cases("chlo.zeta", None, et, [(a, b) for a in ss for b in qs], _zeta_exact,
+                              ZETA_ULP_F64 if et == "f64" else 1, "Hurwitz zeta(x, q) for odd x and q < 0: " + neg_note,
+                              full, [], [], variant="negative_q")
+        ns = _representable(neg_n if full else neg_n[:2], fmt)
+        out += _two_arg_cases("chlo.polygamma", None, et, [(a, b) for a in ns for b in qs], _polygamma_exact,
+                              POLYGAMMA_ULP_F64 if et == "f64" else 1,
+                              "psi^(n)(x) = (-1)^(n+1) n! zeta(n + 1, x) for even n > 0 and x < 0: " + neg_note,
+                              full, [], [], variant="negative_x")
     return out
 
 

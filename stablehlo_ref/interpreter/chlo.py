@@ -89,6 +89,119 @@ def hurwitz_zeta(s, q):
     return total
 
 
+# double-double arithmetic (pairs hi + lo, |lo| <= ulp(hi) / 2), vectorized: for the
+# Hurwitz sum at negative q with odd s, whose terms cancel
+def _two_sum(a, b):
+    s = a + b
+    bb = s - a
+    return s, (a - (s - bb)) + (b - bb)
+
+
+def _split(a):
+    c = 134217729.0 * a                   # |a| < 1 here: no overflow
+    hi = c - (c - a)
+    return hi, a - hi
+
+
+def _two_prod(a, b):
+    p = a * b
+    ah, al = _split(a)
+    bh, bl = _split(b)
+    return p, ((ah * bh - p) + ah * bl + al * bh) + al * bl
+
+
+def _dd_mul(ah, al, bh, bl):
+    p, e = _two_prod(ah, bh)
+    return _two_sum(p, e + (ah * bl + al * bh))
+
+
+def _dd_add(ah, al, bh, bl):
+    s, e = _two_sum(ah, bh)
+    return _two_sum(s, e + (al + bl))
+
+
+def _dd_norm(h, l, e):
+    """(h + l) * 2^e with h brought into [0.5, 1) (exponent moved into the integer e)."""
+    f, x = np.frexp(h)
+    return f, np.ldexp(l, -x), e + x
+
+
+def _dd_inv_pow(bh, bl, s):
+    """(bh + bl)^-s for double-doubles bh + bl != 0 and integers s >= 1, as a double-double,
+    to ~2^-100 relative (binary powering with the exponent kept apart, so no step over- or
+    underflows; only the final scaling can)."""
+    bh, e0 = np.frexp(bh)
+    bl = np.ldexp(bl, -e0)
+    be = e0.astype(np.int64)
+    rh, rl, re = np.ones_like(bh), np.zeros_like(bh), np.zeros(bh.shape, np.int64)
+    k = s.astype(np.int64)
+    while np.any(k > 0):
+        odd = (k & 1) == 1
+        ph, pl = _dd_mul(rh, rl, bh, bl)
+        ph, pl, pe = _dd_norm(ph, pl, re + be)
+        rh, rl, re = np.where(odd, ph, rh), np.where(odd, pl, rl), np.where(odd, pe, re)
+        k = k >> 1
+        if np.any(k > 0):
+            bh, bl = _dd_mul(bh, bl, bh, bl)
+            bh, bl, be = _dd_norm(bh, bl, 2 * be)
+    q1 = 1.0 / rh                                           # 1 / (rh + rl), then one correction
+    p, e = _two_prod(q1, rh)
+    r = ((1.0 - p) - e) - q1 * rl
+    qh, ql = _two_sum(q1, q1 * r)
+    return np.ldexp(qh, -re), np.ldexp(ql, -re)
+
+
+NEG_Q_MAX_TERMS = 4096
+
+
+NEG_Q_TAIL_TERMS = 12
+
+
+def _hurwitz_zeta_neg_q_odd(s, q):
+    """zeta(s, q) = sum_k (q + k)^-s for q < 0 not an integer and odd integer s > 1, on flat
+    arrays. The m = ceil(-q) terms with q + k < 0 are negative and cancel against the positive
+    ones of nearly opposite bases (exactly, for half-integer q), which a direct sum in f64
+    does not survive. So every term up to 12 bases past the mirror image of the negative ones
+    is formed in double-double (bases q + n as double-doubles, binary powering), each negative
+    term added to the positive term of the base nearest its mirror image first, and only the
+    Euler-Maclaurin remainder past them, (q + K)^(1-s) / (s - 1) in size, in f64 (its base's
+    rounding corrected to first order); one rounding at the end. The error is then a few
+    units of 2^-53 times that remainder, over the result: far below an ULP except right at
+    the zeros of zeta(s, .) at negative q."""
+    s = np.asarray(s, np.float64)
+    q = np.asarray(q, np.float64)
+    m = np.ceil(-q)
+    J0 = np.floor(-2 * q - m + 0.5)          # the negative base q + k pairs with q + m + J0 - k
+    hi, lo = np.zeros_like(q), np.zeros_like(q)
+    zero = np.zeros_like(q)
+    with np.errstate(all="ignore"):
+        for k in range(int(m.max()) if m.size else 0):
+            live = k < m
+            b = np.where(live, q + k, -1.0)                      # exact: |q + k| <= |q|
+            j = J0 - k
+            paired = live & (j >= 0)
+            ch, cl = _two_sum(q, np.where(paired, m + j, 1.0 - q))
+            ph, pl = _dd_inv_pow(ch, cl, s)
+            bh, bl = _dd_inv_pow(b, zero, s)                     # b^-s (negative for odd s)
+            sh, sl = _dd_add(ph, pl, bh, bl)                     # c^-s + b^-s first
+            th, tl = np.where(paired, sh, bh), np.where(paired, sl, bl)
+            hi, lo = _dd_add(hi, lo, np.where(live, th, 0.0), np.where(live, tl, 0.0))
+        # an unpaired first positive base q + m (when -(q + m - 1)'s mirror lies past it)
+        first = (J0 - m + 1 >= 1)
+        fh, fl = _two_sum(q, m)
+        fh, fl = _dd_inv_pow(fh, fl, s)
+        hi, lo = _dd_add(hi, lo, np.where(first, fh, 0.0), np.where(first, fl, 0.0))
+        start = m + np.maximum(J0, -1) + 1                       # the first base past the pairs
+        for t in range(NEG_Q_TAIL_TERMS):
+            th, tl = _two_sum(q, start + t)
+            th, tl = _dd_inv_pow(th, tl, s)
+            hi, lo = _dd_add(hi, lo, th, tl)
+        ah, al = _two_sum(q, start + NEG_Q_TAIL_TERMS)
+        rest = hurwitz_zeta(s, ah) - s * al * hurwitz_zeta(s + 1, ah)
+        hi, lo = _dd_add(hi, lo, rest, zero)
+    return hi
+
+
 def _zeta_ints(kmax):
     return hurwitz_zeta(np.arange(2, kmax + 1, dtype=np.float64), np.ones(kmax - 1))
 
@@ -322,6 +435,11 @@ def zeta(s, q):
     s, q = np.broadcast_arrays(s, q)
     with np.errstate(all="ignore"):
         out = hurwitz_zeta(s, q)
+        neg_odd = ((q < 0) & (q != np.floor(q)) & (q >= -NEG_Q_MAX_TERMS) & (s > 1) & (s == np.floor(s))
+                   & (np.fmod(s, 2) == 1) & (s < 2.0 ** 53))
+        if np.any(neg_odd):
+            out = np.array(out, copy=True)
+            out[neg_odd] = _hurwitz_zeta_neg_q_odd(s[neg_odd], q[neg_odd])
         out = np.where(s < 1, np.nan, out)
         q_le0 = q <= 0
         s_int = s == np.floor(s)

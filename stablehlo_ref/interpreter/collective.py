@@ -6,8 +6,10 @@ thread each, every one with its own `Interpreter` on the same module. Collective
 `collective_broadcast`, `collective_reduce`) meet in a rendezvous keyed by the processes that
 take part: each process hands over its operands, waits for the others, and computes its own
 result from everybody's operands on whole arrays. `send`/`recv` go through per-channel
-queues, `infeed` reads the functions named by run_parallel's `infeed` attribute in order and
-`outfeed` appends to the grid's outfeed list. Outside run_parallel a program is process
+queues, `infeed` reads the process's host-fed queue when the caller gave one (`run_processes`'s
+`host_infeed`: the conformance suite's infeed cases), else the functions named by
+run_parallel's `infeed` attribute in order (one queue for the grid), and `outfeed` appends to
+the grid's outfeed list. Outside run_parallel a program is process
 (0, 0) of a 1x1 grid."""
 from __future__ import annotations
 
@@ -29,7 +31,7 @@ class _Aborted(Exception):
 
 
 class ProcessGrid:
-    def __init__(self, num_replicas: int, num_partitions: int, infeed=()):
+    def __init__(self, num_replicas: int, num_partitions: int, infeed=(), host_infeed=None):
         self.num_replicas = num_replicas
         self.num_partitions = num_partitions
         self.cond = threading.Condition()
@@ -40,6 +42,9 @@ class ProcessGrid:
         self.failed = False
         self.channels = defaultdict(deque)
         self.infeed = deque(infeed)
+        # per process (replica_id, partition_id): a queue of host-fed values, one entry (a
+        # list of arrays) per execution of an infeed op; such a process does not read `infeed`
+        self.host_infeed = {tuple(k): deque(list(e) for e in v) for k, v in (host_infeed or {}).items()}
         self.outfeed = []
 
     def exchange(self, me, participants, payload):
@@ -143,18 +148,21 @@ def run_parallel(ctx, op, *inputs):
     return flat
 
 
-def run_processes(ctx, programs, inputs, infeed=()):
+def run_processes(ctx, programs, inputs, infeed=(), host_infeed=None):
     """Run a `len(programs) x len(programs[0])` (replicas x partitions) grid of processes, each
     calling the function named `programs[r][p]` of `ctx`'s module with its share of `inputs`
-    (taken in process order: replica-major, as many as its function has arguments). Returns
-    (per-process result lists in that order, the ProcessGrid). Used by
-    `interpreter.run_parallel` and by the conformance suite's multi-process cases."""
+    (taken in process order: replica-major, as many as its function has arguments). `infeed`:
+    function names, the grid's one infeed queue (run_parallel's attribute); `host_infeed`:
+    {(replica_id, partition_id): [[array, ...], ...]}, a process's own queue of host-fed
+    values (one list per execution of an infeed op, in order). Returns (per-process result
+    lists in that order, the ProcessGrid). Used by `interpreter.run_parallel` and by the
+    conformance suite's multi-process and infeed cases."""
     from .evaluator import Interpreter
     if not programs or not programs[0] or any(len(r) != len(programs[0]) for r in programs):
         raise InterpreterError("run_processes: `programs` must be a non-empty rectangular grid "
                                "of function names")
     nr, np_ = len(programs), len(programs[0])
-    grid = ProcessGrid(nr, np_, infeed)
+    grid = ProcessGrid(nr, np_, infeed, host_infeed)
     if getattr(ctx, "probe_store", None) is None:
         ctx.probe_store = {}          # probes of every process land in the caller's store
     jobs = []
@@ -461,17 +469,40 @@ def recv(ctx, op, token):
 
 @kernel("stablehlo.infeed")
 def infeed(ctx, op, token):
+    """The next entry of the process's host-fed queue (ProcessGrid.host_infeed), else of the
+    grid's queue of functions (run_parallel's `infeed`, each called for its values)."""
+    from .evaluator import coerce_argument
     grid, me = _grid_of(ctx)
     with grid.cond:
-        name = grid.infeed.popleft() if grid.infeed else None
-    if name is None:
+        host = grid.host_infeed.get(me)
+        if host is not None:
+            entry = host.popleft() if host else None
+        else:
+            entry = grid.infeed.popleft() if grid.infeed else None
+    want = op.results[:-1]
+    if entry is None:
+        if host is not None:
+            raise InterpreterError(f"stablehlo.infeed: process {me}'s infeed queue is empty (the host fed "
+                                   "fewer values than the program reads)")
         raise InterpreterError("stablehlo.infeed: the infeed queue is empty (pass functions "
                                "with interpreter.run_parallel's `infeed` attribute)")
-    vals = ctx.call(name, [])
-    if len(vals) != len(op.results) - 1:
-        raise InterpreterError(f"stablehlo.infeed: @{name} returns {len(vals)} values, the op "
-                               f"expects {len(op.results) - 1}")
-    return list(vals) + [_token()]
+    if host is None:
+        vals = ctx.call(entry, [])
+        if len(vals) != len(want):
+            raise InterpreterError(f"stablehlo.infeed: @{entry} returns {len(vals)} values, the op "
+                                   f"expects {len(want)}")
+        return list(vals) + [_token()]
+    if len(entry) != len(want):
+        raise InterpreterError(f"stablehlo.infeed: the host fed {len(entry)} value(s), the op "
+                               f"expects {len(want)}")
+    out = []
+    for i, (v, r) in enumerate(zip(entry, want)):
+        try:
+            out.append(coerce_argument(v, r.type, i))
+        except InterpreterError as e:
+            raise InterpreterError(f"stablehlo.infeed: fed value #{i}: "
+                                   f"{str(e).split(': ', 1)[-1]}") from None
+    return out + [_token()]
 
 
 @kernel("stablehlo.outfeed")
