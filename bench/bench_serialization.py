@@ -115,7 +115,9 @@ def main(argv=None):
     a = ap.parse_args(argv)
     if a.cpu:
         _CLOCK[0] = time.process_time
-    print(f"(ours: {os.path.dirname(os.path.dirname(os.path.abspath(shr.__file__)))}; "
+    import stablehlo_ref.serialization as ser
+    print(f"(ours: {os.path.dirname(os.path.dirname(os.path.abspath(shr.__file__)))}, serializer from "
+          f"{os.path.dirname(os.path.abspath(ser.__file__))}; "
           f"{'process CPU' if a.cpu else 'wall-clock'} time, best of {a.repeat})")
     try:
         from jax._src.interpreters import mlir as jmlir
