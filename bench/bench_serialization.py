@@ -115,7 +115,9 @@ def main(argv=None):
     a = ap.parse_args(argv)
     if a.cpu:
         _CLOCK[0] = time.process_time
-    print(f"(ours: {os.path.dirname(os.path.dirname(os.path.abspath(shr.__file__)))}; "
+    import stablehlo_ref.serialization as ser
+    print(f"(ours: {os.path.dirname(os.path.dirname(os.path.abspath(shr.__file__)))}, serializer from "
+          f"{os.path.dirname(os.path.abspath(ser.__file__))}; "
           f"{'process CPU' if a.cpu else 'wall-clock'} time, best of {a.repeat})")
     try:
         from jax._src.interpreters import mlir as jmlir
@@ -137,8 +139,9 @@ def main(argv=None):
                 jw, _ = best(lambda: stablehlo.serialize_portable_artifact(jm, a.target), a.repeat)
                 jr, _ = best(lambda: stablehlo.deserialize_portable_artifact(ctx, data), a.repeat)
             row += f" {mb / jw:>10.1f}MB/s {tw / jw:>6.2f}x {mb / tr:>9.1f}MB/s {mb / jr:>9.1f}MB/s {tr / jr:>6.2f}x"
+            row += f"   (ms: write {tw * 1e3:.1f} vs {jw * 1e3:.1f}, read {tr * 1e3:.1f} vs {jr * 1e3:.1f})"
         else:
-            row += f" {'-':>13} {'-':>7} {mb / tr:>9.1f}MB/s"
+            row += f" {'-':>13} {'-':>7} {mb / tr:>9.1f}MB/s   (ms: write {tw * 1e3:.1f}, read {tr * 1e3:.1f})"
         print(row, flush=True)
         if a.profile:
             for what, fn in (("write", lambda: shr.serialize(m, a.target)), ("read", lambda: shr.deserialize(data))):
