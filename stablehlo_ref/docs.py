@@ -57,10 +57,12 @@ EVALUATOR_OPS = {"func.func": "function: its body is run by Interpreter.call",
                  **{t: "terminator: handled by the evaluator" for t in sorted(_spec.terminators())}}
 
 COLUMNS = ("op", "status", "since", "parse+print", "verify", "interpret", "VHLO read", "VHLO write",
-           "generated cases", "corpus cases")
+           "generated cases", "element types", "corpus cases")
 # per-op case counts of the generated conformance suite (conformance/generated, full), written
 # by this module from the generator; tests/test_conformance_generated.py checks it is current
 GENERATED_COUNTS = Path("conformance") / "generated" / "counts.json"
+# per-op element types those cases exercise (conformance/generated/coverage.py)
+GENERATED_TYPES = Path("conformance") / "generated" / "types.json"
 
 _DIALECT_TITLES = {"stablehlo": "StableHLO", "chlo": "CHLO", "func": "func", "check": "check (test dialect)", "sdy": "Shardy (sdy)"}
 
@@ -205,6 +207,7 @@ class OpStatus:
     vhlo_write: Optional[bool]
     corpus: str           # a count, or "-"
     generated: str = "-"  # cases of the generated suite (full), or "-"
+    types: str = "-"      # element types those cases exercise / the spec admits, or "-"
 
 
 def generated_counts(repo: Path = REPO) -> Dict[str, int]:
@@ -218,19 +221,41 @@ def generated_counts(repo: Path = REPO) -> Dict[str, int]:
 
 def render_generated_counts() -> str:
     """counts.json from the generator itself (slow: builds the full suite)."""
+    return render_generated_files()[0]
+
+
+def render_generated_files():
+    """(counts.json, types.json) from one run of the generator (slow: builds the full suite)."""
     import json
-    from .conformance.generated import case_counts
-    return json.dumps(dict(sorted(case_counts(full=True).items())), indent=1) + "\n"
+    from .conformance.generated import generate_cases
+    from .conformance.generated.coverage import render_types_json
+    cases = generate_cases(full=True)
+    counts: Dict[str, int] = {}
+    for c in cases:
+        counts[c.op] = counts.get(c.op, 0) + 1
+    return json.dumps(dict(sorted(counts.items())), indent=1) + "\n", render_types_json(cases)
+
+
+def generated_types(repo: Path = REPO) -> Dict[str, List[str]]:
+    """Per-op covered element types of the full generated suite, as last written to types.json."""
+    import json
+    path = repo / GENERATED_TYPES
+    if not path.is_file():
+        return {}
+    return {k: list(v) for k, v in json.loads(path.read_text(encoding="utf-8")).items()}
 
 
 def op_statuses(corpus: Optional[Mapping[str, int]] = None,
                 previous: Optional[Mapping[str, str]] = None,
-                generated: Optional[Mapping[str, int]] = None) -> List[OpStatus]:
+                generated: Optional[Mapping[str, int]] = None,
+                types: Optional[Mapping[str, List[str]]] = None) -> List[OpStatus]:
     """One record per spec op.  ``corpus``: counts from :func:`corpus_counts`; when None,
     ``previous`` (name -> cell) supplies the column, else it is "-"."""
     kernels = kernel_names()
     verifiers = verifier_names() or set()
     gen = generated if generated is not None else generated_counts()
+    covered = types if types is not None else generated_types()
+    from .conformance.generated.coverage import coverage_cell
     ser = _serialization_registry()
     rows = []
     for o in _spec.ops():
@@ -251,7 +276,7 @@ def op_statuses(corpus: Optional[Mapping[str, int]] = None,
             c = (previous or {}).get(o.name, "-")
         rows.append(OpStatus(o.name, o.dialect, o.status, o.since, parse_print_status(o),
                              o.name in verifiers, interp, enc, read, write, c,
-                             str(gen[o.name]) if o.name in gen else "-"))
+                             str(gen[o.name]) if o.name in gen else "-", coverage_cell(o.name, covered)))
     return rows
 
 
@@ -269,7 +294,7 @@ def _cells(r: OpStatus) -> List[str]:
     read, write = _vhlo_cells(r)
     return [f"`{r.name}`", r.status, r.since, r.parse_print, "yes" if r.verify else "no",
             {"kernel": "yes", "evaluator": "yes (evaluator)", "no": "no"}[r.interpret], read, write, r.generated,
-            r.corpus]
+            r.types, r.corpus]
 
 
 def render_ops_md(rows: Sequence[OpStatus]) -> str:
@@ -304,6 +329,10 @@ def render_ops_md(rows: Sequence[OpStatus]) -> str:
     out += [
         "- **generated cases**: cases of the generated conformance suite (`--suite generated --full`,",
         "  conformance/generated) whose op under test is this op; `-`: no generator yet.",
+        "- **element types**: of the element types the spec admits for the op (its operand class, read",
+        "  as the verifier reads it), how many its generated cases exercise",
+        "  (`conformance/generated/coverage.py`); the admitted types without a case are listed, each",
+        "  with a reason, in `tests/known_failures/generated_type_gaps.txt`.",
         "- **corpus cases**: upstream test cases (chunks of `interpret/`, files of `testdata/`) in",
         "  `../shared/stablehlo-tests` that use the op, counted when this file was generated.",
         "",
@@ -459,11 +488,12 @@ def generate(repo: Path = REPO, shared: Path = SHARED, generated: bool = False) 
     import json
     ops_md = repo / OPS_MD
     counts = corpus_counts(shared)
-    gen_text = render_generated_counts() if generated else None
+    gen_text, types_text = render_generated_files() if generated else (None, None)
     rows = op_statuses(counts, None if counts is not None else _previous_counts(ops_md),
-                       json.loads(gen_text) if gen_text else None)
+                       json.loads(gen_text) if gen_text else None,
+                       json.loads(types_text) if types_text else None)
     readme = repo / README
-    out = {repo / GENERATED_COUNTS: gen_text} if gen_text else {}
+    out = {repo / GENERATED_COUNTS: gen_text, repo / GENERATED_TYPES: types_text} if gen_text else {}
     return {**out,
             ops_md: render_ops_md(rows),
             repo / CONSTRAINTS_MD: render_constraints_md(),

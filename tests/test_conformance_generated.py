@@ -200,6 +200,9 @@ def test_full_suite_passes_on_the_reference():
     for c in cases:
         counts[c.op] = counts.get(c.op, 0) + 1
     assert docs.generated_counts() == counts, "conformance/generated/counts.json is stale: run `python -m stablehlo_ref.docs --generated-counts`"
+    from stablehlo_ref.conformance.generated.coverage import covered_types
+    assert docs.generated_types() == covered_types(cases), \
+        "conformance/generated/types.json is stale: run `python -m stablehlo_ref.docs --generated-counts`"
 
 
 def test_coverage_of_ops_with_kernels():
@@ -213,6 +216,31 @@ def test_coverage_of_ops_with_kernels():
     assert not missing, f"ops with a kernel and neither cases nor an entry in {UNCOVERED.name}: {missing}"
     stale = sorted(set(listed) & covered)
     assert not stale, f"now covered, remove from {UNCOVERED.name}: {stale}"
+
+
+GAPS = REPO / "tests" / "known_failures" / "generated_type_gaps.txt"
+
+
+def test_element_type_coverage():
+    """Every element type the spec admits for an op with cases is exercised by a case, or is
+    listed (with a reason) in generated_type_gaps.txt; the list may only shrink."""
+    from stablehlo_ref.conformance.generated.coverage import load_gaps, load_types_json, type_gaps
+    listed = load_gaps(GAPS)
+    gaps = {(op, t) for op, ts in type_gaps(load_types_json()).items() for t in ts}
+    missing = sorted(gaps - set(listed))
+    assert not missing, f"admitted element types without a case and without an entry in {GAPS.name}: {missing}"
+    stale = sorted(set(listed) - gaps)
+    assert not stale, f"now covered (or no longer admitted), remove from {GAPS.name}: {stale}"
+
+
+def test_element_type_coverage_reads_the_spec():
+    from stablehlo_ref.conformance.generated.coverage import admitted_types, coverage_cell, type_gaps
+    assert "complex<f32>" in admitted_types("stablehlo.sine") and "i32" not in admitted_types("stablehlo.sine")
+    assert "i1" in admitted_types("stablehlo.and") and "f32" not in admitted_types("stablehlo.and")
+    assert admitted_types("stablehlo.complex") == ["complex<f32>", "complex<f64>"]
+    assert type_gaps({"stablehlo.and": ["i1"]})["stablehlo.and"][0] == "i2"
+    assert coverage_cell("stablehlo.complex", {"stablehlo.complex": ["complex<f64>"]}) == "1/2"
+    assert coverage_cell("stablehlo.complex", {}) == "-"
 
 
 def test_export_layout_round_trips(tmp_path):
