@@ -208,11 +208,19 @@ def _raiser(exc):
     return raise_
 
 
-def _direct_call(callee):
-    """func.call with its callee's name read once."""
+_CALL_KERNELS = ("call", "call_discarded")    # the kernels _direct_call makes
+
+
+def _direct_call(callee, discarded=False):
+    """func.call with its callee's name read once (`discarded`: none of its results is used,
+    see `Interpreter.call_discarded`)."""
     name = getattr(callee, "root", None)
     if not isinstance(name, str):
         return KERNELS["func.call"]
+    if discarded:
+        def call_discarded(ctx, op, *args):
+            return ctx.call_discarded(name, args)
+        return call_discarded
 
     def call(ctx, op, *args):
         return ctx.call(name, args)
@@ -398,7 +406,7 @@ def plan_block(block, info: FunctionInfo, limits) -> Plan:
     for i, op in enumerate(block.operations):
         name = op.name
         if name in TERMINATORS:
-            term = tuple(slots.get(v, -1) for v in op.operands)
+            term = tuple([slots.get(v, -1) for v in op.operands])
             if -1 in term or (bad and op in bad):
                 term = None
                 steps.append((op, _raiser(InterpreterError(
@@ -410,7 +418,7 @@ def plan_block(block, info: FunctionInfo, limits) -> Plan:
         fast = None
         if fn is None:
             fn = HARNESS_OPS.get(name) or _not_implemented(name)
-        elif not _plain_values(operands) or not _plain_values(results):
+        elif not (_plain_values(operands) and _plain_values(results)):
             try:
                 qplan = plan_for(op)
             except StableHLOError as e:
@@ -421,7 +429,12 @@ def plan_block(block, info: FunctionInfo, limits) -> Plan:
         else:
             fast = exact        # the op's fast form is decided when the block is compiled
         if name == "func.call" and fn is kernels.get(name) and "callee" in op.attributes:
-            fn = _direct_call(op.attributes["callee"])
+            used = False
+            for r in results:
+                if r in last_use:
+                    used = True
+                    break
+            fn = _direct_call(op.attributes["callee"], not used)
         is_bad = bool(bad) and op in bad
         if is_bad:
             fn = _raiser(InterpreterError(f"{name}: operand used before it is defined",
@@ -470,7 +483,7 @@ def plan_block(block, info: FunctionInfo, limits) -> Plan:
     p.nops = len(block.operations)
     p.limits = limits
     p.info = info
-    p.arg_slots = tuple(slots[a] for a in block.arguments)
+    p.arg_slots = tuple([slots[a] for a in block.arguments])
     p.steps = steps
     p.term_slots = term
     p.runs = 0
@@ -981,7 +994,7 @@ class _Emitter:
                     self.stores.append((len(self.runners), out))
                 self.emit(_with_frees(_constant_runner(out, value), frees), op)
                 return
-        if name == "func.call" and mode != 2 and fn.__name__ == "call" \
+        if name == "func.call" and mode != 2 and fn.__name__ in _CALL_KERNELS \
                 and self.inline(op, ins, out, mode, frees, stack, dies, index):
             return
         if name == "stablehlo.dynamic_update_slice" and mode == 1 and fn is KERNELS.get(name) \
