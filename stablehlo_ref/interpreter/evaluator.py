@@ -377,23 +377,35 @@ def check_results(func, name: str, values) -> None:
     if len(values) != len(ft.results):
         raise InterpreterError(f"@{name} returned {len(values)} values but is declared to "
                                f"return {len(ft.results)}", _where(func))
-    for i, (v, t) in enumerate(zip(values, ft.results)):
-        _check_value(v, t, f"@{name} result #{i}", func, elem)
+    i = 0
+    for v, t in zip(values, ft.results):
+        _check_value(v, t, (name, i), func, elem)
+        i += 1
+
+
+def _what(what) -> str:
+    return f"@{what[0]} result #{what[1]}"
 
 
 def _check_value(v, t, what, func, elem):
     if t.__class__ is TensorType:
         shape = getattr(v, "shape", None)
         if shape is None:
-            raise InterpreterError(f"{what}: expected {t}, got {type(v).__name__}", _where(func))
-        ok = len(shape) == len(t.shape) and all(d is None or d == s for d, s in zip(t.shape, shape))
+            raise InterpreterError(f"{_what(what)}: expected {t}, got {type(v).__name__}",
+                                   _where(func))
+        ok = len(shape) == len(t.shape)
+        if ok:
+            for d, s in zip(t.shape, shape):
+                if d is not None and d != s:
+                    ok = False
+                    break
         et = elem(t)
         if not ok or (et is not None and v.dtype != et.dtype):
-            raise InterpreterError(f"{what}: the value ({v.dtype}{list(shape)}) does not match "
+            raise InterpreterError(f"{_what(what)}: the value ({v.dtype}{list(shape)}) does not match "
                                    f"the declared type {t}", _where(func))
     elif t.__class__ is TupleType:
         if not isinstance(v, tuple) or len(v) != len(t.types):
-            raise InterpreterError(f"{what}: expected {t}", _where(func))
+            raise InterpreterError(f"{_what(what)}: expected {t}", _where(func))
         for x, tt in zip(v, t.types):
             _check_value(x, tt, what, func, elem)
 
