@@ -208,11 +208,19 @@ def _raiser(exc):
     return raise_
 
 
-def _direct_call(callee):
-    """func.call with its callee's name read once."""
+_CALL_KERNELS = ("call", "call_discarded")    # the kernels _direct_call makes
+
+
+def _direct_call(callee, discarded=False):
+    """func.call with its callee's name read once (`discarded`: none of its results is used,
+    see `Interpreter.call_discarded`)."""
     name = getattr(callee, "root", None)
     if not isinstance(name, str):
         return KERNELS["func.call"]
+    if discarded:
+        def call_discarded(ctx, op, *args):
+            return ctx.call_discarded(name, args)
+        return call_discarded
 
     def call(ctx, op, *args):
         return ctx.call(name, args)
@@ -398,7 +406,7 @@ def plan_block(block, info: FunctionInfo, limits) -> Plan:
     for i, op in enumerate(block.operations):
         name = op.name
         if name in TERMINATORS:
-            term = tuple(slots.get(v, -1) for v in op.operands)
+            term = tuple([slots.get(v, -1) for v in op.operands])
             if -1 in term or (bad and op in bad):
                 term = None
                 steps.append((op, _raiser(InterpreterError(
@@ -410,19 +418,42 @@ def plan_block(block, info: FunctionInfo, limits) -> Plan:
         fast = None
         if fn is None:
             fn = HARNESS_OPS.get(name) or _not_implemented(name)
-        elif not _plain_values(operands) or not _plain_values(results):
-            try:
-                qplan = plan_for(op)
-            except StableHLOError as e:
-                fn = _raiser(e)
-            else:
-                if qplan is not None:
-                    fn = _quantized_runner(qplan, fn)
         else:
-            fast = exact        # the op's fast form is decided when the block is compiled
+            # (`_plain_values` of operands and results, inline: it runs for every op planned)
+            plain = True
+            for v in operands:
+                t = v.type
+                if (t.__class__ is not TensorType or t.element_type.__class__ is not ElementType) \
+                        and isinstance(t, TensorType) and isinstance(t.element_type, QuantizedType):
+                    plain = False
+                    break
+            if plain:
+                for v in results:
+                    t = v.type
+                    if (t.__class__ is not TensorType
+                            or t.element_type.__class__ is not ElementType) \
+                            and isinstance(t, TensorType) \
+                            and isinstance(t.element_type, QuantizedType):
+                        plain = False
+                        break
+            if plain:
+                fast = exact    # the op's fast form is decided when the block is compiled
+            else:
+                try:
+                    qplan = plan_for(op)
+                except StableHLOError as e:
+                    fn = _raiser(e)
+                else:
+                    if qplan is not None:
+                        fn = _quantized_runner(qplan, fn)
         if name == "func.call" and fn is kernels.get(name) and "callee" in op.attributes:
-            fn = _direct_call(op.attributes["callee"])
-        is_bad = bool(bad) and op in bad
+            used = False
+            for r in results:
+                if r in last_use:
+                    used = True
+                    break
+            fn = _direct_call(op.attributes["callee"], not used)
+        is_bad = op in bad if bad else False
         if is_bad:
             fn = _raiser(InterpreterError(f"{name}: operand used before it is defined",
                                           op.where()))
@@ -432,29 +463,35 @@ def plan_block(block, info: FunctionInfo, limits) -> Plan:
                                     "deep", op.where(), FLAGS["max_nesting"]))
             fast = None
         n = len(results)
-        failing = fn.__name__ == "raise_"
+        # (an op whose `fn` already raises, `fn.__name__ == "raise_"`, reports that error, not
+        # a limit; the name is read only where a limit is exceeded)
         for r in results:
             sb = _static_bytes(r.type)
-            if sb is not None:
-                if (sb[0] > max_elements or sb[1] > max_bytes) and not failing:
-                    try:
-                        check_tensor(r.type.shape, 8 * sb[1] // sb[0] if sb[0] else 8,
-                                     name, op.where(), limits)
-                    except LimitError as e:
-                        fn, fast, failing = _raiser(e), None, True
-                live += sb[1]
-                sizes[slots[r]] = sb[1]
-            last_use_i = last_use.get(r, i)         # never used: dies at once
-            if sb is None or sb[0] >= _FREE_ELEMENTS:
-                dying.setdefault(last_use_i, []).append(slots[r])
-        if live > max_live and not failing:
+            if sb is None:
+                dying.setdefault(last_use.get(r, i), []).append(slots[r])   # unused: dies at once
+                continue
+            if (sb[0] > max_elements or sb[1] > max_bytes) and fn.__name__ != "raise_":
+                try:
+                    check_tensor(r.type.shape, 8 * sb[1] // sb[0] if sb[0] else 8,
+                                 name, op.where(), limits)
+                except LimitError as e:
+                    fn, fast = _raiser(e), None
+            live += sb[1]
+            if sb[0] >= _FREE_ELEMENTS:
+                # only these are cleared after their last use (and counted out of `live`)
+                s = slots[r]
+                sizes[s] = sb[1]
+                dying.setdefault(last_use.get(r, i), []).append(s)
+        if live > max_live and fn.__name__ != "raise_":
             fn = _raiser(LimitError(f"{name}: the values alive at once would take {live} bytes, "
                                     f"over the limit of {max_live}", op.where(),
                                     FLAGS["max_live_bytes"]))
             fast = None
-        frees = tuple(dying.pop(i, ()))
-        for s in frees:
-            live -= sizes.get(s, 0)
+        frees = dying.pop(i, ())
+        if frees:
+            frees = tuple(frees)
+            for s in frees:
+                live -= sizes.get(s, 0)
         ins = () if is_bad else tuple([slots[v] for v in operands])
         if n == 0:
             steps.append((op, fn, ins, None, 0, frees, None))
@@ -470,7 +507,7 @@ def plan_block(block, info: FunctionInfo, limits) -> Plan:
     p.nops = len(block.operations)
     p.limits = limits
     p.info = info
-    p.arg_slots = tuple(slots[a] for a in block.arguments)
+    p.arg_slots = tuple([slots[a] for a in block.arguments])
     p.steps = steps
     p.term_slots = term
     p.runs = 0
@@ -981,7 +1018,7 @@ class _Emitter:
                     self.stores.append((len(self.runners), out))
                 self.emit(_with_frees(_constant_runner(out, value), frees), op)
                 return
-        if name == "func.call" and mode != 2 and fn.__name__ == "call" \
+        if name == "func.call" and mode != 2 and fn.__name__ in _CALL_KERNELS \
                 and self.inline(op, ins, out, mode, frees, stack, dies, index):
             return
         if name == "stablehlo.dynamic_update_slice" and mode == 1 and fn is KERNELS.get(name) \
