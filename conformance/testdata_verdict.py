@@ -23,7 +23,7 @@ from __future__ import annotations
 
 import math
 import sys
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from fractions import Fraction
 from pathlib import Path
 from typing import Dict, List, Optional, Sequence, Tuple
@@ -202,6 +202,13 @@ def _dot_general(op, operands, rt):
     return _bilinear(op, operands, rt, apply, max(C, 1), "dot_general")
 
 
+def _py(a: np.ndarray) -> np.ndarray:
+    """An object array's numpy integers (np.pad's fill) as Python ints, which do not overflow."""
+    if a.dtype != object or a.size == 0:
+        return a
+    return np.array([int(v) for v in a.ravel().tolist()], dtype=object).reshape(a.shape)
+
+
 def _convolution(op, operands, rt):
     a = op.attributes
     if "QuantizedType" in type(getattr(op.operands[0].type, "element_type", None)).__name__:
@@ -230,8 +237,8 @@ def _convolution(op, operands, rt):
         w = np.transpose(rhs, [ko, ki] + ksp)
         if any(reversal):
             w = np.flip(w, axis=[2 + i for i, r in enumerate(reversal) if r])
-        x = _pad(_dilate(x, sp, ldil), sp, padding)
-        w = _dilate(w, sp, rdil)
+        x = _py(_pad(_dilate(x, sp, ldil), sp, padding))
+        w = _py(_dilate(w, sp, rdil))
         N, Cin = x.shape[:2]
         Oc, I = w.shape[:2]
         ksize = w.shape[2:]
@@ -370,11 +377,12 @@ def _reduce_exact(name, win, axes, init, rt, count):
     if name in ("stablehlo.maximum", "stablehlo.minimum"):
         if xi is not None:
             raise NoOracle(f"complex {name} reduction")
-        fn = np.max if name == "stablehlo.maximum" else np.min
-        full = np.concatenate([np.broadcast_to(np.asarray(ir, dtype=object if xint else np.float64), win.shape[:win.ndim - len(axes)] + (1,) * len(axes)),
-                               xr], axis=axes[-1]) if axes else xr
-        return Exact({"": np.asarray(fn(full, axis=axes)).astype(object if xint else np.float64)},
-                     f"{name.split('.')[1]} is exact", ulp=0)
+        fn, pair = (np.max, np.maximum) if name == "stablehlo.maximum" else (np.min, np.minimum)
+        dt = object if xint else np.float64
+        xr = np.asarray(xr, dtype=dt)
+        res = pair(fn(xr, axis=axes), np.asarray(ir, dtype=dt).reshape(())) if xr.size else \
+            np.full(win.shape[:win.ndim - len(axes)], np.asarray(ir, dtype=dt).reshape(()), dtype=dt)
+        return Exact({"": np.asarray(res, dtype=dt)}, f"{name.split('.')[1]} is exact", ulp=0)
     if name == "stablehlo.add":
         (Xr, Xi, Ir, Ii), e = _scaled([xr, xi, ir, ii], xint)
         if not (rt.is_float or rt.is_complex) and not xint:
@@ -392,7 +400,9 @@ def _reduce_exact(name, win, axes, init, rt, count):
                      abs_bound={p: g * mag for p in parts})
     if name == "stablehlo.multiply":
         if xint:
-            raise NoOracle("integer product reduction")
+            prod = np.multiply.reduce(np.asarray(_py(np.asarray(xr, dtype=object))), axis=axes) if axes else xr
+            prod = np.asarray(prod, dtype=object) * int(np.asarray(init).reshape(()))
+            return Exact({"": _round_ints(np.asarray(prod, dtype=object), 0, et)}, "integer arithmetic: exact", ulp=0)
         if not np.all(np.isfinite(np.asarray(win))):
             raise NoOracle("non-finite operand values")
         out_shape = win.shape[:win.ndim - len(axes)]
@@ -405,7 +415,7 @@ def _reduce_exact(name, win, axes, init, rt, count):
         cplx = xi is not None
         u = _unit(et)
         w = flat2.shape[1] + 1
-        grow = (1 + math.sqrt(2) * _gamma(2, u)) ** w - 1 if cplx else (1 + u) ** w - 1
+        grow = math.expm1(w * math.log1p(math.sqrt(2) * _gamma(2, u))) if cplx else _gamma(w, u)
         for row in flat2:
             a, b = Fraction(iv.real), Fraction(iv.imag)
             for z in row.tolist():
@@ -417,7 +427,7 @@ def _reduce_exact(name, win, axes, init, rt, count):
         re_o = np.array([math.nan if v is UNSPECIFIED else v for v in re_o]).reshape(out_shape)
         bd = np.array(bd).reshape(out_shape)
         if not cplx:
-            return Exact({"": re_o}, f"product bound ((1+u)^{w} - 1) * prod|x| in {_part_name(et)}",
+            return Exact({"": re_o}, f"product bound gamma_{w} * prod|x| in {_part_name(et)}",
                          abs_bound={"": bd})
         im_o = np.array([math.nan if v is UNSPECIFIED else v for v in im_o]).reshape(out_shape)
         return Exact({"real": re_o, "imag": im_o},
@@ -471,6 +481,14 @@ def _scalar(v, k):
     return int(v)
 
 
+# complex oracles (mpmath) of CHLO ops whose generated cases cover real types only; their
+# bound is the suite's for complex results of inexact ops (Elementwise.ulp_complex)
+_COMPLEX_MP = {"chlo.sinh": mpmath.sinh, "chlo.cosh": mpmath.cosh, "chlo.tan": mpmath.tan,
+               "chlo.asinh": mpmath.asinh, "chlo.acosh": mpmath.acosh, "chlo.atanh": mpmath.atanh,
+               "chlo.asin": mpmath.asin, "chlo.acos": mpmath.acos, "chlo.atan": mpmath.atan}
+_MULTIPLY = ("stablehlo.multiply", "chlo.broadcast_multiply")
+
+
 def _elementwise(op, operands, rt):
     e = EWM.BY_NAME.get(op.name) or EWM.BY_NAME.get(EWM.BROADCAST_BINARY.get(op.name, ""))
     if e is None or len(operands) != e.arity:
@@ -478,6 +496,9 @@ def _elementwise(op, operands, rt):
     et = elem(op.operands[0].type).name
     from .generated.values import kind
     k = kind(et)
+    if k == "complex" and e.c is None and op.name in _COMPLEX_MP:
+        fn = _COMPLEX_MP[op.name]
+        e = replace(e, c=lambda z: fn(mpmath.mpc(z)))
     if {"float": e.f, "complex": e.c, "bool": e.b}.get(k, e.i) is None:
         raise NoOracle(f"{op.name} on {et}")
     arrs = np.broadcast_arrays(*[np.asarray(a) for a in operands])
@@ -492,6 +513,13 @@ def _elementwise(op, operands, rt):
         re = np.array([math.nan if v is UNSPECIFIED else complex(v).real for v in vals]).reshape(shape)
         im = np.array([math.nan if v is UNSPECIFIED else complex(v).imag for v in vals]).reshape(shape)
         parts = {"real": re, "imag": im}
+        if op.name in _MULTIPLY:
+            # a complex product rounds a*c, b*d and their difference: |error| per part within
+            # gamma_2 * (|a*c| + |b*d|) (Higham, Lemma 3.5), <= gamma_2 * |x| * |y|
+            x, y = (np.asarray(a) for a in np.broadcast_arrays(*operands))
+            m = _gamma(2, _unit(out_et)) * (np.abs(x) * np.abs(y)).astype(np.float64)
+            return Exact(parts, "complex multiplication's bound gamma_2 * |x| * |y| per part", ulp=0,
+                         abs_bound={"real": m, "imag": m})
         if ulp:
             eps = float_format(_part_name(out_et)).eps
             m = ulp * eps * np.hypot(re, im)
@@ -598,8 +626,9 @@ def _operand_value(op, i, store, stack):
     raise NoOracle(f"operand {i} of {op.name} not traced")
 
 
-def judge_case(case) -> Tuple[bool, List[str]]:
-    """(whether the interpreter's result disagrees with the expected value, report lines)."""
+def judge_case(case, force: bool = False) -> Tuple[bool, List[str]]:
+    """(whether the interpreter's result disagrees with the expected value, report lines);
+    `force` judges agreeing cases too."""
     from stablehlo_ref.runtrace import HookedInterpreter
     from stablehlo_ref.text import parse
     from .compare import compare_case, describe_mismatch
@@ -612,9 +641,10 @@ def judge_case(case) -> Tuple[bool, List[str]]:
     outputs = HookedInterpreter(module, [hook]).call("main", [])
     mismatch = compare_case(case, list(outputs))
     head = f"{case.id}:"
-    if mismatch is None:
+    if mismatch is None and not force:
         return False, [f"{head} agrees with its expected value (no verdict needed)"]
-    lines = [f"{head} disagrees: {describe_mismatch(mismatch)}"]
+    lines = [f"{head} " + ("agrees with its expected value" if mismatch is None
+                           else f"disagrees: {describe_mismatch(mismatch)}")]
     ret = module.functions["main"].regions[0].blocks[0].terminator
     cache = {}
     verdict_x, verdict_o, judged = [], [], 0
@@ -667,10 +697,10 @@ def judge_case(case) -> Tuple[bool, List[str]]:
         lines.append(f"  verdict: {v}")
     else:
         lines.append("  verdict: none (no oracle)")
-    return True, lines
+    return mismatch is not None, lines
 
 
-def judge_file(path: Path, rel: str, only_disagreeing: bool = False) -> List[str]:
+def judge_file(path: Path, rel: str, only_disagreeing: bool = False, force: bool = False) -> List[str]:
     from .cases import extract_cases
     try:
         text = path.read_text(encoding="utf-8")
@@ -686,7 +716,7 @@ def judge_file(path: Path, rel: str, only_disagreeing: bool = False) -> List[str
         out.append(f"{rel}: no checked case" + (f" ({errors[0][1]})" if errors else ""))
     for case in cases:
         try:
-            bad, lines = judge_case(case)
+            bad, lines = judge_case(case, force)
         except StableHLOError as e:
             bad, lines = True, [f"{case.id}: the interpreter cannot run it "
                                 f"({type(e).__name__}: {str(e).splitlines()[0] if str(e) else ''}); no verdict"]
@@ -719,13 +749,16 @@ def _files_under(arg: str) -> List[Tuple[Path, str]]:
     raise FileNotFoundError(arg)
 
 
-USAGE = "usage: python -m stablehlo_ref.conformance.testdata_verdict [--disagreeing] [FILE | DIR ...]"
+USAGE = ("usage: python -m stablehlo_ref.conformance.testdata_verdict [--disagreeing | --all-verdicts] [FILE | DIR ...]\n"
+         "  no FILE/DIR: the files pinned in tests/known_failures/testdata.txt\n"
+         "  --disagreeing: report only the cases whose check fails (needs FILE or DIR)\n"
+         "  --all-verdicts: judge agreeing cases too")
 
 
 def main(argv: Optional[Sequence[str]] = None, out=None) -> int:
     out = out or sys.stdout
     argv = list(sys.argv[1:] if argv is None else argv)
-    disagreeing = False
+    disagreeing = force = False
     paths = []
     for a in argv:
         if a in ("-h", "--help"):
@@ -733,11 +766,16 @@ def main(argv: Optional[Sequence[str]] = None, out=None) -> int:
             return 0
         if a == "--disagreeing":
             disagreeing = True
+        elif a == "--all-verdicts":
+            force = True
         elif a.startswith("-"):
             print(f"error: unknown option {a}\n{USAGE}", file=sys.stderr)
             return 2
         else:
             paths.append(a)
+    if disagreeing and force:
+        print(f"error: --disagreeing and --all-verdicts exclude each other\n{USAGE}", file=sys.stderr)
+        return 2
     if disagreeing and not paths:
         print(f"error: --disagreeing needs a directory (or files) to run\n{USAGE}", file=sys.stderr)
         return 2
@@ -757,7 +795,7 @@ def main(argv: Optional[Sequence[str]] = None, out=None) -> int:
         print(f"error: {e}", file=sys.stderr)
         return 2
     for path, rel in files:
-        for line in judge_file(path, rel, only_disagreeing=disagreeing):
+        for line in judge_file(path, rel, only_disagreeing=disagreeing, force=force):
             print(line, file=out, flush=True)
     return 0
 
