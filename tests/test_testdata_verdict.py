@@ -209,6 +209,38 @@ def test_cumsum_reduce_window_complex():
     assert lines[-1] == "  verdict: the interpreter is within the spec's accuracy; the expected value is not", out
 
 
+def test_convolution_feature_groups_expected_off():
+    lhs = np.array([[[1.5, -2.0, 0.25, 3.0, -1.0], [0.5, 1.0, -0.75, 2.0, 1.25]]], dtype=np.float32)  # [b, f, 0]
+    rhs = np.array([[[1.0, -0.5]], [[2.0, 0.25]], [[-1.5, 1.0]], [[0.5, 0.5]]], dtype=np.float32)      # [o, i, 0]
+    exact = np.zeros((1, 4, 4))
+    for o in range(4):
+        g = o // 2
+        for x in range(4):
+            exact[0, o, x] = sum(float(lhs[0, g, x + k]) * float(rhs[o, 0, k]) for k in range(2))
+    exp = exact.astype(np.float32)
+    exp[0, 3, 2] = np.float32(exp[0, 3, 2] * 1.001)
+    t = "tensor<1x4x4xf32>"
+    body = ("    %r = stablehlo.convolution(%all#0, %all#1) dim_numbers = [b, f, 0]x[o, i, 0]->[b, f, 0], "
+            "window = {} {batch_group_count = 1 : i64, feature_group_count = 2 : i64} : "
+            f"(tensor<1x2x5xf32>, tensor<4x1x2xf32>) -> {t}")
+    bad, lines = judge(program([(lhs, "f32"), (rhs, "f32")], (exp, "f32"), body, t), force=False)
+    out = "\n".join(lines)
+    assert bad and "stablehlo.convolution" in out and "gamma_2" in out, out
+    assert lines[-1] == "  verdict: the interpreter is within the spec's accuracy; the expected value is not", out
+
+
+def test_convert_f64_to_bf16_one_rounding():
+    x = np.array([1.0 + 2.0 ** -9, 3.14159, -2.5e-3], dtype=np.float64)
+    exact = x.astype(ml_dtypes.bfloat16)
+    off = exact.copy()
+    off[1] = np.float32(float(exact[1]) - 2 * 2.0 ** -6)        # 2 ULP of bf16 at 3.14
+    body = "    %r = stablehlo.convert %all : (tensor<3xf64>) -> tensor<3xbf16>"
+    _, lines = judge(program([(x, "f64")], (off, "bf16"), body, "tensor<3xbf16>"))
+    out = "\n".join(lines)
+    assert "stablehlo.convert" in out and "expected (file): max 2 ULP" in out and "OUTSIDE (1 elements)" in out, out
+    assert lines[-1] == "  verdict: the interpreter is within the spec's accuracy; the expected value is not", out
+
+
 def test_no_oracle_is_a_line_not_a_traceback():
     x = np.array([[1.0, 2.0], [3.0, 4.0]], dtype=np.float32)
     body = "    %r = stablehlo.transpose %all, dims = [1, 0] : (tensor<2x2xf32>) -> tensor<2x2xf32>"
