@@ -16,6 +16,8 @@ from stablehlo_ref.conformance import testdata_verdict as V
 
 
 def _fmt(v):
+    if isinstance(v, (int, np.integer)) and not isinstance(v, bool):
+        return str(int(v))
     if isinstance(v, complex) or np.iscomplexobj(v):
         return f"({float(np.real(v))!r},{float(np.imag(v))!r})"
     return repr(float(v))
@@ -238,6 +240,25 @@ def test_convert_f64_to_bf16_one_rounding():
     _, lines = judge(program([(x, "f64")], (off, "bf16"), body, "tensor<3xbf16>"))
     out = "\n".join(lines)
     assert "stablehlo.convert" in out and "expected (file): max 2 ULP" in out and "OUTSIDE (1 elements)" in out, out
+    assert lines[-1] == "  verdict: the interpreter is within the spec's accuracy; the expected value is not", out
+
+
+def test_scatter_add_duplicate_indices():
+    x = np.array([1.0, 2.0, 3.0, 4.0], dtype=np.float32)
+    idx = np.array([[1], [3], [1]], dtype=np.int32)
+    upd = np.array([0.5, -1.25, 2.0], dtype=np.float32)
+    exact = np.array([1.0, 4.5, 3.0, 2.75], dtype=np.float32)
+    exp = _ulps_off(exact, 64, 1)
+    body = ('    %r = "stablehlo.scatter"(%all#0, %all#1, %all#2) <{scatter_dimension_numbers = #stablehlo.scatter<'
+            'inserted_window_dims = [0], scatter_dims_to_operand_dims = [0], index_vector_dim = 1>}> ({\n'
+            '    ^bb0(%a: tensor<f32>, %b: tensor<f32>):\n'
+            '      %s = stablehlo.add %a, %b : tensor<f32>\n'
+            '      stablehlo.return %s : tensor<f32>\n'
+            '    }) : (tensor<4xf32>, tensor<3x1xi32>, tensor<3xf32>) -> tensor<4xf32>')
+    bad, lines = judge(program([(x, "f32"), (idx, "i32"), (upd, "f32")], (exp, "f32"), body, "tensor<4xf32>"), force=False)
+    out = "\n".join(lines)
+    assert bad and "stablehlo.scatter" in out and "scatter-add bound" in out, out
+    assert "expected (file): max 64 ULP" in out and "this interpreter: max 0 ULP" in out, out
     assert lines[-1] == "  verdict: the interpreter is within the spec's accuracy; the expected value is not", out
 
 
