@@ -49,6 +49,8 @@ CORPUS = REPO.parent / "shared" / "stablehlo-tests"
 # ops an output may pass through on its way from the op under test (exactly)
 _PASSTHROUGH = {"stablehlo.real": "real", "stablehlo.imag": "imag"}
 MAX_ELEMENTWISE = 200_000        # elements an mpmath elementwise oracle evaluates
+MAX_EXACT_MACS = 20_000_000      # multiply-adds of an exact (Python-integer) dot or convolution
+MAX_FFT_WORK = 2_000_000_000     # long double multiply-adds of an FFT oracle
 
 
 class NoOracle(Exception):
@@ -193,6 +195,9 @@ def _dot_general(op, operands, rt):
     nlf = int(np.prod([lhs.shape[i] for i in lf], dtype=np.int64))
     nrf = int(np.prod([rhs.shape[i] for i in rf], dtype=np.int64))
 
+    if nb * nlf * nrf * C > MAX_EXACT_MACS:
+        raise NoOracle(f"dot_general of {nb * nlf * nrf * C} multiply-adds (more than {MAX_EXACT_MACS} for the exact oracle)")
+
     def apply(x, y):
         x3 = np.transpose(x, lb + lf + lc).reshape(nb, nlf, C)
         y3 = np.transpose(y, rb + rc + rf).reshape(nb, C, nrf)
@@ -200,6 +205,13 @@ def _dot_general(op, operands, rt):
             return np.zeros([nb, nlf, nrf], dtype=x.dtype).reshape(out_shape)
         return np.matmul(x3, y3).reshape(out_shape)
     return _bilinear(op, operands, rt, apply, max(C, 1), "dot_general")
+
+
+def rt_shape(op):
+    shape = getattr(op.results[0].type, "shape", None)
+    if shape is None or None in tuple(shape):
+        raise NoOracle(f"{op.name} with a dynamic result shape")
+    return tuple(int(d) for d in shape)
 
 
 def _py(a: np.ndarray) -> np.ndarray:
@@ -231,6 +243,9 @@ def _convolution(op, operands, rt):
     sp = list(range(2, 2 + ns))
     wshape = np.asarray(operands[1]).shape
     terms = int(np.prod([wshape[ki]] + [wshape[d] for d in ksp], dtype=np.int64))
+    macs = int(np.prod(rt_shape(op), dtype=np.int64)) * terms
+    if macs > MAX_EXACT_MACS:
+        raise NoOracle(f"convolution of {macs} multiply-adds (more than {MAX_EXACT_MACS} for the exact oracle)")
 
     def apply(lhs, rhs):
         x = np.transpose(lhs, [ib, if_] + isp)
@@ -319,6 +334,9 @@ def _fft(op, operands, rt):
     axes = list(range(x.ndim - k, x.ndim))
     if any(n == 0 for n in lengths):
         raise NoOracle("fft of length 0")
+    work = x.size * sum(lengths) * 4
+    if work > MAX_FFT_WORK:
+        raise NoOracle(f"fft of {work} multiply-adds (more than {MAX_FFT_WORK} for the long double oracle)")
     re = x.real.astype(np.longdouble)
     im = x.imag.astype(np.longdouble) if np.iscomplexobj(x) else np.zeros_like(re)
     mag = np.abs(x).astype(np.float64)
