@@ -884,19 +884,25 @@ def main(argv: Optional[Sequence[str]] = None, out=None) -> int:
         elif a == "--all-verdicts":
             force = True
         elif a.startswith("-"):
-            print(f"error: unknown option {a}\n{USAGE}", file=sys.stderr)
+            print(f"error: unknown option {a} (see --help)", file=sys.stderr)
             return 2
         else:
             paths.append(a)
     if disagreeing and force:
-        print(f"error: --disagreeing and --all-verdicts exclude each other\n{USAGE}", file=sys.stderr)
+        print("error: --disagreeing and --all-verdicts exclude each other", file=sys.stderr)
         return 2
     if disagreeing and not paths:
-        print(f"error: --disagreeing needs a directory (or files) to run\n{USAGE}", file=sys.stderr)
+        print("error: --disagreeing needs a directory (or files) to run (see --help)", file=sys.stderr)
         return 2
     try:
         if paths:
-            files = [f for a in paths for f in _files_under(a)]
+            files = []
+            for a in paths:
+                found = _files_under(a)
+                if not found:
+                    print(f"error: no .mlir files under {a}", file=sys.stderr)
+                    return 2
+                files.extend(found)
         else:
             files = pinned_files()
             missing = [str(p) for p, _ in files if not p.is_file()]
