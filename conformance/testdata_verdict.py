@@ -743,6 +743,8 @@ def judge_case(case, force: bool = False) -> Tuple[bool, List[str]]:
     from stablehlo_ref.runtrace import HookedInterpreter
     from stablehlo_ref.text import parse
     from .compare import compare_case, describe_mismatch
+    if case.num_processes != 1 or case.infeed:
+        return True, [f"{case.id}: no verdict (multi-process or infeed case: no oracle for it)"]
     module = parse(case.program, case.id)
     store = {}
 
