@@ -130,14 +130,22 @@ def select_clamp_cases(full: bool, fast) -> List:
                              [make_array(pred, "i1", shape), make_array(pool, et, shape), make_array(other, et, shape)],
                              [make_array(exp, et, shape)], [et], [rule_for(et, 0)], "python-exact", "special"))
     for et in admitted(_classes("stablehlo.clamp", 1)):
-        if kind(et) not in ("bool", "signed", "unsigned", "float") or (fast is not None and et not in fast):
+        if kind(et) not in ("bool", "signed", "unsigned", "float", "complex") or (fast is not None and et not in fast):
             continue
         rng = rng_for(f"stablehlo.clamp/{et}")
         pool = _pool(et, rng, 6)
+        if kind(et) == "complex":
+            # equal real parts, so that the lexicographic order reaches the imaginary parts
+            pool = pool + [1 - 2j, 1 + 3j, -1.5 - 1j, 0.5 + 4j, 2 + 0.5j]
         lo_hi = [(pool[i], pool[(i * 7 + 3) % len(pool)]) for i in range(len(pool))]
         rows = []
         for (lo, hi), x in zip(lo_hi, pool[::-1]):
-            if kind(et) == "float":
+            if kind(et) == "complex":
+                # the spec: minimum(maximum(x, min), max), lexicographic on (real, imaginary)
+                if O.c_maximum(lo, hi) != O.c_minimum(lo, hi) and O.c_maximum(lo, hi) == (lo.real, lo.imag):
+                    continue               # min > max: left out, as for the other types
+                v = complex(*O.c_minimum(complex(*O.c_maximum(x, lo)), hi))
+            elif kind(et) == "float":
                 if not (math.isnan(lo) or math.isnan(hi)) and lo > hi:
                     continue               # min > max: not fixed by the spec
                 v = round_value(O.clamp(lo, x, hi), float_format(et))
@@ -150,7 +158,16 @@ def select_clamp_cases(full: bool, fast) -> List:
         ins = [[r[0] for r in rows], [r[1] for r in rows], [r[2] for r in rows]]
         out.append(_mk("stablehlo.clamp", et, "values", ins, None, [r[3] for r in rows], et, shape,
                        note="rows with min > max left out: the spec does not fix them"))
-        if full:
+        if full and kind(et) == "complex":
+            lo, hi = -0.5 + 1j, 1 + 2j
+            exp = [complex(*O.c_minimum(complex(*O.c_maximum(x, lo)), hi)) for x in pool]
+            shape = (len(pool),)
+            program = single_op_program("stablehlo.clamp", [tensor((), et), tensor(shape, et), tensor((), et)],
+                                        [tensor(shape, et)])
+            out.append(make_case("stablehlo.clamp", et, "scalar_bounds", program,
+                                 [make_array([lo], et, ()), make_array(pool, et, shape), make_array([hi], et, ())],
+                                 [make_array(exp, et, shape)], [et], [rule_for(et, 0)], "python-exact", "special"))
+        elif full:
             # scalar min and max (the spec allows rank-0 bounds)
             lo, hi = sorted([r for r in pool if not (isinstance(r, float) and math.isnan(r))][:2])
             xs = pool

@@ -247,22 +247,32 @@ specializer("stablehlo.divide")(_int_div_rem_specializer(False))
 def maximum(ctx, op, a, b):
     et = _rt(op)
     if et.is_complex:
-        # lexicographic on (real, imag)
-        take_a = (a.real > b.real) | ((a.real == b.real) & (a.imag >= b.imag))
-        nan = np.isnan(a) | np.isnan(b)
-        out = np.where(take_a, a, b)
-        return np.where(nan, np.where(np.isnan(a), a, b), out).astype(et.dtype)
+        return _complex_max(a, b).astype(et.dtype)
     return _binary(op, a, b, np.maximum, np.maximum, np.logical_or)
+
+
+def _complex_max(a, b):
+    """The spec's complex maximum: lexicographic on (real, imag); a NaN operand wins."""
+    a, b = np.broadcast_arrays(np.asarray(a), np.asarray(b))
+    take_a = (a.real > b.real) | ((a.real == b.real) & (a.imag >= b.imag))
+    nan = np.isnan(a) | np.isnan(b)
+    out = np.where(take_a, a, b)
+    return np.where(nan, np.where(np.isnan(a), a, b), out)
+
+
+def _complex_min(a, b):
+    a, b = np.broadcast_arrays(np.asarray(a), np.asarray(b))
+    take_a = (a.real < b.real) | ((a.real == b.real) & (a.imag <= b.imag))
+    nan = np.isnan(a) | np.isnan(b)
+    out = np.where(take_a, a, b)
+    return np.where(nan, np.where(np.isnan(a), a, b), out)
 
 
 @kernel("stablehlo.minimum")
 def minimum(ctx, op, a, b):
     et = _rt(op)
     if et.is_complex:
-        take_a = (a.real < b.real) | ((a.real == b.real) & (a.imag <= b.imag))
-        nan = np.isnan(a) | np.isnan(b)
-        out = np.where(take_a, a, b)
-        return np.where(nan, np.where(np.isnan(a), a, b), out).astype(et.dtype)
+        return _complex_min(a, b).astype(et.dtype)
     return _binary(op, a, b, np.minimum, np.minimum, np.logical_and)
 
 
@@ -684,7 +694,8 @@ def select(ctx, op, pred, on_true, on_false):
 def clamp(ctx, op, lo, x, hi):
     et = _rt(op)
     if et.is_complex:
-        raise NotImplementedOpError(op.name, f"dtype {et}")
+        # the spec: minimum(maximum(operand, min), max), both lexicographic on (real, imag)
+        return np.broadcast_to(_complex_min(_complex_max(x, lo), hi), x.shape).astype(et.dtype)
     cx, clo, chi = to_compute(x, et), to_compute(lo, et), to_compute(hi, et)
     return from_compute(np.minimum(np.maximum(cx, clo), chi), et)
 
