@@ -87,3 +87,39 @@ def test_complex_oracles_agree_with_numpy_off_the_cuts():
     assert abs(complex(O.c_cbrt(z)) ** 3 - z) < 1e-14
     # complex atan2 restricted to real operands is the real atan2
     assert abs(complex(O.c_atan2(1.5 + 0j, 0.5 + 0j)) - np.arctan2(1.5, 0.5)) < 1e-15
+
+
+# CHLO's broadcast ops admit any tensor; where the StableHLO op they legalize to (upstream's
+# ChloLegalizeToStablehlo) does not admit the element type, there are no semantics to check and
+# the interpreter refuses the program (it used to compute shifts on the bits of floats, complex
+# and i1 values, and failed atan2 on integers with "'NoneType' object is not callable").
+_NO_SEMANTICS = [("chlo.broadcast_shift_left", t) for t in ("i1", "f32", "bf16", "f8E4M3FN", "complex<f32>", "complex<f64>", "f64")] + \
+    [("chlo.broadcast_shift_right_logical", t) for t in ("i1", "f16", "complex<f64>")] + \
+    [("chlo.broadcast_shift_right_arithmetic", t) for t in ("i1", "f64", "f8E8M0FNU", "complex<f32>")] + \
+    [("chlo.broadcast_atan2", t) for t in ("i1", "i4", "i32", "ui8", "ui64")] + \
+    [(op, "i1") for op in ("chlo.broadcast_divide", "chlo.broadcast_subtract", "chlo.broadcast_power",
+                           "chlo.broadcast_remainder", "chlo.broadcast_next_after", "chlo.broadcast_polygamma")] + \
+    [(op, t) for op in ("chlo.broadcast_next_after", "chlo.broadcast_polygamma")
+     for t in ("i8", "ui2", "i64", "complex<f32>")]
+
+
+@pytest.mark.parametrize("op,et", _NO_SEMANTICS)
+def test_broadcast_ops_refuse_types_their_stablehlo_op_does_not_admit(op, et):
+    from conformance.generated.values import kind, make_array
+    k = kind(et)
+    v = {"complex": complex, "float": float, "bool": bool}.get(k, int)
+    m = _binary(op, et, 2, 1)
+    with pytest.raises(NotImplementedOpError, match=rf"{op} \(dtype {et}"):
+        run(m, make_array([v(1), v(1)], et, (2,)), make_array([v(1)], et, (1,)))
+
+
+@pytest.mark.parametrize("et", ["bf16", "f16", "f8E4M3FN", "f4E2M1FN"])
+def test_broadcast_complex_of_narrow_floats_has_no_result_type(et):
+    # complex<bf16> etc. are no StableHLO types (complex takes f32 or f64): the program
+    # cannot be written, and the parser says so
+    from stablehlo_ref.errors import ParseError
+    with pytest.raises(ParseError, match=rf"complex<{et}>"):
+        parse(f"""func.func @main(%a: tensor<2x{et}>, %b: tensor<1x{et}>) -> tensor<2xcomplex<{et}>> {{
+  %0 = chlo.broadcast_complex %a, %b : (tensor<2x{et}>, tensor<1x{et}>) -> tensor<2xcomplex<{et}>>
+  return %0 : tensor<2xcomplex<{et}>>
+}}""")

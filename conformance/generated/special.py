@@ -474,11 +474,13 @@ def next_after_cases(full: bool, fast) -> List:
         lhs = [v for v in vals if not math.isnan(v) and math.isfinite(v) and v != 0][:3]
         rhs = dirs[:4]
         grid = [[next_after_bits(a, b, fmt) for b in rhs] for a in lhs]
-        if len(lhs) == 3 and len(rhs) == 4 and all(v is not UNSPECIFIED for row in grid for v in row):
-            program = single_op_program(bop, [tensor((3, 1), et), tensor((1, 4), et)], [tensor((3, 4), et)])
+        # (f8E8M0FNU has no infinities, zeros or negative values: three directions)
+        if len(lhs) == 3 and len(rhs) >= 2 and all(v is not UNSPECIFIED for row in grid for v in row):
+            m = len(rhs)
+            program = single_op_program(bop, [tensor((3, 1), et), tensor((1, m), et)], [tensor((3, m), et)])
             out.append(make_case(bop, et, "size1_both", program,
-                                 [make_array(lhs, et, (3, 1)), make_array(rhs, et, (1, 4))],
-                                 [make_array([v for row in grid for v in row], et, (3, 4))], [et], [rule_for(et, 0)],
+                                 [make_array(lhs, et, (3, 1)), make_array(rhs, et, (1, m))],
+                                 [make_array([v for row in grid for v in row], et, (3, m))], [et], [rule_for(et, 0)],
                                  "python-exact", "special", "numpy-style broadcasting; exact lattice steps"))
     return out
 
@@ -607,7 +609,7 @@ def _two_arg_cases(op, bop, et, rows_in, fn, ulp, note, full, bcast_lhs, bcast_r
         out.append(_mk(op, et, variant, [[r[0] for r in rows], [r[1] for r in rows]], None, [r[2] for r in rows], et,
                        shape, ulp=ulp, oracle="mpmath", note=note))
     # the broadcast op: lhs 3x1 against rhs 1x4, every element specified
-    lhs, rhs = [], list(bcast_rhs)
+    lhs, rhs = [], list(bcast_rhs)[:4]
     for a in bcast_lhs:
         vals = [fn(a, b) for b in rhs]
         rs = [round_value(v, fmt) if v is not UNSPECIFIED else UNSPECIFIED for v in vals]
@@ -615,14 +617,37 @@ def _two_arg_cases(op, bop, et, rows_in, fn, ulp, note, full, bcast_lhs, bcast_r
             lhs.append((a, rs))
         if len(lhs) == 3:
             break
-    if len(lhs) == 3 and len(rhs) == 4 and bop is not None:
-        program = single_op_program(bop, [tensor((3, 1), et), tensor((1, 4), et)], [tensor((3, 4), et)])
+    if not (len(lhs) == 3 and len(rhs) == 4) and bop is not None:
+        # narrow formats: most results overflow or are not representable; the largest grid
+        # (at least 1x2 against... lhs n x 1, rhs 1 x m, m >= 2) of fully specified results
+        lhs, rhs = _specified_grid(fn, fmt, list(bcast_lhs), list(bcast_rhs))
+    if lhs and len(rhs) >= 2 and bop is not None:
+        n, m = len(lhs), len(rhs)
+        program = single_op_program(bop, [tensor((n, 1), et), tensor((1, m), et)], [tensor((n, m), et)])
         exp = [r for _, rs in lhs for r in rs]
         out.append(make_case(bop, et, "size1_both", program,
-                             [make_array([a for a, _ in lhs], et, (3, 1)), make_array(rhs, et, (1, 4))],
-                             [make_array(exp, et, (3, 4))], [et], [rule_for(et, ulp)], "mpmath", "special",
+                             [make_array([a for a, _ in lhs], et, (n, 1)), make_array(rhs, et, (1, m))],
+                             [make_array(exp, et, (n, m))], [et], [rule_for(et, ulp)], "mpmath", "special",
                              "numpy-style broadcasting; " + note))
     return out
+
+
+def _specified_grid(fn, fmt, lhs_cands, rhs_cands):
+    """Up to 3 lhs and 4 rhs values (at least 1 and 2) whose every result is specified in
+    `fmt`, the largest such grid found: ([(a, [results])], [b])."""
+    import itertools
+    table = {}
+    for a in lhs_cands:
+        for b in rhs_cands:
+            v = fn(a, b)
+            table[a, b] = round_value(v, fmt) if v is not UNSPECIFIED else UNSPECIFIED
+    for size in ((3, 4), (3, 3), (2, 4), (2, 3), (3, 2), (2, 2), (1, 4), (1, 3), (1, 2)):
+        n, m = size
+        for cols in itertools.combinations(rhs_cands, m):
+            rows = [a for a in lhs_cands if all(table[a, b] is not UNSPECIFIED for b in cols)]
+            if len(rows) >= n:
+                return [(a, [table[a, b] for b in cols]) for a in rows[:n]], list(cols)
+    return [], []
 
 
 def _odd_int(v) -> bool:
@@ -664,7 +689,7 @@ def zeta_polygamma_cases(full: bool, fast) -> List:
         out += _two_arg_cases("chlo.zeta", "chlo.broadcast_zeta", et, pairs, _zeta_exact, ulp,
                               "Hurwitz zeta(x, q): NaN for x < 1, inf at x == 1; negative q with even integer x "
                               "(odd x: case negative_q)",
-                              full, [v for v in ss if not math.isnan(v) and v > 1], [v for v in qs if not math.isnan(v) and v > 0][:4])
+                              full, [v for v in ss if not math.isnan(v) and v > 1], [v for v in qs if not math.isnan(v) and v > 0])
         ns = _representable(n_vals, fmt)
         xs = _representable(x_vals + [round_value(float(rng.uniform(-4, 8)), fmt) for _ in range(6 if full else 2)], fmt)
         xs = [v for v in xs if v is not UNSPECIFIED]
@@ -679,7 +704,7 @@ def zeta_polygamma_cases(full: bool, fast) -> List:
         out += _two_arg_cases("chlo.polygamma", "chlo.broadcast_polygamma", et, pairs, _polygamma_exact, ulp,
                               "psi^(n)(x): NaN for n < 0 or not an integer; poles left out; negative x with even n > 0 "
                               "in case negative_x", full, [v for v in ns if not math.isnan(v) and v >= 1],
-                              [v for v in xs if not math.isnan(v) and v > 0][:4])
+                              [v for v in xs if not math.isnan(v) and v > 0])
         if fmt.unsigned:
             continue
         # negative q with odd s, negative x with even n
