@@ -64,11 +64,11 @@ EW: List[Elementwise] = [
     Elementwise("stablehlo.divide", 2, O.divide, O.int_div, None,
                 lambda x, y: mpmath.mpc(x) / mpmath.mpc(y), ulp_complex=2),
     Elementwise("stablehlo.remainder", 2, O.remainder, O.int_rem),
-    Elementwise("stablehlo.maximum", 2, O.maximum, max, lambda x, y: x | y),
-    Elementwise("stablehlo.minimum", 2, O.minimum, min, lambda x, y: x & y),
+    Elementwise("stablehlo.maximum", 2, O.maximum, max, lambda x, y: x | y, O.c_maximum),
+    Elementwise("stablehlo.minimum", 2, O.minimum, min, lambda x, y: x & y, O.c_minimum),
     Elementwise("stablehlo.power", 2, O.power, O.int_pow, None, lambda x, y: mpmath.power(mpmath.mpc(x), mpmath.mpc(y)),
                 ulp=1, ulp_f64=2, moderate=True, ulp_complex=16),
-    Elementwise("stablehlo.atan2", 2, O.atan2, None, None, None, ulp=1, ulp_f64=2),
+    Elementwise("stablehlo.atan2", 2, O.atan2, None, None, O.c_atan2, ulp=1, ulp_f64=2),
     Elementwise("stablehlo.and", 2, None, lambda x, y: x & y, lambda x, y: x & y),
     Elementwise("stablehlo.or", 2, None, lambda x, y: x | y, lambda x, y: x | y),
     Elementwise("stablehlo.xor", 2, None, lambda x, y: x ^ y, lambda x, y: x ^ y),
@@ -86,7 +86,7 @@ EW: List[Elementwise] = [
     Elementwise("stablehlo.round_nearest_even", 1, O.round_even),
     Elementwise("stablehlo.sqrt", 1, O.sqrt, None, None, lambda x: mpmath.sqrt(mpmath.mpc(x))),
     Elementwise("stablehlo.rsqrt", 1, O.rsqrt, None, None, lambda x: 1 / mpmath.sqrt(mpmath.mpc(x)), ulp=1, ulp_f64=2),
-    Elementwise("stablehlo.cbrt", 1, O.cbrt, None, None, None, ulp=1, ulp_f64=2),
+    Elementwise("stablehlo.cbrt", 1, O.cbrt, None, None, O.c_cbrt, ulp=1, ulp_f64=2),
     Elementwise("stablehlo.exponential", 1, O.exponential, None, None, lambda x: mpmath.exp(mpmath.mpc(x)), ulp=1, ulp_f64=2),
     Elementwise("stablehlo.exponential_minus_one", 1, O.expm1, None, None, lambda x: mpmath.expm1(mpmath.mpc(x)), ulp=1, ulp_f64=2),
     Elementwise("stablehlo.log", 1, O.log, None, None, lambda x: mpmath.log(mpmath.mpc(x)), ulp=1, ulp_f64=2),
@@ -98,15 +98,15 @@ EW: List[Elementwise] = [
     Elementwise("stablehlo.tanh", 1, O.tanh, None, None, lambda x: mpmath.tanh(mpmath.mpc(x)), ulp=1, ulp_f64=2),
     Elementwise("stablehlo.count_leading_zeros", 1, None, O.clz, None, int_needs_bits=True),
     Elementwise("stablehlo.popcnt", 1, None, O.popcnt, None, int_needs_bits=True),
-    Elementwise("chlo.acos", 1, O.acos, None, None, None, ulp=1, ulp_f64=2),
-    Elementwise("chlo.asin", 1, O.asin, None, None, None, ulp=1, ulp_f64=2),
-    Elementwise("chlo.atan", 1, O.atan, None, None, None, ulp=1, ulp_f64=2),
-    Elementwise("chlo.acosh", 1, O.acosh, None, None, None, ulp=1, ulp_f64=2),
-    Elementwise("chlo.asinh", 1, O.asinh, None, None, None, ulp=1, ulp_f64=2),
-    Elementwise("chlo.atanh", 1, O.atanh, None, None, None, ulp=1, ulp_f64=2),
-    Elementwise("chlo.sinh", 1, O.sinh, None, None, None, ulp=1, ulp_f64=2),
-    Elementwise("chlo.cosh", 1, O.cosh, None, None, None, ulp=1, ulp_f64=2),
-    Elementwise("chlo.tan", 1, O.tan, None, None, None, ulp=1, ulp_f64=2),
+    Elementwise("chlo.acos", 1, O.acos, None, None, O.c_acos, ulp=1, ulp_f64=2),
+    Elementwise("chlo.asin", 1, O.asin, None, None, O.c_asin, ulp=1, ulp_f64=2),
+    Elementwise("chlo.atan", 1, O.atan, None, None, O.c_atan, ulp=1, ulp_f64=2),
+    Elementwise("chlo.acosh", 1, O.acosh, None, None, O.c_acosh, ulp=1, ulp_f64=2),
+    Elementwise("chlo.asinh", 1, O.asinh, None, None, O.c_asinh, ulp=1, ulp_f64=2),
+    Elementwise("chlo.atanh", 1, O.atanh, None, None, O.c_atanh, ulp=1, ulp_f64=2),
+    Elementwise("chlo.sinh", 1, O.sinh, None, None, lambda x: mpmath.sinh(mpmath.mpc(x)), ulp=1, ulp_f64=2),
+    Elementwise("chlo.cosh", 1, O.cosh, None, None, lambda x: mpmath.cosh(mpmath.mpc(x)), ulp=1, ulp_f64=2),
+    Elementwise("chlo.tan", 1, O.tan, None, None, lambda x: mpmath.tan(mpmath.mpc(x)), ulp=1, ulp_f64=2),
     Elementwise("chlo.erf", 1, O.erf, None, None, None, ulp=1, ulp_f64=2, moderate=True),
     Elementwise("chlo.erfc", 1, O.erfc, None, None, None, ulp=1, ulp_f64=4, moderate=True),
     Elementwise("chlo.erf_inv", 1, O.erf_inv, None, None, None, ulp=2, ulp_f64=8, moderate=True),
@@ -263,7 +263,12 @@ def _binary_values(e: Elementwise, et: str, rng, full: bool):
         a = _complex_values(rng, 10 if full else 5)
         b = _complex_values(rng, 10 if full else 5)
         b = [v if v != 0 else 1 + 1j for v in b]
-        return list(zip(a, b[1:] + b[:1]))
+        pairs = list(zip(a, b[1:] + b[:1]))
+        if e.op.endswith(("maximum", "minimum")):
+            # equal real parts: the lexicographic order falls through to the imaginary parts
+            pairs += [(1 + 2j, 1 - 3j), (-0.5 - 3j, -0.5 + 0.25j), (-0.5 + 0.25j, -0.5 + 0.25j),
+                      (2 - 1j, -3 + 5j), (-3 + 5j, 2 - 1j)]
+        return pairs
     if k == "bool":
         return [(a, b) for a in (0, 1) for b in (0, 1)]
     pool = int_pool(et, rng, 8 if full else 4)
@@ -294,7 +299,7 @@ def _ulp(e: Elementwise, et: str) -> int:
 
 def _exact_complex(e: Elementwise) -> bool:
     return e.op in ("stablehlo.add", "stablehlo.subtract", "stablehlo.multiply", "stablehlo.negate",
-                    "chlo.square", "chlo.conj")
+                    "chlo.square", "chlo.conj", "stablehlo.maximum", "stablehlo.minimum")
 
 
 def _result_type(e: Elementwise, et: str) -> str:

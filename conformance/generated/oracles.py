@@ -507,3 +507,97 @@ def shift_right_arithmetic(x, s, bits, signed):
 
 def mulhi(x, y, bits):
     return (x * y) >> bits
+
+
+# ------------------------------------------------------------------- complex (principal branches)
+# Each takes a Python complex with finite parts and returns an mpmath mpc (or exact parts).
+# A point ON a branch cut is ambiguous (the sign of a zero part picks the side, and C99 and
+# mpmath disagree there): those raise ValueError, which the generators treat as "left out".
+
+def _on_real_cut(z, inside):
+    """z lies on the real axis (imaginary part a zero) at a real value where `inside` fails."""
+    return z.imag == 0 and not inside(z.real)
+
+
+def _on_imag_cut(z, inside):
+    return z.real == 0 and not inside(z.imag)
+
+
+def _cut(msg):
+    raise ValueError(f"on a branch cut: {msg}")
+
+
+def c_acos(z):
+    if _on_real_cut(z, lambda r: -1 <= r <= 1):
+        _cut("acos, real axis outside [-1, 1]")
+    return mpmath.acos(mpmath.mpc(z))
+
+
+def c_asin(z):
+    if _on_real_cut(z, lambda r: -1 <= r <= 1):
+        _cut("asin, real axis outside [-1, 1]")
+    return mpmath.asin(mpmath.mpc(z))
+
+
+def c_atan(z):
+    if _on_imag_cut(z, lambda r: -1 < r < 1):
+        _cut("atan, imaginary axis outside (-i, i)")
+    return mpmath.atan(mpmath.mpc(z))
+
+
+def c_acosh(z):
+    if _on_real_cut(z, lambda r: r >= 1):
+        _cut("acosh, real axis below 1")
+    return mpmath.acosh(mpmath.mpc(z))
+
+
+def c_asinh(z):
+    if _on_imag_cut(z, lambda r: -1 <= r <= 1):
+        _cut("asinh, imaginary axis outside [-i, i]")
+    return mpmath.asinh(mpmath.mpc(z))
+
+
+def c_atanh(z):
+    if _on_real_cut(z, lambda r: -1 < r < 1):
+        _cut("atanh, real axis outside (-1, 1)")
+    return mpmath.atanh(mpmath.mpc(z))
+
+
+def c_cbrt(z):
+    """The principal cube root exp(log(z) / 3) (upstream's reference: |z|^(1/3) at angle
+    atan2(im, re) / 3); the cut is the negative real axis."""
+    if z == 0:
+        return mpmath.mpc(0)
+    if _on_real_cut(z, lambda r: r > 0):
+        _cut("cbrt, negative real axis")
+    return mpmath.exp(mpmath.log(mpmath.mpc(z)) / 3)
+
+
+def c_atan2(y, x):
+    """Complex atan2 as upstream's reference interpreter defines it:
+    atan2(y, x) = -i log((x + i y) / sqrt(x^2 + y^2)), principal sqrt and log."""
+    y, x = mpmath.mpc(y), mpmath.mpc(x)
+    s = x * x + y * y                       # exact at the working precision for these inputs
+    if s == 0:
+        raise ZeroDivisionError("complex atan2: x^2 + y^2 = 0")
+    if s.imag == 0 and s.real < 0:
+        _cut("complex atan2: sqrt of a negative real")
+    w = (x + 1j * y) / mpmath.sqrt(s)
+    if abs(w.imag) <= abs(w) * mpmath.mpf(2) ** -(mpmath.mp.prec - 8) and w.real < 0:
+        _cut("complex atan2: log of a negative real")
+    return -1j * mpmath.log(w)
+
+
+def _lex_gt(a, b):
+    return a.real > b.real if a.real != b.real else a.imag > b.imag
+
+
+def c_maximum(a, b):
+    """Lexicographic maximum of the (real, imaginary) pairs (the spec); exact."""
+    r = a if _lex_gt(a, b) else b
+    return (r.real, r.imag)             # one of the operands, exactly (signed zeros kept)
+
+
+def c_minimum(a, b):
+    r = a if _lex_gt(b, a) else b
+    return (r.real, r.imag)

@@ -130,14 +130,22 @@ def select_clamp_cases(full: bool, fast) -> List:
                              [make_array(pred, "i1", shape), make_array(pool, et, shape), make_array(other, et, shape)],
                              [make_array(exp, et, shape)], [et], [rule_for(et, 0)], "python-exact", "special"))
     for et in admitted(_classes("stablehlo.clamp", 1)):
-        if kind(et) not in ("bool", "signed", "unsigned", "float") or (fast is not None and et not in fast):
+        if kind(et) not in ("bool", "signed", "unsigned", "float", "complex") or (fast is not None and et not in fast):
             continue
         rng = rng_for(f"stablehlo.clamp/{et}")
         pool = _pool(et, rng, 6)
+        if kind(et) == "complex":
+            # equal real parts, so that the lexicographic order reaches the imaginary parts
+            pool = pool + [1 - 2j, 1 + 3j, -1.5 - 1j, 0.5 + 4j, 2 + 0.5j]
         lo_hi = [(pool[i], pool[(i * 7 + 3) % len(pool)]) for i in range(len(pool))]
         rows = []
         for (lo, hi), x in zip(lo_hi, pool[::-1]):
-            if kind(et) == "float":
+            if kind(et) == "complex":
+                # the spec: minimum(maximum(x, min), max), lexicographic on (real, imaginary)
+                if O.c_maximum(lo, hi) != O.c_minimum(lo, hi) and O.c_maximum(lo, hi) == (lo.real, lo.imag):
+                    continue               # min > max: left out, as for the other types
+                v = complex(*O.c_minimum(complex(*O.c_maximum(x, lo)), hi))
+            elif kind(et) == "float":
                 if not (math.isnan(lo) or math.isnan(hi)) and lo > hi:
                     continue               # min > max: not fixed by the spec
                 v = round_value(O.clamp(lo, x, hi), float_format(et))
@@ -150,7 +158,16 @@ def select_clamp_cases(full: bool, fast) -> List:
         ins = [[r[0] for r in rows], [r[1] for r in rows], [r[2] for r in rows]]
         out.append(_mk("stablehlo.clamp", et, "values", ins, None, [r[3] for r in rows], et, shape,
                        note="rows with min > max left out: the spec does not fix them"))
-        if full:
+        if full and kind(et) == "complex":
+            lo, hi = -0.5 + 1j, 1 + 2j
+            exp = [complex(*O.c_minimum(complex(*O.c_maximum(x, lo)), hi)) for x in pool]
+            shape = (len(pool),)
+            program = single_op_program("stablehlo.clamp", [tensor((), et), tensor(shape, et), tensor((), et)],
+                                        [tensor(shape, et)])
+            out.append(make_case("stablehlo.clamp", et, "scalar_bounds", program,
+                                 [make_array([lo], et, ()), make_array(pool, et, shape), make_array([hi], et, ())],
+                                 [make_array(exp, et, shape)], [et], [rule_for(et, 0)], "python-exact", "special"))
+        elif full:
             # scalar min and max (the spec allows rank-0 bounds)
             lo, hi = sorted([r for r in pool if not (isinstance(r, float) and math.isnan(r))][:2])
             xs = pool
@@ -457,11 +474,13 @@ def next_after_cases(full: bool, fast) -> List:
         lhs = [v for v in vals if not math.isnan(v) and math.isfinite(v) and v != 0][:3]
         rhs = dirs[:4]
         grid = [[next_after_bits(a, b, fmt) for b in rhs] for a in lhs]
-        if len(lhs) == 3 and len(rhs) == 4 and all(v is not UNSPECIFIED for row in grid for v in row):
-            program = single_op_program(bop, [tensor((3, 1), et), tensor((1, 4), et)], [tensor((3, 4), et)])
+        # (f8E8M0FNU has no infinities, zeros or negative values: three directions)
+        if len(lhs) == 3 and len(rhs) >= 2 and all(v is not UNSPECIFIED for row in grid for v in row):
+            m = len(rhs)
+            program = single_op_program(bop, [tensor((3, 1), et), tensor((1, m), et)], [tensor((3, m), et)])
             out.append(make_case(bop, et, "size1_both", program,
-                                 [make_array(lhs, et, (3, 1)), make_array(rhs, et, (1, 4))],
-                                 [make_array([v for row in grid for v in row], et, (3, 4))], [et], [rule_for(et, 0)],
+                                 [make_array(lhs, et, (3, 1)), make_array(rhs, et, (1, m))],
+                                 [make_array([v for row in grid for v in row], et, (3, m))], [et], [rule_for(et, 0)],
                                  "python-exact", "special", "numpy-style broadcasting; exact lattice steps"))
     return out
 
@@ -590,7 +609,7 @@ def _two_arg_cases(op, bop, et, rows_in, fn, ulp, note, full, bcast_lhs, bcast_r
         out.append(_mk(op, et, variant, [[r[0] for r in rows], [r[1] for r in rows]], None, [r[2] for r in rows], et,
                        shape, ulp=ulp, oracle="mpmath", note=note))
     # the broadcast op: lhs 3x1 against rhs 1x4, every element specified
-    lhs, rhs = [], list(bcast_rhs)
+    lhs, rhs = [], list(bcast_rhs)[:4]
     for a in bcast_lhs:
         vals = [fn(a, b) for b in rhs]
         rs = [round_value(v, fmt) if v is not UNSPECIFIED else UNSPECIFIED for v in vals]
@@ -598,14 +617,37 @@ def _two_arg_cases(op, bop, et, rows_in, fn, ulp, note, full, bcast_lhs, bcast_r
             lhs.append((a, rs))
         if len(lhs) == 3:
             break
-    if len(lhs) == 3 and len(rhs) == 4 and bop is not None:
-        program = single_op_program(bop, [tensor((3, 1), et), tensor((1, 4), et)], [tensor((3, 4), et)])
+    if not (len(lhs) == 3 and len(rhs) == 4) and bop is not None:
+        # narrow formats: most results overflow or are not representable; the largest grid
+        # (at least 1x2 against... lhs n x 1, rhs 1 x m, m >= 2) of fully specified results
+        lhs, rhs = _specified_grid(fn, fmt, list(bcast_lhs), list(bcast_rhs))
+    if lhs and len(rhs) >= 2 and bop is not None:
+        n, m = len(lhs), len(rhs)
+        program = single_op_program(bop, [tensor((n, 1), et), tensor((1, m), et)], [tensor((n, m), et)])
         exp = [r for _, rs in lhs for r in rs]
         out.append(make_case(bop, et, "size1_both", program,
-                             [make_array([a for a, _ in lhs], et, (3, 1)), make_array(rhs, et, (1, 4))],
-                             [make_array(exp, et, (3, 4))], [et], [rule_for(et, ulp)], "mpmath", "special",
+                             [make_array([a for a, _ in lhs], et, (n, 1)), make_array(rhs, et, (1, m))],
+                             [make_array(exp, et, (n, m))], [et], [rule_for(et, ulp)], "mpmath", "special",
                              "numpy-style broadcasting; " + note))
     return out
+
+
+def _specified_grid(fn, fmt, lhs_cands, rhs_cands):
+    """Up to 3 lhs and 4 rhs values (at least 1 and 2) whose every result is specified in
+    `fmt`, the largest such grid found: ([(a, [results])], [b])."""
+    import itertools
+    table = {}
+    for a in lhs_cands:
+        for b in rhs_cands:
+            v = fn(a, b)
+            table[a, b] = round_value(v, fmt) if v is not UNSPECIFIED else UNSPECIFIED
+    for size in ((3, 4), (3, 3), (2, 4), (2, 3), (3, 2), (2, 2), (1, 4), (1, 3), (1, 2)):
+        n, m = size
+        for cols in itertools.combinations(rhs_cands, m):
+            rows = [a for a in lhs_cands if all(table[a, b] is not UNSPECIFIED for b in cols)]
+            if len(rows) >= n:
+                return [(a, [table[a, b] for b in cols]) for a in rows[:n]], list(cols)
+    return [], []
 
 
 def _odd_int(v) -> bool:
@@ -647,7 +689,7 @@ def zeta_polygamma_cases(full: bool, fast) -> List:
         out += _two_arg_cases("chlo.zeta", "chlo.broadcast_zeta", et, pairs, _zeta_exact, ulp,
                               "Hurwitz zeta(x, q): NaN for x < 1, inf at x == 1; negative q with even integer x "
                               "(odd x: case negative_q)",
-                              full, [v for v in ss if not math.isnan(v) and v > 1], [v for v in qs if not math.isnan(v) and v > 0][:4])
+                              full, [v for v in ss if not math.isnan(v) and v > 1], [v for v in qs if not math.isnan(v) and v > 0])
         ns = _representable(n_vals, fmt)
         xs = _representable(x_vals + [round_value(float(rng.uniform(-4, 8)), fmt) for _ in range(6 if full else 2)], fmt)
         xs = [v for v in xs if v is not UNSPECIFIED]
@@ -662,7 +704,7 @@ def zeta_polygamma_cases(full: bool, fast) -> List:
         out += _two_arg_cases("chlo.polygamma", "chlo.broadcast_polygamma", et, pairs, _polygamma_exact, ulp,
                               "psi^(n)(x): NaN for n < 0 or not an integer; poles left out; negative x with even n > 0 "
                               "in case negative_x", full, [v for v in ns if not math.isnan(v) and v >= 1],
-                              [v for v in xs if not math.isnan(v) and v > 0][:4])
+                              [v for v in xs if not math.isnan(v) and v > 0])
         if fmt.unsigned:
             continue
         # negative q with odd s, negative x with even n

@@ -247,22 +247,32 @@ specializer("stablehlo.divide")(_int_div_rem_specializer(False))
 def maximum(ctx, op, a, b):
     et = _rt(op)
     if et.is_complex:
-        # lexicographic on (real, imag)
-        take_a = (a.real > b.real) | ((a.real == b.real) & (a.imag >= b.imag))
-        nan = np.isnan(a) | np.isnan(b)
-        out = np.where(take_a, a, b)
-        return np.where(nan, np.where(np.isnan(a), a, b), out).astype(et.dtype)
+        return _complex_max(a, b).astype(et.dtype)
     return _binary(op, a, b, np.maximum, np.maximum, np.logical_or)
+
+
+def _complex_max(a, b):
+    """The spec's complex maximum: lexicographic on (real, imag); a NaN operand wins."""
+    a, b = np.broadcast_arrays(np.asarray(a), np.asarray(b))
+    take_a = (a.real > b.real) | ((a.real == b.real) & (a.imag >= b.imag))
+    nan = np.isnan(a) | np.isnan(b)
+    out = np.where(take_a, a, b)
+    return np.where(nan, np.where(np.isnan(a), a, b), out)
+
+
+def _complex_min(a, b):
+    a, b = np.broadcast_arrays(np.asarray(a), np.asarray(b))
+    take_a = (a.real < b.real) | ((a.real == b.real) & (a.imag <= b.imag))
+    nan = np.isnan(a) | np.isnan(b)
+    out = np.where(take_a, a, b)
+    return np.where(nan, np.where(np.isnan(a), a, b), out)
 
 
 @kernel("stablehlo.minimum")
 def minimum(ctx, op, a, b):
     et = _rt(op)
     if et.is_complex:
-        take_a = (a.real < b.real) | ((a.real == b.real) & (a.imag <= b.imag))
-        nan = np.isnan(a) | np.isnan(b)
-        out = np.where(take_a, a, b)
-        return np.where(nan, np.where(np.isnan(a), a, b), out).astype(et.dtype)
+        return _complex_min(a, b).astype(et.dtype)
     return _binary(op, a, b, np.minimum, np.minimum, np.logical_and)
 
 
@@ -301,6 +311,8 @@ def atan2(ctx, op, a, b):
         # atan2 on complex: -i * log((b + i a) / sqrt(a^2 + b^2))
         r = -1j * np.log((b + 1j * a) / np.sqrt(a * a + b * b))
         return r.astype(et.dtype)
+    if not et.is_float:
+        raise NotImplementedOpError(op.name, f"dtype {et} (atan2 takes floats or complex)")
     return _binary(op, a, b, None, np.arctan2)
 
 
@@ -449,7 +461,7 @@ def _logical_shift_specializer(name, left):
     def specialize(op, known=None):
         et = _rt(op)
         b = known[1] if known else None
-        if b is None or et.is_bool or et.bits < 8 or b.dtype != et.dtype \
+        if b is None or not et.is_integer or et.is_bool or et.bits < 8 or b.dtype != et.dtype \
                 or elem(op.operands[0].type) != et:
             return None
         udt = _UNSIGNED_OF_SIZE[et.dtype.itemsize]
@@ -478,9 +490,17 @@ def _logical_shift_specializer(name, left):
     return specialize
 
 
+def _check_shift_type(op, et):
+    # shifts are defined on integers only (booleans are not integers in the spec); CHLO's
+    # broadcast forms admit any tensor and reach here with floats, complex and i1 as well
+    if not et.is_integer or et.is_bool:
+        raise NotImplementedOpError(op.name, f"dtype {et} (shifts take integers)")
+
+
 @kernel("stablehlo.shift_left")
 def shift_left(ctx, op, a, b):
     et = _rt(op)
+    _check_shift_type(op, et)
     bits = et.bits
     if bits >= 8 and not et.is_bool and a.dtype == b.dtype == et.dtype:
         return _native_logical_shift(a, b, et, True)
@@ -495,6 +515,7 @@ def shift_left(ctx, op, a, b):
 @kernel("stablehlo.shift_right_logical")
 def shift_right_logical(ctx, op, a, b):
     et = _rt(op)
+    _check_shift_type(op, et)
     bits = et.bits
     if bits >= 8 and not et.is_bool and a.dtype == b.dtype == et.dtype:
         return _native_logical_shift(a, b, et, False)
@@ -509,6 +530,7 @@ def shift_right_logical(ctx, op, a, b):
 @kernel("stablehlo.shift_right_arithmetic")
 def shift_right_arithmetic(ctx, op, a, b):
     et = _rt(op)
+    _check_shift_type(op, et)
     bits = et.bits
     # sign-extend the value as a signed integer of `bits` width
     ua = _unsigned_view(a, et).astype(np.int64) if bits < 64 else a.view(np.int64) if a.dtype.itemsize == 8 else a.astype(np.int64)
@@ -684,7 +706,8 @@ def select(ctx, op, pred, on_true, on_false):
 def clamp(ctx, op, lo, x, hi):
     et = _rt(op)
     if et.is_complex:
-        raise NotImplementedOpError(op.name, f"dtype {et}")
+        # the spec: minimum(maximum(operand, min), max), both lexicographic on (real, imag)
+        return np.broadcast_to(_complex_min(_complex_max(x, lo), hi), x.shape).astype(et.dtype)
     cx, clo, chi = to_compute(x, et), to_compute(lo, et), to_compute(hi, et)
     return from_compute(np.minimum(np.maximum(cx, clo), chi), et)
 
