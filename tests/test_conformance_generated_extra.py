@@ -159,3 +159,27 @@ def test_asin_acos_kernel_oracle_gives_asin(z):
         assert abs(got_im - want.imag) < mpmath.mpf(2) ** -150
         acos = mpmath.acos(mpmath.mpc(z.real, z.imag))
         assert abs(mpmath.atan2(re_w, z.real) - acos.real) < mpmath.mpf(2) ** -150
+
+
+def test_imag_of_f8e8m0fnu_has_no_semantics():
+    # the spec's imag of a real operand is constant(0, element_type(result)); f8E8M0FNU has no
+    # zero, so the interpreter refuses the program rather than return some other value
+    import ml_dtypes
+    import stablehlo_ref
+    from stablehlo_ref.errors import NotImplementedOpError
+    src = """func.func @main(%x: tensor<2xf8E8M0FNU>) -> tensor<2xf8E8M0FNU> {
+  %0 = stablehlo.imag %x : tensor<2xf8E8M0FNU>
+  return %0 : tensor<2xf8E8M0FNU>
+}"""
+    with pytest.raises(NotImplementedOpError, match="no semantics: f8E8M0FNU has no zero"):
+        stablehlo_ref.run(stablehlo_ref.parse(src), np.ones(2, ml_dtypes.float8_e8m0fnu))
+
+
+def test_imag_of_real_operand_is_positive_zero():
+    import stablehlo_ref
+    src = """func.func @main(%x: tensor<3xf32>) -> tensor<3xf32> {
+  %0 = stablehlo.imag %x : tensor<3xf32>
+  return %0 : tensor<3xf32>
+}"""
+    out = np.asarray(stablehlo_ref.run(stablehlo_ref.parse(src), np.array([np.nan, -1.0, -0.0], np.float32))[0])
+    assert out.tolist() == [0.0, 0.0, 0.0] and not np.signbit(out).any()

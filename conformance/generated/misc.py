@@ -122,6 +122,30 @@ def region_cases(full, fast) -> List:
                          [make_array([0], "i32", ()), make_array([n], "i32", ()), make_array([start_v], et, ())],
                          [make_array([n], "i32", ()), make_array([acc], et, ())], ["i32", et],
                          ("stablehlo.while", "stablehlo.compare", "stablehlo.add", "stablehlo.constant"), oracle="python-int"))
+    # while carrying values of every element type: an i32 counter runs to n while the body swaps
+    # two tensors of the type (pure data movement, so it is defined for every admitted type); an
+    # odd n ends swapped, an even n in place
+    for et in _types("stablehlo.while", 0, fast):
+        ti, ta = tensor((), "i32"), tensor((3,), et)
+        vals = _values(et, 6, f"while/{et}")
+        a, b = vals[:3], vals[3:]
+        cond = (f'{{\n  ^bb0(%i: {ti}, %a: {ta}, %b: {ta}):\n    %c = "stablehlo.compare"(%i, %arg1) '
+                f'{{comparison_direction = #stablehlo<comparison_direction LT>}} : ({ti}, {ti}) -> tensor<i1>\n'
+                f'    "stablehlo.return"(%c) : (tensor<i1>) -> ()\n  }}')
+        body = (f'{{\n  ^bb0(%i: {ti}, %a: {ta}, %b: {ta}):\n    %one = "stablehlo.constant"() {{value = dense<1> : {ti}}} : () -> {ti}\n'
+                f'    %j = "stablehlo.add"(%i, %one) : ({ti}, {ti}) -> {ti}\n'
+                f'    "stablehlo.return"(%j, %b, %a) : ({ti}, {ta}, {ta}) -> ()\n  }}')
+        for n in ((5, 4) if full else (5,)):
+            pb = ProgramBuilder([ti, ti, ta, ta])
+            res = pb.op("stablehlo.while", [(pb.arg(0), ti), (pb.arg(2), ta), (pb.arg(3), ta)], [ti, ta, ta], "",
+                        f"{cond}, {body}")
+            ea, eb = (b, a) if n % 2 else (a, b)
+            out.append(_case("stablehlo.while", et, f"swap{n}", pb.text([(res[0], ti), (res[1], ta), (res[2], ta)]),
+                             [make_array([0], "i32", ()), make_array([n], "i32", ()), make_array(a, et, (3,)),
+                              make_array(b, et, (3,))],
+                             [make_array([n], "i32", ()), make_array(ea, et, (3,)), make_array(eb, et, (3,))],
+                             ["i32", et, et], ("stablehlo.while", "stablehlo.compare", "stablehlo.add",
+                                               "stablehlo.constant")))
     return out
 
 

@@ -272,6 +272,21 @@ def predicate_cases(full: bool, fast) -> List:
         program = single_op_program("stablehlo.complex", [tensor(shape, c)] * 2, [tensor(shape, et)])
         out.append(make_case("stablehlo.complex", et, "values", program, [make_array(re, c, shape), make_array(im, c, shape)],
                              [make_array(vals, et, shape)], [et], [rule_for(et, 0)], "python-exact", "special"))
+    # real operands: real(x) = x, imag(x) = constant(0) (the spec's is_float branches); CHLO
+    # conj of a real value is in elementwise.py
+    for op in ("stablehlo.real", "stablehlo.imag"):
+        for et in admitted(_classes(op)):
+            if kind(et) != "float" or (fast is not None and et not in fast):
+                continue
+            if op == "stablehlo.imag" and et == "f8E8M0FNU":
+                continue        # no zero to return: the interpreter refuses (test_generated_type_gaps)
+            vals = _pool(et, rng_for(f"{op}/{et}"), 4)
+            if float_format(et).unsigned:
+                vals = [v for v in vals if not (v < 0 or math.copysign(1.0, v) < 0)]
+            shape = (len(vals),)
+            exp = [0.0] * len(vals) if op == "stablehlo.imag" else vals
+            out.append(_mk(op, et, "real_operand", [vals], None, exp, et, shape,
+                           note="NaN operands: real keeps the NaN, imag is +0"))
     return out
 
 
