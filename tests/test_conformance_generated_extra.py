@@ -183,3 +183,15 @@ def test_imag_of_real_operand_is_positive_zero():
 }"""
     out = np.asarray(stablehlo_ref.run(stablehlo_ref.parse(src), np.array([np.nan, -1.0, -0.0], np.float32))[0])
     assert out.tolist() == [0.0, 0.0, 0.0] and not np.signbit(out).any()
+
+
+def test_top_k_complex_is_lexicographic_and_stable():
+    # chlo.top_k legalizes to a stable sort by compare GT, lexicographic on (real, imag) for complex
+    import stablehlo_ref
+    src = """func.func @main(%x: tensor<5xcomplex<f32>>) -> (tensor<3xcomplex<f32>>, tensor<3xi32>) {
+  %0:2 = chlo.top_k(%x, k = 3) : tensor<5xcomplex<f32>> -> (tensor<3xcomplex<f32>>, tensor<3xi32>)
+  return %0#0, %0#1 : tensor<3xcomplex<f32>>, tensor<3xi32>
+}"""
+    x = np.array([1 + 2j, 2 - 1j, 1 + 3j, 2 - 1j, -5 + 9j], np.complex64)
+    v, i = stablehlo_ref.run(stablehlo_ref.parse(src), x)
+    assert np.asarray(i).tolist() == [1, 3, 2] and np.asarray(v).tolist() == [2 - 1j, 2 - 1j, 1 + 3j]
