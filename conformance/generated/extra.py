@@ -209,14 +209,21 @@ def composite_cases(full, fast) -> List:
     from .oracles import wrap
     op = "stablehlo.composite"
     out = []
-    for et in _types("stablehlo.multiply", 0, fast, ("signed", "unsigned", "float", "complex")):
+    for et in _types("stablehlo.multiply", 0, fast, ("bool", "signed", "unsigned", "float", "complex")):
         n = 4
         a, b = _small(et, n, 1), _small(et, n, 2)
         k = kind(et)
+        if et == "f8E8M0FNU":
+            # powers of two only: b = 1 makes a * b + a = 2a, exact
+            a, b = [0.25, 1.0, 2.0, 8.0], [1.0] * n
+        elif k == "bool":
+            a, b = [False, True, False, True], [False, False, True, True]
         exp = []
         for x, y in zip(a, b):
             v = x * y + x
-            if k in ("signed", "unsigned"):
+            if k == "bool":
+                v = bool((x and y) or x)        # multiply / add on booleans: and / or
+            elif k in ("signed", "unsigned"):
                 v = wrap(v, bits(et), k == "signed")
             elif k == "float":
                 fmt = float_format(et)
@@ -306,7 +313,7 @@ def scan_cases(full, fast) -> List:
     from .oracles import wrap
     op = "chlo.scan"
     out = []
-    for et in _types("stablehlo.add", 0, fast, ("signed", "unsigned", "float", "complex")):
+    for et in _types("stablehlo.add", 0, fast, ("bool", "signed", "unsigned", "float", "complex")):
         k = kind(et)
         for dim, rev in ([(0, False)] + ([(1, False), (0, True), (1, True)] if full else [(1, True)])):
             shape = (3, 2)
@@ -322,7 +329,9 @@ def scan_cases(full, fast) -> List:
                 for j in range(cshape[0]):
                     idx = (i, j) if dim == 0 else (j, i)
                     v = carry[j] + vals[_flat(shape, idx)]
-                    if k in ("signed", "unsigned"):
+                    if k == "bool":
+                        v = bool(carry[j] or vals[_flat(shape, idx)])      # add on booleans: or
+                    elif k in ("signed", "unsigned"):
                         v = wrap(v, bits(et), k == "signed")
                     elif k == "float":
                         if round_value(v, float_format(et)) != v:

@@ -43,7 +43,7 @@ EXACT_NOTE = ("small integer values whose absolute sum fits the format's integer
               "exact in every order and precision of accumulation, which the spec leaves to the implementation")
 
 
-def _types(op, i, fast, kinds=("signed", "unsigned", "float", "complex")):
+def _types(op, i, fast, kinds=("bool", "signed", "unsigned", "float", "complex")):
     from stablehlo_ref import spec
     cls = spec.op(op).operands[i].type
     return [t for t in admitted(cls) if kind(t) in kinds and (fast is None or t in fast)]
@@ -53,6 +53,8 @@ def _small(et, n, seed):
     """n small values: integers of the type in [lo, lo + 4] (unsigned from 0), floats in
     -2..2, complex with parts in -1..1."""
     k = kind(et)
+    if k == "bool":
+        return [(i * 3 + seed) % 5 in (0, 3) for i in range(n)]        # 40% true: OR-of-ANDs stay mixed
     if k in ("signed", "unsigned"):
         lo, hi = int_range(et)
         base = 0 if k == "unsigned" else max(lo, -2)
@@ -70,6 +72,10 @@ def _finish(et, acc, mag=0):
     order gives the same result; integer-valued float terms whose absolute sum `mag` is at
     most 2^precision keep every partial sum, in any order, exact."""
     k = kind(et)
+    if k == "bool":
+        # the spec's products and sums on booleans are `and` and `or` from false: the sum of
+        # 0/1 products is nonzero exactly when one product is true
+        return bool(acc)
     if k in ("signed", "unsigned"):
         return wrap(acc, bits(et), k == "signed")
     fmt = float_format(component(et) if k == "complex" else et)
