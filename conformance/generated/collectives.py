@@ -204,6 +204,10 @@ def reduce_value_set(et: str, body: str, nproc: int) -> Optional[Tuple[int, int]
     k = kind(et)
     if k not in ("float", "complex"):
         return (0, 0)
+    if not has_zero(et):
+        # f8E8M0FNU holds only powers of two: max / min / mul of 2^-2..2^2 are exact (the
+        # range is then of exponents, see reduce_inputs); sums are not
+        return (-2, 2) if body in ("max", "min", "mul") else None
     fmt = float_format(component(et) if k == "complex" else et)
     for m in (2, 1):
         lo = 0 if fmt.unsigned else -m
@@ -226,6 +230,8 @@ def reduce_inputs(et: str, n: int, seed: int, rng: Tuple[int, int]) -> list:
         return move_values(et, n, seed)
     lo, hi = rng
     span = hi - lo + 1
+    if not has_zero(et):
+        return [2.0 ** (lo + (i * 3 + seed * 7) % span) for i in range(n)]       # exponents lo..hi
     vals = [float(lo + (i * 3 + seed * 7) % span) for i in range(2 * n)]
     if k == "complex":
         return [complex(vals[2 * i], vals[(2 * i + 5) % len(vals)]) for i in range(n)]
