@@ -176,14 +176,21 @@ def _values_distinct(et, n):
 # ---------------------------------------------------------------- dynamic_conv
 
 def dynamic_conv_cases(full, fast) -> List:
-    from .linalg import CONV_CONFIGS, _conv_attr, _dims, _finish, _small as lsmall, _types as ltypes, conv_oracle, EXACT_NOTE
+    from .linalg import (CONV_CONFIGS, _conv_attr, _dims, _finish, _small as lsmall, _types as ltypes, conv_oracle,
+                         e8m0_conv_values, EXACT_NOTE)
     op = "stablehlo.dynamic_conv"
     out = []
     for et in ltypes(op, 0, fast):
         for (name, lay, rlay, olay, ls, rs, strides, pad, ldil, rdil, rev, G, BG) in (CONV_CONFIGS if full else CONV_CONFIGS[:2]):
-            lv, rv = lsmall(et, _size(ls), 1), lsmall(et, _size(rs), 2)
-            oshape, raw, mags = conv_oracle(lv, rv, ls, rs, lay, rlay, olay, strides, pad, ldil, rdil, rev, G, BG)
-            exp = [_finish(et, v, m) for v, m in zip(raw, mags)]
+            if et == "f8E8M0FNU":
+                if name != CONV_CONFIGS[0][0]:
+                    continue
+                _, lv, rv, oshape, exp = e8m0_conv_values()
+                name = name + "_pow2"
+            else:
+                lv, rv = lsmall(et, _size(ls), 1), lsmall(et, _size(rs), 2)
+                oshape, raw, mags = conv_oracle(lv, rv, ls, rs, lay, rlay, olay, strides, pad, ldil, rdil, rev, G, BG)
+                exp = [_finish(et, v, m) for v, m in zip(raw, mags)]
             if any(v is None for v in exp):
                 continue
             attrs = [f"window_strides = array<i64: {_dims(strides)}>",
@@ -353,6 +360,31 @@ def scan_cases(full, fast) -> List:
                              [make_array(outs, et, shape), make_array(carry, et, cshape)], [et, et],
                              oracle="python-exact", ops=(op, "stablehlo.add"),
                              note="running sums of small values: exact"))
+    # f8E8M0FNU (powers of two, no zero; running sums are not representable): a running
+    # maximum body instead
+    et = "f8E8M0FNU"
+    if et in _types("stablehlo.maximum", 0, fast, ("float",)):
+        shape, cshape = (3, 2), (2,)
+        vals = [2.0 ** e for e in (3, -2, 0, 5, 4, -1)]
+        init = [2.0 ** 1, 2.0 ** -3]
+        carry, outs = list(init), [None] * 6
+        for i in range(3):
+            for j in range(2):
+                carry[j] = max(carry[j], vals[_flat(shape, (i, j))])
+                outs[_flat(shape, (i, j))] = carry[j]
+        t, tc = tensor(shape, et), tensor(cshape, et)
+        region = (f'{{\n  ^bb0(%x: {tc}, %c: {tc}):\n'
+                  f'    %s = "stablehlo.maximum"(%x, %c) : ({tc}, {tc}) -> {tc}\n'
+                  f'    "stablehlo.return"(%s, %s) : ({tc}, {tc}) -> ()\n  }}')
+        pb = ProgramBuilder([t, tc])
+        res = pb.op(op, [(pb.arg(0), t), (pb.arg(1), tc)], [t, tc],
+                    "dimension = 0 : i64, is_reverse = false, "
+                    "operandSegmentSizes = array<i32: 1, 1>, resultSegmentSizes = array<i32: 1, 1>", region)
+        out.append(_case(op, et, "cummax_dim0", pb.text([(res[0], t), (res[1], tc)]),
+                         [make_array(vals, et, shape), make_array(init, et, cshape)],
+                         [make_array(outs, et, shape), make_array(carry, et, cshape)], [et, et],
+                         oracle="python-exact", ops=(op, "stablehlo.maximum"),
+                         note="f8E8M0FNU: powers of two without zero, so a running maximum rather than sums"))
     return out
 
 
