@@ -107,6 +107,15 @@ def constant_cases(full, fast) -> List:
             out.append(_case("chlo.constant_like", et, f"splat_{_name(s)}", prog,
                              [make_array(_small(et, _size(s), 0), et, s)], [make_array([v] * _size(s), et, s)], [et],
                              note="the value splat to the operand's shape; the operand's values are not read"))
+    for et in _types("chlo.constant_like", 0, fast, ("complex",)):
+        shape = (2, 3)
+        vals = _small(et, 6, 1)
+        t = tensor(shape, et)
+        rows = ["[" + ", ".join(f"({float(v.real)!r}, {float(v.imag)!r})" for v in vals[i:i + 3]) + "]" for i in (0, 3)]
+        pb = ProgramBuilder([])
+        r = pb.op("chlo.constant", [], [t], f"value = dense<[{rows[0]}, {rows[1]}]> : {t}")[0]
+        out.append(_case("chlo.constant", et, "2x3", pb.text([(r, t)]), [], [make_array(vals, et, shape)], [et],
+                         note="complex elements as (real, imag) pairs"))
     return out
 
 
@@ -309,6 +318,19 @@ def custom_call_cases(full, fast) -> List:
                              oracle="python-exact", ops=(op,),
                              note="A = P^T L U from a known L (|entries| < 1, dyadic) and integer U: unique pivots, "
                                   "exact elimination; LAPACK's packed LU, 1-based ipiv and info = 0"))
+    # custom_call @Sharding (XLA's sharding annotation, as jax emits it): on one device the
+    # identity, for any element type
+    from .structural import _values
+    for et in _types(op, 0, fast):
+        if et in pre:
+            continue                       # (the LAPACK cases above cover these types)
+        vals = _values(et, 6, f"custom_call/sharding/{et}")
+        t = tensor((2, 3), et)
+        pb = ProgramBuilder([t])
+        r = pb.op(op, [(pb.arg(0), t)], [t], 'call_target_name = "Sharding", mhlo.sharding = "{replicated}"')[0]
+        out.append(_case(op, et, "sharding_identity", pb.text([(r, t)]), [make_array(vals, et, (2, 3))],
+                         [make_array(vals, et, (2, 3))], [et], ops=(op,),
+                         note="XLA's @Sharding annotation: one device, replicated: the operand unchanged"))
     return out
 
 

@@ -354,16 +354,21 @@ def constant_cases(full, fast) -> List:
             lit = "[" + ", ".join("true" if v else "false" for v in vals) + "]"
         elif k in ("signed", "unsigned"):
             lit = "[" + ", ".join(str(int(v)) for v in vals) + "]"
+        elif arr.dtype.itemsize * 8 != _storage_bits(et):
+            # sub-byte floats: no byte-per-element hex form to rely on; their values (every
+            # one finite: the f4/f6 formats have no inf or NaN) written as exact decimals
+            if any(not math.isfinite(v) for v in vals):
+                continue
+            lit = "[" + ", ".join(repr(float(v)) for v in vals) + "]"
         else:
-            if arr.dtype.itemsize * 8 != _storage_bits(et):
-                continue                  # sub-byte floats: no byte-per-element hex form to rely on
             data = np.ascontiguousarray(arr).tobytes()
             lit = '"0x' + data.hex().upper() + '"'
         t = tensor((n,), et)
         pb = ProgramBuilder([])
         r = pb.op("stablehlo.constant", [], [t], f"value = dense<{lit}> : {t}")[0]
         out.append(_case("stablehlo.constant", et, "values", pb.text([(r, t)]), [], [arr], [et],
-                         note="floats written as their storage bytes (hexadecimal dense form)"))
+                         note="floats written as their storage bytes (hexadecimal dense form); sub-byte floats as "
+                              "exact decimals"))
     return out
 
 
