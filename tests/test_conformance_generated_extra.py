@@ -195,3 +195,19 @@ def test_top_k_complex_is_lexicographic_and_stable():
     x = np.array([1 + 2j, 2 - 1j, 1 + 3j, 2 - 1j, -5 + 9j], np.complex64)
     v, i = stablehlo_ref.run(stablehlo_ref.parse(src), x)
     assert np.asarray(i).tolist() == [1, 3, 2] and np.asarray(v).tolist() == [2 - 1j, 2 - 1j, 1 + 3j]
+
+
+def test_uniform_quantize_with_f8e8m0fnu_expressed_type_has_no_semantics():
+    # the zero point and q - zero_point live in the expressed type, which here has no zero and
+    # no negative values: refused rather than computed through unrepresentable steps
+    import ml_dtypes
+    import stablehlo_ref
+    from stablehlo_ref.errors import NotImplementedOpError
+    q = "tensor<3x!quant.uniform<i8:f8E8M0FNU, 0.5:1>>"
+    src = f"""func.func @main(%x: tensor<3xf8E8M0FNU>) -> tensor<3xf8E8M0FNU> {{
+  %q = stablehlo.uniform_quantize %x : (tensor<3xf8E8M0FNU>) -> {q}
+  %d = stablehlo.uniform_dequantize %q : ({q}) -> tensor<3xf8E8M0FNU>
+  return %d : tensor<3xf8E8M0FNU>
+}}"""
+    with pytest.raises(NotImplementedOpError, match="no semantics: .*f8E8M0FNU has neither zero"):
+        stablehlo_ref.run(stablehlo_ref.parse(src), np.array([0.5, 1, 4], ml_dtypes.float8_e8m0fnu))
