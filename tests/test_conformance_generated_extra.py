@@ -159,3 +159,55 @@ def test_asin_acos_kernel_oracle_gives_asin(z):
         assert abs(got_im - want.imag) < mpmath.mpf(2) ** -150
         acos = mpmath.acos(mpmath.mpc(z.real, z.imag))
         assert abs(mpmath.atan2(re_w, z.real) - acos.real) < mpmath.mpf(2) ** -150
+
+
+def test_imag_of_f8e8m0fnu_has_no_semantics():
+    # the spec's imag of a real operand is constant(0, element_type(result)); f8E8M0FNU has no
+    # zero, so the interpreter refuses the program rather than return some other value
+    import ml_dtypes
+    import stablehlo_ref
+    from stablehlo_ref.errors import NotImplementedOpError
+    src = """func.func @main(%x: tensor<2xf8E8M0FNU>) -> tensor<2xf8E8M0FNU> {
+  %0 = stablehlo.imag %x : tensor<2xf8E8M0FNU>
+  return %0 : tensor<2xf8E8M0FNU>
+}"""
+    with pytest.raises(NotImplementedOpError, match="no semantics: f8E8M0FNU has no zero"):
+        stablehlo_ref.run(stablehlo_ref.parse(src), np.ones(2, ml_dtypes.float8_e8m0fnu))
+
+
+def test_imag_of_real_operand_is_positive_zero():
+    import stablehlo_ref
+    src = """func.func @main(%x: tensor<3xf32>) -> tensor<3xf32> {
+  %0 = stablehlo.imag %x : tensor<3xf32>
+  return %0 : tensor<3xf32>
+}"""
+    out = np.asarray(stablehlo_ref.run(stablehlo_ref.parse(src), np.array([np.nan, -1.0, -0.0], np.float32))[0])
+    assert out.tolist() == [0.0, 0.0, 0.0] and not np.signbit(out).any()
+
+
+def test_top_k_complex_is_lexicographic_and_stable():
+    # chlo.top_k legalizes to a stable sort by compare GT, lexicographic on (real, imag) for complex
+    import stablehlo_ref
+    src = """func.func @main(%x: tensor<5xcomplex<f32>>) -> (tensor<3xcomplex<f32>>, tensor<3xi32>) {
+  %0:2 = chlo.top_k(%x, k = 3) : tensor<5xcomplex<f32>> -> (tensor<3xcomplex<f32>>, tensor<3xi32>)
+  return %0#0, %0#1 : tensor<3xcomplex<f32>>, tensor<3xi32>
+}"""
+    x = np.array([1 + 2j, 2 - 1j, 1 + 3j, 2 - 1j, -5 + 9j], np.complex64)
+    v, i = stablehlo_ref.run(stablehlo_ref.parse(src), x)
+    assert np.asarray(i).tolist() == [1, 3, 2] and np.asarray(v).tolist() == [2 - 1j, 2 - 1j, 1 + 3j]
+
+
+def test_uniform_quantize_with_f8e8m0fnu_expressed_type_has_no_semantics():
+    # the zero point and q - zero_point live in the expressed type, which here has no zero and
+    # no negative values: refused rather than computed through unrepresentable steps
+    import ml_dtypes
+    import stablehlo_ref
+    from stablehlo_ref.errors import NotImplementedOpError
+    q = "tensor<3x!quant.uniform<i8:f8E8M0FNU, 0.5:1>>"
+    src = f"""func.func @main(%x: tensor<3xf8E8M0FNU>) -> tensor<3xf8E8M0FNU> {{
+  %q = stablehlo.uniform_quantize %x : (tensor<3xf8E8M0FNU>) -> {q}
+  %d = stablehlo.uniform_dequantize %q : ({q}) -> tensor<3xf8E8M0FNU>
+  return %d : tensor<3xf8E8M0FNU>
+}}"""
+    with pytest.raises(NotImplementedOpError, match="no semantics: .*f8E8M0FNU has neither zero"):
+        stablehlo_ref.run(stablehlo_ref.parse(src), np.array([0.5, 1, 4], ml_dtypes.float8_e8m0fnu))

@@ -101,3 +101,28 @@ func.func @main() {
     interp.call("main", [])
     assert np.load(tmp_path / "p_0_2.npy").tolist() == [2, 4]
     assert len((tmp_path / "index.csv").read_text().splitlines()) == 2
+
+
+def test_collective_reduce_on_f8e8m0fnu_has_no_semantics():
+    # non-root processes get zeros; f8E8M0FNU has no zero (its 0x00 pattern is 2^-127), so
+    # the interpreter refuses rather than return that
+    import ml_dtypes
+    from stablehlo_ref.errors import NotImplementedOpError
+    t = "tensor<2xf8E8M0FNU>"
+    src = f"""
+func.func @prog(%x: {t}) -> {t} {{
+  %r = "stablehlo.collective_reduce"(%x) ({{
+    ^bb0(%a: tensor<f8E8M0FNU>, %b: tensor<f8E8M0FNU>):
+      %s = stablehlo.maximum %a, %b : tensor<f8E8M0FNU>
+      stablehlo.return %s : tensor<f8E8M0FNU>
+  }}) {{replica_groups = dense<[[0, 1]]> : tensor<1x2xi64>}} : ({t}) -> {t}
+  return %r : {t}
+}}
+func.func @main(%a: {t}, %b: {t}) -> ({t}, {t}) {{
+  %r:2 = "interpreter.run_parallel"(%a, %b) {{programs = [[@prog], [@prog]]}} : ({t}, {t}) -> ({t}, {t})
+  return %r#0, %r#1 : {t}, {t}
+}}
+"""
+    x = np.ones(2, ml_dtypes.float8_e8m0fnu)
+    with pytest.raises(NotImplementedOpError, match="no semantics: f8E8M0FNU has no zero"):
+        run(src, x, x)

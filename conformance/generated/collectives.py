@@ -204,6 +204,10 @@ def reduce_value_set(et: str, body: str, nproc: int) -> Optional[Tuple[int, int]
     k = kind(et)
     if k not in ("float", "complex"):
         return (0, 0)
+    if not has_zero(et):
+        # f8E8M0FNU holds only powers of two: max / min / mul of 2^-2..2^2 are exact (the
+        # range is then of exponents, see reduce_inputs); sums are not
+        return (-2, 2) if body in ("max", "min", "mul") else None
     fmt = float_format(component(et) if k == "complex" else et)
     for m in (2, 1):
         lo = 0 if fmt.unsigned else -m
@@ -226,6 +230,8 @@ def reduce_inputs(et: str, n: int, seed: int, rng: Tuple[int, int]) -> list:
         return move_values(et, n, seed)
     lo, hi = rng
     span = hi - lo + 1
+    if not has_zero(et):
+        return [2.0 ** (lo + (i * 3 + seed * 7) % span) for i in range(n)]       # exponents lo..hi
     vals = [float(lo + (i * 3 + seed * 7) % span) for i in range(2 * n)]
     if k == "complex":
         return [complex(vals[2 * i], vals[(2 * i + 5) % len(vals)]) for i in range(n)]
@@ -634,10 +640,22 @@ def cross_replica_sum_cases(full, fast) -> List:
     for et in _types(op, fast):
         for name, R, P, groups in grids:
             pg = process_groups("cross_replica", groups, R, P)
-            rng = reduce_value_set(et, "add", len(pg[0]))
-            if rng is None:
-                continue
-            ins = _inputs(et, [(2, 3)], R, P, 5, reduce_inputs, rng)
+            if not has_zero(et):
+                # f8E8M0FNU: powers of two, whose sums are exact only when equal: every member
+                # of a group holds the same values (each group its own), so each sum is 2x; a
+                # wrong grouping would add unequal values
+                if len(pg[0]) != 2:
+                    continue
+                ins = {}
+                for gi, g in enumerate(pg):
+                    vals = [2.0 ** ((i * 3 + gi * 5) % 7 - 3) for i in range(6)]
+                    for me in g:
+                        ins[me] = [make_array(vals, et, (2, 3))]
+            else:
+                rng = reduce_value_set(et, "add", len(pg[0]))
+                if rng is None:
+                    continue
+                ins = _inputs(et, [(2, 3)], R, P, 5, reduce_inputs, rng)
             exp = {}
             for me in ins:
                 g = group_of(pg, me)

@@ -107,6 +107,15 @@ def constant_cases(full, fast) -> List:
             out.append(_case("chlo.constant_like", et, f"splat_{_name(s)}", prog,
                              [make_array(_small(et, _size(s), 0), et, s)], [make_array([v] * _size(s), et, s)], [et],
                              note="the value splat to the operand's shape; the operand's values are not read"))
+    for et in _types("chlo.constant_like", 0, fast, ("complex",)):
+        shape = (2, 3)
+        vals = _small(et, 6, 1)
+        t = tensor(shape, et)
+        rows = ["[" + ", ".join(f"({float(v.real)!r}, {float(v.imag)!r})" for v in vals[i:i + 3]) + "]" for i in (0, 3)]
+        pb = ProgramBuilder([])
+        r = pb.op("chlo.constant", [], [t], f"value = dense<[{rows[0]}, {rows[1]}]> : {t}")[0]
+        out.append(_case("chlo.constant", et, "2x3", pb.text([(r, t)]), [], [make_array(vals, et, shape)], [et],
+                         note="complex elements as (real, imag) pairs"))
     return out
 
 
@@ -176,14 +185,21 @@ def _values_distinct(et, n):
 # ---------------------------------------------------------------- dynamic_conv
 
 def dynamic_conv_cases(full, fast) -> List:
-    from .linalg import CONV_CONFIGS, _conv_attr, _dims, _finish, _small as lsmall, _types as ltypes, conv_oracle, EXACT_NOTE
+    from .linalg import (CONV_CONFIGS, _conv_attr, _dims, _finish, _small as lsmall, _types as ltypes, conv_oracle,
+                         e8m0_conv_values, EXACT_NOTE)
     op = "stablehlo.dynamic_conv"
     out = []
     for et in ltypes(op, 0, fast):
         for (name, lay, rlay, olay, ls, rs, strides, pad, ldil, rdil, rev, G, BG) in (CONV_CONFIGS if full else CONV_CONFIGS[:2]):
-            lv, rv = lsmall(et, _size(ls), 1), lsmall(et, _size(rs), 2)
-            oshape, raw, mags = conv_oracle(lv, rv, ls, rs, lay, rlay, olay, strides, pad, ldil, rdil, rev, G, BG)
-            exp = [_finish(et, v, m) for v, m in zip(raw, mags)]
+            if et == "f8E8M0FNU":
+                if name != CONV_CONFIGS[0][0]:
+                    continue
+                _, lv, rv, oshape, exp = e8m0_conv_values()
+                name = name + "_pow2"
+            else:
+                lv, rv = lsmall(et, _size(ls), 1), lsmall(et, _size(rs), 2)
+                oshape, raw, mags = conv_oracle(lv, rv, ls, rs, lay, rlay, olay, strides, pad, ldil, rdil, rev, G, BG)
+                exp = [_finish(et, v, m) for v, m in zip(raw, mags)]
             if any(v is None for v in exp):
                 continue
             attrs = [f"window_strides = array<i64: {_dims(strides)}>",
@@ -209,14 +225,21 @@ def composite_cases(full, fast) -> List:
     from .oracles import wrap
     op = "stablehlo.composite"
     out = []
-    for et in _types("stablehlo.multiply", 0, fast, ("signed", "unsigned", "float", "complex")):
+    for et in _types("stablehlo.multiply", 0, fast, ("bool", "signed", "unsigned", "float", "complex")):
         n = 4
         a, b = _small(et, n, 1), _small(et, n, 2)
         k = kind(et)
+        if et == "f8E8M0FNU":
+            # powers of two only: b = 1 makes a * b + a = 2a, exact
+            a, b = [0.25, 1.0, 2.0, 8.0], [1.0] * n
+        elif k == "bool":
+            a, b = [False, True, False, True], [False, False, True, True]
         exp = []
         for x, y in zip(a, b):
             v = x * y + x
-            if k in ("signed", "unsigned"):
+            if k == "bool":
+                v = bool((x and y) or x)        # multiply / add on booleans: and / or
+            elif k in ("signed", "unsigned"):
                 v = wrap(v, bits(et), k == "signed")
             elif k == "float":
                 fmt = float_format(et)
@@ -295,6 +318,19 @@ def custom_call_cases(full, fast) -> List:
                              oracle="python-exact", ops=(op,),
                              note="A = P^T L U from a known L (|entries| < 1, dyadic) and integer U: unique pivots, "
                                   "exact elimination; LAPACK's packed LU, 1-based ipiv and info = 0"))
+    # custom_call @Sharding (XLA's sharding annotation, as jax emits it): on one device the
+    # identity, for any element type
+    from .structural import _values
+    for et in _types(op, 0, fast):
+        if et in pre:
+            continue                       # (the LAPACK cases above cover these types)
+        vals = _values(et, 6, f"custom_call/sharding/{et}")
+        t = tensor((2, 3), et)
+        pb = ProgramBuilder([t])
+        r = pb.op(op, [(pb.arg(0), t)], [t], 'call_target_name = "Sharding", mhlo.sharding = "{replicated}"')[0]
+        out.append(_case(op, et, "sharding_identity", pb.text([(r, t)]), [make_array(vals, et, (2, 3))],
+                         [make_array(vals, et, (2, 3))], [et], ops=(op,),
+                         note="XLA's @Sharding annotation: one device, replicated: the operand unchanged"))
     return out
 
 
@@ -306,7 +342,7 @@ def scan_cases(full, fast) -> List:
     from .oracles import wrap
     op = "chlo.scan"
     out = []
-    for et in _types("stablehlo.add", 0, fast, ("signed", "unsigned", "float", "complex")):
+    for et in _types("stablehlo.add", 0, fast, ("bool", "signed", "unsigned", "float", "complex")):
         k = kind(et)
         for dim, rev in ([(0, False)] + ([(1, False), (0, True), (1, True)] if full else [(1, True)])):
             shape = (3, 2)
@@ -322,7 +358,9 @@ def scan_cases(full, fast) -> List:
                 for j in range(cshape[0]):
                     idx = (i, j) if dim == 0 else (j, i)
                     v = carry[j] + vals[_flat(shape, idx)]
-                    if k in ("signed", "unsigned"):
+                    if k == "bool":
+                        v = bool(carry[j] or vals[_flat(shape, idx)])      # add on booleans: or
+                    elif k in ("signed", "unsigned"):
                         v = wrap(v, bits(et), k == "signed")
                     elif k == "float":
                         if round_value(v, float_format(et)) != v:
@@ -344,6 +382,31 @@ def scan_cases(full, fast) -> List:
                              [make_array(outs, et, shape), make_array(carry, et, cshape)], [et, et],
                              oracle="python-exact", ops=(op, "stablehlo.add"),
                              note="running sums of small values: exact"))
+    # f8E8M0FNU (powers of two, no zero; running sums are not representable): a running
+    # maximum body instead
+    et = "f8E8M0FNU"
+    if et in _types("stablehlo.maximum", 0, fast, ("float",)):
+        shape, cshape = (3, 2), (2,)
+        vals = [2.0 ** e for e in (3, -2, 0, 5, 4, -1)]
+        init = [2.0 ** 1, 2.0 ** -3]
+        carry, outs = list(init), [None] * 6
+        for i in range(3):
+            for j in range(2):
+                carry[j] = max(carry[j], vals[_flat(shape, (i, j))])
+                outs[_flat(shape, (i, j))] = carry[j]
+        t, tc = tensor(shape, et), tensor(cshape, et)
+        region = (f'{{\n  ^bb0(%x: {tc}, %c: {tc}):\n'
+                  f'    %s = "stablehlo.maximum"(%x, %c) : ({tc}, {tc}) -> {tc}\n'
+                  f'    "stablehlo.return"(%s, %s) : ({tc}, {tc}) -> ()\n  }}')
+        pb = ProgramBuilder([t, tc])
+        res = pb.op(op, [(pb.arg(0), t), (pb.arg(1), tc)], [t, tc],
+                    "dimension = 0 : i64, is_reverse = false, "
+                    "operandSegmentSizes = array<i32: 1, 1>, resultSegmentSizes = array<i32: 1, 1>", region)
+        out.append(_case(op, et, "cummax_dim0", pb.text([(res[0], t), (res[1], tc)]),
+                         [make_array(vals, et, shape), make_array(init, et, cshape)],
+                         [make_array(outs, et, shape), make_array(carry, et, cshape)], [et, et],
+                         oracle="python-exact", ops=(op, "stablehlo.maximum"),
+                         note="f8E8M0FNU: powers of two without zero, so a running maximum rather than sums"))
     return out
 
 

@@ -43,7 +43,7 @@ EXACT_NOTE = ("small integer values whose absolute sum fits the format's integer
               "exact in every order and precision of accumulation, which the spec leaves to the implementation")
 
 
-def _types(op, i, fast, kinds=("signed", "unsigned", "float", "complex")):
+def _types(op, i, fast, kinds=("bool", "signed", "unsigned", "float", "complex")):
     from stablehlo_ref import spec
     cls = spec.op(op).operands[i].type
     return [t for t in admitted(cls) if kind(t) in kinds and (fast is None or t in fast)]
@@ -53,6 +53,8 @@ def _small(et, n, seed):
     """n small values: integers of the type in [lo, lo + 4] (unsigned from 0), floats in
     -2..2, complex with parts in -1..1."""
     k = kind(et)
+    if k == "bool":
+        return [(i * 3 + seed) % 5 in (0, 3) for i in range(n)]        # 40% true: OR-of-ANDs stay mixed
     if k in ("signed", "unsigned"):
         lo, hi = int_range(et)
         base = 0 if k == "unsigned" else max(lo, -2)
@@ -70,6 +72,10 @@ def _finish(et, acc, mag=0):
     order gives the same result; integer-valued float terms whose absolute sum `mag` is at
     most 2^precision keep every partial sum, in any order, exact."""
     k = kind(et)
+    if k == "bool":
+        # the spec's products and sums on booleans are `and` and `or` from false: the sum of
+        # 0/1 products is nonzero exactly when one product is true
+        return bool(acc)
     if k in ("signed", "unsigned"):
         return wrap(acc, bits(et), k == "signed")
     fmt = float_format(component(et) if k == "complex" else et)
@@ -98,6 +104,9 @@ def dot_cases(full, fast) -> List:
     op = "stablehlo.dot"
     out = []
     for et in _types(op, 0, fast):
+        if et == "f8E8M0FNU":
+            out += _e8m0_dot_cases(op)
+            continue
         for name, ls, rs in (DOT_CONFIGS if full else DOT_CONFIGS[:2]):
             lv, rv = _small(et, _size(ls), 2), _small(et, _size(rs), 3)
             res = ls[:-1] + rs[1:]
@@ -114,6 +123,40 @@ def dot_cases(full, fast) -> List:
                                  [make_array(lv, et, ls), make_array(rv, et, rs)], [make_array(exp, et, res)], [et],
                                  [rule_for(et, 0)], "python-exact", "linalg", EXACT_NOTE))
     return out
+
+
+E8M0_NOTE = ("f8E8M0FNU holds only powers of two and no zero: the factors are chosen so that every product of "
+             "one result is the same power of two and each sum has a power-of-two count of terms, so the sum is "
+             "exact in every order (a wrong index pairs other factors, whose sum is no power of two)")
+
+
+def _e8m0_dot_cases(op):
+    """dot on f8E8M0FNU: lhs[i][k] = 2^(i+k), rhs[k][j] = 2^(j-k), K = 4: result 4 * 2^(i+j)."""
+    et = "f8E8M0FNU"
+    ls, rs, res = (2, 4), (4, 3), (2, 3)
+    lv = [2.0 ** (i + k) for i in range(2) for k in range(4)]
+    rv = [2.0 ** (j - k) for k in range(4) for j in range(3)]
+    exp = [sum(lv[i * 4 + k] * rv[k * 3 + j] for k in range(4)) for i in range(2) for j in range(3)]
+    assert all(round_value(v, float_format(et)) == v for v in exp)
+    b = ProgramBuilder([tensor(ls, et), tensor(rs, et)])
+    r = b.op(op, [(b.arg(0), tensor(ls, et)), (b.arg(1), tensor(rs, et))], [tensor(res, et)])[0]
+    return [make_case(op, et, "matmul_pow2", b.text([(r, tensor(res, et))]),
+                      [make_array(lv, et, ls), make_array(rv, et, rs)], [make_array(exp, et, res)], [et],
+                      [rule_for(et, 0)], "python-exact", "linalg", E8M0_NOTE)]
+
+
+def e8m0_conv_values():
+    """CONV_CONFIGS[0] (NHWC 2x3x3x2 lhs, 2x2 HWIO kernel, no padding) on f8E8M0FNU:
+    lhs[b][h][w][f] = 2^(b+h+w+f), rhs[dh][dw][i][o] = 2^(o-dh-dw-i), so all 8 terms of an
+    output are 2^(b+oh+ow+o) and their sum 8 * 2^(b+oh+ow+o) is exact. Returns
+    (config, lhs, rhs, result shape, expected)."""
+    cfg = CONV_CONFIGS[0]
+    (name, lay, rlay, olay, ls, rs, strides, pad, ldil, rdil, rev, G, BG) = cfg
+    lv = [2.0 ** sum(ix) for ix in _indices(ls)]
+    rv = [2.0 ** (ix[3] - ix[0] - ix[1] - ix[2]) for ix in _indices(rs)]
+    oshape, raw, _ = conv_oracle(lv, rv, ls, rs, lay, rlay, olay, strides, pad, ldil, rdil, rev, G, BG)
+    assert all(round_value(v, float_format("f8E8M0FNU")) == v for v in raw)
+    return cfg, lv, rv, oshape, raw
 
 
 def _to_fraction(v):
@@ -265,9 +308,15 @@ def convolution_cases(full, fast) -> List:
     out = []
     for et in _types(op, 0, fast):
         for (name, lay, rlay, olay, ls, rs, strides, pad, ldil, rdil, rev, G, BG) in (CONV_CONFIGS if full else CONV_CONFIGS[:2]):
-            lv, rv = _small(et, _size(ls), 1), _small(et, _size(rs), 2)
-            oshape, raw, mags = conv_oracle(lv, rv, ls, rs, lay, rlay, olay, strides, pad, ldil, rdil, rev, G, BG)
-            exp = [_finish(et, v, m) for v, m in zip(raw, mags)]
+            if et == "f8E8M0FNU":
+                if name != CONV_CONFIGS[0][0]:
+                    continue
+                _, lv, rv, oshape, exp = e8m0_conv_values()
+                name = name + "_pow2"
+            else:
+                lv, rv = _small(et, _size(ls), 1), _small(et, _size(rs), 2)
+                oshape, raw, mags = conv_oracle(lv, rv, ls, rs, lay, rlay, olay, strides, pad, ldil, rdil, rev, G, BG)
+                exp = [_finish(et, v, m) for v, m in zip(raw, mags)]
             if any(v is None for v in exp):
                 continue
             attrs = [f"window_strides = array<i64: {_dims(strides)}>",

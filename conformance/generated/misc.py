@@ -84,6 +84,22 @@ def region_cases(full, fast) -> List:
         prog = single_op_program("stablehlo.map", [tensor((n,), et)] * 2, [tensor((n,), et)], "dimensions = array<i64: 0>", region)
         out.append(_case("stablehlo.map", et, "maximum", prog, [make_array(a, et, (n,)), make_array(b, et, (n,))],
                          [make_array(exp, et, (n,))], [et], ("stablehlo.map", "stablehlo.maximum")))
+    # map on complex with an add-then-multiply body (x + y) * y: parts are quarters, so every
+    # step is exact in complex<f32>
+    for et in _types("stablehlo.map", 0, fast):
+        if kind(et) != "complex":
+            continue
+        a = _values(et, 6, f"map/{et}")
+        b = [complex(0.5, -1), complex(-1.5, 0.25), complex(2, 0), complex(0, 1), complex(-0.75, -0.5), complex(1, 1)]
+        exp = [(x + y) * y for x, y in zip(a, b)]
+        n = len(a)
+        t0 = tensor((), et)
+        region = _region([("x", t0), ("y", t0)], [f'%s = "stablehlo.add"(%x, %y) : ({t0}, {t0}) -> {t0}',
+                                                  f'%m = "stablehlo.multiply"(%s, %y) : ({t0}, {t0}) -> {t0}'], "%m", t0)
+        prog = single_op_program("stablehlo.map", [tensor((n,), et)] * 2, [tensor((n,), et)], "dimensions = array<i64: 0>", region)
+        out.append(_case("stablehlo.map", et, "add_multiply", prog, [make_array(a, et, (n,)), make_array(b, et, (n,))],
+                         [make_array(exp, et, (n,))], [et], ("stablehlo.map", "stablehlo.add", "stablehlo.multiply"),
+                         oracle="python-exact"))
     # if: the predicate picks one of two operands
     for et in _types("stablehlo.if", 1, fast) if False else _types("stablehlo.select", 1, fast):
         a = _values(et, 3, f"if/{et}")
@@ -122,6 +138,30 @@ def region_cases(full, fast) -> List:
                          [make_array([0], "i32", ()), make_array([n], "i32", ()), make_array([start_v], et, ())],
                          [make_array([n], "i32", ()), make_array([acc], et, ())], ["i32", et],
                          ("stablehlo.while", "stablehlo.compare", "stablehlo.add", "stablehlo.constant"), oracle="python-int"))
+    # while carrying values of every element type: an i32 counter runs to n while the body swaps
+    # two tensors of the type (pure data movement, so it is defined for every admitted type); an
+    # odd n ends swapped, an even n in place
+    for et in _types("stablehlo.while", 0, fast):
+        ti, ta = tensor((), "i32"), tensor((3,), et)
+        vals = _values(et, 6, f"while/{et}")
+        a, b = vals[:3], vals[3:]
+        cond = (f'{{\n  ^bb0(%i: {ti}, %a: {ta}, %b: {ta}):\n    %c = "stablehlo.compare"(%i, %arg1) '
+                f'{{comparison_direction = #stablehlo<comparison_direction LT>}} : ({ti}, {ti}) -> tensor<i1>\n'
+                f'    "stablehlo.return"(%c) : (tensor<i1>) -> ()\n  }}')
+        body = (f'{{\n  ^bb0(%i: {ti}, %a: {ta}, %b: {ta}):\n    %one = "stablehlo.constant"() {{value = dense<1> : {ti}}} : () -> {ti}\n'
+                f'    %j = "stablehlo.add"(%i, %one) : ({ti}, {ti}) -> {ti}\n'
+                f'    "stablehlo.return"(%j, %b, %a) : ({ti}, {ta}, {ta}) -> ()\n  }}')
+        for n in ((5, 4) if full else (5,)):
+            pb = ProgramBuilder([ti, ti, ta, ta])
+            res = pb.op("stablehlo.while", [(pb.arg(0), ti), (pb.arg(2), ta), (pb.arg(3), ta)], [ti, ta, ta], "",
+                        f"{cond}, {body}")
+            ea, eb = (b, a) if n % 2 else (a, b)
+            out.append(_case("stablehlo.while", et, f"swap{n}", pb.text([(res[0], ti), (res[1], ta), (res[2], ta)]),
+                             [make_array([0], "i32", ()), make_array([n], "i32", ()), make_array(a, et, (3,)),
+                              make_array(b, et, (3,))],
+                             [make_array([n], "i32", ()), make_array(ea, et, (3,)), make_array(eb, et, (3,))],
+                             ["i32", et, et], ("stablehlo.while", "stablehlo.compare", "stablehlo.add",
+                                               "stablehlo.constant")))
     return out
 
 
@@ -147,6 +187,51 @@ def sort_cases(full, fast) -> List:
                          [make_array(vals, et, (n,)), make_array(list(range(n)), "i32", (n,))],
                          [make_array([vals[i] for i in order], et, (n,)), make_array(order, "i32", (n,))], [et, "i32"],
                          ("stablehlo.sort", "stablehlo.compare"), note="NaN left out: where LT puts it is not fixed"))
+    for et in _types("stablehlo.sort", 0, fast):
+        if kind(et) not in ("bool", "complex"):
+            continue
+        t0 = tensor((), et)
+        if kind(et) == "bool":
+            # booleans compare as unsigned (false < true); the stable sort keeps equal ones in order
+            vals = [True, False, True, True, False, False, True, False, True]
+            key = [int(v) for v in vals]
+            region = (f'{{\n  ^bb0(%a: {t0}, %b: {t0}, %c: tensor<i32>, %d: tensor<i32>):\n'
+                      f'    %lt = "stablehlo.compare"(%a, %b) {{comparison_direction = #stablehlo<comparison_direction LT>, '
+                      f'compare_type = #stablehlo<comparison_type UNSIGNED>}} : ({t0}, {t0}) -> tensor<i1>\n'
+                      f'    "stablehlo.return"(%lt) : (tensor<i1>) -> ()\n  }}')
+            ops = ("stablehlo.sort", "stablehlo.compare")
+            variant = "stable_lt_with_iota"
+        else:
+            # a comparator written with real / imag and float compares: (re, im) lexicographic,
+            # equal values kept in order by the stable sort
+            vals = [complex(r, i) for r, i in ((1, 2), (-0.5, 3), (1, -1), (0.25, 0), (-0.5, -2), (1, 2), (2, 0.5),
+                                                (0.25, 0), (-3, 1), (1, -1.5))]
+            key = [(v.real, v.imag) for v in vals]
+            c = tensor((), "f32" if et == "complex<f32>" else "f64")
+            region = (f'{{\n  ^bb0(%a: {t0}, %b: {t0}, %c: tensor<i32>, %d: tensor<i32>):\n'
+                      f'    %ra = "stablehlo.real"(%a) : ({t0}) -> {c}\n'
+                      f'    %rb = "stablehlo.real"(%b) : ({t0}) -> {c}\n'
+                      f'    %ia = "stablehlo.imag"(%a) : ({t0}) -> {c}\n'
+                      f'    %ib = "stablehlo.imag"(%b) : ({t0}) -> {c}\n'
+                      f'    %lr = "stablehlo.compare"(%ra, %rb) {{comparison_direction = #stablehlo<comparison_direction LT>}} : ({c}, {c}) -> tensor<i1>\n'
+                      f'    %er = "stablehlo.compare"(%ra, %rb) {{comparison_direction = #stablehlo<comparison_direction EQ>}} : ({c}, {c}) -> tensor<i1>\n'
+                      f'    %li = "stablehlo.compare"(%ia, %ib) {{comparison_direction = #stablehlo<comparison_direction LT>}} : ({c}, {c}) -> tensor<i1>\n'
+                      f'    %t = "stablehlo.and"(%er, %li) : (tensor<i1>, tensor<i1>) -> tensor<i1>\n'
+                      f'    %lt = "stablehlo.or"(%lr, %t) : (tensor<i1>, tensor<i1>) -> tensor<i1>\n'
+                      f'    "stablehlo.return"(%lt) : (tensor<i1>) -> ()\n  }}')
+            ops = ("stablehlo.sort", "stablehlo.real", "stablehlo.imag", "stablehlo.compare", "stablehlo.and",
+                   "stablehlo.or")
+            variant = "stable_lexicographic_with_iota"
+        n = len(vals)
+        order = sorted(range(n), key=lambda i: key[i])          # Python's sort is stable
+        tv, ti = tensor((n,), et), tensor((n,), "i32")
+        pb = ProgramBuilder([tv, ti])
+        res = pb.op("stablehlo.sort", [(pb.arg(0), tv), (pb.arg(1), ti)], [tv, ti],
+                    "dimension = 0 : i64, is_stable = true", region)
+        out.append(_case("stablehlo.sort", et, variant, pb.text([(res[0], tv), (res[1], ti)]),
+                         [make_array(vals, et, (n,)), make_array(list(range(n)), "i32", (n,))],
+                         [make_array([vals[i] for i in order], et, (n,)), make_array(order, "i32", (n,))], [et, "i32"],
+                         ops, note="equal keys: the stable sort keeps them in operand order"))
     return out
 
 
@@ -178,7 +263,12 @@ def top_k_cases(full, fast) -> List:
     from stablehlo_ref import spec
     from .values import admitted
     for et in admitted(spec.op(op).operands[0].type):
-        if kind(et) not in ("signed", "unsigned", "float") or (fast is not None and et not in fast):
+        if fast is not None and et not in fast:
+            continue
+        if kind(et) in ("bool", "complex"):
+            out += _top_k_bool_complex(op, et, full)
+            continue
+        if kind(et) not in ("signed", "unsigned", "float"):
             continue
         for shape, k in ([((2, 5), 3)] + ([((6,), 6), ((3, 4), 1)] if full else [])):
             rows = 1 if len(shape) == 1 else shape[0]
@@ -209,6 +299,36 @@ def top_k_cases(full, fast) -> List:
     return out
 
 
+def _top_k_bool_complex(op, et, full) -> List:
+    """chlo.top_k on i1 and complex, as the CHLO legalization defines it: a stable sort with a
+    GT comparator (booleans: true > false; complex: the spec's lexicographic (real, imag)
+    compare), equal values in index order (is_stable defaults to true)."""
+    out = []
+    if kind(et) == "bool":
+        rows = [[False, True, False, True, True], [True, False, False, False, True]]
+        key = lambda v: (int(v),)                # noqa: E731
+    else:
+        rows = [[complex(1, 2), complex(-0.5, 3), complex(1, -1), complex(1, 2), complex(2, -0.25)],
+                [complex(0.25, 0), complex(0.25, 0.5), complex(-3, 1), complex(0.25, -0.5), complex(0.25, 0)]]
+        key = lambda v: (v.real, v.imag)          # noqa: E731
+    for k in ((3, 5) if full else (3,)):
+        shape, rshape = (2, 5), (2, k)
+        exp_v, exp_i = [], []
+        for row in rows:
+            # descending by value, ties by ascending index
+            order = sorted(range(5), key=lambda j: (tuple(-x for x in key(row[j])), j))[:k]
+            exp_v += [row[j] for j in order]
+            exp_i += order
+        pb = ProgramBuilder([tensor(shape, et)])
+        res = pb.op(op, [(pb.arg(0), tensor(shape, et))], [tensor(rshape, et), tensor(rshape, "i32")], f"k = {k} : i64")
+        out.append(_case(op, et, f"2x5_k{k}_ties", pb.text([(res[0], tensor(rshape, et)), (res[1], tensor(rshape, "i32"))]),
+                         [make_array([v for r in rows for v in r], et, shape)],
+                         [make_array(exp_v, et, rshape), make_array(exp_i, "i32", rshape)], [et, "i32"],
+                         note="equal values in index order (stable, the default); complex: lexicographic (real, imag), "
+                              "the spec's compare GT"))
+    return out
+
+
 def all_misc(full, fast) -> List:
     return (simple_cases(full, fast) + region_cases(full, fast) + sort_cases(full, fast) + case_cases(full, fast)
             + top_k_cases(full, fast) + constant_cases(full, fast) + chlo_broadcast_cases(full, fast))
@@ -234,16 +354,21 @@ def constant_cases(full, fast) -> List:
             lit = "[" + ", ".join("true" if v else "false" for v in vals) + "]"
         elif k in ("signed", "unsigned"):
             lit = "[" + ", ".join(str(int(v)) for v in vals) + "]"
+        elif arr.dtype.itemsize * 8 != _storage_bits(et):
+            # sub-byte floats: no byte-per-element hex form to rely on; their values (every
+            # one finite: the f4/f6 formats have no inf or NaN) written as exact decimals
+            if any(not math.isfinite(v) for v in vals):
+                continue
+            lit = "[" + ", ".join(repr(float(v)) for v in vals) + "]"
         else:
-            if arr.dtype.itemsize * 8 != _storage_bits(et):
-                continue                  # sub-byte floats: no byte-per-element hex form to rely on
             data = np.ascontiguousarray(arr).tobytes()
             lit = '"0x' + data.hex().upper() + '"'
         t = tensor((n,), et)
         pb = ProgramBuilder([])
         r = pb.op("stablehlo.constant", [], [t], f"value = dense<{lit}> : {t}")[0]
         out.append(_case("stablehlo.constant", et, "values", pb.text([(r, t)]), [], [arr], [et],
-                         note="floats written as their storage bytes (hexadecimal dense form)"))
+                         note="floats written as their storage bytes (hexadecimal dense form); sub-byte floats as "
+                              "exact decimals"))
     return out
 
 

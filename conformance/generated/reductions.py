@@ -116,7 +116,7 @@ def reduce_cases(full, fast) -> List:
 def dot_general_cases(full, fast) -> List:
     out = []
     op = "stablehlo.dot_general"
-    for et in _types(op, 0, fast, ("signed", "unsigned", "float", "complex")):
+    for et in _types(op, 0, fast, ("bool", "signed", "unsigned", "float", "complex")):
         if kind(et) == "float" and round_value(16.0, float_format(et)) != 16.0:
             continue
         cfgs = [("matmul", (2, 3), (3, 2), [], [], [1], [0], (2, 2))]
@@ -128,6 +128,9 @@ def dot_general_cases(full, fast) -> List:
                 lv = [lo + (i * 7) % min(hi - lo + 1, 5) for i in range(math.prod(ls))]
                 rv = [lo + (i * 3 + 1) % min(hi - lo + 1, 5) for i in range(math.prod(rs))]
                 lv = [max(v, lo) for v in lv]
+            elif kind(et) == "bool":
+                lv = [i % 2 == 0 for i in range(math.prod(ls))]
+                rv = [i % 3 == 0 for i in range(math.prod(rs))]
             else:
                 lv = _small(et, math.prod(ls), 2)
                 rv = _small(et, math.prod(rs), 3)
@@ -164,7 +167,9 @@ def dot_general_cases(full, fast) -> List:
                         fr = fr * d + v
                     acc += lv[fl] * rv[fr]
                     mag += abs(lv[fl] * rv[fr])
-                if kind(et) in ("signed", "unsigned"):
+                if kind(et) == "bool":
+                    acc = acc != 0          # the spec's multiply / add on booleans: and / or from false
+                elif kind(et) in ("signed", "unsigned"):
                     acc = wrap(acc, bits(et), kind(et) == "signed")
                 elif kind(et) == "float" and (round_value(float(acc), float_format(et)) != acc
                                               or mag > 2 ** float_format(et).precision):

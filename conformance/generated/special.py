@@ -289,6 +289,21 @@ def predicate_cases(full: bool, fast) -> List:
         program = single_op_program("stablehlo.complex", [tensor(shape, c)] * 2, [tensor(shape, et)])
         out.append(make_case("stablehlo.complex", et, "values", program, [make_array(re, c, shape), make_array(im, c, shape)],
                              [make_array(vals, et, shape)], [et], [rule_for(et, 0)], "python-exact", "special"))
+    # real operands: real(x) = x, imag(x) = constant(0) (the spec's is_float branches); CHLO
+    # conj of a real value is in elementwise.py
+    for op in ("stablehlo.real", "stablehlo.imag"):
+        for et in admitted(_classes(op)):
+            if kind(et) != "float" or (fast is not None and et not in fast):
+                continue
+            if op == "stablehlo.imag" and et == "f8E8M0FNU":
+                continue        # no zero to return: the interpreter refuses (test_generated_type_gaps)
+            vals = _pool(et, rng_for(f"{op}/{et}"), 4)
+            if float_format(et).unsigned:
+                vals = [v for v in vals if not (v < 0 or math.copysign(1.0, v) < 0)]
+            shape = (len(vals),)
+            exp = [0.0] * len(vals) if op == "stablehlo.imag" else vals
+            out.append(_mk(op, et, "real_operand", [vals], None, exp, et, shape,
+                           note="NaN operands: real keeps the NaN, imag is +0"))
     return out
 
 
@@ -303,7 +318,8 @@ def reduce_precision_cases(full: bool, fast) -> List:
         fmt = float_format(et)
         emax_src = 2 ** 0
         vals = _pool(et, rng_for(f"stablehlo.reduce_precision/{et}"), 8)
-        for eb, mb in widths:
+        # f8E8M0FNU (no mantissa bits) only fits mantissa_bits = 0: a narrower exponent range
+        for eb, mb in (widths if fmt.precision > 1 else [(5, 0)]):
             if mb > fmt.precision - 1:
                 continue
             if not full and (eb, mb) not in ((5, 10), (4, 3)):
@@ -318,6 +334,8 @@ def reduce_precision_cases(full: bool, fast) -> List:
                 r = round_value(v, target)
                 if r is UNSPECIFIED:
                     continue
+                if math.isinf(r) and not fmt.has_inf:
+                    continue        # an overflow to inf: the result type has no inf (f8E8M0FNU)
                 back = round_value(r, fmt)
                 if back is UNSPECIFIED:
                     continue
@@ -355,6 +373,50 @@ def bitcast_cases(full: bool, fast) -> List:
             rule = rule_for(dst, 0)
             out.append(make_case("stablehlo.bitcast_convert", src, f"to_{dst}", program, [src_arr], [dst_arr], [dst], [rule],
                                  "bit-pattern", "special", "same bits reinterpreted (numpy view of the pattern)"))
+    return out
+
+
+def _sub_byte_value(et, p):
+    """The value whose `bits(et)`-bit encoding is the pattern p: two's complement for signed
+    integers, p for unsigned, the format's encoding for floats (ml_dtypes keeps a sub-byte
+    float in the low bits of a byte)."""
+    b = bits(et)
+    if kind(et) == "signed":
+        return p - (1 << b) if p >= 1 << (b - 1) else p
+    if kind(et) == "unsigned":
+        return p
+    return float(np.array([p], dtype=np.uint8).view(np.dtype(_dtype(et)))[0])
+
+
+def bitcast_sub_byte_cases(full: bool, fast) -> List:
+    """bitcast_convert between the sub-byte types of one width (i2/ui2; i4/ui4/f4E2M1FN;
+    f6E2M3FN/f6E3M2FN) over every bit pattern; i1 and complex to themselves (the in-memory
+    layout of booleans and of complex parts is implementation-defined, so a bitcast to another
+    type has no fixed result; to the same type it is the identity)."""
+    out = []
+    ad = admitted(_classes("stablehlo.bitcast_convert"))
+    sub = [t for t in ad if kind(t) in ("signed", "unsigned", "float") and 1 < bits(t) < 8]
+    for src in sub:
+        for dst in sub:
+            if src == dst or bits(src) != bits(dst) or (fast is not None and src not in fast):
+                continue
+            pats = list(range(1 << bits(src)))
+            rows = [(_sub_byte_value(src, p), _sub_byte_value(dst, p)) for p in pats]
+            shape = (len(rows),)
+            program = single_op_program("stablehlo.bitcast_convert", [tensor(shape, src)], [tensor(shape, dst)])
+            out.append(make_case("stablehlo.bitcast_convert", src, f"to_{dst}", program,
+                                 [make_array([r[0] for r in rows], src, shape)], [make_array([r[1] for r in rows], dst, shape)],
+                                 [dst], [rule_for(dst, 0)], "bit-pattern", "special",
+                                 "every bit pattern of the width, read as each type"))
+    for et in ad:
+        if kind(et) not in ("bool", "complex") or (fast is not None and et not in fast):
+            continue
+        vals = _pool(et, None, 0) if kind(et) == "complex" else [0, 1, 1, 0]
+        shape = (len(vals),)
+        program = single_op_program("stablehlo.bitcast_convert", [tensor(shape, et)], [tensor(shape, et)])
+        out.append(make_case("stablehlo.bitcast_convert", et, "to_self", program, [make_array(vals, et, shape)],
+                             [make_array(vals, et, shape)], [et], [rule_for(et, 0)], "bit-pattern", "special",
+                             "to the same type: the identity (to another type the layout is implementation-defined)"))
     return out
 
 
@@ -726,6 +788,6 @@ def zeta_polygamma_cases(full: bool, fast) -> List:
 def all_special(full: bool, fast) -> List:
     out = []
     for gen in (compare_cases, select_clamp_cases, convert_cases, predicate_cases, reduce_precision_cases,
-                bitcast_cases, next_after_cases, zeta_polygamma_cases):
+                bitcast_cases, bitcast_sub_byte_cases, next_after_cases, zeta_polygamma_cases):
         out.extend(gen(full, fast))
     return out

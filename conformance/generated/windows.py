@@ -215,10 +215,12 @@ def _distinct(et, n, seed):
     return [perm[i % len(perm)] for i in range(n)], len(pool)
 
 
-def select_and_scatter_oracle(vals, shape, src, window, strides, pad, init):
+def select_and_scatter_oracle(vals, shape, src, window, strides, pad, init, ge=lambda a, b: a >= b,
+                              combine=lambda acc, x: acc + x):
     """The spec's select_and_scatter with a GE select and an add scatter, over row-major
     lists: each window (padding positions are never selected) picks its greatest element (the
-    first of equal ones), and the source value of the window is added there."""
+    first of equal ones), and the source value of the window is added there (`ge` and
+    `combine` replace the select and the scatter body)."""
     pad = pad or [(0, 0)] * len(shape)
     rshape, cells = window_positions(shape, window, strides, pad, [1] * len(shape), [1] * len(shape))
     acc = [init] * _size(shape)
@@ -228,10 +230,83 @@ def select_and_scatter_oracle(vals, shape, src, window, strides, pad, init):
             continue
         best = real[0]
         for c in real[1:]:
-            if not vals[_flat(shape, best)] >= vals[_flat(shape, c)]:
+            if not ge(vals[_flat(shape, best)], vals[_flat(shape, c)]):
                 best = c
-        acc[_flat(shape, best)] += src[_flat(rshape, r)]
+        acc[_flat(shape, best)] = combine(acc[_flat(shape, best)], src[_flat(rshape, r)])
     return acc
+
+
+def select_and_scatter_other_cases(full, fast) -> List:
+    """select_and_scatter on i1 (GE select, `or` scatter, init false), complex (a select
+    written with real / imag and float compares, lexicographic GE on (real, imag); add scatter
+    of small integer parts, exact) and f8E8M0FNU (GE select, `maximum` scatter from the
+    smallest value 2^-127: the format has no zero and its sums are not representable)."""
+    op = "stablehlo.select_and_scatter"
+    out = []
+    for et in _types(op, 0, fast, ("bool", "complex", "float")):
+        if kind(et) == "float" and et != "f8E8M0FNU":
+            continue
+        t0 = tensor((), et)
+        ge_region = (f"{{\n  ^bb0(%a: {t0}, %b: {t0}):\n    %s = \"stablehlo.compare\"(%a, %b) "
+                     f"{{comparison_direction = #stablehlo<comparison_direction GE>}} : ({t0}, {t0}) -> tensor<i1>\n"
+                     f"    \"stablehlo.return\"(%s) : (tensor<i1>) -> ()\n  }}")
+        ops = (op, "stablehlo.compare")
+        if kind(et) == "bool":
+            configs = [("w2_rank1_s2", (8,), (2,), (2,))]
+            vals = [True, False, False, True, True, False, False, True]
+            init, ge, combine, body = False, (lambda a, b: a >= b), (lambda acc, x: acc or x), "stablehlo.or"
+            src_of = lambda n: [bool(i % 3 != 1) for i in range(n)]          # noqa: E731
+            note = "booleans: true >= false (unsigned compare); `or` scatter"
+        elif kind(et) == "complex":
+            configs = SAS_CONFIGS if full else SAS_CONFIGS[:1]
+            vals = None
+            init, combine, body = 0j, (lambda acc, x: acc + x), "stablehlo.add"
+            ge = lambda a, b: (a.real, a.imag) >= (b.real, b.imag)          # noqa: E731
+            src_of = lambda n: [complex(i % 3 - 1, (i * 2) % 5 - 2) for i in range(n)]      # noqa: E731
+            c = tensor((), "f32" if et == "complex<f32>" else "f64")
+            ge_region = (f'{{\n  ^bb0(%a: {t0}, %b: {t0}):\n'
+                         f'    %ra = "stablehlo.real"(%a) : ({t0}) -> {c}\n'
+                         f'    %rb = "stablehlo.real"(%b) : ({t0}) -> {c}\n'
+                         f'    %ia = "stablehlo.imag"(%a) : ({t0}) -> {c}\n'
+                         f'    %ib = "stablehlo.imag"(%b) : ({t0}) -> {c}\n'
+                         f'    %gr = "stablehlo.compare"(%ra, %rb) {{comparison_direction = #stablehlo<comparison_direction GT>}} : ({c}, {c}) -> tensor<i1>\n'
+                         f'    %er = "stablehlo.compare"(%ra, %rb) {{comparison_direction = #stablehlo<comparison_direction EQ>}} : ({c}, {c}) -> tensor<i1>\n'
+                         f'    %gi = "stablehlo.compare"(%ia, %ib) {{comparison_direction = #stablehlo<comparison_direction GE>}} : ({c}, {c}) -> tensor<i1>\n'
+                         f'    %t = "stablehlo.and"(%er, %gi) : (tensor<i1>, tensor<i1>) -> tensor<i1>\n'
+                         f'    %s = "stablehlo.or"(%gr, %t) : (tensor<i1>, tensor<i1>) -> tensor<i1>\n'
+                         f'    "stablehlo.return"(%s) : (tensor<i1>) -> ()\n  }}')
+            ops = (op, "stablehlo.real", "stablehlo.imag", "stablehlo.compare", "stablehlo.and", "stablehlo.or")
+            note = "lexicographic GE on (real, imag), written with real / imag; small integer parts: the sums are exact"
+        else:
+            configs = SAS_CONFIGS if full else SAS_CONFIGS[:1]
+            vals = None
+            init, ge, combine, body = 2.0 ** -127, (lambda a, b: a >= b), max, "stablehlo.maximum"
+            src_of = lambda n: [2.0 ** ((i * 5) % 9 - 4) for i in range(n)]      # noqa: E731
+            note = "f8E8M0FNU: no zero and no sums, so a `maximum` scatter from the smallest value 2^-127"
+        for name, shape, window, strides in configs:
+            n = _size(shape)
+            if vals is not None:
+                v = vals
+            elif kind(et) == "complex":
+                v = [complex((i * 5) % 7 - 3, (i * 3) % 4 - 1) for i in range(n)]
+            else:
+                v = [2.0 ** ((i * 7) % 12 - 4) for i in range(n)]
+            rshape, cells = window_positions(shape, window, strides, [(0, 0)] * len(shape),
+                                             [1] * len(shape), [1] * len(shape))
+            if any(len({v[_flat(shape, q)] for q in cl}) != len(cl) for cl in cells.values()):
+                continue                   # a window with equal values: the selected one is not fixed
+            src = src_of(_size(rshape))
+            exp = select_and_scatter_oracle(v, shape, src, window, strides, None, init, ge, combine)
+            ts, tr = tensor(shape, et), tensor(rshape, et)
+            attrs = f"window_dimensions = {_arr_attr(window)}, window_strides = {_arr_attr(strides)}"
+            b = ProgramBuilder([ts, tr, t0])
+            res = b.op(op, [(b.arg(0), ts), (b.arg(1), tr), (b.arg(2), t0)], [ts], attrs,
+                       ge_region + ", " + _body_region(body, t0))[0]
+            out.append(make_case(op, et, name, b.text([(res, ts)]),
+                                 [make_array(v, et, shape), make_array(src, et, rshape), make_array([init], et, ())],
+                                 [make_array(exp, et, shape)], [et], [rule_for(et, 0)], "index-arithmetic", "windows",
+                                 "every window holds distinct values; " + note, ops + (body,)))
+    return out
 
 
 def select_and_scatter_cases(full, fast) -> List:
@@ -323,4 +398,5 @@ def scatter_cases(full, fast) -> List:
 
 
 def all_windows(full, fast) -> List:
-    return reduce_window_cases(full, fast) + select_and_scatter_cases(full, fast) + scatter_cases(full, fast)
+    return (reduce_window_cases(full, fast) + select_and_scatter_cases(full, fast)
+            + select_and_scatter_other_cases(full, fast) + scatter_cases(full, fast))

@@ -333,7 +333,7 @@ def collective_reduce(ctx, op, *operands):
             v = _combine(ctx, op, op.regions[0], [g[j] for g in got])
             out.append(np.asarray(v).astype(elem(r.type).dtype, copy=False))
         else:
-            out.append(_zeros(r.type))
+            out.append(_zeros(r.type, op.name))
     return out
 
 
@@ -359,9 +359,14 @@ def all_to_all(ctx, op, *operands):
             for i in range(len(operands))]
 
 
-def _zeros(t):
+def _zeros(t, op_name="collective op"):
     from .quantized import quant_type, quantize
     et = elem(t)
+    if et.name == "f8E8M0FNU":
+        # the spec's zero fill (a process that receives nothing) has no value in a format
+        # without zero; numpy's zero bit pattern would silently read as 2^-127
+        raise NotImplementedOpError(op_name, "no semantics: f8E8M0FNU has no zero for the zero-filled result of a "
+                                             "process that receives nothing")
     z = np.zeros(tuple(t.shape), dtype=et.dtype)
     qt = quant_type(t)
     if qt is not None:
@@ -374,16 +379,16 @@ def collective_permute(ctx, op, operand):
     grid, me = _grid_of(ctx)
     raw = _groups_attr(op, "source_target_pairs")
     if not raw:          # no pairs: nobody receives anything (not "one group of everybody")
-        return _zeros(op.results[0].type)
+        return _zeros(op.results[0].type, op.name)
     pairs = process_groups(grid, raw, _cross_mode(op))
     participants = sorted({p for pair in pairs for p in pair})
     if me not in participants:
-        return _zeros(op.results[0].type)
+        return _zeros(op.results[0].type, op.name)
     got = grid.exchange(me, participants, operand)
     for src, dst in pairs:
         if dst == me:
             return got[src]
-    return _zeros(op.results[0].type)
+    return _zeros(op.results[0].type, op.name)
 
 
 @kernel("stablehlo.collective_broadcast")
@@ -392,7 +397,7 @@ def collective_broadcast(ctx, op, *operands):
     data = list(operands[:-1]) if dynamic else list(operands)
     grid, me, group = _my_group(ctx, op, _cross_mode(op))
     if group is None:
-        return [_zeros(r.type) for r in op.results]
+        return [_zeros(r.type, op.name) for r in op.results]
     got = grid.exchange(me, group, data)
     out = []
     for j in range(len(op.results)):

@@ -580,7 +580,13 @@ def real(ctx, op, x):
 @kernel("stablehlo.imag")
 def imag(ctx, op, x):
     et = _rt(op)
-    return np.imag(x).astype(et.dtype) if np.iscomplexobj(x) else np.zeros_like(x)
+    if np.iscomplexobj(x):
+        return np.imag(x).astype(et.dtype)
+    if et.name == "f8E8M0FNU":
+        # the spec's imag of a float is constant(0, element_type(result)); f8E8M0FNU has no zero
+        raise NotImplementedOpError("stablehlo.imag", "no semantics: f8E8M0FNU has no zero, the result of imag "
+                                    "on a real operand")
+    return np.zeros(x.shape, dtype=et.dtype)
 
 
 @kernel("stablehlo.complex")

@@ -70,8 +70,17 @@ def _storage_bounds(qt: QuantizedType):
     return 0, (1 << st.bits) - 1
 
 
+def _check_expressed(qt: QuantizedType) -> None:
+    if getattr(qt.expressed_type, "name", None) == "f8E8M0FNU":
+        raise NotImplementedOpError(
+            "!quant.uniform with expressed type f8E8M0FNU",
+            "no semantics: the spec's quantize / dequantize hold the zero point and q - zero_point in the "
+            "expressed type, and f8E8M0FNU has neither zero nor negative values")
+
+
 def dequantize(x: np.ndarray, qt: QuantizedType) -> np.ndarray:
     """Storage values -> expressed values: (x - zero_point) * scale, in the expressed type."""
+    _check_expressed(qt)
     edt = qt.expressed_type.dtype
     zp = _param(qt.zero_points, qt, x.shape, np.int64)
     scale = _param(qt.scales, qt, x.shape, np.float64).astype(edt)
@@ -82,6 +91,7 @@ def dequantize(x: np.ndarray, qt: QuantizedType) -> np.ndarray:
 
 def quantize(x: np.ndarray, qt: QuantizedType) -> np.ndarray:
     """Expressed values -> storage values: round_nearest_even(clamp(x / scale + zero_point))."""
+    _check_expressed(qt)
     edt = qt.expressed_type.dtype
     x = np.asarray(x).astype(edt)
     scale = _param(qt.scales, qt, x.shape, np.float64).astype(edt)

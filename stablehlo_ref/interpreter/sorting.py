@@ -228,6 +228,16 @@ def top_k(ctx, op, x):
     n = x.shape[-1]
     if k < 0 or k > n:
         raise InterpreterError(f"chlo.top_k: k = {k} is not within the last dimension ({n})")
+    if et.is_complex:
+        # the CHLO legalization's GT compare on complex: lexicographic on (real, imag) (the
+        # spec's compare); ties keep index order (a stable sort). A NaN part compares false
+        # both ways, which is no strict weak order: left unsorted rather than guessed
+        if np.isnan(x).any():
+            raise NotImplementedOpError("chlo.top_k", "complex operand with NaN: the comparator is no order")
+        n_idx = np.broadcast_to(np.arange(n), x.shape)
+        order = np.lexsort((n_idx, -x.imag, -x.real), axis=-1)[..., :k]
+        values = np.take_along_axis(x, order, axis=-1)
+        return [values, order.astype(elem(op.results[1].type).dtype)]
     if et.is_float:
         key = _same_width_total_order_key(x)
         if key is None:
