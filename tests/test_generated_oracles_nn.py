@@ -151,3 +151,105 @@ def test_chlo_broadcast_cases_against_numpy_broadcasting():
             d = c.variant.split("_")[0]
             want = {"LT": np.less, "EQ": np.equal, "NE": np.not_equal}[d](a[0], a[1])
             np.testing.assert_array_equal(c.expected[0], want)
+
+
+def _bn_training_in_type(x, scale, offset, fi, dt, rng, eps):
+    """The spec's batch_norm_training composition op by op, every op rounding to `dt` (reductions
+    in a random order): mean = sum / N, var = sum(centered^2) / N, then inference's steps."""
+    R = lambda v: np.asarray(v).astype(dt)
+    f64 = lambda a: np.asarray(a).astype(np.float64)
+    shp = [1] * x.ndim
+    shp[fi] = -1
+
+    def rsum(a):
+        moved = np.moveaxis(np.asarray(a), fi, 0).reshape(a.shape[fi], -1)
+        out = []
+        for row in moved:
+            acc = R(0.0)
+            for v in rng.permutation(row):
+                acc = R(f64(acc) + f64(v))
+            out.append(acc)
+        return R(out)
+    n = x.size // x.shape[fi]
+    mean = R(f64(rsum(x)) / n)
+    c = R(f64(x) - f64(mean).reshape(shp))
+    var = R(f64(rsum(R(f64(c) * f64(c)))) / n)
+    return _bn_inference_in_type(x, scale, offset, mean, var, fi, dt, eps), mean, var
+
+
+def _bn_inference_in_type(x, scale, offset, mean, var, fi, dt, eps):
+    R = lambda v: np.asarray(v).astype(dt)
+    f64 = lambda a: np.asarray(a).astype(np.float64)
+    shp = [1] * x.ndim
+    shp[fi] = -1
+    b = lambda v: f64(v).reshape(shp)
+    c = R(f64(x) - b(mean))
+    sd = R(np.sqrt(f64(R(b(var) + f64(R(eps))))))
+    nrm = R(f64(c) / f64(sd))
+    return R(f64(R(b(scale) * f64(nrm))) + b(offset))
+
+
+def _fi(c):
+    return int(c.variant.split("_f", 1)[1].split("_", 1)[0])
+
+
+def test_batch_norm_low_precision_oracles_are_the_spec_composition_in_the_type():
+    """4/6/8-bit float batch_norm cases (`*_exact_steps`): the spec's compositions run op by op
+    in the type (ml_dtypes roundings, reduction orders shuffled) give exactly the expected
+    values; every such type has cases of all three ops but f8E8M0FNU, which has inference only;
+    the reference (f64, epsilon unrounded, one rounding) is within the cases' tolerance."""
+    from stablehlo_ref.conformance.compare import compare_case
+    import stablehlo_ref as shlo
+    low = {"f4E2M1FN", "f6E2M3FN", "f6E3M2FN", "f8E3M4", "f8E4M3", "f8E4M3FN", "f8E4M3FNUZ",
+           "f8E4M3B11FNUZ", "f8E5M2", "f8E5M2FNUZ", "f8E8M0FNU"}
+    inf = nn.batch_norm_inference_narrow_cases(True, None)
+    tr = nn.batch_norm_training_narrow_cases(True, None)
+    gr = nn.batch_norm_grad_low_precision_cases(True, None)
+    assert {c.element_type for c in inf} == low
+    assert {c.element_type for c in tr} == {c.element_type for c in gr} == low - {"f8E8M0FNU"}
+    rng = np.random.default_rng(11)
+    eps = np.float32(0.001)
+    for c in inf:
+        x, scale, offset, mean, var = c.inputs
+        got = _bn_inference_in_type(x, scale, offset, mean, var, _fi(c), x.dtype, eps)
+        assert np.array_equal(got.astype(np.float64), c.expected[0].astype(np.float64)), c.id
+    for c in tr:
+        x, scale, offset = c.inputs
+        for _ in range(3):
+            got = _bn_training_in_type(x, scale, offset, _fi(c), x.dtype, rng, eps)
+            for a, e in zip(got, c.expected):
+                assert np.array_equal(a.astype(np.float64), e.astype(np.float64)), c.id
+    for c in gr:
+        x, scale, mean, var, g = c.inputs
+        for _ in range(3):
+            got = _spec_batch_norm_grad_in_type(x, scale, mean, var, g, _fi(c), x.dtype, rng, eps)
+            for a, e in zip(got, c.expected):
+                assert np.array_equal(a.astype(np.float64), e.astype(np.float64)), c.id
+    for c in inf + tr + gr:
+        outs = shlo.run(shlo.parse(c.program), *c.inputs)
+        outs = list(outs) if isinstance(outs, (list, tuple)) else [outs]
+        assert compare_case(c, outs) is None, c.id
+
+
+def test_batch_norm_training_and_grad_refuse_f8E8M0FNU():
+    """No semantics in f8E8M0FNU (no zero, no sign): one clear interpreter error, no numbers."""
+    import pytest
+    import stablehlo_ref as shlo
+    from stablehlo_ref.errors import InterpreterError
+    t, f = "tensor<2x2xf8E8M0FNU>", "tensor<2xf8E8M0FNU>"
+    progs = [
+        f"""func.func @main(%x: {t}, %s: {f}, %o: {f}) -> ({t}, {f}, {f}) {{
+  %0:3 = "stablehlo.batch_norm_training"(%x, %s, %o) {{epsilon = 0.001 : f32, feature_index = 1 : i64}} : ({t}, {f}, {f}) -> ({t}, {f}, {f})
+  return %0#0, %0#1, %0#2 : {t}, {f}, {f}
+}}""",
+        f"""func.func @main(%x: {t}, %s: {f}, %m: {f}, %v: {f}, %g: {t}) -> ({t}, {f}, {f}) {{
+  %0:3 = "stablehlo.batch_norm_grad"(%x, %s, %m, %v, %g) {{epsilon = 0.001 : f32, feature_index = 1 : i64}} : ({t}, {f}, {f}, {f}, {t}) -> ({t}, {f}, {f})
+  return %0#0, %0#1, %0#2 : {t}, {f}, {f}
+}}"""]
+    import ml_dtypes
+    dt = ml_dtypes.float8_e8m0fnu
+    x, v = np.array([[1, 2], [4, 8]], dtype=np.float32).astype(dt), np.array([1, 2], np.float32).astype(dt)
+    args = [(x, v, v), (x, v, v, v, x)]
+    for prog, a in zip(progs, args):
+        with pytest.raises(InterpreterError, match="no semantics for f8E8M0FNU"):
+            shlo.run(shlo.parse(prog), *a)

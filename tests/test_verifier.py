@@ -756,3 +756,22 @@ def test_element_kinds_of_indices_tuples_and_custom_calls(body, message):
     errs = _errs("func.func @f(%a: tensor<3xf32>, %b: tensor<1xf32>, %f2: tensor<1x1xf32>, %i: tensor<2xindex>) {\n  "
                  + body + "\n  func.return\n}\n")
     assert len(errs) == 1 and message in errs[0], errs
+
+
+def test_fft_admits_only_f32_f64_and_their_complex_types():
+    """StableHLO's complex types are built on f32 and f64 alone, so an RFFT/IRFFT real side in
+    another float has no complex counterpart, and FFT/IFFT need complex operands: the spec
+    class admits f32, f64, complex<f32>, complex<f64> and the verifier refuses the rest."""
+    from stablehlo_ref import spec
+    from stablehlo_ref.conformance.generated.values import admitted
+    assert admitted(spec.op("stablehlo.fft").operands[0].type) == ["f32", "f64", "complex<f32>", "complex<f64>"]
+    for et in ("bf16", "f16", "f8E4M3FN", "f4E2M1FN"):
+        text = (f"func.func @f(%a: tensor<4x{et}>) -> tensor<3xcomplex<f32>> {{\n"
+                f"  %0 = stablehlo.fft %a, type = RFFT, length = [4] : (tensor<4x{et}>) -> tensor<3xcomplex<f32>>\n"
+                f"  func.return %0 : tensor<3xcomplex<f32>>\n}}\n")
+        with pytest.raises(VerificationError, match="stablehlo.fft"):
+            verify(parse(text))
+    ok = ("func.func @f(%a: tensor<4xf32>) -> tensor<3xcomplex<f32>> {\n"
+          "  %0 = stablehlo.fft %a, type = RFFT, length = [4] : (tensor<4xf32>) -> tensor<3xcomplex<f32>>\n"
+          "  func.return %0 : tensor<3xcomplex<f32>>\n}\n")
+    verify(parse(ok))

@@ -461,17 +461,41 @@ RAGGED_CONFIGS = [
 ]
 
 
+# f8E8M0FNU (powers of two only: no zero, no sign) holds a sum of ones only up to 2 terms:
+# configs with every contraction run 1 or 2 long and every output row in some group
+RAGGED_K2_CONFIGS = [
+    ("ragged_m_k2", 1, (3, 2), (2, 2, 2), [1, 2],
+     "lhs_batching_dimensions = [], rhs_batching_dimensions = [], lhs_contracting_dimensions = [1], "
+     "rhs_contracting_dimensions = [1], lhs_ragged_dimensions = [0], rhs_group_dimensions = [0]"),
+    ("ragged_k_k2", 2, (2, 3), (3, 2), [1, 2],
+     "lhs_batching_dimensions = [], rhs_batching_dimensions = [], lhs_contracting_dimensions = [1], "
+     "rhs_contracting_dimensions = [0], lhs_ragged_dimensions = [1], rhs_group_dimensions = []"),
+    ("ragged_batch_k2", 3, (2, 2, 2), (2, 2, 2), [1, 1],
+     "lhs_batching_dimensions = [0], rhs_batching_dimensions = [0], lhs_contracting_dimensions = [2], "
+     "rhs_contracting_dimensions = [1], lhs_ragged_dimensions = [0], rhs_group_dimensions = []"),
+]
+
+
 def ragged_dot_cases(full, fast) -> List:
-    from .linalg import _finish, _mag, _small as lsmall, _types as ltypes
+    from .linalg import _finish, _mag, _small as lsmall, _types as ltypes, narrow_small
     op = "chlo.ragged_dot"
     out = []
     for et in ltypes("stablehlo.dot_general", 0, fast):
-        for name, mode, ls, rs, gs, dn in (RAGGED_CONFIGS if full else RAGGED_CONFIGS[:2]):
-            lv, rv = lsmall(et, _size(ls), 1), lsmall(et, _size(rs), 2)
-            oshape, raw = ragged_dot_oracle(mode, lv, rv, gs, {"lhs": ls, "rhs": rs})
-            k = ls[-1]
-            bound = k * max(_mag(v) for v in lv) * max(_mag(v) for v in rv) if lv and rv else 0
-            exp = [_finish(et, v, bound) for v in raw]
+        narrow = kind(et) == "float" and bits(et) <= 8
+        configs = (RAGGED_CONFIGS if full else RAGGED_CONFIGS[:2])
+        if et == "f8E8M0FNU":
+            configs = (RAGGED_K2_CONFIGS if full else RAGGED_K2_CONFIGS[:2])
+        for name, mode, ls, rs, gs, dn in configs:
+            # small integers in -2..2; in a 4- to 8-bit float where their sums are not exact,
+            # values in {-1, 0, 1} (all ones in f8E8M0FNU) instead (linalg.narrow_small)
+            for pick in ((lsmall, narrow_small) if narrow else (lsmall,)):
+                lv, rv = pick(et, _size(ls), 1), pick(et, _size(rs), 2)
+                oshape, raw = ragged_dot_oracle(mode, lv, rv, gs, {"lhs": ls, "rhs": rs})
+                k = ls[-1]
+                bound = k * max(_mag(v) for v in lv) * max(_mag(v) for v in rv) if lv and rv else 0
+                exp = [_finish(et, v, bound) for v in raw]
+                if all(v is not None for v in exp):
+                    break
             if any(v is None for v in exp):
                 continue
             tl, tr, tg, to = tensor(ls, et), tensor(rs, et), tensor((len(gs),), "i64"), tensor(oshape, et)

@@ -19,6 +19,12 @@ Tolerances, per oracle:
   well-conditioned matrices). Only formats with at least 7 fraction bits (bf16, f16, f32, f64
   and complex): in the 2- and 3-bit float formats a factorization's rounding error is as
   large as its result, so no tolerance would say anything.
+- `python-exact-steps` (cholesky, triangular_solve in the 4-, 6- and 8-bit floats): small
+  integer factors and solutions on which every step of the factorization or substitution
+  (each product, each partial difference in any order, each square root and quotient) is
+  exact in the type (checked per format): exact.
+- `python-exact` narrow (dot_general `narrow_*` in the 4-, 6- and 8-bit floats): values in
+  {-1, 0, 1} (all ones and K <= 2 in f8E8M0FNU), every partial sum exact: exact.
 Cholesky's other triangle is implementation-defined (the spec says so): the programs select
 the computed triangle only, with the expected zeros elsewhere."""
 from __future__ import annotations
@@ -218,6 +224,81 @@ def dot_general_rounded_cases(full, fast) -> List:
                              "linalg", f"exact sum rounded once; accumulation order and precision are "
                                        f"implementation-defined: within 1 ULP or |error| <= {atol:.3g} "
                                        f"((K + 1) * eps * max sum |a*b|, K = {K})"))
+    return out
+
+
+# ------------------------------------------------------------------ dot_general on 4- to 8-bit floats
+
+def narrow_float_types(op, i, fast):
+    """The 4-, 6- and 8-bit float types the spec admits for operand i of op."""
+    return [t for t in _types(op, i, fast, ("float",)) if bits(t) <= 8]
+
+
+def narrow_small(et, n, seed):
+    """n values for a product-sum in a 4- to 8-bit float: integers in {-1, 0, 1}, so every
+    product is -1, 0 or 1 and every partial sum of K terms, in any order, an integer in
+    [-K, K] (exact where `_finish` accepts the sum's magnitude); in f8E8M0FNU (powers of two
+    only: no zero, no sign) all ones, whose K <= 2 partial sums 1 and 2 are exact."""
+    if et == "f8E8M0FNU":
+        return [1.0] * n
+    return [float((i * 2 + seed) % 3 - 1) for i in range(n)]
+
+
+# name, lhs shape, rhs shape, result shape, dimension numbers; K <= 2 for f8E8M0FNU
+DOT_NARROW_CONFIGS = [
+    ("narrow_matmul_k2", (2, 2), (2, 3), (2, 3),
+     "lhs_contracting_dimensions = [1], rhs_contracting_dimensions = [0]"),
+    ("narrow_batch_k2", (2, 3, 2), (2, 2, 2), (2, 3, 2),
+     "lhs_batching_dimensions = [0], rhs_batching_dimensions = [0], "
+     "lhs_contracting_dimensions = [2], rhs_contracting_dimensions = [1]"),
+    ("narrow_matmul_k3", (2, 3), (3, 2), (2, 2),
+     "lhs_contracting_dimensions = [1], rhs_contracting_dimensions = [0]"),
+]
+
+
+def _dot_general_oracle(name, lv, rv, ls, rs):
+    """dot_general for the configs above by loops: (values, magnitude bound per value)."""
+    vals, mags = [], []
+    if name.startswith("narrow_batch"):
+        B, M, K = ls
+        N = rs[2]
+        for bt in range(B):
+            for i in range(M):
+                for j in range(N):
+                    terms = [lv[(bt * M + i) * K + k] * rv[(bt * K + k) * N + j] for k in range(K)]
+                    vals.append(sum(terms))
+                    mags.append(sum(abs(t) for t in terms))
+        return vals, mags
+    M, K = ls
+    N = rs[1]
+    for i in range(M):
+        for j in range(N):
+            terms = [lv[i * K + k] * rv[k * N + j] for k in range(K)]
+            vals.append(sum(terms))
+            mags.append(sum(abs(t) for t in terms))
+    return vals, mags
+
+
+def dot_general_narrow_cases(full, fast) -> List:
+    """dot_general in the 4- to 8-bit floats on `narrow_small` values: every partial sum exact
+    in every order, so the result is exact whatever the accumulation type and order."""
+    op = "stablehlo.dot_general"
+    out = []
+    for et in narrow_float_types(op, 0, fast):
+        for name, ls, rs, res, dn in (DOT_NARROW_CONFIGS if full else DOT_NARROW_CONFIGS[:1]):
+            lv, rv = narrow_small(et, _size(ls), 1), narrow_small(et, _size(rs), 2)
+            raw, mags = _dot_general_oracle(name, lv, rv, ls, rs)
+            exp = [_finish(et, v, m) for v, m in zip(raw, mags)]
+            if any(v is None for v in exp):
+                continue                   # K = 3 in f8E8M0FNU: the partial sum 3 is not a power of two
+            b = ProgramBuilder([tensor(ls, et), tensor(rs, et)])
+            r = b.op(op, [(b.arg(0), tensor(ls, et)), (b.arg(1), tensor(rs, et))], [tensor(res, et)],
+                     f"dot_dimension_numbers = #stablehlo.dot<{dn}>")[0]
+            out.append(make_case(op, et, name, b.text([(r, tensor(res, et))]),
+                                 [make_array(lv, et, ls), make_array(rv, et, rs)], [make_array(exp, et, res)], [et],
+                                 [rule_for(et, 0)], "python-exact", "linalg",
+                                 "values in {-1, 0, 1} (all ones in f8E8M0FNU, K <= 2): every product and every "
+                                 "partial sum in any order is a small integer the type holds exactly"))
     return out
 
 
@@ -547,6 +628,169 @@ def triangular_solve_cases(full, fast) -> List:
     return out
 
 
+# ------------------------------------------------------------------ cholesky, triangular_solve in 4- to 8-bit floats
+
+def _holds(fmt, v) -> bool:
+    """Whether the format holds the exact value v (a Fraction or int)."""
+    r = round_value(Fraction(v), fmt)
+    return r is not UNSPECIFIED and not (isinstance(r, float) and math.isnan(r)) and Fraction(r) == v
+
+
+def _steps_exact(fmt, target, terms) -> bool:
+    """Whether `target - (any subset of terms)` is exact in fmt, for every subset: every
+    partial result of a substitution or factorization step, in any order of its sum."""
+    terms = list(terms)
+    if not all(_holds(fmt, t) for t in terms):
+        return False
+    for r in range(len(terms) + 1):
+        for sub in itertools.combinations(terms, r):
+            if not _holds(fmt, Fraction(target) - sum(sub, Fraction(0))):
+                return False
+    return True
+
+
+def _fill(fmt):
+    """What the narrow cases put where a value is ignored or implementation-defined: 0, or 4 in
+    f8E8M0FNU, which holds no zero."""
+    return 0 if _holds(fmt, 0) else 4
+
+
+# lower-triangular factors with small integer entries whose factorization steps are exact in
+# the formats that take them (checked per format by _cholesky_exact)
+NARROW_FACTORS = [
+    [[1, 0, 0], [1, 1, 0], [0, 1, 1]],
+    [[2, 0, 0], [1, 1, 0], [-1, 0, 1]],
+    [[1, 0], [1, 1]],
+    [[2, 0], [2, 2]],
+]
+
+
+def _cholesky_exact(L, fmt) -> bool:
+    """Whether every step of a Cholesky factorization of L L^T (each entry of a, each product
+    l_ik l_jk, each partial difference in any order, each square root and each quotient) is
+    exact in fmt."""
+    n = len(L)
+    A = [[sum(Fraction(L[i][k]) * L[j][k] for k in range(n)) for j in range(n)] for i in range(n)]
+    for i in range(n):
+        for j in range(i + 1):
+            terms = [Fraction(L[i][k]) * L[j][k] for k in range(j)]
+            if not _holds(fmt, A[i][j]) or not _steps_exact(fmt, A[i][j], terms) or not _holds(fmt, L[i][j]):
+                return False
+    return True
+
+
+def cholesky_narrow_cases(full, fast) -> List:
+    """cholesky in the 4- to 8-bit floats on a = L L^T from a small integer L on which every
+    step of the factorization is exact in the type (whatever the order of its sums): the
+    result is exact. The ignored triangle of a holds 4 (not a's value); the program selects the
+    computed triangle and puts 0 (4 in f8E8M0FNU) elsewhere."""
+    op = "stablehlo.cholesky"
+    out = []
+    for et in narrow_float_types(op, 0, fast):
+        fmt = float_format(et)
+        fill = _fill(fmt)
+        factors = [L for L in NARROW_FACTORS if _cholesky_exact(L, fmt)][:2 if full else 1]
+        for fno, L in enumerate(factors):
+            n = len(L)
+            A = [[sum(L[i][k] * L[j][k] for k in range(n)) for j in range(n)] for i in range(n)]
+            for lower in ((True, False) if full else (True,)):
+                shape = (n, n)
+                a_vals, exp, mask = [], [], []
+                for i in range(n):
+                    for j in range(n):
+                        keep = j <= i if lower else j >= i
+                        a_vals.append(A[i][j] if keep else 4)
+                        exp.append((L[i][j] if lower else L[j][i]) if keep else fill)
+                        mask.append(keep)
+                ts, tm = tensor(shape, et), tensor(shape, "i1")
+                b = ProgramBuilder([ts, tm, ts])
+                c = b.op(op, [(b.arg(0), ts)], [ts], f"lower = {'true' if lower else 'false'}")[0]
+                s = b.op("stablehlo.select", [(b.arg(1), tm), (c, ts), (b.arg(2), ts)], [ts])[0]
+                out.append(make_case(op, et, f"narrow{fno}_{'lower' if lower else 'upper'}_{n}x{n}",
+                                     b.text([(s, ts)]),
+                                     [make_array(a_vals, et, shape), make_array(mask, "i1", shape),
+                                      make_array([fill] * (n * n), et, shape)],
+                                     [make_array(exp, et, shape)], [et], [rule_for(et, 0)], "python-exact-steps",
+                                     "linalg",
+                                     "a = L L^T from a small integer L on which every step of the factorization "
+                                     "(products, partial differences in any order, square roots, quotients) is exact "
+                                     "in the type: exact; the ignored triangle of a holds 4; the program selects the "
+                                     "computed triangle",
+                                     (op, "stablehlo.select")))
+    return out
+
+
+# (A factor, X): a lower unit-or-not triangular factor and a solution, small integers
+NARROW_SOLVES = [
+    ([[1, 0], [1, 1]], [[1, -1], [0, 1]]),
+    ([[2, 0], [-1, 1]], [[1, 0], [-1, 1]]),
+    ([[1, 0], [1, 1]], [[1, 1], [1, 1]]),
+]
+
+
+def _solve_exact(opA, X, B, left, fmt) -> bool:
+    """Whether every step of a substitution for op(a) x = b (x op(a) = b) is exact in fmt:
+    each b entry, each product op(a)_ik x_kj of the triangle's entries, each partial
+    difference in any order, each quotient (x itself)."""
+    n = len(opA)
+    if not all(_holds(fmt, v) for row in B + X for v in row):
+        return False
+    for i in range(len(B)):
+        for j in range(len(B[0])):
+            if left:
+                terms = [Fraction(opA[i][k]) * X[k][j] for k in range(n) if k != i and opA[i][k] != 0]
+            else:
+                terms = [Fraction(X[i][k]) * opA[k][j] for k in range(n) if k != j and opA[k][j] != 0]
+            if not _steps_exact(fmt, B[i][j], terms):
+                return False
+    return True
+
+
+def triangular_solve_narrow_cases(full, fast) -> List:
+    """triangular_solve in the 4- to 8-bit floats on small integer systems whose substitution
+    steps are all exact in the type (any order): the result is exact. The unused triangle of a
+    holds 0 (4 in f8E8M0FNU, which holds no zero: the spec reads one triangle only)."""
+    op = "stablehlo.triangular_solve"
+    out = []
+    for et in narrow_float_types(op, 0, fast):
+        fmt = float_format(et)
+        fill = _fill(fmt)
+        for left, lower, unit, trans in (TS_CONFIGS if full else TS_CONFIGS[:2]):
+            for L0, X in NARROW_SOLVES:
+                n = len(L0)
+                L = [row[:] for row in L0]
+                if unit:
+                    for i in range(n):
+                        L[i][i] = 1
+                A = L if lower else _transpose(L)
+                opA = A if trans == "NO_TRANSPOSE" else _transpose(A)
+                Xs = X if left else _transpose(X)
+                B = _matmul(opA, Xs) if left else _matmul(Xs, opA)
+                used = [[j <= i if lower else j >= i for j in range(n)] for i in range(n)]
+                if not (_solve_exact(opA, Xs, B, left, fmt)
+                        and all(_holds(fmt, A[i][j]) for i in range(n) for j in range(n) if used[i][j])):
+                    continue
+                a_in = [[A[i][j] if used[i][j] else fill for j in range(n)] for i in range(n)]
+                bshape = (len(B), len(B[0]))
+                ta, tb = tensor((n, n), et), tensor(bshape, et)
+                attrs = (f"left_side = {str(left).lower()}, lower = {str(lower).lower()}, "
+                         f"unit_diagonal = {str(unit).lower()}, transpose_a = #stablehlo<transpose {trans}>")
+                b = ProgramBuilder([ta, tb])
+                r = b.op(op, [(b.arg(0), ta), (b.arg(1), tb)], [tb], attrs)[0]
+                variant = (f"narrow_{'left' if left else 'right'}_{'lower' if lower else 'upper'}"
+                           f"{'_unit' if unit else ''}_{trans.lower()}")
+                out.append(make_case(op, et, variant, b.text([(r, tb)]),
+                                     [make_array([v for row in a_in for v in row], et, (n, n)),
+                                      make_array([v for row in B for v in row], et, bshape)],
+                                     [make_array([v for row in Xs for v in row], et, bshape)], [et],
+                                     [rule_for(et, 0)], "python-exact-steps", "linalg",
+                                     "b = op(a) x (or x op(a)) from small integers on which every substitution step "
+                                     "(products, partial differences in any order, quotients) is exact in the type: "
+                                     f"exact; the unused triangle of a holds {fill}"))
+                break
+    return out
+
+
 # ------------------------------------------------------------------ einsum (legacy)
 
 EINSUM_CONFIGS = [("ab,bc->ac", (2, 3), (3, 2)), ("abc,acd->abd", (2, 2, 3), (2, 3, 2)), ("ab,ab->a", (2, 3), (2, 3)),
@@ -603,6 +847,8 @@ def einsum_cases(full, fast) -> List:
 
 
 def all_linalg(full, fast) -> List:
-    return (dot_cases(full, fast) + dot_general_rounded_cases(full, fast) + convolution_cases(full, fast)
+    return (dot_cases(full, fast) + dot_general_rounded_cases(full, fast) + dot_general_narrow_cases(full, fast)
+            + convolution_cases(full, fast)
             + fft_cases(full, fast) + cholesky_cases(full, fast) + triangular_solve_cases(full, fast)
+            + cholesky_narrow_cases(full, fast) + triangular_solve_narrow_cases(full, fast)
             + einsum_cases(full, fast))

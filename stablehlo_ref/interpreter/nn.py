@@ -31,6 +31,18 @@ def _float_type(op, i=0):
     return et
 
 
+def _refuse_unsigned_float(op):
+    """batch_norm_training and batch_norm_grad have no semantics in f8E8M0FNU: the spec's
+    compositions start every batch sum from constant(0) and subtract, from each element, a
+    batch mean (training) or the batch sum of grad_output (grad), so some step of every batch
+    is zero or negative, which the type (positive powers of two and NaN) cannot hold."""
+    et = elem(op.operands[0].type)
+    if et.name == "f8E8M0FNU":
+        raise InterpreterError(f"{op.name}: no semantics for f8E8M0FNU elements: the spec's composition starts "
+                               "each batch sum from constant(0) and subtracts a batch statistic from every element, "
+                               "and f8E8M0FNU holds neither zero nor negative values")
+
+
 @kernel("stablehlo.batch_norm_inference")
 def batch_norm_inference(ctx, op, x, scale, offset, mean, variance):
     et = _float_type(op)
@@ -43,6 +55,7 @@ def batch_norm_inference(ctx, op, x, scale, offset, mean, variance):
 
 @kernel("stablehlo.batch_norm_training")
 def batch_norm_training(ctx, op, x, scale, offset):
+    _refuse_unsigned_float(op)
     et = _float_type(op)
     eps = float(op.attributes["epsilon"].value)
     axes = _reduce_axes(op, x)
@@ -56,6 +69,7 @@ def batch_norm_training(ctx, op, x, scale, offset):
 
 @kernel("stablehlo.batch_norm_grad")
 def batch_norm_grad(ctx, op, x, scale, mean, variance, grad_output):
+    _refuse_unsigned_float(op)
     et = _float_type(op)
     eps = float(op.attributes["epsilon"].value)
     axes = _reduce_axes(op, x)
