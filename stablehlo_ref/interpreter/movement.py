@@ -120,6 +120,49 @@ def broadcast_in_dim(ctx, op, x):
     return np.broadcast_to(x, shape)
 
 
+@specializer("stablehlo.broadcast_in_dim")
+def broadcast_in_dim_specialized(op, known=None):
+    """broadcast_in_dim of static shapes: the kernel's plan made once; one that only inserts
+    dimensions of size 1 (the operand's dimensions in order, the same elements) is the
+    operand reshaped, a view, as `reshape` makes it."""
+    xshape = _static_shape(op.operands[0].type)
+    shape = _static_shape(op.results[0].type)
+    if xshape is None or shape is None:
+        return None
+    try:
+        dims = _ints(op, "broadcast_dimensions")
+    except (KeyError, InterpreterError):
+        return None
+    if len(dims) != len(xshape) or any(d < 0 or d >= len(shape) for d in dims):
+        return None
+    view = [1] * len(shape)
+    for i, d in enumerate(dims):
+        view[d] = xshape[i]
+    view = tuple(view)
+    n = 1
+    for d in shape:
+        n *= d
+    general = broadcast_in_dim
+    ND = np.ndarray
+    if view == shape and list(dims) == sorted(set(dims)):
+        def broadcast_reshape(ctx, op, x):
+            if x.__class__ is not ND or x.shape != xshape:
+                return general(ctx, op, x)
+            return x.reshape(shape)
+        return broadcast_reshape
+    if n > _SMALL:
+        return None
+    empty = np.empty
+
+    def broadcast_small(ctx, op, x):
+        if x.shape != xshape:
+            return general(ctx, op, x)
+        out = empty(shape, dtype=x.dtype)
+        out[...] = x.reshape(view)
+        return out
+    return broadcast_small
+
+
 @kernel("stablehlo.broadcast")
 def broadcast(ctx, op, x):
     return np.broadcast_to(x, _shape(op))
@@ -160,6 +203,23 @@ def slice_(ctx, op, x):
     limit = _ints(op, "limit_indices")
     strides = _ints(op, "strides")
     return x[tuple(slice(s, l, st) for s, l, st in zip(start, limit, strides))]
+
+
+@specializer("stablehlo.slice")
+def slice_specialized(op, known=None):
+    """slice: the window's slices made once (the kernel builds them on every call); the same
+    view the kernel returns."""
+    try:
+        start = _ints(op, "start_indices")
+        limit = _ints(op, "limit_indices")
+        strides = _ints(op, "strides")
+    except (KeyError, InterpreterError):
+        return None
+    window = tuple(slice(s, l, st) for s, l, st in zip(start, limit, strides))
+
+    def slice_static(ctx, op, x):
+        return x[window]
+    return slice_static
 
 
 @kernel("stablehlo.concatenate")

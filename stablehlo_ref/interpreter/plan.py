@@ -544,6 +544,7 @@ _BITWISE = {"stablehlo.and": operator.and_, "stablehlo.or": operator.or_,
 _CMP = {"EQ": operator.eq, "NE": operator.ne, "LT": operator.lt, "LE": operator.le,
         "GT": operator.gt, "GE": operator.ge}
 _SELECT = "select"
+_WHERE = "where"
 
 
 # comparisons of i1 values (numpy orders False < True, as the kernel does) by bitwise operators:
@@ -595,6 +596,12 @@ def _fast_form(op):
         if r in _NATIVE and _etname(ops[0].type) == r and _etname(ops[1].type) == r:
             return _OPERATORS[name]
         return None
+    if name == "stablehlo.divide":
+        # floats only: integer division truncates, and has the spec's cases for 0 and -1
+        if r in _NATIVE and r.startswith("f") and _etname(ops[0].type) == r \
+                and _etname(ops[1].type) == r:
+            return operator.truediv
+        return None
     if name in _BITWISE:
         if (r == "i1" or r in _NATIVE and not r.startswith("f")) and \
                 _etname(ops[0].type) == r and _etname(ops[1].type) == r:
@@ -618,9 +625,16 @@ def _fast_form(op):
                                        or ctype == "SIGNED" and a.startswith("ui"))
         return _CMP[direction] if ok else None
     if name == "stablehlo.select":
-        if len(ops) == 3 and ops[0].type.__class__ is TensorType and ops[0].type.shape == () \
-                and rt.shape == () and _etname(ops[1].type) == r and _etname(ops[2].type) == r:
+        if len(ops) != 3 or ops[0].type.__class__ is not TensorType \
+                or _etname(ops[1].type) != r or _etname(ops[2].type) != r:
+            return None
+        if ops[0].type.shape == () and rt.shape == ():
             return _SELECT
+        shape = rt.shape
+        if shape and None not in shape and tuple(ops[0].type.shape) == tuple(shape) \
+                and tuple(ops[1].type.shape) == tuple(shape) \
+                and tuple(ops[2].type.shape) == tuple(shape):
+            return _WHERE
         return None
     return None
 
@@ -1041,7 +1055,8 @@ class _Emitter:
                 fn = special(op, [known.get(s) for s in ins]) or fn
             except Exception:  # noqa: BLE001 - the general kernel reports what is wrong
                 pass
-        if mode == 1 and fast is not None and fast is not _SELECT and not frees:
+        if mode == 1 and fast is not None and fast is not _SELECT and fast is not _WHERE \
+                and not frees:
             # may join a sequence of such steps, which reads its operands from the frame
             self.seq[len(self.runners)] = (fast, ins[0], ins[1], out)
             self.reads.update(ins)
@@ -1303,7 +1318,9 @@ def _runner(ctx, op, fn, ins, out, mode, frees, fast, known=None, reads=None):
     dyn = [s for s in ins if s not in kn]
     if reads is not None:
         reads.update(dyn if mode == 1 else ins)
-    if mode == 1 and fast is not None and len(dyn) == k:
+    if mode == 1 and fast is _WHERE:
+        run = _where_runner(fn, op, ins, out, kn)
+    elif mode == 1 and fast is not None and len(dyn) == k:
         if fast is _SELECT:
             run = _select_runner(fn, op, ins, out)
         else:
@@ -1311,7 +1328,8 @@ def _runner(ctx, op, fn, ins, out, mode, frees, fast, known=None, reads=None):
 
             def run(ctx, f, _fn=fast):
                 f[out] = _fn(f[a], f[b])
-    elif mode == 1 and fast is not None and fast is not _SELECT and len(dyn) == 1:
+    elif mode == 1 and fast is not None and fast is not _SELECT and fast is not _WHERE \
+            and len(dyn) == 1:
         a, b = ins
         if a in kn:
             ca = kn[a]
@@ -1433,6 +1451,48 @@ def _select_runner(fn, op, ins, out, kn=None):
             v = fn(ctx, op, c, a, b)
             f[out] = v[0] if v.__class__ in _SEQ else v
     return run
+
+
+def _where_runner(fn, op, ins, out, kn):
+    """A select of arrays of one static shape (predicate and both operands): numpy's `where`,
+    as the kernel computes it, without the kernel's call and its cast to the dtype the
+    operands already have; anything else (a value of another class) takes the kernel."""
+    p, x, y = ins
+    ND = np.ndarray
+    where = np.where
+    NOTHING = _NOTHING
+    cp = kn.get(p, NOTHING)
+    cx = kn.get(x, NOTHING)
+    cy = kn.get(y, NOTHING)
+
+    if cp is NOTHING and cx is NOTHING and cy is NOTHING:
+        def run(ctx, f):
+            c = f[p]
+            a = f[x]
+            b = f[y]
+            if c.__class__ is ND and a.__class__ is ND and b.__class__ is ND:
+                v = where(c, a, b)
+                if v.dtype is not a.dtype and v.dtype != a.dtype:
+                    v = v.astype(a.dtype)
+                f[out] = v
+            else:
+                v = fn(ctx, op, c, a, b)
+                f[out] = v[0] if v.__class__ in _SEQ else v
+        return run
+
+    def run_bound(ctx, f):
+        c = f[p] if cp is NOTHING else cp
+        a = f[x] if cx is NOTHING else cx
+        b = f[y] if cy is NOTHING else cy
+        if c.__class__ is ND and a.__class__ is ND and b.__class__ is ND:
+            v = where(c, a, b)
+            if v.dtype is not a.dtype and v.dtype != a.dtype:
+                v = v.astype(a.dtype)
+            f[out] = v
+        else:
+            v = fn(ctx, op, c, a, b)
+            f[out] = v[0] if v.__class__ in _SEQ else v
+    return run_bound
 
 
 def _with_frees(run, frees):
