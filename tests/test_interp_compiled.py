@@ -257,13 +257,21 @@ def test_unary_scalar_specializers_match_the_general_kernels(t):
 def test_a_merged_sequence_names_the_step_that_raised():
     def boom(a, b):
         raise ValueError("no")
-    seq = ((lambda a, b: a + b, 0, 1, 2), (boom, 2, 1, 3), (lambda a, b: a, 3, 3, 4))
+    seq = ((lambda a, b: a + b, 0, 1, -1, 2), (boom, 2, 1, -1, 3), (lambda a, b: a, 3, 3, -1, 4))
     run = plan._sequence_runner(seq)
     f = [1, 2, None, None, None]
     with pytest.raises(ValueError) as e:
         run(None, f)
     assert e.value._stablehlo_sequence_index == 1 and f[2] == 3
     assert plan._failed_op(["first", "second", "third"], e.value) == "second"
+    # entries of one and three operands (a bound kernel, a select) in the same loop
+    mixed = ((lambda a: -a, 0, -1, -1, 2), (lambda c, a, b: a if c else b, 5, 0, 1, 3),
+             (boom, 2, 1, -1, 4))
+    run = plan._sequence_runner(mixed)
+    f = [1, 2, None, None, None, False]
+    with pytest.raises(ValueError) as e:
+        run(None, f)
+    assert e.value._stablehlo_sequence_index == 2 and f[2] == -1 and f[3] == 2
 
 
 def test_known_values_are_stored_in_every_new_frame():

@@ -744,6 +744,11 @@ def fused_while(ctx, op, f, cplan, bplan):
     BOOL = np.bool_
     max_steps = ctx.max_steps
     tick = ctx.tick
+    # a condition that is one binary step (`i < n`) is computed in the loop itself
+    step = getattr(crun[0], "step", None) if len(crun) == 1 else None
+    if step is not None and step[2] >= 0 and step[3] < 0 and step[4] == ct:
+        return _fused_binary_cond_loop(ctx, op, f, step[:3], brun, bops, crun, cops, need,
+                                       preload, first, unread, targets, results, bargs)
 
     def loop(vals):
         if len(f) < need:
@@ -789,6 +794,66 @@ def fused_while(ctx, op, f, cplan, bplan):
                 raise
             rs, os_ = (brun, bops) if body else (crun, cops)
             bad = _failed_op(os_[len(rs) - length_hint(it) - 1], e)
+            raise InterpreterError(f"{bad.name}: {e}", bad.where()) from None
+        return [f[s] for s in bargs]
+    return loop
+
+
+def _fused_binary_cond_loop(ctx, op, f, cond, brun, bops, crun, cops, need, preload, first,
+                            unread, targets, results, bargs):
+    """`fused_while`'s loop for a condition of one binary step `fn(f[a], f[b])` (its value
+    is not stored: only the condition's terminator reads it)."""
+    fn, ca, cb = cond
+    length_hint = operator.length_hint
+    BOOL = np.bool_
+    max_steps = ctx.max_steps
+    tick = ctx.tick
+
+    def loop(vals):
+        if len(f) < need:
+            f.extend([None] * (need - len(f)))
+        for s, v in preload:
+            f[s] = v
+        for s, k in first:
+            f[s] = vals[k]
+        for s in unread:
+            f[s] = None
+        vals.clear()
+        it = None
+        stage = 0                    # 0: the condition, 1: between blocks, 2: the body
+        try:
+            while True:
+                stage = 0
+                c = fn(f[ca], f[cb])
+                if not (bool(c) if c.__class__ is BOOL else bool(np.asarray(c).reshape(()))):
+                    break
+                stage = 1
+                steps = ctx.steps = ctx.steps + 1
+                if steps > max_steps or ctx.deadline is not None:
+                    tick(op, counted=True)
+                stage = 2
+                it = iter(brun)
+                for r in it:
+                    r(ctx, f)
+                stage = 1
+                t = results(f)
+                for s, k in targets:
+                    f[s] = t[k]
+                t = None
+        except StableHLOError as e:
+            if e.location is None:
+                if stage == 2:
+                    e.location = _failed_op(bops[len(brun) - length_hint(it) - 1], e).where()
+                elif stage == 0:
+                    e.location = _failed_op(cops[0], e).where()
+            raise
+        except KERNEL_ERRORS as e:
+            if stage == 2:
+                bad = _failed_op(bops[len(brun) - length_hint(it) - 1], e)
+            elif stage == 0:
+                bad = _failed_op(cops[0], e)
+            else:
+                raise
             raise InterpreterError(f"{bad.name}: {e}", bad.where()) from None
         return [f[s] for s in bargs]
     return loop
@@ -871,11 +936,61 @@ def _failed_op(op, e):
     return op
 
 
+def _picker(fn, ctx, op):
+    """select of rank-0 values as a function of its operands (for a sequence of steps): a
+    numpy bool picks the numpy scalar itself, as `_select_runner` does; anything else (the
+    arrays a function called by an elementwise region receives) takes the kernel."""
+    BOOL, ND = np.bool_, np.ndarray
+
+    def pick(c, a, b):
+        if c.__class__ is BOOL and a.__class__ is not ND and b.__class__ is not ND:
+            return a if c else b
+        v = fn(ctx, op, c, a, b)
+        return v[0] if v.__class__ in _SEQ else v
+    return pick
+
+
+def _bind_kernel(fn, ctx, op):
+    """A kernel as a function of its operands alone (for a sequence of steps)."""
+    if fn.__code__.co_argcount == 3:
+        def unary(x):
+            return fn(ctx, op, x)
+        return unary
+
+    def binary(x, y):
+        return fn(ctx, op, x, y)
+    return binary
+
+
+_SCALAR_SEQ_MODULES = frozenset(("elementwise",))
+
+
+def _scalar_kernel(op, fn) -> bool:
+    """Whether `fn`, a specialized kernel of an elementwise op, runs on rank-0 operands to a
+    rank-0 result here, taking (ctx, op) and each operand as a positional argument (such a
+    kernel returns its value, never a list)."""
+    code = getattr(fn, "__code__", None)
+    if code is None or code.co_argcount != 2 + len(op.operands) or code.co_flags & 0x0C \
+            or fn.__module__.rsplit(".", 1)[-1] not in _SCALAR_SEQ_MODULES \
+            or len(op.results) != 1 or op.regions:
+        return False
+    for v in (*op.operands, op.results[0]):
+        t = v.type
+        if t.__class__ is not TensorType or t.shape != () \
+                or t.element_type.__class__ is not ElementType:
+            return False
+    return True
+
+
 def _sequence_runner(seq):
-    """Several Python-operator steps `f[out] = fn(f[a], f[b])` in one loop (a loop iteration
-    costs less than a closure call)."""
+    """Several steps in one loop (a loop iteration costs less than a closure call): entries
+    (fn, a, b, c, out) store `f[out] = fn(f[a], f[b])` (c < 0: a Python operator, or a bound
+    kernel), `fn(f[a])` (b < 0) or `fn(f[a], f[b], f[c])` (`_picker`)."""
     n = len(seq)
     length_hint = operator.length_hint
+    if any(e[2] < 0 or e[3] >= 0 for e in seq):
+        return _mixed_sequence_runner(seq)
+    seq = tuple((fn, a, b, out) for fn, a, b, _, out in seq)
 
     def run_sequence(ctx, f):
         it = iter(seq)
@@ -889,6 +1004,31 @@ def _sequence_runner(seq):
                 pass
             raise
     return run_sequence
+
+
+def _mixed_sequence_runner(seq):
+    """`_sequence_runner` of entries of one, two or three operands."""
+    n = len(seq)
+    length_hint = operator.length_hint
+
+    def run_mixed(ctx, f):
+        it = iter(seq)
+        try:
+            for fn, a, b, c, out in it:
+                if c < 0:
+                    if b < 0:
+                        f[out] = fn(f[a])
+                    else:
+                        f[out] = fn(f[a], f[b])
+                else:
+                    f[out] = fn(f[a], f[b], f[c])
+        except Exception as e:
+            try:
+                e._stablehlo_sequence_index = n - length_hint(it) - 1
+            except AttributeError:
+                pass
+            raise
+    return run_mixed
 
 
 # ops whose result is a function of their operands' values alone (no regions, no state, no
@@ -987,7 +1127,12 @@ class _Emitter:
                 runners.append(_sequence_runner(tuple(self.seq[j] for j in run)))
                 ops.append([self.ops[j] for j in run])
             elif run:
-                runners.append(self.runners[run[0]])
+                r = self.runners[run[0]]
+                try:
+                    r.step = self.seq[run[0]]    # (see `fused_while`)
+                except AttributeError:
+                    pass
+                runners.append(r)
                 ops.append(self.ops[run[0]])
             run.clear()
         for i, r in enumerate(self.runners):
@@ -1008,6 +1153,7 @@ class _Emitter:
 
     def emit_step(self, st, remap, args, stack, cinfo=None, dies=None, index=0):
         op, fn, ins, out, mode, frees, fast = st
+        exact = fast is True
         if fast is True:
             fast = _fast_form(op)
         elif fast is False:
@@ -1058,7 +1204,11 @@ class _Emitter:
         if mode == 1 and fast is not None and fast is not _SELECT and fast is not _WHERE \
                 and not frees:
             # may join a sequence of such steps, which reads its operands from the frame
-            self.seq[len(self.runners)] = (fast, ins[0], ins[1], out)
+            self.seq[len(self.runners)] = (fast, ins[0], ins[1], -1, out)
+            self.reads.update(ins)
+        elif mode == 1 and fast is _SELECT and not frees:
+            self.seq[len(self.runners)] = (_picker(fn, self.ctx, op), ins[0], ins[1], ins[2],
+                                           out)
             self.reads.update(ins)
         invariant = self.invariant
         if mode == 1 and fast is None and invariant and not op.regions and ins \
@@ -1071,6 +1221,13 @@ class _Emitter:
             run = _with_frees(_memo_runner(run, tuple(s for s in ins if s not in known), out), frees)
             self.emit(run, op)
             return
+        if exact and mode == 1 and fast is None and not frees and 1 <= len(ins) <= 2 \
+                and fn is not KERNELS.get(name) and _scalar_kernel(op, fn):
+            # a rank-0 op of a specialized elementwise kernel (sine, remainder, convert, ...)
+            # may join a sequence too: the kernel called there with its op bound
+            self.seq[len(self.runners)] = (_bind_kernel(fn, self.ctx, op), ins[0],
+                                           ins[1] if len(ins) == 2 else -1, -1, out)
+            self.reads.update(ins)
         run = _runner(self.ctx, op, fn, ins, out, mode, frees, fast, known, self.reads)
         if op.regions and not getattr(fn, "runs_no_region", False):
             if cinfo is not None:
