@@ -153,6 +153,15 @@ def broadcast_in_dim_specialized(op, known=None):
     if n > _SMALL:
         return None
     empty = np.empty
+    if not xshape:
+        # a rank-0 operand (an array or a numpy scalar) is assigned to every element
+        def broadcast_scalar(ctx, op, x):
+            if x.shape != xshape:
+                return general(ctx, op, x)
+            out = empty(shape, dtype=x.dtype)
+            out[...] = x
+            return out
+        return broadcast_scalar
 
     def broadcast_small(ctx, op, x):
         if x.shape != xshape:

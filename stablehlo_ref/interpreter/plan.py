@@ -36,7 +36,7 @@ import numpy as np
 from ..errors import InterpreterError, LimitError, NotImplementedOpError, StableHLOError
 from ..ir.types import ElementType, QuantizedType, TensorType, TupleType
 from ..limits import FLAGS, check_tensor
-from .registry import HARNESS_OPS, KERNELS, SPECIALIZERS, TERMINATORS, clamped_window
+from .registry import HARNESS_OPS, KERNELS, SPECIALIZERS, TERMINATORS
 
 KERNEL_ERRORS = (ValueError, IndexError, TypeError, OverflowError, ZeroDivisionError,
                  MemoryError, KeyError, AttributeError)
@@ -1196,7 +1196,8 @@ class _Emitter:
                 self.emit(_with_frees(run, frees), op)
                 return
         special = SPECIALIZERS.get(name)
-        if special is not None and fn is KERNELS.get(name):
+        plain = fn is KERNELS.get(name)      # the registered kernel (not quantized, not a raise)
+        if special is not None and plain:
             try:
                 fn = special(op, [known.get(s) for s in ins]) or fn
             except Exception:  # noqa: BLE001 - the general kernel reports what is wrong
@@ -1221,6 +1222,11 @@ class _Emitter:
             run = _with_frees(_memo_runner(run, tuple(s for s in ins if s not in known), out), frees)
             self.emit(run, op)
             return
+        if name == "stablehlo.dynamic_slice" and mode == 1 and plain:
+            run = _dynamic_slice_runner(op, ins, out, known, self.reads)
+            if run is not None:
+                self.emit(_with_frees(run, frees), op)
+                return
         if exact and mode == 1 and fast is None and not frees and 1 <= len(ins) <= 2 \
                 and fn is not KERNELS.get(name) and _scalar_kernel(op, fn):
             # a rank-0 op of a specialized elementwise kernel (sine, remainder, convert, ...)
@@ -1374,18 +1380,21 @@ def _update_in_place_runner(op, ins, out, known, dead_slots, reads):
     xshape, ushape = tuple(xshape), tuple(ushape)
     copy_kernel = dynamic_update_slice_specialized(op) or KERNELS[op.name]
     bounds = tuple(zip(ushape, [n - k for n, k in zip(xshape, ushape)]))
-    a = ins[0]
-    rest = ins[1:]
+    a, us = ins[0], ins[1]
     reads.update(s for s in ins if s not in known)
-    getters = tuple((s, known.get(s, _NOTHING)) for s in rest)
+    u_const = known.get(us, _NOTHING)
+    starts = _start_getters(ins[2:], known, bounds)
+    if starts is None:
+        return None
+    given = tuple((s, known.get(s, _NOTHING)) for s in ins[2:])
     ND = np.ndarray
     refcount = sys.getrefcount
     NOTHING = _NOTHING
 
     def update_in_place(ctx, f):
         x = f[a]
-        vals = [f[s] if c is NOTHING else c for s, c in getters]
-        if x.__class__ is ND and x.base is None and x.flags.writeable and x.shape == xshape:
+        u = f[us] if u_const is NOTHING else u_const
+        if x.__class__ is ND and x.base is None and x.shape == xshape and x.flags.writeable:
             # references: the local x, getrefcount's argument, the operand's slot
             n = refcount(x) - 3
             if f[out] is x:
@@ -1393,14 +1402,80 @@ def _update_in_place_runner(op, ins, out, known, dead_slots, reads):
             for s in dead_slots:
                 if f[s] is x:
                     n -= 1
-            u = vals[0]
-            if n == 0 and np.shape(u) == ushape:
-                x[clamped_window(vals[1:], bounds)] = u
+            if n == 0 and (u.shape if u.__class__ is ND else np.shape(u)) == ushape:
+                x[_window(f, starts)] = u
                 f[out] = x
                 return
-        v = copy_kernel(ctx, op, x, *vals)
+        v = copy_kernel(ctx, op, x, u, *[f[s] if c is NOTHING else c for s, c in given])
         f[out] = v[0] if v.__class__ in _SEQ else v
     return update_in_place
+
+
+def _start_getters(slots, known, bounds):
+    """The start indices of a dynamic_slice / dynamic_update_slice window: per dimension
+    (slot, known value or _NOTHING, size, largest start), the known ones clamped once (None
+    where a known one is no integer)."""
+    out = []
+    for s, (n, hi) in zip(slots, bounds):
+        c = known.get(s, _NOTHING)
+        if c is not _NOTHING:
+            try:
+                c = min(max(int(c), 0), hi)
+            except (TypeError, ValueError, OverflowError):
+                return None              # (the kernel reports what is wrong)
+        out.append((s, c, n, hi))
+    return tuple(out)
+
+
+def _window(f, starts):
+    """The slices of the window `_start_getters` describes, as `clamped_window` makes them."""
+    idx = []
+    for s, c, n, hi in starts:
+        if c is _NOTHING:
+            c = int(f[s])
+            if c < 0:
+                c = 0
+            if c > hi:
+                c = hi
+        idx.append(slice(c, c + n))
+    return tuple(idx)
+
+
+def _dynamic_slice_runner(op, ins, out, known, reads):
+    """dynamic_slice of an operand with a static shape in a compiled block: the start indices
+    read from their slots (known ones clamped once), the window taken as the kernel takes it
+    (a view); an operand of another shape takes the kernel."""
+    from .movement import dynamic_slice_specialized
+    xt = op.operands[0].type
+    xshape = getattr(xt, "shape", None)
+    kernel = dynamic_slice_specialized(op)
+    if xshape is None or None in xshape or kernel is None:
+        return None
+    xshape = tuple(xshape)
+    sizes = op.attributes["slice_sizes"]
+    sizes = tuple(int(v) for v in getattr(sizes, "values", ()))
+    if len(sizes) != len(xshape) or len(ins) != len(xshape) + 1:
+        return None
+    bounds = tuple(zip(sizes, [n - k for n, k in zip(xshape, sizes)]))
+    a = ins[0]
+    if a in known:
+        return None
+    reads.update(s for s in ins if s not in known)
+    starts = _start_getters(ins[1:], known, bounds)
+    if starts is None:
+        return None
+    given = tuple((s, known.get(s, _NOTHING)) for s in ins[1:])
+    ND = np.ndarray
+    NOTHING = _NOTHING
+
+    def dynamic_slice(ctx, f):
+        x = f[a]
+        if x.__class__ is ND and x.shape == xshape:
+            f[out] = x[_window(f, starts)]
+            return
+        v = kernel(ctx, op, x, *[f[s] if c is NOTHING else c for s, c in given])
+        f[out] = v[0] if v.__class__ in _SEQ else v
+    return dynamic_slice
 
 
 def _scatter_in_place_runner(op, ins, out, known, dead_slots, reads):
