@@ -1,0 +1,242 @@
+"""The fast forms of compiled loop bodies give the bits of the general kernels: each program
+runs a `while` long enough for its blocks to be compiled and fused (merged sequences with
+rank-0 selects and specialized kernels, the condition computed in the fused loop, `where`
+for selects of arrays, float divide as an operator, slice / broadcast_in_dim specializers,
+the dynamic_slice runner, the in-place dynamic_update_slice, full boolean reductions by
+count), and again with no block ever compiled (every op through its registered kernel)."""
+import numpy as np
+import pytest
+from hypothesis import HealthCheck, given, settings, strategies as st
+
+import stablehlo_ref
+from stablehlo_ref.interpreter import plan
+from stablehlo_ref.ir.types import element_type
+from stablehlo_ref.text import parse
+
+FLOATS = ["f16", "f32", "f64"]
+INTS = ["i8", "i32", "i64", "ui8", "ui32", "ui64"]
+ITERATIONS = 12          # past the compilation (run 5) and the fused loop's start
+
+
+def _both(src, *args):
+    compiled = stablehlo_ref.run(parse(src), *args)
+    old = plan._MAX_COMPILED_STEPS
+    plan._MAX_COMPILED_STEPS = -1
+    try:
+        stepwise = stablehlo_ref.run(parse(src), *args)
+    finally:
+        plan._MAX_COMPILED_STEPS = old
+    assert len(compiled) == len(stepwise)
+    for a, b in zip(compiled, stepwise):
+        a, b = np.asarray(a), np.asarray(b)
+        assert a.dtype == b.dtype and a.shape == b.shape
+        assert a.tobytes() == b.tobytes(), (a, b)
+    return compiled
+
+
+def _values(t, shape, draw):
+    """Values of type t: floats as raw bit patterns (every NaN payload, signalling NaNs,
+    subnormals, infinities, -0.0) mixed with ordinary numbers; integers with their extremes."""
+    dt = element_type(t).dtype
+    size = int(np.prod(shape))
+    if t.startswith("f"):
+        bits = dt.itemsize * 8
+        udt = np.dtype(f"u{dt.itemsize}")
+        nice = [np.array(v, dtype=dt).view(udt).item() for v in
+                (0.0, -0.0, 1.0, -1.5, 3.0, 0.25, 1e-3, 65504.0 if bits == 16 else 1e30,
+                 float("inf"), -float("inf"), float("nan"))]
+        elems = st.one_of(st.integers(0, (1 << bits) - 1), st.sampled_from(nice))
+        vals = draw(st.lists(elems, min_size=size, max_size=size))
+        return np.array(vals, dtype=udt).view(dt).reshape(shape)
+    info = np.iinfo(dt)
+    elems = st.one_of(st.integers(int(info.min), int(info.max)),
+                      st.sampled_from([int(info.min), int(info.max), 0, 1, 3,
+                                       -1 if info.min else 2]))
+    vals = draw(st.lists(elems, min_size=size, max_size=size))
+    return np.array(vals, dtype=object).astype(dt).reshape(shape)
+
+
+SCALAR_LOOP = """func.func @main(%x0: tensor<{t}>, %y0: tensor<{t}>) -> (tensor<{t}>, tensor<{t}>, tensor<{t}>, tensor<i1>) {{
+  %c0 = stablehlo.constant dense<0> : tensor<i32>
+  %f = stablehlo.constant dense<false> : tensor<i1>
+  %r:5 = stablehlo.while(%i = %c0, %x = %x0, %y = %y0, %z = %x0, %p = %f) : tensor<i32>, tensor<{t}>, tensor<{t}>, tensor<{t}>, tensor<i1>
+   cond {{
+    %n = stablehlo.constant dense<{n}> : tensor<i32>
+    %lt = stablehlo.compare LT, %i, %n, SIGNED : (tensor<i32>, tensor<i32>) -> tensor<i1>
+    stablehlo.return %lt : tensor<i1>
+  }} do {{
+    %one = stablehlo.constant dense<1> : tensor<i32>
+    %i2 = stablehlo.add %i, %one : tensor<i32>
+    %d = stablehlo.{div} %x, %y : tensor<{t}>
+    %s = stablehlo.{unary} %y : tensor<{t}>
+    %q = stablehlo.compare LT, %d, %s, {ctype} : (tensor<{t}>, tensor<{t}>) -> tensor<i1>
+    %e = stablehlo.select %q, %d, %s : tensor<i1>, tensor<{t}>
+    %k = stablehlo.constant dense<{three}> : tensor<{t}>
+    %m = stablehlo.remainder %e, %k : tensor<{t}>
+    %w = stablehlo.convert %i : (tensor<i32>) -> tensor<{t}>
+    %a = stablehlo.add %m, %w : tensor<{t}>
+    %g = stablehlo.select %p, %a, %z : tensor<i1>, tensor<{t}>
+    %o = stablehlo.xor %p, %q : tensor<i1>
+    stablehlo.return %i2, %y, %a, %g, %o : tensor<i32>, tensor<{t}>, tensor<{t}>, tensor<{t}>, tensor<i1>
+  }}
+  return %r#1, %r#2, %r#3, %r#4 : tensor<{t}>, tensor<{t}>, tensor<{t}>, tensor<i1>
+}}"""
+
+
+def _scalar_src(t):
+    is_float = t.startswith("f")
+    return SCALAR_LOOP.format(
+        t=t, n=ITERATIONS, div="divide", unary="sine" if is_float else "sign",
+        three="3.0" if is_float else "3",
+        ctype="FLOAT" if is_float else ("UNSIGNED" if t.startswith("ui") else "SIGNED"))
+
+
+@pytest.mark.parametrize("t", FLOATS + ["i8", "i32", "i64"])
+@settings(max_examples=25, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(data=st.data())
+def test_scalar_loop_sequences_match_the_kernels(t, data):
+    """Rank-0 divide, sine / sign, remainder, convert and selects merged into one
+    sequence, and the fused loop's condition: the kernels' bits (NaN, inf, -0.0, integer
+    minimum / maximum, division by 0 and by -1 included)."""
+    x = _values(t, (), data.draw)
+    y = _values(t, (), data.draw)
+    _both(_scalar_src(t), x, y)
+
+
+ARRAY_LOOP = """func.func @main(%v0: tensor<8x{t}>, %w0: tensor<8x{t}>, %j: tensor<i32>) -> (tensor<8x{t}>, tensor<8x{t}>, tensor<4x1x{t}>, tensor<3x{t}>, tensor<i1>, tensor<i1>, tensor<i1>, tensor<2x8x{t}>) {{
+  %c0 = stablehlo.constant dense<0> : tensor<i32>
+  %f = stablehlo.constant dense<false> : tensor<i1>
+  %z4 = stablehlo.constant dense<{zero}> : tensor<4x1x{t}>
+  %z3 = stablehlo.constant dense<{zero}> : tensor<3x{t}>
+  %zb = stablehlo.constant dense<{zero}> : tensor<2x8x{t}>
+  %r:10 = stablehlo.while(%i = %c0, %v = %v0, %w = %w0, %s4 = %z4, %s3 = %z3, %any = %f, %all = %f, %par = %f, %ys = %zb, %k = %j) : tensor<i32>, tensor<8x{t}>, tensor<8x{t}>, tensor<4x1x{t}>, tensor<3x{t}>, tensor<i1>, tensor<i1>, tensor<i1>, tensor<2x8x{t}>, tensor<i32>
+   cond {{
+    %n = stablehlo.constant dense<{n}> : tensor<i32>
+    %lt = stablehlo.compare LT, %i, %n, SIGNED : (tensor<i32>, tensor<i32>) -> tensor<i1>
+    stablehlo.return %lt : tensor<i1>
+  }} do {{
+    %one = stablehlo.constant dense<1> : tensor<i32>
+    %i2 = stablehlo.add %i, %one : tensor<i32>
+    %d = stablehlo.{div} %v, %w : tensor<8x{t}>
+    %p0 = stablehlo.compare GT, %v, %w, {ctype} : (tensor<8x{t}>, tensor<8x{t}>) -> tensor<8xi1>
+    %iota = stablehlo.iota dim = 0 : tensor<8xi32>
+    %bi = stablehlo.broadcast_in_dim %i, dims = [] : (tensor<i32>) -> tensor<8xi32>
+    %q = stablehlo.compare LT, %iota, %bi, SIGNED : (tensor<8xi32>, tensor<8xi32>) -> tensor<8xi1>
+    %p = stablehlo.xor %p0, %q : tensor<8xi1>
+    %sel = stablehlo.select %p, %d, %w : tensor<8xi1>, tensor<8x{t}>
+    %c7 = stablehlo.constant dense<{seven}> : tensor<8x{t}>
+    %sel2 = stablehlo.select %p, %c7, %sel : tensor<8xi1>, tensor<8x{t}>
+    %sl = stablehlo.slice %sel2 [2:6] : (tensor<8x{t}>) -> tensor<4x{t}>
+    %b1 = stablehlo.broadcast_in_dim %sl, dims = [0] : (tensor<4x{t}>) -> tensor<4x1x{t}>
+    %bb = stablehlo.broadcast_in_dim %sl, dims = [0] : (tensor<4x{t}>) -> tensor<4x2x{t}>
+    %bs = stablehlo.slice %bb [0:4, 1:2] : (tensor<4x2x{t}>) -> tensor<4x1x{t}>
+    %b = stablehlo.add %b1, %bs : tensor<4x1x{t}>
+    %x0 = stablehlo.slice %v [3:4] : (tensor<8x{t}>) -> tensor<1x{t}>
+    %x = stablehlo.reshape %x0 : (tensor<1x{t}>) -> tensor<{t}>
+    %bx0 = stablehlo.broadcast_in_dim %x, dims = [] : (tensor<{t}>) -> tensor<8x{t}>
+    %ci = stablehlo.convert %bi : (tensor<8xi32>) -> tensor<8x{t}>
+    %bx = stablehlo.add %bx0, %ci : tensor<8x{t}>
+    %three = stablehlo.constant dense<3> : tensor<i32>
+    %k3 = stablehlo.multiply %k, %three : tensor<i32>
+    %eleven = stablehlo.constant dense<11> : tensor<i32>
+    %km = stablehlo.remainder %k3, %eleven : tensor<i32>
+    %idx = stablehlo.subtract %km, %three : tensor<i32>
+    %ds0 = stablehlo.dynamic_slice %sel, %idx, sizes = [3] : (tensor<8x{t}>, tensor<i32>) -> tensor<3x{t}>
+    %nine = stablehlo.constant dense<9> : tensor<i32>
+    %dsk = stablehlo.dynamic_slice %sel2, %nine, sizes = [3] : (tensor<8x{t}>, tensor<i32>) -> tensor<3x{t}>
+    %ds1 = stablehlo.add %s3, %ds0 : tensor<3x{t}>
+    %ds = stablehlo.add %ds1, %dsk : tensor<3x{t}>
+    %any1 = stablehlo.reduce(%p init: %f) applies stablehlo.or across dimensions = [0] : (tensor<8xi1>, tensor<i1>) -> tensor<i1>
+    %tr = stablehlo.constant dense<true> : tensor<i1>
+    %all1 = stablehlo.reduce(%p init: %tr) applies stablehlo.and across dimensions = [0] : (tensor<8xi1>, tensor<i1>) -> tensor<i1>
+    %par1 = stablehlo.reduce(%p init: %par) applies stablehlo.xor across dimensions = [0] : (tensor<8xi1>, tensor<i1>) -> tensor<i1>
+    %row = stablehlo.broadcast_in_dim %bx, dims = [1] : (tensor<8x{t}>) -> tensor<1x8x{t}>
+    %k2 = stablehlo.add %k, %one : tensor<i32>
+    %m1 = stablehlo.constant dense<-1> : tensor<i32>
+    %k4 = stablehlo.remainder %k, %three : tensor<i32>
+    %r2 = stablehlo.add %k4, %m1 : tensor<i32>
+    %ys2 = stablehlo.dynamic_update_slice %ys, %row, %r2, %m1 : (tensor<2x8x{t}>, tensor<1x8x{t}>, tensor<i32>, tensor<i32>) -> tensor<2x8x{t}>
+    %w2 = stablehlo.add %sel2, %w : tensor<8x{t}>
+    stablehlo.return %i2, %w, %w2, %b, %ds, %any1, %all1, %par1, %ys2, %k2 : tensor<i32>, tensor<8x{t}>, tensor<8x{t}>, tensor<4x1x{t}>, tensor<3x{t}>, tensor<i1>, tensor<i1>, tensor<i1>, tensor<2x8x{t}>, tensor<i32>
+  }}
+  return %r#1, %r#2, %r#3, %r#4, %r#5, %r#6, %r#7, %r#8 : tensor<8x{t}>, tensor<8x{t}>, tensor<4x1x{t}>, tensor<3x{t}>, tensor<i1>, tensor<i1>, tensor<i1>, tensor<2x8x{t}>
+}}"""
+
+
+@pytest.mark.parametrize("t", FLOATS + INTS)
+@settings(max_examples=20, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(data=st.data(), j=st.integers(-3, 5))
+def test_array_loop_fast_forms_match_the_kernels(t, data, j):
+    """Array divide, where-selects (a bound constant operand too), slices, reshape-like and
+    rank-0 broadcasts, dynamic_slice and in-place dynamic_update_slice with clamped start
+    indices, or / and / xor reductions of booleans."""
+    v = _values(t, (8,), data.draw)
+    w = _values(t, (8,), data.draw)
+    is_float = t.startswith("f")
+    src = ARRAY_LOOP.format(t=t, n=ITERATIONS, div="divide",
+                            zero="0.0" if is_float else "0", seven="7.0" if is_float else "7",
+                            ctype="FLOAT" if is_float else ("UNSIGNED" if t.startswith("ui") else "SIGNED"))
+    _both(src, v, w, np.int32(j))
+
+
+def test_a_failing_op_in_a_fused_loop_with_an_inline_condition_is_located():
+    """The fused loop whose condition is computed inline still names the op that raised."""
+    src = """func.func @main(%x: tensor<4xf32>) -> tensor<4xf32> {
+  %c0 = stablehlo.constant dense<0> : tensor<i32>
+  %r:2 = stablehlo.while(%i = %c0, %a = %x) : tensor<i32>, tensor<4xf32>
+   cond {
+    %n = stablehlo.constant dense<20> : tensor<i32>
+    %lt = stablehlo.compare LT, %i, %n, SIGNED : (tensor<i32>, tensor<i32>) -> tensor<i1>
+    stablehlo.return %lt : tensor<i1>
+  } do {
+    %one = stablehlo.constant dense<1> : tensor<i32>
+    %i2 = stablehlo.add %i, %one : tensor<i32>
+    %b = "stablehlo.custom_call"(%a) {call_target_name = "no_such_target"} : (tensor<4xf32>) -> tensor<4xf32>
+    stablehlo.return %i2, %b : tensor<i32>, tensor<4xf32>
+  }
+  return %r#1 : tensor<4xf32>
+}"""
+    from stablehlo_ref.errors import StableHLOError
+    with pytest.raises(StableHLOError) as e:
+        stablehlo_ref.run(parse(src), np.zeros(4, np.float32))
+    assert "custom_call" in str(e.value)
+
+
+def test_the_fused_condition_is_computed_inline():
+    """A `while` whose condition is one compare with a constant: the fused loop reads the
+    step's operands itself (the condition's runner carries the step), and the loop's
+    results are the kernels'."""
+    src = _scalar_src("f32")
+    m = parse(src)
+    stablehlo_ref.run(m, np.float32(1.5), np.float32(-2.0))
+    body = m.function("main").regions[0].blocks[0]
+    while_op = [op for op in body.operations if op.name == "stablehlo.while"][0]
+    cond_plan = while_op.regions[0].blocks[0]._cache
+    runners = cond_plan.code.parts[0]
+    assert len(runners) == 1 and getattr(runners[0], "step", None) is not None
+    _both(src, np.float32(1.5), np.float32(-2.0))
+
+
+def test_a_select_of_arrays_in_a_called_function_of_a_reduce_body():
+    """A function whose select takes rank-0 values by its declared types, called by an
+    elementwise region (here reduce_window's body) with arrays: the kernel runs."""
+    src = """func.func @main(%x: tensor<6xf32>) -> tensor<6xf32> {
+  %z = stablehlo.constant dense<0xFF800000> : tensor<f32>
+  %r = "stablehlo.reduce_window"(%x, %z) ({
+  ^bb0(%a: tensor<f32>, %b: tensor<f32>):
+    %m = func.call @pick(%a, %b) : (tensor<f32>, tensor<f32>) -> tensor<f32>
+    stablehlo.return %m : tensor<f32>
+  }) {window_dimensions = array<i64: 2>, padding = dense<[[1, 0]]> : tensor<1x2xi64>} : (tensor<6xf32>, tensor<f32>) -> tensor<6xf32>
+  return %r : tensor<6xf32>
+}
+func.func private @pick(%a: tensor<f32>, %b: tensor<f32>) -> tensor<f32> {
+  %g = stablehlo.compare GT, %a, %b, FLOAT : (tensor<f32>, tensor<f32>) -> tensor<i1>
+  %s = stablehlo.select %g, %a, %b : tensor<i1>, tensor<f32>
+  %d = stablehlo.divide %s, %b : tensor<f32>
+  %e = stablehlo.sine %d : tensor<f32>
+  %t = stablehlo.select %g, %e, %s : tensor<i1>, tensor<f32>
+  return %t : tensor<f32>
+}"""
+    x = np.array([1.0, -2.0, 3.5, np.nan, 0.0, -0.0], np.float32)
+    for _ in range(6):      # (a region run often enough for its blocks to be compiled)
+        _both(src, x)
