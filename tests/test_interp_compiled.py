@@ -265,12 +265,12 @@ def test_a_merged_sequence_names_the_step_that_raised():
     assert e.value._stablehlo_sequence_index == 1 and f[2] == 3
     assert plan._failed_op(["first", "second", "third"], e.value) == "second"
     # entries of one and three operands (a bound kernel, a select) in the same loop
-    mixed = ((lambda a: -a, 0, -1, -1, 2), (lambda c, a, b: a if c else b, 5, 0, 1, 3),
+    mixed = ((lambda ctx, a: ctx - a, 0, -1, -2, 2), (lambda ctx, c, a, b: a if c else b, 5, 0, 1, 3),
              (boom, 2, 1, -1, 4))
     run = plan._sequence_runner(mixed)
     f = [1, 2, None, None, None, False]
     with pytest.raises(ValueError) as e:
-        run(None, f)
+        run(0, f)
     assert e.value._stablehlo_sequence_index == 2 and f[2] == -1 and f[3] == 2
 
 

@@ -746,7 +746,7 @@ def fused_while(ctx, op, f, cplan, bplan):
     tick = ctx.tick
     # a condition that is one binary step (`i < n`) is computed in the loop itself
     step = getattr(crun[0], "step", None) if len(crun) == 1 else None
-    if step is not None and step[2] >= 0 and step[3] < 0 and step[4] == ct:
+    if step is not None and step[2] >= 0 and step[3] == -1 and step[4] == ct:
         return _fused_binary_cond_loop(ctx, op, f, step[:3], brun, bops, crun, cops, need,
                                        preload, first, unread, targets, results, bargs)
 
@@ -936,13 +936,13 @@ def _failed_op(op, e):
     return op
 
 
-def _picker(fn, ctx, op):
-    """select of rank-0 values as a function of its operands (for a sequence of steps): a
-    numpy bool picks the numpy scalar itself, as `_select_runner` does; anything else (the
+def _picker(fn, op):
+    """select of rank-0 values as a function `pick(ctx, c, a, b)` (for a sequence of steps):
+    a numpy bool picks the numpy scalar itself, as `_select_runner` does; anything else (the
     arrays a function called by an elementwise region receives) takes the kernel."""
     BOOL, ND = np.bool_, np.ndarray
 
-    def pick(c, a, b):
+    def pick(ctx, c, a, b):
         if c.__class__ is BOOL and a.__class__ is not ND and b.__class__ is not ND:
             return a if c else b
         v = fn(ctx, op, c, a, b)
@@ -950,14 +950,15 @@ def _picker(fn, ctx, op):
     return pick
 
 
-def _bind_kernel(fn, ctx, op):
-    """A kernel as a function of its operands alone (for a sequence of steps)."""
+def _bind_kernel(fn, op):
+    """A kernel with its op bound, `k(ctx, x)` or `k(ctx, x, y)` (for a sequence of steps;
+    the interpreter is the one running the sequence)."""
     if fn.__code__.co_argcount == 3:
-        def unary(x):
+        def unary(ctx, x):
             return fn(ctx, op, x)
         return unary
 
-    def binary(x, y):
+    def binary(ctx, x, y):
         return fn(ctx, op, x, y)
     return binary
 
@@ -984,11 +985,12 @@ def _scalar_kernel(op, fn) -> bool:
 
 def _sequence_runner(seq):
     """Several steps in one loop (a loop iteration costs less than a closure call): entries
-    (fn, a, b, c, out) store `f[out] = fn(f[a], f[b])` (c < 0: a Python operator, or a bound
-    kernel), `fn(f[a])` (b < 0) or `fn(f[a], f[b], f[c])` (`_picker`)."""
+    (fn, a, b, c, out) store `f[out] = fn(f[a], f[b])` (c == -1: a Python operator),
+    `fn(ctx, f[a], f[b], f[c])` (c >= 0: `_picker`), or for a bound kernel (c == -2,
+    `_bind_kernel`) `fn(ctx, f[a])` (b < 0) or `fn(ctx, f[a], f[b])`."""
     n = len(seq)
     length_hint = operator.length_hint
-    if any(e[2] < 0 or e[3] >= 0 for e in seq):
+    if any(e[3] != -1 for e in seq):
         return _mixed_sequence_runner(seq)
     seq = tuple((fn, a, b, out) for fn, a, b, _, out in seq)
 
@@ -1007,7 +1009,7 @@ def _sequence_runner(seq):
 
 
 def _mixed_sequence_runner(seq):
-    """`_sequence_runner` of entries of one, two or three operands."""
+    """`_sequence_runner` with bound kernels or selects among its entries."""
     n = len(seq)
     length_hint = operator.length_hint
 
@@ -1015,13 +1017,14 @@ def _mixed_sequence_runner(seq):
         it = iter(seq)
         try:
             for fn, a, b, c, out in it:
-                if c < 0:
-                    if b < 0:
-                        f[out] = fn(f[a])
-                    else:
-                        f[out] = fn(f[a], f[b])
+                if c == -1:
+                    f[out] = fn(f[a], f[b])
+                elif c >= 0:
+                    f[out] = fn(ctx, f[a], f[b], f[c])
+                elif b < 0:
+                    f[out] = fn(ctx, f[a])
                 else:
-                    f[out] = fn(f[a], f[b], f[c])
+                    f[out] = fn(ctx, f[a], f[b])
         except Exception as e:
             try:
                 e._stablehlo_sequence_index = n - length_hint(it) - 1
@@ -1208,8 +1211,7 @@ class _Emitter:
             self.seq[len(self.runners)] = (fast, ins[0], ins[1], -1, out)
             self.reads.update(ins)
         elif mode == 1 and fast is _SELECT and not frees:
-            self.seq[len(self.runners)] = (_picker(fn, self.ctx, op), ins[0], ins[1], ins[2],
-                                           out)
+            self.seq[len(self.runners)] = (_picker(fn, op), ins[0], ins[1], ins[2], out)
             self.reads.update(ins)
         invariant = self.invariant
         if mode == 1 and fast is None and invariant and not op.regions and ins \
@@ -1231,8 +1233,8 @@ class _Emitter:
                 and fn is not KERNELS.get(name) and _scalar_kernel(op, fn):
             # a rank-0 op of a specialized elementwise kernel (sine, remainder, convert, ...)
             # may join a sequence too: the kernel called there with its op bound
-            self.seq[len(self.runners)] = (_bind_kernel(fn, self.ctx, op), ins[0],
-                                           ins[1] if len(ins) == 2 else -1, -1, out)
+            self.seq[len(self.runners)] = (_bind_kernel(fn, op), ins[0],
+                                           ins[1] if len(ins) == 2 else -1, -2, out)
             self.reads.update(ins)
         run = _runner(self.ctx, op, fn, ins, out, mode, frees, fast, known, self.reads)
         if op.regions and not getattr(fn, "runs_no_region", False):
