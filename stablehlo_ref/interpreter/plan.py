@@ -963,22 +963,23 @@ def _bind_kernel(fn, op):
     return binary
 
 
-_SCALAR_SEQ_MODULES = frozenset(("elementwise",))
+# modules whose specialized kernels of one or two operands may run in a merged sequence
+_SEQUENCE_MODULES = frozenset(("elementwise", "movement"))
 
 
-def _scalar_kernel(op, fn) -> bool:
-    """Whether `fn`, a specialized kernel of an elementwise op, runs on rank-0 operands to a
-    rank-0 result here, taking (ctx, op) and each operand as a positional argument (such a
-    kernel returns its value, never a list)."""
+def _sequence_kernel(op, fn) -> bool:
+    """Whether `fn`, the specialized kernel of an elementwise or data-movement op with one
+    result, takes (ctx, op) and each operand as a positional argument (such a kernel returns
+    its value, never a list: its fallback is the op's general kernel, which returns one array
+    too)."""
     code = getattr(fn, "__code__", None)
     if code is None or code.co_argcount != 2 + len(op.operands) or code.co_flags & 0x0C \
-            or fn.__module__.rsplit(".", 1)[-1] not in _SCALAR_SEQ_MODULES \
+            or fn.__module__.rsplit(".", 1)[-1] not in _SEQUENCE_MODULES \
             or len(op.results) != 1 or op.regions:
         return False
     for v in (*op.operands, op.results[0]):
         t = v.type
-        if t.__class__ is not TensorType or t.shape != () \
-                or t.element_type.__class__ is not ElementType:
+        if t.__class__ is not TensorType or t.element_type.__class__ is not ElementType:
             return False
     return True
 
@@ -1230,9 +1231,10 @@ class _Emitter:
                 self.emit(_with_frees(run, frees), op)
                 return
         if exact and mode == 1 and fast is None and not frees and 1 <= len(ins) <= 2 \
-                and fn is not KERNELS.get(name) and _scalar_kernel(op, fn):
-            # a rank-0 op of a specialized elementwise kernel (sine, remainder, convert, ...)
-            # may join a sequence too: the kernel called there with its op bound
+                and fn is not KERNELS.get(name) and _sequence_kernel(op, fn):
+            # an op of a specialized elementwise or data-movement kernel (sine, remainder,
+            # convert, slice, ...) may join a sequence too: the kernel called there with its
+            # op bound
             self.seq[len(self.runners)] = (_bind_kernel(fn, op), ins[0],
                                            ins[1] if len(ins) == 2 else -1, -2, out)
             self.reads.update(ins)
