@@ -1215,8 +1215,8 @@ class _Emitter:
             self.seq[len(self.runners)] = (_picker(fn, op), ins[0], ins[1], ins[2], out)
             self.reads.update(ins)
         invariant = self.invariant
-        if mode == 1 and fast is None and invariant and not op.regions and ins \
-                and _foldable(name, KERNELS.get(name)) \
+        if mode == 1 and (fast is None or fast is _WHERE) and invariant and not op.regions \
+                and ins and _foldable(name, KERNELS.get(name)) \
                 and all(s in invariant or s in known for s in ins) \
                 and not all(s in known for s in ins):
             # a pure op of loop-invariant operands: computed once per loop (see `_memo_runner`)
