@@ -950,6 +950,22 @@ def _picker(fn, op):
     return pick
 
 
+def _wherer(fn, op):
+    """`_where_runner` as a function `where(ctx, c, a, b)` (for a sequence of steps)."""
+    ND = np.ndarray
+    where = np.where
+
+    def where_(ctx, c, a, b):
+        if c.__class__ is ND and a.__class__ is ND and b.__class__ is ND:
+            v = where(c, a, b)
+            if v.dtype is not a.dtype and v.dtype != a.dtype:
+                v = v.astype(a.dtype)
+            return v
+        v = fn(ctx, op, c, a, b)
+        return v[0] if v.__class__ in _SEQ else v
+    return where_
+
+
 def _bind_kernel(fn, op):
     """A kernel with its op bound, `k(ctx, x)` or `k(ctx, x, y)` (for a sequence of steps;
     the interpreter is the one running the sequence)."""
@@ -987,7 +1003,7 @@ def _sequence_kernel(op, fn) -> bool:
 def _sequence_runner(seq):
     """Several steps in one loop (a loop iteration costs less than a closure call): entries
     (fn, a, b, c, out) store `f[out] = fn(f[a], f[b])` (c == -1: a Python operator),
-    `fn(ctx, f[a], f[b], f[c])` (c >= 0: `_picker`), or for a bound kernel (c == -2,
+    `fn(ctx, f[a], f[b], f[c])` (c >= 0: `_picker`, `_wherer`), or for a bound kernel (c == -2,
     `_bind_kernel`) `fn(ctx, f[a])` (b < 0) or `fn(ctx, f[a], f[b])`."""
     n = len(seq)
     length_hint = operator.length_hint
@@ -1230,7 +1246,11 @@ class _Emitter:
             if run is not None:
                 self.emit(_with_frees(run, frees), op)
                 return
-        if exact and mode == 1 and fast is None and not frees and 1 <= len(ins) <= 2 \
+        if mode == 1 and fast is _WHERE and not frees:
+            # (after the memo above: a memoized select keeps its own runner)
+            self.seq[len(self.runners)] = (_wherer(fn, op), ins[0], ins[1], ins[2], out)
+            self.reads.update(ins)
+        elif exact and mode == 1 and fast is None and not frees and 1 <= len(ins) <= 2 \
                 and fn is not KERNELS.get(name) and _sequence_kernel(op, fn):
             # an op of a specialized elementwise or data-movement kernel (sine, remainder,
             # convert, slice, ...) may join a sequence too: the kernel called there with its
