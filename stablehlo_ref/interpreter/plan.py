@@ -19,13 +19,19 @@ values in slots of the caller's frame); constants, and the elementwise and data-
 whose operands are all known, are computed once and stored once per frame, and bound into the
 closures that read them; for ops on native integer and float types whose exact semantics a
 Python operator keeps (+, -, * with integer wrap-around and float rounding in the operands' own
-dtype, comparisons, and/or/xor, select of a rank-0 predicate), the operator itself runs instead
-of a kernel call, consecutive ones in one loop; numpy scalars then stay numpy scalars, so a
-loop over scalars costs no numpy array call per op. In a `while` body, pure ops whose operands
-are loop-invariant (body arguments returned unchanged, known values, or such ops' results)
-keep their result while their operand objects stay the same (`_memo_runner`); once both the
-condition and the body of a `while` are compiled, the rest of the loop runs as one Python loop
-over both blocks' runners (`fused_while`)."""
+dtype, float division, comparisons, and/or/xor, select of a rank-0 predicate), the operator
+itself runs instead of a kernel call; a select of arrays of one static shape is numpy's
+`where`; consecutive such steps, and ops whose specializer made an elementwise or
+data-movement kernel of one or two operands, run in one loop (`_sequence_runner`); numpy
+scalars then stay numpy scalars, so a loop over scalars costs no numpy array call per op. A
+dynamic_slice reads its start indices from their slots (known ones clamped once). In a
+`while` body, pure ops whose operands are loop-invariant (body arguments returned unchanged,
+known values, or such ops' results) keep their result while their operand objects stay the
+same (`_memo_runner`); a dynamic_update_slice or one-element scatter of a value that dies
+there writes into it when nothing else holds it (`_update_in_place_runner`,
+`_scatter_in_place_runner`); once both the condition and the body of a `while` are compiled,
+the rest of the loop runs as one Python loop over both blocks' runners (`fused_while`; a
+condition that is one binary step, `i < n`, is computed in that loop itself)."""
 from __future__ import annotations
 
 import operator
