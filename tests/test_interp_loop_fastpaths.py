@@ -240,3 +240,35 @@ func.func private @pick(%a: tensor<f32>, %b: tensor<f32>) -> tensor<f32> {
     x = np.array([1.0, -2.0, 3.5, np.nan, 0.0, -0.0], np.float32)
     for _ in range(6):      # (a region run often enough for its blocks to be compiled)
         _both(src, x)
+
+
+@pytest.mark.parametrize("dims,shape", [([1, 0], (3, 2)), ([2, 0], (3, 4, 2)), ([0, 2], (2, 4, 3))])
+def test_broadcast_in_dim_with_dimensions_out_of_order_transposes(dims, shape):
+    """Result dimension dims[i] is operand dimension i (the spec allows any order): dimensions
+    out of order transpose the operand, in a loop body (compiled) and step by step."""
+    t = "x".join(map(str, shape))
+    src = f"""func.func @main(%x: tensor<2x3xf32>) -> tensor<{t}xf32> {{
+  %c0 = stablehlo.constant dense<0> : tensor<i32>
+  %z = stablehlo.constant dense<0.0> : tensor<{t}xf32>
+  %r:3 = stablehlo.while(%i = %c0, %a = %x, %acc = %z) : tensor<i32>, tensor<2x3xf32>, tensor<{t}xf32>
+   cond {{
+    %n = stablehlo.constant dense<{ITERATIONS}> : tensor<i32>
+    %lt = stablehlo.compare LT, %i, %n, SIGNED : (tensor<i32>, tensor<i32>) -> tensor<i1>
+    stablehlo.return %lt : tensor<i1>
+  }} do {{
+    %one = stablehlo.constant dense<1> : tensor<i32>
+    %i2 = stablehlo.add %i, %one : tensor<i32>
+    %b = stablehlo.broadcast_in_dim %a, dims = [{", ".join(map(str, dims))}] : (tensor<2x3xf32>) -> tensor<{t}xf32>
+    %s = stablehlo.add %acc, %b : tensor<{t}xf32>
+    stablehlo.return %i2, %a, %s : tensor<i32>, tensor<2x3xf32>, tensor<{t}xf32>
+  }}
+  return %r#2 : tensor<{t}xf32>
+}}"""
+    x = np.arange(6, dtype=np.float32).reshape(2, 3)
+    got = _both(src, x)[0]
+    order = sorted(range(2), key=dims.__getitem__)
+    view = [1] * len(shape)
+    for i, d in enumerate(dims):
+        view[d] = x.shape[i]
+    expected = np.broadcast_to(x.transpose(order).reshape(view), shape) * ITERATIONS
+    assert np.array_equal(got, expected)

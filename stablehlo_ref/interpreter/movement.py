@@ -110,8 +110,14 @@ def broadcast_in_dim(ctx, op, x):
         n = 1
         for d in shape:
             n *= d
-        plan = cache["broadcast"] = (x.shape, tuple(view), shape, n <= _SMALL)
-    _, view, shape, small = plan
+        # dimensions mapped out of order transpose the operand (result dimension dims[i] is
+        # operand dimension i)
+        order = sorted(range(len(dims)), key=dims.__getitem__)
+        perm = tuple(order) if order != list(range(len(dims))) else None
+        plan = cache["broadcast"] = (x.shape, tuple(view), shape, n <= _SMALL, perm)
+    _, view, shape, small, perm = plan
+    if perm is not None:
+        x = np.transpose(x, perm)
     x = x.reshape(view)
     if small:
         out = np.empty(shape, dtype=x.dtype)
@@ -133,8 +139,9 @@ def broadcast_in_dim_specialized(op, known=None):
         dims = _ints(op, "broadcast_dimensions")
     except (KeyError, InterpreterError):
         return None
-    if len(dims) != len(xshape) or any(d < 0 or d >= len(shape) for d in dims):
-        return None
+    if len(dims) != len(xshape) or any(d < 0 or d >= len(shape) for d in dims) \
+            or list(dims) != sorted(set(dims)):
+        return None                     # (dimensions out of order: the kernel transposes)
     view = [1] * len(shape)
     for i, d in enumerate(dims):
         view[d] = xshape[i]
@@ -144,7 +151,7 @@ def broadcast_in_dim_specialized(op, known=None):
         n *= d
     general = broadcast_in_dim
     ND = np.ndarray
-    if view == shape and list(dims) == sorted(set(dims)):
+    if view == shape:
         def broadcast_reshape(ctx, op, x):
             if x.__class__ is not ND or x.shape != xshape:
                 return general(ctx, op, x)
