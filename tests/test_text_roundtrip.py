@@ -1,6 +1,11 @@
 """Parse and print: every chunk of the upstream corpora that parses round-trips
 (`parse(print(parse(x))) == parse(x)`), in pretty and generic form."""
+import math
+import struct
+
+import numpy as np
 import pytest
+from hypothesis import given, settings, strategies as st
 
 from corpus import SHARED, corpus_files
 from stablehlo_ref import ParseError, parse, print_module
@@ -202,10 +207,8 @@ _CL = '''func.func @main(%a: tensor<2x{t}>) -> tensor<2x{t}> {{
 '''
 
 
-def _part_text(draw, x, st):
+def _part_text(draw, x):
     """One way MLIR text may spell the double x: decimal, the double's hex bits, or inf/nan."""
-    import math
-    import struct
     if math.isnan(x) or math.isinf(x) or draw(st.booleans()):
         if math.isnan(x) and draw(st.booleans()):
             return "nan"
@@ -216,46 +219,37 @@ def _part_text(draw, x, st):
     return r if ("." in r or "e" in r) else r + ".0"
 
 
-def _complex_attr_case():
-    from hypothesis import strategies as st
-
-    @st.composite
-    def case(draw):
-        part = draw(st.sampled_from(["f32", "f64"]))
-        re_, im = (draw(st.floats(width=draw(st.sampled_from([32, 64])))) for _ in range(2))
-        return part, re_, im, _part_text(draw, re_, st), _part_text(draw, im, st), draw(st.booleans())
-    return case()
+@st.composite
+def _complex_attr_case(draw):
+    part = draw(st.sampled_from(["f32", "f64"]))
+    re_, im = (draw(st.floats(width=draw(st.sampled_from([32, 64])))) for _ in range(2))
+    return part, re_, im, _part_text(draw, re_), _part_text(draw, im), draw(st.booleans())
 
 
-def test_complex_number_attribute_round_trips():
+@settings(max_examples=300, deadline=None, derandomize=True)
+@given(_complex_attr_case())
+def test_complex_number_attribute_round_trips(c):
     """`#complex.number<:f32 re, im> [: complex<f32>]` parses to the parts rounded to the part type
     (read as doubles, as MLIR's parser reads them), prints back as text that reads back to the
     same attribute (NaN and inf as a double's hex bits), and prints the same the second time."""
-    import numpy as np
-    from hypothesis import given, settings
     from stablehlo_ref.ir import ComplexAttr, element_type
-
-    @settings(max_examples=300, deadline=None, derandomize=True)
-    @given(_complex_attr_case())
-    def check(c):
-        part, re_, im, re_text, im_text, typed = c
-        t = f"complex<{part}>"
-        v = f"#complex.number<:{part} {re_text}, {im_text}>" + (f" : {t}" if typed else "")
-        m = parse(_CL.format(t=t, v=v))
-        attr = m.functions["main"].regions[0].blocks[0].operations[0].attributes["value"]
-        dt = np.float32 if part == "f32" else np.float64
-        with np.errstate(all="ignore"):
-            want = ComplexAttr(float(dt(re_)), float(dt(im)), element_type(t))
-        assert attr == want and attr.type == element_type(t)
-        assert all(np.signbit(a) == np.signbit(b) for a, b in ((attr.real, want.real), (attr.imag, want.imag))
-                   if a == a)
-        printed = print_module(m)
-        assert f"#complex.number<:{part} " in printed and f"> : {t}}}" in printed
-        m2 = parse(printed)
-        assert_modules_equal(m, m2)
-        assert print_module(m2) == printed
-        assert_modules_equal(m, parse(print_module(m, generic=True)))
-    check()
+    part, re_, im, re_text, im_text, typed = c
+    t = f"complex<{part}>"
+    v = f"#complex.number<:{part} {re_text}, {im_text}>" + (f" : {t}" if typed else "")
+    m = parse(_CL.format(t=t, v=v))
+    attr = m.functions["main"].regions[0].blocks[0].operations[0].attributes["value"]
+    dt = np.float32 if part == "f32" else np.float64
+    with np.errstate(all="ignore"):
+        want = ComplexAttr(float(dt(re_)), float(dt(im)), element_type(t))
+    assert attr == want and attr.type == element_type(t)
+    assert all(np.signbit(a) == np.signbit(b) for a, b in ((attr.real, want.real), (attr.imag, want.imag))
+               if a == a)
+    printed = print_module(m)
+    assert f"#complex.number<:{part} " in printed and f"> : {t}}}" in printed
+    m2 = parse(printed)
+    assert_modules_equal(m, m2)
+    assert print_module(m2) == printed
+    assert_modules_equal(m, parse(print_module(m, generic=True)))
 
 
 @pytest.mark.parametrize("value, at, message", [
@@ -283,7 +277,6 @@ def test_malformed_complex_number_is_one_parse_error_with_a_location(value, at, 
 
 
 def test_constant_like_of_a_complex_number_verifies_runs_and_legalizes():
-    import numpy as np
     import stablehlo_ref as shlo
     from stablehlo_ref.errors import SerializationError, VerificationError
     from stablehlo_ref.transforms.chlo_legalize import legalize_chlo
