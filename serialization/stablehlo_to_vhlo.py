@@ -176,6 +176,9 @@ def attr_to_vhlo(a, where: str = "") -> VAttr:
             f"{where}: dense_resource<{a.key}> has no VHLO encoding (upstream refuses it too); "
             "inline it first: `stablehlo-ref convert --inline-resources`, or "
             "stablehlo_ref.inline_resources(module)")
+    if isinstance(a, A.ComplexAttr):
+        raise SerializationError(f"{where}: a #complex.number attribute has no VHLO encoding "
+                                 "(VHLO has no complex attribute; a complex constant is a dense<...> tensor)")
     raise SerializationError(f"{where}: attribute {a!r} has no VHLO encoding")
 
 

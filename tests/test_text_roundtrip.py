@@ -1,6 +1,11 @@
 """Parse and print: every chunk of the upstream corpora that parses round-trips
 (`parse(print(parse(x))) == parse(x)`), in pretty and generic form."""
+import math
+import struct
+
+import numpy as np
 import pytest
+from hypothesis import given, settings, strategies as st
 
 from corpus import SHARED, corpus_files
 from stablehlo_ref import ParseError, parse, print_module
@@ -191,3 +196,108 @@ def test_typed_i1_literal_is_not_an_integer_struct_field():
 '''
     with pytest.raises(shlo.StableHLOError, match="index_vector_dim"):
         shlo.parse(text)
+
+
+# ---------------------------------------------------------------- #complex.number (chlo.constant_like)
+
+_CL = '''func.func @main(%a: tensor<2x{t}>) -> tensor<2x{t}> {{
+  %0 = "chlo.constant_like"(%a) {{value = {v}}} : (tensor<2x{t}>) -> tensor<2x{t}>
+  func.return %0 : tensor<2x{t}>
+}}
+'''
+
+
+def _part_text(draw, x):
+    """One way MLIR text may spell the double x: decimal, the double's hex bits, or inf/nan."""
+    if math.isnan(x) or math.isinf(x) or draw(st.booleans()):
+        if math.isnan(x) and draw(st.booleans()):
+            return "nan"
+        if math.isinf(x) and draw(st.booleans()):
+            return "inf" if x > 0 else "-inf"
+        return "0x%016X" % struct.unpack("<Q", struct.pack("<d", x))[0]
+    r = repr(x)
+    return r if ("." in r or "e" in r) else r + ".0"
+
+
+@st.composite
+def _complex_attr_case(draw):
+    part = draw(st.sampled_from(["f32", "f64"]))
+    re_, im = (draw(st.floats(width=draw(st.sampled_from([32, 64])))) for _ in range(2))
+    return part, re_, im, _part_text(draw, re_), _part_text(draw, im), draw(st.booleans())
+
+
+@settings(max_examples=300, deadline=None, derandomize=True)
+@given(_complex_attr_case())
+def test_complex_number_attribute_round_trips(c):
+    """`#complex.number<:f32 re, im> [: complex<f32>]` parses to the parts rounded to the part type
+    (read as doubles, as MLIR's parser reads them), prints back as text that reads back to the
+    same attribute (NaN and inf as a double's hex bits), and prints the same the second time."""
+    from stablehlo_ref.ir import ComplexAttr, element_type
+    part, re_, im, re_text, im_text, typed = c
+    t = f"complex<{part}>"
+    v = f"#complex.number<:{part} {re_text}, {im_text}>" + (f" : {t}" if typed else "")
+    m = parse(_CL.format(t=t, v=v))
+    attr = m.functions["main"].regions[0].blocks[0].operations[0].attributes["value"]
+    dt = np.float32 if part == "f32" else np.float64
+    with np.errstate(all="ignore"):
+        want = ComplexAttr(float(dt(re_)), float(dt(im)), element_type(t))
+    assert attr == want and attr.type == element_type(t)
+    assert all(np.signbit(a) == np.signbit(b) for a, b in ((attr.real, want.real), (attr.imag, want.imag))
+               if a == a)
+    printed = print_module(m)
+    assert f"#complex.number<:{part} " in printed and f"> : {t}}}" in printed
+    m2 = parse(printed)
+    assert_modules_equal(m, m2)
+    assert print_module(m2) == printed
+    assert_modules_equal(m, parse(print_module(m, generic=True)))
+
+
+@pytest.mark.parametrize("value, at, message", [
+    ("#complex.number<f32 1.0, 2.0>", "f32", "expected ':'"),
+    ("#complex.number<:f32 1.0 2.0>", " 2.0", "expected ','"),   # (at the end of the token before)
+    ("#complex.number<:f32 1.0, 2.0", "}", "expected '>'"),
+    ("#complex.number<:f32 1, 2.0>", "1,", "expected a float literal for the real part of #complex.number, got the integer 1"),
+    ("#complex.number<:f32 1.0, x>", "x>", "expected a float literal for the imaginary part"),
+    ("#complex.number<:f32 -0x3FF0000000000000, 2.0>", "-0x", "hexadecimal float literal (the bits of a double) takes no sign"),
+    ("#complex.number<:f32 0x1FFFFFFFFFFFFFFFF, 2.0>", "0x", "does not fit in 64 bits"),
+    ("#complex.number<:i32 1.0, 2.0>", "i32", "the parts of a #complex.number must be of a float type, got i32"),
+    ("#complex.number<:f16 1.0, 2.0>", "f16", "complex<f16> is not a StableHLO element type"),
+    ("#complex.number<:f32 1.0, 2.0> : complex<f64>", "complex<f64>",
+     "#complex.number of f32 has type complex<f32>, not complex<f64>"),
+])
+def test_malformed_complex_number_is_one_parse_error_with_a_location(value, at, message):
+    text = _CL.format(t="complex<f32>", v=value)
+    line = text.splitlines()[1]
+    col = line.index(value) + (value + "}").index(at) + 1
+    with pytest.raises(ParseError) as e:
+        parse(text, "c.mlir")
+    err = str(e.value)
+    assert err.startswith(f"c.mlir:2:{col}: ") and message in err, err
+    assert err.count("c.mlir:") == 1
+
+
+def test_constant_like_of_a_complex_number_verifies_runs_and_legalizes():
+    import stablehlo_ref as shlo
+    from stablehlo_ref.errors import SerializationError, VerificationError
+    from stablehlo_ref.transforms.chlo_legalize import legalize_chlo
+    from stablehlo_ref.verifier import verify
+    for part, dt in (("f32", np.complex64), ("f64", np.complex128)):
+        t = f"complex<{part}>"
+        m = parse(_CL.format(t=t, v=f"#complex.number<:{part} -1.5, 2.5e-1>"))
+        verify(m)
+        out = shlo.run(m, np.zeros(2, dt))[0]
+        assert out.dtype == dt and list(out) == [complex(-1.5, 0.25)] * 2
+        assert legalize_chlo(m) == {"chlo.constant_like": 1}
+        assert "chlo." not in print_module(m)
+        out = shlo.run(m, np.zeros(2, dt))[0]
+        assert out.dtype == dt and list(out) == [complex(-1.5, 0.25)] * 2
+        for bad_t, v in ((t, f"#complex.number<:{'f64' if part == 'f32' else 'f32'} 1.0, 2.0>"),
+                         (t, f"1.0 : {part}"), (part, f"#complex.number<:{part} 1.0, 2.0>")):
+            with pytest.raises(VerificationError, match="value's type .* doesn't match element return type"):
+                verify(parse(_CL.format(t=bad_t, v=v)))
+    # VHLO has no complex attribute: a discardable one is refused by name, not as a repr
+    m = parse('func.func @main(%a: tensor<2xf32>) -> tensor<2xf32> {\n'
+              '  %0 = stablehlo.abs %a {foo = #complex.number<:f32 1.0, 2.0>} : tensor<2xf32>\n'
+              '  func.return %0 : tensor<2xf32>\n}\n')
+    with pytest.raises(SerializationError, match="a #complex.number attribute has no VHLO encoding"):
+        shlo.serialize(m)

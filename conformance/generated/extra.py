@@ -116,6 +116,16 @@ def constant_cases(full, fast) -> List:
         r = pb.op("chlo.constant", [], [t], f"value = dense<[{rows[0]}, {rows[1]}]> : {t}")[0]
         out.append(_case("chlo.constant", et, "2x3", pb.text([(r, t)]), [], [make_array(vals, et, shape)], [et],
                          note="complex elements as (real, imag) pairs"))
+        v = complex(-1.5, 0.25)              # both parts exact in every complex part type
+        part = "f32" if et == "complex<f32>" else "f64"
+        for s in ([(2, 3)] + ([(0, 4), ()] if full else [])):
+            ts = tensor(s, et)
+            lit = f"#complex.number<:{part} {v.real!r}, {v.imag!r}> : {et}"
+            prog = single_op_program("chlo.constant_like", [ts], [ts], f"value = {lit}")
+            out.append(_case("chlo.constant_like", et, f"splat_{_name(s)}", prog,
+                             [make_array(_small(et, _size(s), 0), et, s)], [make_array([v] * _size(s), et, s)], [et],
+                             note="the #complex.number value splat to the operand's shape; the operand's values "
+                                  "are not read"))
     return out
 
 

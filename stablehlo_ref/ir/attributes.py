@@ -9,7 +9,7 @@ from typing import Optional, Tuple
 import numpy as np
 
 from .. import spec
-from .types import ElementType, TensorType, Type
+from .types import ELEMENT_TYPES, ElementType, TensorType, Type
 
 
 class Attribute:
@@ -44,6 +44,45 @@ class FloatAttr(Attribute):
 
     def __hash__(self):
         return hash(("f", repr(self.value), self.type))
+
+
+@dataclass(frozen=True)
+class ComplexAttr(Attribute):
+    """MLIR's complex number attribute, `#complex.number<:f32 1.0, 2.0> : complex<f32>`: one
+    complex scalar of type `type` (complex<f32> or complex<f64>), its parts held rounded to the
+    part type's precision as MLIR's APFloats hold them."""
+
+    real: float
+    imag: float
+    type: Type
+
+    def __post_init__(self):
+        part = self.part_type
+        with np.errstate(all="ignore"):
+            for f in ("real", "imag"):
+                v = float(getattr(self, f))
+                if part is not None and part.dtype != np.float64:
+                    v = float(np.asarray(v, dtype=np.float64).astype(part.dtype))
+                object.__setattr__(self, f, v)
+
+    @property
+    def part_type(self) -> Optional[ElementType]:
+        """The float type of the real and imaginary parts (f32 for complex<f32>)."""
+        name = getattr(self.type, "name", "")
+        return ELEMENT_TYPES.get(name[8:-1]) if name.startswith("complex<") else None
+
+    @property
+    def value(self) -> complex:
+        return complex(self.real, self.imag)
+
+    def __eq__(self, other):
+        if not isinstance(other, ComplexAttr) or other.type != self.type:
+            return False
+        return all((a == b and np.signbit(a) == np.signbit(b)) or (a != a and b != b)
+                   for a, b in ((self.real, other.real), (self.imag, other.imag)))
+
+    def __hash__(self):
+        return hash(("c", repr(self.real), repr(self.imag), self.type))
 
 
 @dataclass(frozen=True)

@@ -60,6 +60,17 @@ def format_float(v, et) -> str:
 _MANTISSA_BITS = {"f64": 53, "f32": 24, "f16": 11, "bf16": 8}
 
 
+def format_complex_part(v, part) -> str:
+    """The real or imaginary part of a `#complex.number<:f32 re, im>`, of float type `part`.
+    MLIR reads a part as a double and then rounds it to `part`, so hex text there is a
+    double's bits: NaN, inf, and values whose decimal text would not read back, are written
+    as a double (f64 hex bits for NaN and inf), which rounds back to the same `part` value."""
+    text = format_float(v, part)
+    if text.lstrip("-").startswith("0x") and getattr(part, "name", "f64") != "f64":
+        text = format_float(v, None)        # (None: as an f64)
+    return text
+
+
 def _apfloat_digits(fv: float, precision: int):
     """(digits, exp) with |fv| ~ int(digits) * 10**exp, as LLVM's APFloat::toString finds them
     for `precision` significant digits: the exact value's digits are first cut by a truncating

@@ -4,6 +4,7 @@ symbols, dictionaries), the `#stablehlo.*`/`#chlo.*` struct and enum attributes 
 the spec declares, and locations (`#loc` aliases resolved after the module)."""
 from __future__ import annotations
 
+import math
 import re
 from typing import List
 
@@ -12,7 +13,7 @@ import numpy as np
 from ..errors import ParseError
 from ..ir.attributes import (AffineMapAttr, ArrayAttr, Attribute, BoolAttr, CallSiteLoc,
                              DenseArrayAttr, DenseElementsAttr, DenseResourceAttr, DictAttr,
-                             EnumAttr, FileLineColLoc, FloatAttr, FusedLoc, IntegerAttr, Location,
+                             ComplexAttr, EnumAttr, FileLineColLoc, FloatAttr, FusedLoc, IntegerAttr, Location,
                              NameLoc, OpaqueAttr, STRUCT_FIELDS, StringAttr, StructAttr, SymbolRefAttr,
                              TypeAttr, UNKNOWN_LOC, UnitAttr, UnknownLoc, dot_algorithm_problems)
 from ..ir.wellformed import enum_cases, struct_field_kind as _struct_field_kind, struct_problem
@@ -601,6 +602,8 @@ class TypeAttrParser:
             return EnumAttr(name, kind, value)
         if name == "sdy" and sc.s.startswith("<", sc.pos):
             return syntax_sdy.parse_bare_attr(self, start)
+        if name == "complex.number" and sc.s.startswith("<", sc.pos):
+            return self._parse_complex_number(start)
         if "." in name:
             dialect, sub = name.split(".", 1)
             if dialect == "sdy" and sc.s.startswith("<", sc.pos):
@@ -621,6 +624,71 @@ class TypeAttrParser:
         if name in self.attr_aliases:
             return self.attr_aliases[name]
         raise sc.error(f"undefined attribute alias #{name}", start)
+
+    def _parse_complex_number(self, start: int) -> ComplexAttr:
+        """`#complex.number<:f32 1.0, 2.0>`, optionally followed by its type `: complex<f32>`
+        (MLIR's complex::NumberAttr: the parts are float literals read as doubles, then
+        rounded to the part type)."""
+        sc = self.sc
+        sc.expect("<")
+        sc.expect(":")
+        sc.ws()
+        tpos = sc.pos
+        part = self.parse_element_type()
+        if not isinstance(part, ElementType) or not part.is_float:
+            raise sc.error(f"the parts of a #complex.number must be of a float type, got {part}", tpos)
+        ct = ELEMENT_TYPES.get(f"complex<{part}>")
+        if ct is None:
+            raise sc.error(f"#complex.number of {part}: complex<{part}> is not a StableHLO element type "
+                           f"(complex<f32> and complex<f64> are)", tpos)
+        real = self._complex_part("real")
+        sc.expect(",")
+        imag = self._complex_part("imaginary")
+        sc.expect(">")
+        save = sc.pos
+        if sc.accept(":") and not sc.peek(":"):
+            sc.ws()
+            spos = sc.pos
+            try:
+                t = self.parse_type()
+            except ParseError:
+                t = None
+            if isinstance(t, ElementType) and t.is_complex:
+                if t != ct:
+                    raise sc.error(f"#complex.number of {part} has type {ct}, not {t}", spos)
+            else:
+                sc.pos = save        # not this attribute's type (e.g. an op's trailing type)
+        else:
+            sc.pos = save
+        return ComplexAttr(real, imag, ct)
+
+    def _complex_part(self, which: str) -> float:
+        """One part of a #complex.number: a decimal float literal (`1.0`, `-2.5e3`), `inf` or
+        `nan` with an optional `-`, or the 64 bits of a double in hexadecimal."""
+        sc = self.sc
+        sc.ws()
+        pos = sc.pos
+        neg = sc.accept("-")
+        if sc.accept_keyword("inf"):
+            return -math.inf if neg else math.inf
+        if sc.accept_keyword("nan"):
+            return -math.nan if neg else math.nan
+        sc.pos = pos
+        m = sc.match(NUMBER)
+        if not m or m.group(0).startswith("+"):
+            raise sc.error(f"expected a float literal for the {which} part of #complex.number", pos)
+        text = m.group(0)
+        if "0x" in text:
+            if text.startswith("-"):
+                raise sc.error("a hexadecimal float literal (the bits of a double) takes no sign", pos)
+            bits = sc.int_value(text, pos)
+            if bits >= 1 << 64:
+                raise sc.error(f"hexadecimal float literal {text[:40]} does not fit in 64 bits", pos)
+            return float(np.frombuffer(bits.to_bytes(8, "little"), np.float64)[0])
+        if "." not in text and "e" not in text and "E" not in text:
+            raise sc.error(f"expected a float literal for the {which} part of #complex.number, "
+                           f"got the integer {text[:40]} (write {text[:40]}.0)", pos)
+        return sc.float_value(text, pos)
 
     def _parse_struct(self, dialect: str, name: str) -> Attribute:
         sc = self.sc

@@ -12,13 +12,13 @@ import numpy as np
 from .. import spec as _spec
 from ..ir.attributes import (AffineMapAttr, ArrayAttr, Attribute, BoolAttr, CallSiteLoc,
                              DenseArrayAttr, DenseElementsAttr, DenseResourceAttr, DictAttr,
-                             EnumAttr, FileLineColLoc, FloatAttr, FusedLoc, IntegerAttr, Location,
+                             ComplexAttr, EnumAttr, FileLineColLoc, FloatAttr, FusedLoc, IntegerAttr, Location,
                              NameLoc, OpaqueAttr, StringAttr, StructAttr, SymbolRefAttr, TypeAttr,
                              UnitAttr, UnknownLoc)
 from ..ir.core import Module, Operation
 from ..ir.sdy import SdyAttr
 from ..ir.defaults import is_default
-from ..ir.floats import format_float
+from ..ir.floats import format_complex_part, format_float
 from ..ir.wellformed import shape_problem
 from ..ir.locations import arg_location, op_location
 from ..ir.types import ELEMENT_TYPES, ElementType, Type
@@ -205,6 +205,10 @@ class Printer:
             return f"{a.value} : {t}" if t is not None else str(a.value)
         if isinstance(a, FloatAttr):
             return f"{format_float(a.value, a.type)} : {type_text(a.type)}"
+        if isinstance(a, ComplexAttr):
+            part = a.part_type
+            return (f"#complex.number<:{part} {format_complex_part(a.real, part)}, "
+                    f"{format_complex_part(a.imag, part)}> : {type_text(a.type)}")
         if isinstance(a, BoolAttr):
             return "true" if a.value else "false"
         if isinstance(a, StringAttr):
