@@ -217,3 +217,20 @@ def test_edges_same_with_and_without_fast_paths(line, monkeypatch):
     text = _HEAD + "  " + line + "\n" + _TAIL + "#loc9 = loc(\"z.py\":7:8)\n#al = 3 : i64\n"
     fast, slow = _both(text, monkeypatch)
     assert fast == slow
+
+
+def test_location_aliases_resolved():
+    """(the parser resolves `#loc` references after the module only where it made some)"""
+    from stablehlo_ref.ir.attributes import CallSiteLoc, FileLineColLoc, FusedLoc, NameLoc
+    head = "func.func @main(%a: tensor<4xf32> loc(#loc2)) -> tensor<4xf32> {\n  %x = stablehlo.add %a, %a : tensor<4xf32> "
+    tail = "\n  return %a : tensor<4xf32>\n}\n#loc9 = loc(\"z.py\":7:8)\n#loc8 = loc(#loc9)\n#loc2 = loc(\"q\")\n"
+    z = FileLineColLoc("z.py", 7, 8)
+    for loc, want in (('loc("n"(#loc9))', NameLoc("n", z)), ('loc(fused[#loc9, "a"])', FusedLoc((z, NameLoc("a")))),
+                      ("loc(callsite(#loc9 at #loc8))", CallSiteLoc(z, z)), ("loc(#loc8)", z)):
+        m = parse(head + loc + tail)
+        func = m.op.regions[0].blocks[0].operations[0]
+        block = func.regions[0].blocks[0]
+        assert block.operations[0].location == want
+        assert block.arg_locations == [NameLoc("q")]
+    with pytest.raises(ParseError, match="undefined location alias #nope"):
+        parse(head + "loc(#nope)" + tail)

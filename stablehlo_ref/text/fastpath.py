@@ -398,12 +398,16 @@ def parse_constant_fast(p, op_name, s, pos):
     m = _CONSTANT.match(s, pos)
     if m is None:
         return None
-    t = p.type_cache.get(m.group(2))
-    if t is None:
-        return None
-    attr = p.dense_cache.get((m.group(1), t))
+    key = ("constant", m.group(0))
+    attr = p.fast_cache.get(key)
     if attr is None:
-        return None
+        t = p.type_cache.get(m.group(2))
+        if t is None:
+            return None
+        attr = p.dense_cache.get((m.group(1), t))
+        if attr is None:
+            return None
+        p.fast_cache[key] = attr
     return [], attr.type, {"value": attr}, m.end()
 
 
@@ -471,12 +475,17 @@ def parse_generic_constant(p, op_name, s, pos):
     m = _GENERIC_CONSTANT.match(s, pos)
     if m is None:
         return None
-    cache = p.type_cache
-    t = cache.get(m.group(2))
-    rt = cache.get(m.group(3))
-    if t is None or rt is None:
-        return None
-    attr = p.dense_cache.get((m.group(1), t))
-    if attr is None:
-        return None
+    key = ("generic constant", m.group(0))
+    got = p.fast_cache.get(key)
+    if got is None:
+        cache = p.type_cache
+        t = cache.get(m.group(2))
+        rt = cache.get(m.group(3))
+        if t is None or rt is None:
+            return None
+        attr = p.dense_cache.get((m.group(1), t))
+        if attr is None:
+            return None
+        got = p.fast_cache[key] = (attr, rt)
+    attr, rt = got
     return [], rt, {"value": attr}, m.end()

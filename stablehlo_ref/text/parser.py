@@ -76,6 +76,7 @@ class Parser(TypeAttrParser):
         self.props_cache: dict = {}     # generic op name -> (properties text, entries, depth)
         self.dense_cache: dict = {}     # (literal text, type) -> DenseElementsAttr (read-only)
         self.fast_cache: dict = {}      # the fast paths' type lists and attributes by their text (fastpath.py)
+        self.loc_refs = False           # whether a location refers to a `#loc` alias (a _LocRef)
 
     # ================================================================ top level
     def parse_module(self) -> Module:
@@ -153,6 +154,8 @@ class Parser(TypeAttrParser):
             sc.accept(",")
 
     def _resolve_locations(self, root: Operation):
+        if not self.loc_refs:     # (then resolving would only rebuild equal locations)
+            return
         def resolve(loc, depth=0):
             if isinstance(loc, _LocRef):
                 if depth > 50:
@@ -413,7 +416,11 @@ class Parser(TypeAttrParser):
                 location = FileLineColLoc(lm.group(1), int(lm.group(2)), int(lm.group(3)), None, None)
             else:
                 a = self.attr_aliases.get(alias)
-                location = a if a is not None and isinstance(a, Location) else _LocRef(alias)
+                if a is not None and isinstance(a, Location):
+                    location = a
+                else:
+                    location = _LocRef(alias)
+                    self.loc_refs = True
             sc.pos = lm.end()
         else:
             nm = _NEXT_OP.match(s, end)
