@@ -7,7 +7,14 @@ A fast path is only an optimisation: it accepts a subset of what the general par
 or an attribute dictionary inside the op, a type not seen before in this module, an undefined
 value, a type mismatch, an optional group) it gives up before changing any parser state, and
 the general parser reads the op from the same position, so every error message and location
-stays the general parser's."""
+stays the general parser's.
+
+Each fast path returns the op's parts (operands, its one result type, attributes, end); the parser
+builds the op from them. The generic form takes a fast path without properties, or with
+properties `<{...}>` spelled exactly as the same op's last ones, which the general parser read
+and cached (Parser.props_cache; e.g. every dot_general of a model). Lists of types and the
+dot_general/i64-list/constant attributes are cached by their text per parse (Parser.fast_cache):
+types and attributes are immutable, so ops share them as they share cached types."""
 from __future__ import annotations
 
 import re

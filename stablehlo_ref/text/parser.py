@@ -375,9 +375,9 @@ class Parser(TypeAttrParser):
     def _parse_operation_fast(self, m) -> Optional[Operation]:
         """`%name = dialect.op ...` through a fast path (fastpath.py), or None where it does not
         apply: nothing has changed then, and the general parser reads the op."""
-        name = m.group(2)
+        rname, name, generic = m.groups()
         if name is None:                # the generic form
-            name = m.group(3)
+            name = generic
             op_pos = m.start(3) - 1
             fast = _FAST_GENERIC.get(name, 0)
             if fast == 0:
@@ -434,7 +434,6 @@ class Parser(TypeAttrParser):
         else:
             line = _bisect_right(starts, op_pos)
             source = f"{sc.filename}:{line}:{op_pos - starts[line - 1] + 1}"
-        rname = m.group(1)
         if _BUILD_OPS:
             # Operation(name, operands, [rtype], attrs, [], location) with its result named
             # rname and its source set, by setting their slots (the lists and dict are the
