@@ -51,6 +51,50 @@ def test_fast_paths_are_taken(monkeypatch):
     parse(text)
     # func.func and return; both adds take the fast path (their type is known from the signature)
     assert len(calls) == 2
+    calls.clear()
+    dot = ('  %{} = "stablehlo.dot_general"(%a, %a) <{{dot_dimension_numbers = #stablehlo.dot<'
+           'lhs_contracting_dimensions = [0], rhs_contracting_dimensions = [0]>}}> : '
+           '(tensor<4xf32>, tensor<4xf32>) -> tensor<f32>\n')
+    parse("func.func @main(%a: tensor<4xf32>) -> tensor<f32> {\n" + dot.format(0) + dot.format(1) +
+          dot.format(2) + "  return %2 : tensor<f32>\n}\n")
+    # the first dot_general's properties are read by the general parser, the next two repeat them
+    assert len(calls) == 3
+
+
+def _slots(op):
+    out = {}
+    for k in type(op).__slots__:
+        v = getattr(op, k)
+        if k == "operands":
+            v = [(x.name, x.type, x.index) for x in v]
+        elif k == "results":
+            v = [(x.name, x.type, x.index, x.owner is op, type(x)) for x in v]
+        elif k == "regions":
+            v = len(v)
+        out[k] = (type(v), v)
+    return out
+
+
+def test_fast_ops_are_what_the_general_parser_builds(monkeypatch):
+    """every slot of every op (and its results) the same, in the pretty and the generic form"""
+    text = ("func.func @main(%a: tensor<4xf32>, %w: tensor<4x4xf32>) -> tensor<4xf32> {\n"
+            "  %c = stablehlo.constant dense<1.0> : tensor<4xf32>\n"
+            "  %0 = stablehlo.add %a, %a : tensor<4xf32> loc(\"a.py\":1:2)\n"
+            "  %1 = stablehlo.tanh %0 : tensor<4xf32>\n"
+            "  %c2 = stablehlo.constant dense<1.0> : tensor<4xf32> loc(#loc9)\n"
+            "  %2 = stablehlo.dot_general %1, %w, contracting_dims = [0] x [0] : "
+            "(tensor<4xf32>, tensor<4x4xf32>) -> tensor<4xf32>\n"
+            "  %3 = stablehlo.dot_general %2, %w, contracting_dims = [0] x [0] : "
+            "(tensor<4xf32>, tensor<4x4xf32>) -> tensor<4xf32>\n"
+            "  %4 = stablehlo.broadcast_in_dim %3, dims = [0] : (tensor<4xf32>) -> tensor<4xf32>\n"
+            "  return %4 : tensor<4xf32>\n}\n#loc9 = loc(\"z.py\":7:8)\n")
+    for t in (text, print_module(parse(text), generic=True)):
+        fast = [_slots(op) for op in parse(t).op.walk()]
+        with monkeypatch.context() as mp:
+            mp.setattr(_parser, "_FAST_HEAD", re.compile("(?!)"))
+            mp.setattr(_parser, "_CACHE_PROPS", False)
+            slow = [_slots(op) for op in parse(t).op.walk()]
+        assert fast == slow
 
 
 @pytest.mark.parametrize("path", FILES, ids=str)
@@ -136,6 +180,35 @@ EDGES = [
     _DOT.replace("%x", "%y").replace("BODY", "lhs_contracting_dimensions = [0], rhs_contracting_dimensions = [0]>}> {a = 1"),
     _DOT.replace("BODY", "lhs_contracting_dimensions = [0], rhs_contracting_dimensions = [0]") + "\n  " +
     _DOT.replace("%x", "%y").replace("BODY", "lhs_contracting_dimensions = [0], rhs_contracting_dimensions = [0]>, b = #al"),
+] + [_DOT.replace("BODY", "lhs_contracting_dimensions = [0], rhs_contracting_dimensions = [0]") + "\n  " +
+     _DOT.replace("%x", "%y").replace("BODY", "lhs_contracting_dimensions = [0], rhs_contracting_dimensions = [0]")
+     .replace(" : (", tail) for tail in (
+         " {a = 1} : (", " ({\n}) : (", " // c\n : (", ":(", "\n : (", " : (tensor<4xf32>) -> tensor<f32> //", " [^bb1] : (",
+         " loc(#loc9) : (", " : () -> () //")] + [
+    _DOT.replace("BODY", "lhs_contracting_dimensions = [0], rhs_contracting_dimensions = [0]") + "\n  " +
+    _DOT.replace("%x", "%y").replace("(%a, %a)", "(%a, %s)").replace("BODY", "lhs_contracting_dimensions = [0], rhs_contracting_dimensions = [0]"),
+    _DOT.replace("BODY", "lhs_contracting_dimensions = [0], rhs_contracting_dimensions = [0]") + "\n  " +
+    _DOT.replace("%x", "%y").replace("(%a, %a)", "(%a, %b)").replace("BODY", "lhs_contracting_dimensions = [0], rhs_contracting_dimensions = [0]"),
+    _DOT.replace("BODY", "lhs_contracting_dimensions = [0], rhs_contracting_dimensions = [0]") + "\n  " +
+    _DOT.replace("%x", "%y").replace("(%a, %a)", "(%a, %z)").replace("BODY", "lhs_contracting_dimensions = [0], rhs_contracting_dimensions = [0]"),
+    _DOT.replace("BODY", "lhs_contracting_dimensions = [0], rhs_contracting_dimensions = [0]") + "\n  " +
+    _DOT.replace("%x", "%y").replace("-> tensor<f32>", "-> (tensor<f32>, tensor<f32>)").replace("BODY", "lhs_contracting_dimensions = [0], rhs_contracting_dimensions = [0]"),
+    _DOT.replace("BODY", "lhs_contracting_dimensions = [0], rhs_contracting_dimensions = [0]") + "\n  " +
+    _DOT.replace("%x", "%x").replace("BODY", "lhs_contracting_dimensions = [0], rhs_contracting_dimensions = [0]"),
+    '%x = "stablehlo.dot_general"(%a, %a) <{dot_dimension_numbers = #stablehlo.dot<lhs_contracting_dimensions = [0], '
+    'rhs_contracting_dimensions = [0]>}> : (tensor<4xf32>, tensor<4xf32>) -> tensor<f32>\n'
+    '  %y = "stablehlo.dot_general"(%a, %a) < {dot_dimension_numbers = #stablehlo.dot<lhs_contracting_dimensions = [0], '
+    'rhs_contracting_dimensions = [0]>} > : (tensor<4xf32>, tensor<4xf32>) -> tensor<f32>',
+    '%x = "stablehlo.tanh"(%a) <{}> : (tensor<4xf32>) -> tensor<4xf32>\n'
+    '  %y = "stablehlo.tanh"(%a) <{}> : (tensor<4xf32>) -> tensor<4xf32>',
+    # the fast paths' caches of type lists and attributes by their text
+    "%x = stablehlo.dot_general %a, %a, contracting_dims = [0] x [0] : (tensor<4xf32>, tensor<4xf32>) -> tensor<f32>\n"
+    "  %y = stablehlo.dot_general %a, %a, contracting_dims = [0] x [0] : (tensor<4xf32>, tensor<4xf32>) -> tensor<f32>\n"
+    "  %z = stablehlo.dot_general %a, %a, batching_dims = [0] x [0], contracting_dims = [] x [] : (tensor<4xf32>, tensor<4xf32>) -> tensor<4xf32>\n"
+    "  %w = stablehlo.dot_general %a, %a, contracting_dims = [0] x [0] : (tensor<4xf32>, tensor<4xf32>) -> tensor<4xf32>",
+    "%x = stablehlo.broadcast_in_dim %a, dims = [1] : (tensor<4xf32>) -> tensor<2x4xf32>\n"
+    "  %y = stablehlo.broadcast_in_dim %a, dims = [1] : (tensor<4xf32>) -> tensor<2x4xf32>\n"
+    "  %z = stablehlo.broadcast_in_dim %b, dims = [1] : (tensor<4xf32>) -> tensor<2x4xf32>",
 ]
 
 
@@ -144,3 +217,20 @@ def test_edges_same_with_and_without_fast_paths(line, monkeypatch):
     text = _HEAD + "  " + line + "\n" + _TAIL + "#loc9 = loc(\"z.py\":7:8)\n#al = 3 : i64\n"
     fast, slow = _both(text, monkeypatch)
     assert fast == slow
+
+
+def test_location_aliases_resolved():
+    """(the parser resolves `#loc` references after the module only where it made some)"""
+    from stablehlo_ref.ir.attributes import CallSiteLoc, FileLineColLoc, FusedLoc, NameLoc
+    head = "func.func @main(%a: tensor<4xf32> loc(#loc2)) -> tensor<4xf32> {\n  %x = stablehlo.add %a, %a : tensor<4xf32> "
+    tail = "\n  return %a : tensor<4xf32>\n}\n#loc9 = loc(\"z.py\":7:8)\n#loc8 = loc(#loc9)\n#loc2 = loc(\"q\")\n"
+    z = FileLineColLoc("z.py", 7, 8)
+    for loc, want in (('loc("n"(#loc9))', NameLoc("n", z)), ('loc(fused[#loc9, "a"])', FusedLoc((z, NameLoc("a")))),
+                      ("loc(callsite(#loc9 at #loc8))", CallSiteLoc(z, z)), ("loc(#loc8)", z)):
+        m = parse(head + loc + tail)
+        func = m.op.regions[0].blocks[0].operations[0]
+        block = func.regions[0].blocks[0]
+        assert block.operations[0].location == want
+        assert block.arg_locations == [NameLoc("q")]
+    with pytest.raises(ParseError, match="undefined location alias #nope"):
+        parse(head + "loc(#nope)" + tail)

@@ -7,7 +7,14 @@ A fast path is only an optimisation: it accepts a subset of what the general par
 or an attribute dictionary inside the op, a type not seen before in this module, an undefined
 value, a type mismatch, an optional group) it gives up before changing any parser state, and
 the general parser reads the op from the same position, so every error message and location
-stays the general parser's."""
+stays the general parser's.
+
+Each fast path returns the op's parts (operands, its one result type, attributes, end); the parser
+builds the op from them. The generic form takes a fast path without properties, or with
+properties `<{...}>` spelled exactly as the same op's last ones, which the general parser read
+and cached (Parser.props_cache; e.g. every dot_general of a model). Lists of types and the
+dot_general/i64-list/constant attributes are cached by their text per parse (Parser.fast_cache):
+types and attributes are immutable, so ops share them as they share cached types."""
 from __future__ import annotations
 
 import re
@@ -156,52 +163,134 @@ def _compile_same(op_spec, fmt):
     return re.compile(rx), len(names)
 
 
-def parse_same(p, op_name, compiled, s, pos):
-    """(op, end) through a `_compile_same` fast path, or None (nothing changed)."""
-    if p.depth + 4 > p.limits.max_nesting:
-        return None
+def _same_path(compiled):
+    """The fast path of a `_compile_same` format: fast(p, name, s, pos) -> (operands, result
+    type, attributes, end) or None (nothing changed)."""
     regex, n = compiled
-    m = regex.match(s, pos)
-    if m is None:
-        return None
-    t = p.type_cache.get(m.group(n + 1))
-    if t is None:
-        return None
-    visible = p.visible
-    ops = []
-    for i in range(1, n + 1):
-        defs = visible.get(m.group(i))
-        if not defs:
-            return None
-        v = defs[-1]
-        if v.type is not t and v.type != t:
-            return None
-        ops.append(v)
-    return Operation(op_name, ops, [t], {}, None), m.end()
+    match = regex.match
+    if n == 1:
+        def fast(p, name, s, pos):
+            if p.depth + 4 > p.limits.max_nesting:
+                return None
+            m = match(s, pos)
+            if m is None:
+                return None
+            a, tt = m.groups()
+            t = p.type_cache.get(tt)
+            if t is None:
+                return None
+            defs = p.visible.get(a)
+            if not defs:
+                return None
+            v = defs[-1]
+            if v.type is not t and v.type != t:
+                return None
+            return [v], t, {}, m.end()
+    elif n == 2:
+        def fast(p, name, s, pos):
+            if p.depth + 4 > p.limits.max_nesting:
+                return None
+            m = match(s, pos)
+            if m is None:
+                return None
+            a, b, tt = m.groups()
+            t = p.type_cache.get(tt)
+            if t is None:
+                return None
+            visible = p.visible
+            defs = visible.get(a)
+            if not defs:
+                return None
+            v = defs[-1]
+            if v.type is not t and v.type != t:
+                return None
+            defs = visible.get(b)
+            if not defs:
+                return None
+            w = defs[-1]
+            if w.type is not t and w.type != t:
+                return None
+            return [v, w], t, {}, m.end()
+    else:
+        def fast(p, name, s, pos):
+            if p.depth + 4 > p.limits.max_nesting:
+                return None
+            m = match(s, pos)
+            if m is None:
+                return None
+            t = p.type_cache.get(m.group(n + 1))
+            if t is None:
+                return None
+            visible = p.visible
+            ops = []
+            for i in range(1, n + 1):
+                defs = visible.get(m.group(i))
+                if not defs:
+                    return None
+                v = defs[-1]
+                if v.type is not t and v.type != t:
+                    return None
+                ops.append(v)
+            return ops, t, {}, m.end()
+    return fast
 
 
 _COMPILED: dict = {}
 
 
 def format_fast_path(op_name, op_spec, fmt):
-    """The compiled fast path of an op's format, or None when its format has elements the fast
+    """The fast path of an op's format, fast(p, name, s, pos) -> (operands, result type,
+    attributes, end) or None (nothing changed); None when its format has elements the fast
     path does not cover."""
     c = _COMPILED.get(op_name, 0)
     if c == 0:
         try:
             same = _compile_same(op_spec, fmt)
-            c = ("same",) + same if same is not None else ("format",) + _compile(op_spec, fmt, op_name)
+            c = _same_path(same) if same is not None else _format_path(_compile(op_spec, fmt, op_name))
         except (_Unsupported, KeyError, ValueError):   # (a format the general parser reports on)
             c = None
         _COMPILED[op_name] = c
     return c
 
 
-def parse_fast(p, op_name, compiled, s, pos):
-    """(op, end) for the op body at `pos` read through `compiled`, or None (nothing changed)."""
+def _types(p, text):
+    """The types of a comma-separated list of simple tensor types `text` (as the type cache
+    has them), as a tuple, or None where one is not in the cache."""
+    got = p.fast_cache.get(text)
+    if got is None:
+        got = []
+        cache = p.type_cache
+        for tt in _TYPE_NAMES.findall(text):
+            t = cache.get(tt)
+            if t is None:
+                return None
+            got.append(t)
+        got = p.fast_cache[text] = tuple(got)     # (types are immutable)
+    return got
+
+
+def _ftype(p, ins, one, many):
+    """(inputs, results) of a matched _FTYPE, or None where a type is not in the cache."""
+    i = _types(p, ins) if ins else ()
+    o = _types(p, one if one is not None else many or "") if (one is not None or many) else ()
+    if i is None or o is None:
+        return None
+    return i, o
+
+
+def _format_path(compiled):
+    regex, actions, operand_names, result_specs = compiled
+
+    def fast(p, name, s, pos):
+        return parse_fast(p, regex, actions, operand_names, result_specs, s, pos)
+    return fast
+
+
+def parse_fast(p, regex, actions, operand_names, result_specs, s, pos):
+    """(operands, result type, attributes, end) for the op body at `pos` read through a
+    `_compile`d format, or None (nothing changed)."""
     if p.depth + 4 > p.limits.max_nesting:
         return None
-    _, regex, actions, operand_names, result_specs = compiled
     m = regex.match(s, pos)
     if m is None:
         return None
@@ -223,25 +312,12 @@ def parse_fast(p, op_name, compiled, s, pos):
             if t is None:
                 return None
             for k in name:
-                types[k] = [t]
+                types[k] = (t,)
         elif kind == "ftype":
-            ins = []
-            text = g(gi)
-            if text:
-                for tt in _TYPE_NAMES.findall(text):
-                    t = cache.get(tt)
-                    if t is None:
-                        return None
-                    ins.append(t)
-            outs = []
-            one = g(gi + 1)
-            for tt in ([one] if one is not None else _TYPE_NAMES.findall(g(gi + 2) or "")):
-                t = cache.get(tt)
-                if t is None:
-                    return None
-                outs.append(t)
-            types[name[0]] = ins
-            types[name[1]] = outs
+            io = _ftype(p, g(gi), g(gi + 1), g(gi + 2))
+            if io is None:
+                return None
+            types[name[0]], types[name[1]] = io
         elif kind == "operands":
             text = g(gi)
             vals = []
@@ -253,18 +329,26 @@ def parse_fast(p, op_name, compiled, s, pos):
                     vals.append(defs[-1])
             all_operands = vals
         elif kind == "i64s":
-            v = _ints(g(gi))
-            if any(not -(1 << 63) <= x < 1 << 63 for x in v):
-                return None
-            attrs[name] = DenseArrayAttr(_I64, v)
+            key = ("i64s", g(gi))
+            a = p.fast_cache.get(key)
+            if a is None:
+                v = _ints(key[1])
+                if any(not -(1 << 63) <= x < 1 << 63 for x in v):
+                    return None
+                a = p.fast_cache[key] = DenseArrayAttr(_I64, v)     # (immutable)
+            attrs[name] = a
         elif kind == "dot":
-            lb, rb = _ints(g(gi) or ""), _ints(g(gi + 1) or "")
-            lc, rc = _ints(g(gi + 2)), _ints(g(gi + 3))
-            if any(not -(1 << 63) <= x < 1 << 63 for x in lb + rb + lc + rc):
-                return None
-            attrs[name] = StructAttr("stablehlo", "dot", (
-                ("lhs_batching_dimensions", lb), ("rhs_batching_dimensions", rb),
-                ("lhs_contracting_dimensions", lc), ("rhs_contracting_dimensions", rc)))
+            key = ("dot", g(gi), g(gi + 1), g(gi + 2), g(gi + 3))
+            a = p.fast_cache.get(key)
+            if a is None:
+                lb, rb = _ints(key[1] or ""), _ints(key[2] or "")
+                lc, rc = _ints(key[3]), _ints(key[4])
+                if any(not -(1 << 63) <= x < 1 << 63 for x in lb + rb + lc + rc):
+                    return None
+                a = p.fast_cache[key] = StructAttr("stablehlo", "dot", (     # (immutable)
+                    ("lhs_batching_dimensions", lb), ("rhs_batching_dimensions", rb),
+                    ("lhs_contracting_dimensions", lc), ("rhs_contracting_dimensions", rc)))
+            attrs[name] = a
     # operands in spec order, their spelled types checked, result types (as parse_with_format)
     if all_operands is not None:
         ops = all_operands
@@ -296,7 +380,9 @@ def parse_fast(p, op_name, compiled, s, pos):
                 results.extend(t)
             elif not variadic:
                 return None
-    return Operation(op_name, ops, results, attrs, None), m.end()
+    if len(results) != 1:
+        return None
+    return ops, results[0], attrs, m.end()
 
 
 def _same_types(values, declared) -> bool:
@@ -319,21 +405,27 @@ def parse_constant_fast(p, op_name, s, pos):
     m = _CONSTANT.match(s, pos)
     if m is None:
         return None
-    t = p.type_cache.get(m.group(2))
-    if t is None:
-        return None
-    attr = p.dense_cache.get((m.group(1), t))
+    key = ("constant", m.group(0))
+    attr = p.fast_cache.get(key)
     if attr is None:
-        return None
-    return Operation(op_name, [], [attr.type], {"value": attr}), m.end()
+        t = p.type_cache.get(m.group(2))
+        if t is None:
+            return None
+        attr = p.dense_cache.get((m.group(1), t))
+        if attr is None:
+            return None
+        p.fast_cache[key] = attr
+    return [], attr.type, {"value": attr}, m.end()
 
 
 # `loc("file":line:col)` and `loc(#alias)`
 _LOC = re.compile(WS + r'loc\((?:"([^"\\\n]*)":([0-9]{1,18}):([0-9]{1,18})|#([\w$.\-]+))\)')
 
 
-# the generic form without properties, regions or attributes: `"d.op"(%a, %b) : (t, t) -> t`
-_GENERIC = re.compile(r"\((?:" + _VALUES + ")?" + WS + r"\)(?!" + WS + r"[\[<({])" + WS + ":" + WS + _FTYPE)
+# the generic form without regions or attributes: `"d.op"(%a, %b) : (t, t) -> t`, or with
+# properties `<{...}>` spelled as the op's last ones were (the parser's props_cache)
+_GENERIC = re.compile(r"\((?:" + _VALUES + ")?" + WS + r"\)" + WS + "(?:(<)" + WS + "|:" + WS + _FTYPE + ")")
+_GENERIC_TAIL = re.compile(WS + ">" + WS + ":" + WS + _FTYPE)
 
 
 def parse_generic(p, op_name, s, pos):
@@ -342,22 +434,27 @@ def parse_generic(p, op_name, s, pos):
     m = _GENERIC.match(s, pos)
     if m is None:
         return None
-    cache = p.type_cache
-    ins = []
-    text = m.group(2)
-    if text:
-        for tt in _TYPE_NAMES.findall(text):
-            t = cache.get(tt)
-            if t is None:
-                return None
-            ins.append(t)
-    outs = []
-    one = m.group(3)
-    for tt in ([one] if one is not None else _TYPE_NAMES.findall(m.group(4) or "")):
-        t = cache.get(tt)
+    if m.group(2) is None:
+        io = _ftype(p, m.group(3), m.group(4), m.group(5))
+        attrs = {}
+        end = m.end()
+    else:
+        # as Parser._parse_generic_op reads the properties from its cache
+        last = p.props_cache.get(op_name)
+        start = m.end()
+        if last is None or p.depth > last[2] or not s.startswith(last[0], start):
+            return None
+        t = _GENERIC_TAIL.match(s, start + len(last[0]))
         if t is None:
             return None
-        outs.append(t)
+        io = _ftype(p, t.group(1), t.group(2), t.group(3))
+        attrs = dict(last[1])
+        end = t.end()
+    if io is None:
+        return None
+    ins, outs = io
+    if len(outs) != 1:
+        return None
     visible = p.visible
     ops = []
     text = m.group(1)
@@ -369,7 +466,7 @@ def parse_generic(p, op_name, s, pos):
             ops.append(defs[-1])
     if not _same_types(ops, ins):
         return None
-    return Operation(op_name, ops, outs, {}, []), m.end()
+    return ops, outs[0], attrs, end
 
 
 # stablehlo.constant in the generic form: `"stablehlo.constant"() <{value = dense<lit> : t}> : () -> t`
@@ -385,12 +482,17 @@ def parse_generic_constant(p, op_name, s, pos):
     m = _GENERIC_CONSTANT.match(s, pos)
     if m is None:
         return None
-    cache = p.type_cache
-    t = cache.get(m.group(2))
-    rt = cache.get(m.group(3))
-    if t is None or rt is None:
-        return None
-    attr = p.dense_cache.get((m.group(1), t))
-    if attr is None:
-        return None
-    return Operation(op_name, [], [rt], {"value": attr}, []), m.end()
+    key = ("generic constant", m.group(0))
+    got = p.fast_cache.get(key)
+    if got is None:
+        cache = p.type_cache
+        t = cache.get(m.group(2))
+        rt = cache.get(m.group(3))
+        if t is None or rt is None:
+            return None
+        attr = p.dense_cache.get((m.group(1), t))
+        if attr is None:
+            return None
+        got = p.fast_cache[key] = (attr, rt)
+    attr, rt = got
+    return [], rt, {"value": attr}, m.end()

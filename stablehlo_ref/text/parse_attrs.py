@@ -588,6 +588,7 @@ class TypeAttrParser:
         if name in self.attr_aliases and not sc.s.startswith("<", sc.pos):
             return self.attr_aliases[name]
         if name.startswith("loc") and not sc.s.startswith("<", sc.pos) and name not in self.attr_aliases:
+            self.loc_refs = True
             return _LocRef(name)
         if name in ("stablehlo", "chlo", "mhlo", "vhlo") and sc.s.startswith("<", sc.pos):
             sc.expect("<")
@@ -845,6 +846,7 @@ class TypeAttrParser:
             name = m.group(1)
             if name in self.attr_aliases and isinstance(self.attr_aliases[name], Location):
                 return self.attr_aliases[name]
+            self.loc_refs = True
             return _LocRef(name)
         if sc.accept_keyword("unknown"):
             return UnknownLoc()   # a fresh instance: written out (an op's implicit location is UNKNOWN_LOC itself)

@@ -15,8 +15,8 @@ from .. import spec as _spec
 from ..deep import call_with_room, check_depth
 from ..errors import ParseError
 from ..limits import DEFAULT, Limits
-from ..ir.attributes import (Attribute, CallSiteLoc, FileLineColLoc, FusedLoc, Location, NameLoc,
-                             UnknownLoc)
+from ..ir.attributes import (UNKNOWN_LOC, Attribute, CallSiteLoc, FileLineColLoc, FusedLoc, Location,
+                             NameLoc, UnknownLoc)
 from ..ir.core import Block, Module, Operation, Region, Value
 from ..ir.types import FunctionType, Type
 from . import fastpath as _fast
@@ -31,12 +31,16 @@ _FAST_HEAD = re.compile(r'[ \t\n\r\f\v]*%([\w$.\-]+)[ \t]*=[ \t]*(?:([A-Za-z_][\
 _NEXT_OP = re.compile(r"[ \t\n\r\f\v]*[%}]")
 _CACHE_PROPS = True        # (tests turn it off to compare)
 _PLAIN_STRUCT = re.compile(r"#(?:stablehlo|chlo)\.[\w$]+<")
-_FAST_OPS: dict = {}
-_FAST_GENERIC: dict = {}  # generic op name -> fastpath.parse_generic or None      # op name -> its fast path (fastpath.py) or None
+_FAST_OPS: dict = {}      # op name -> its fast path (fastpath.py) or None
+_FAST_GENERIC: dict = {}  # generic op name -> fastpath.parse_generic(_constant) or None
 
 
-def _fast_constant(p, name, s, pos):
-    return _fast.parse_constant_fast(p, name, s, pos)
+# the fast paths build their ops by setting the slots that Operation() and Value() set (when
+# those are these, else they call them)
+_BUILD_OPS = (Operation.__slots__ == ("name", "operands", "results", "attributes", "regions", "location",
+                                      "successors", "source", "attr_dict_source", "_cache")
+              and Value.__slots__ == ("type", "name", "owner", "index"))
+_new = object.__new__
 
 
 _RESULT_ID = re.compile(r"%([\w$.\-]+)")
@@ -70,7 +74,9 @@ class Parser(TypeAttrParser):
         self.type_cache: Dict[str, Type] = {}
         self.uses: list = []            # (value, position) of each operand use of the ops being parsed
         self.props_cache: dict = {}     # generic op name -> (properties text, entries, depth)
-        self.dense_cache: dict = {}     # (literal text, type) -> DenseElementsAttr (read-only)   # source text of a simple tensor type -> type
+        self.dense_cache: dict = {}     # (literal text, type) -> DenseElementsAttr (read-only)
+        self.fast_cache: dict = {}      # the fast paths' type lists and attributes by their text (fastpath.py)
+        self.loc_refs = False           # whether a location refers to a `#loc` alias (a _LocRef)
 
     # ================================================================ top level
     def parse_module(self) -> Module:
@@ -148,6 +154,8 @@ class Parser(TypeAttrParser):
             sc.accept(",")
 
     def _resolve_locations(self, root: Operation):
+        if not self.loc_refs:     # (then resolving would only rebuild equal locations)
+            return
         def resolve(loc, depth=0):
             if isinstance(loc, _LocRef):
                 if depth > 50:
@@ -367,10 +375,9 @@ class Parser(TypeAttrParser):
     def _parse_operation_fast(self, m) -> Optional[Operation]:
         """`%name = dialect.op ...` through a fast path (fastpath.py), or None where it does not
         apply: nothing has changed then, and the general parser reads the op."""
-        name = m.group(2)
-        op_pos = m.start(2)
+        rname, name, generic = m.groups()
         if name is None:                # the generic form
-            name = m.group(3)
+            name = generic
             op_pos = m.start(3) - 1
             fast = _FAST_GENERIC.get(name, 0)
             if fast == 0:
@@ -379,59 +386,79 @@ class Parser(TypeAttrParser):
                                               else _fast.parse_generic_constant if name == "stablehlo.constant"
                                               else _fast.parse_generic)
         else:
+            op_pos = m.start(2)
             fast = _FAST_OPS.get(name, 0)
-        if fast == 0:
-            fast = None
-            if name in OP_SYNTAX:
-                if name == "stablehlo.constant":
-                    fast = _fast_constant
-            else:
-                fmt = format_for(name)
-                if fmt is not None:
-                    compiled = _fast.format_fast_path(name, _spec.op(name), fmt)
-                    if compiled is not None:
-                        fast = compiled
-            _FAST_OPS[name] = fast
+            if fast == 0:
+                fast = None
+                if name in OP_SYNTAX:
+                    if name == "stablehlo.constant":
+                        fast = _fast.parse_constant_fast
+                else:
+                    fmt = format_for(name)
+                    if fmt is not None:
+                        fast = _fast.format_fast_path(name, _spec.op(name), fmt)
+                _FAST_OPS[name] = fast
         if fast is None:
             return None
         sc = self.sc
         s = sc.s
-        if type(fast) is not tuple:
-            got = fast(self, name, s, m.end())
-        elif fast[0] == "same":
-            got = _fast.parse_same(self, name, fast[1:], s, m.end())
-        else:
-            got = _fast.parse_fast(self, name, fast, s, m.end())
+        got = fast(self, name, s, m.end())
         if got is None:
             return None
-        op, end = got
-        if len(op.results) != 1:
-            return None
+        operands, rtype, attrs, end = got
         # from here on, as _parse_operation goes on after the op's body
         sc.pos = end
+        location = UNKNOWN_LOC
         lm = _fast._LOC.match(s, end) if s.startswith(" loc(", end) else None
         if lm is not None and self.depth + 2 <= self.limits.max_nesting:
             alias = lm.group(4)
             if alias is None:
-                op.location = FileLineColLoc(lm.group(1), int(lm.group(2)), int(lm.group(3)), None, None)
+                location = FileLineColLoc(lm.group(1), int(lm.group(2)), int(lm.group(3)), None, None)
             else:
                 a = self.attr_aliases.get(alias)
-                op.location = a if a is not None and isinstance(a, Location) else _LocRef(alias)
+                if a is not None and isinstance(a, Location):
+                    location = a
+                else:
+                    location = _LocRef(alias)
+                    self.loc_refs = True
             sc.pos = lm.end()
         else:
             nm = _NEXT_OP.match(s, end)
             if nm is not None:          # (what sc.peek("loc(") would find: no location)
                 sc.pos = nm.end() - 1
             elif sc.peek("loc("):
-                op.location = self.parse_location()
+                location = self.parse_location()
         starts = sc._line_starts
         if starts is None:
-            op.source = sc.location(op_pos)
+            source = sc.location(op_pos)
         else:
             line = _bisect_right(starts, op_pos)
-            op.source = f"{sc.filename}:{line}:{op_pos - starts[line - 1] + 1}"
-        rname = m.group(1)
-        result = op.results[0]
+            source = f"{sc.filename}:{line}:{op_pos - starts[line - 1] + 1}"
+        if _BUILD_OPS:
+            # Operation(name, operands, [rtype], attrs, [], location) with its result named
+            # rname and its source set, by setting their slots (the lists and dict are the
+            # fast path's own)
+            op = _new(Operation)
+            op.name = name
+            op.operands = operands
+            result = _new(Value)
+            result.type = rtype
+            result.name = rname
+            result.owner = op
+            result.index = 0
+            op.results = [result]
+            op.attributes = attrs
+            op.regions = []
+            op.location = location
+            op.successors = []
+            op.source = source
+            op.attr_dict_source = None
+            op._cache = None
+        else:
+            op = Operation(name, operands, [rtype], attrs, [], location)
+            op.source = source
+            result = op.results[0]
+            result.name = rname
         scope = self.scopes[-1]
         if self.pending or rname in scope:
             self.define(rname, result, m.start(1) - 1)
@@ -442,7 +469,6 @@ class Parser(TypeAttrParser):
                 self.visible[rname] = [result]
             else:
                 defs.append(result)
-        result.name = rname
         return op
 
     def _parse_generic_op(self, name: str) -> Operation:
