@@ -30,8 +30,8 @@ from ..ir.core import Module
 from ..ir.types import ElementType, TensorType, TokenType, TupleType
 from ..limits import DEFAULT, FLAGS, Limits
 from . import blas
-from .plan import (KERNEL_ERRORS, _static_bytes, function_info, function_info_of_block,
-                   fused_while, plan_block)
+from .plan import (KERNEL_ERRORS, RAN_ONCE, _static_bytes, function_info,
+                   function_info_of_block, fused_while, once_uses, plan_block, run_once)
 from .numerics import elem
 from .registry import KERNELS, TOKEN
 
@@ -43,7 +43,7 @@ class Interpreter:
                  limits: Optional[Limits] = None):
         self.module = module
         self._functions = None       # name -> func.func op, read from the module on first use
-        self._entries = {}           # name -> (entry block, number of arguments, info)
+        self._entries = {}           # name -> (entry block, number of arguments, func op)
         self.trace = trace           # a writable stream, a function trace(op, results), or None
         self.depth = 0
         self.check_failures: List[str] = []
@@ -69,10 +69,10 @@ class Interpreter:
         """(entry block, number of parameters, FunctionInfo) of function @name (checked once
         per interpreter: an unknown function or a declaration raises)."""
         try:
-            return self._entries[name]
+            block, nargs, func = self._entries[name]
         except KeyError:
-            e = self._entries[name] = _entry(self.functions, name)
-            return e
+            block, nargs, func = self._entries[name] = _entry(self.functions, name)
+        return block, nargs, function_info(func, block)
 
     # ------------------------------------------------------------ public
     def call(self, name: str, args: Sequence) -> list:
@@ -106,23 +106,23 @@ class Interpreter:
 
     def _call(self, name: str, args: Sequence) -> list:
         try:
-            block, nargs, info = self._entries[name]
+            block, nargs, func = self._entries[name]
         except KeyError:
-            block, nargs, info = self._entries[name] = _entry(self.functions, name)
+            block, nargs, func = self._entries[name] = _entry(self.functions, name)
         if len(args) != nargs:
             raise InterpreterError(f"@{name} takes {nargs} arguments, got {len(args)}")
         if self.depth == 0:
-            return self._call_top(name, block, info, args)
+            return self._call_top(name, block, func, args)
         self.depth += 1
         if self.depth > 2000:
             self.depth -= 1
             raise LimitError(f"call depth exceeded 2000 in @{name} (unbounded recursion?)")
         try:
-            return self._run_function(block, info, args)
+            return self._run_function(block, func, args)
         finally:
             self.depth -= 1
 
-    def _call_top(self, name, block, info, args) -> list:
+    def _call_top(self, name, block, func, args) -> list:
         limits = self.limits
         own_deadline = self.deadline is None and limits.timeout is not None
         if own_deadline:
@@ -131,18 +131,21 @@ class Interpreter:
         # Python frames per level of nesting or of calls (the block's code, the kernel, the
         # region runner; Python-to-Python calls use no C stack): the interpreter's own limits
         # (max_nesting, the call depth) must be reached before Python's recursion limit
-        need = 1000 + 8 * (min(info.max_depth, limits.max_nesting) + 2000)
+        # (a body that `run_once` runs has no regions: depth 0)
+        once = _once(self, block)
+        depth = 0 if once is not None else function_info(func, block).max_depth
+        need = 1000 + 8 * (min(depth, limits.max_nesting) + 2000)
         blas.enter()
         _pause_gc()
         try:
-            return self._call_top_inner(name, block, info, args, need)
+            return self._call_top_inner(name, block, func, args, need, once)
         finally:
             _resume_gc()
             blas.leave()
             if own_deadline:
                 self.deadline = None
 
-    def _call_top_inner(self, name, block, info, args, need) -> list:
+    def _call_top_inner(self, name, block, func, args, need, once) -> list:
         old_limit = sys.getrecursionlimit()
         if need > old_limit:
             sys.setrecursionlimit(need)
@@ -152,7 +155,11 @@ class Interpreter:
             with np.errstate(all="ignore"):
                 self.depth = 1
                 try:
-                    out = self._run_function(block, info, args)
+                    if once is not None:
+                        block._cache = RAN_ONCE
+                        out = run_once(self, block, args, once, self.limits)
+                    else:
+                        out = self._run_function(block, func, args)
                 finally:
                     self.depth = 0
         except RecursionError:
@@ -164,7 +171,14 @@ class Interpreter:
         check_results(self.functions[name], name, out)
         return [np.asarray(v) if isinstance(v, np.generic) else v for v in out]
 
-    def _run_function(self, block, info, args) -> list:
+    def _run_function(self, block, func, args) -> list:
+        if block._cache is None and self.trace is None:
+            # the first run of a body without regions: analysed, planned and run in one pass
+            last = once_uses(block)
+            if last is not None:
+                block._cache = RAN_ONCE
+                return run_once(self, block, args, last, self.limits)
+        info = function_info(func, block)
         frame = [None] * info.nslots
         prev_frame, prev_info = self._frame, self._info
         self._frame, self._info = frame, info
@@ -307,7 +321,15 @@ def _entry(functions, name):
         from ..errors import NotImplementedOpError
         raise NotImplementedOpError("regions with several blocks")
     block = func.regions[0].blocks[0]
-    return block, len(ft.inputs), function_info(func, block)
+    return block, len(ft.inputs), func
+
+
+def _once(ctx, block):
+    """`once_uses(block)` where the function body `block` is run by `run_once` (its first
+    run, untraced); None otherwise."""
+    if block._cache is None and ctx.trace is None:
+        return once_uses(block)
+    return None
 
 
 def _constant_body(func, limits):

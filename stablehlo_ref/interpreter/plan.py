@@ -517,6 +517,173 @@ def plan_block(block, info: FunctionInfo, limits) -> Plan:
     return p
 
 
+# ------------------------------------------------------------------ blocks run once
+class _RanOnce:
+    """The mark `run_once` leaves on a block it ran (`Block._cache`): the block's next run
+    builds its plan (`nops` never matches, so `Interpreter._plan` plans it)."""
+    __slots__ = ()
+    nops = -1
+
+
+RAN_ONCE = _RanOnce()
+
+
+def once_uses(block):
+    """For `run_once`: the index of the op that last uses each value of `block` (as
+    `FunctionInfo.last_use` has it for a body without regions), or None where an op of the
+    block has regions (their blocks read the function's frame: the general path runs it)."""
+    last = {}
+    i = 0
+    for op in block.operations:
+        if op.regions:
+            return None
+        for v in op.operands:
+            last[v] = i
+        i += 1
+    return last
+
+
+def run_once(ctx, block, args, last, limits):
+    """Run the body `block` of a function (without regions, see `once_uses`) the first time it
+    is called, analysing, planning and running each op in one pass: values live in a dict
+    keyed by `Value` instead of frame slots, and no plan is kept. It does what `function_info`,
+    `plan_block` and `Plan._interpret` do together and raises the same errors at the same ops
+    (no kernel, an operand not defined before its use, a result over the tensor-size limits,
+    the live values over `max_live_bytes`, a kernel's failure), and values of
+    `_FREE_ELEMENTS` elements or more (or of dynamic shapes) are dropped after their last use,
+    as the plan drops them."""
+    env = {}
+    sizes = None                 # Value -> bytes, of the large values counted in `live`
+    dying = None                 # op index -> values that die after it
+    i = 0
+    for a in block.arguments:
+        env[a] = args[i]
+        i += 1
+        if a in last:
+            sb = _static_bytes(a.type)
+            if sb is None or sb[0] >= _FREE_ELEMENTS:
+                if dying is None:
+                    dying = {}
+                dying.setdefault(last[a], []).append(a)
+    kernels = KERNELS
+    live = 0
+    max_live = limits.max_live_bytes
+    max_elements, max_bytes = limits.max_tensor_elements, limits.max_tensor_bytes
+    i = -1
+    for op in block.operations:
+        i += 1
+        name = op.name
+        operands = op.operands
+        if name in TERMINATORS:
+            try:
+                return [env[v] for v in operands]
+            except KeyError:
+                raise InterpreterError(f"{name}: operand used before it is defined",
+                                       op.where()) from None
+        results = op.results
+        fn = kernels.get(name)
+        err = None
+        if fn is None:
+            fn = HARNESS_OPS.get(name)
+            if fn is None:
+                err = NotImplementedOpError(name)
+        else:
+            for v in operands:
+                t = v.type
+                if (t.__class__ is not TensorType or t.element_type.__class__ is not ElementType) \
+                        and isinstance(t, TensorType) and isinstance(t.element_type, QuantizedType):
+                    fn = None
+                    break
+            if fn is not None:
+                for v in results:
+                    t = v.type
+                    if (t.__class__ is not TensorType
+                            or t.element_type.__class__ is not ElementType) \
+                            and isinstance(t, TensorType) \
+                            and isinstance(t.element_type, QuantizedType):
+                        fn = None
+                        break
+            if fn is None:
+                fn = kernels[name]
+                global _plan_for
+                if _plan_for is None:
+                    from .quantized import plan_for as _p
+                    _plan_for = _p
+                try:
+                    qplan = _plan_for(op)
+                except StableHLOError as e:
+                    err = e
+                else:
+                    if qplan is not None:
+                        fn = _quantized_runner(qplan, fn)
+            elif name == "func.call":
+                callee = op.attributes.get("callee")
+                if callee is not None:
+                    used = False
+                    for r in results:
+                        if r in last:
+                            used = True
+                            break
+                    fn = _direct_call(callee, not used)
+        try:
+            vals = [env[v] for v in operands]
+        except KeyError:
+            raise InterpreterError(f"{name}: operand used before it is defined",
+                                   op.where()) from None
+        for r in results:
+            sb = _static_bytes(r.type)
+            if sb is None:
+                if dying is None:
+                    dying = {}
+                dying.setdefault(last.get(r, i), []).append(r)
+                continue
+            if err is None and (sb[0] > max_elements or sb[1] > max_bytes):
+                try:
+                    check_tensor(r.type.shape, 8 * sb[1] // sb[0] if sb[0] else 8,
+                                 name, op.where(), limits)
+                except LimitError as e:
+                    err = e
+            live += sb[1]
+            if sb[0] >= _FREE_ELEMENTS:
+                if dying is None:
+                    dying = {}
+                if sizes is None:
+                    sizes = {}
+                sizes[r] = sb[1]
+                dying.setdefault(last.get(r, i), []).append(r)
+        if live > max_live and err is None:
+            err = LimitError(f"{name}: the values alive at once would take {live} bytes, "
+                             f"over the limit of {max_live}", op.where(),
+                             FLAGS["max_live_bytes"])
+        try:
+            if err is not None:
+                raise err
+            v = fn(ctx, op, *vals)
+        except StableHLOError as e:
+            if e.location is None:
+                e.location = op.where()
+            raise
+        except KERNEL_ERRORS as e:
+            raise InterpreterError(f"{op.name}: {e}", op.where()) from None
+        n = len(results)
+        if n == 1:
+            r = results[0]
+            if v.__class__ is list or (v.__class__ is tuple and r.type.__class__ is not TupleType):
+                v = v[0]
+            env[r] = v
+        elif n:
+            for r, x in zip(results, v):
+                env[r] = x
+        if dying is not None:
+            frees = dying.pop(i, None)
+            if frees is not None:
+                for r in frees:
+                    env.pop(r, None)
+                    if sizes is not None:
+                        live -= sizes.get(r, 0)
+    raise InterpreterError("block has no terminator")
+
+
 # ------------------------------------------------------------------ fast forms
 # ops whose regions run on values of the declared types (not applied elementwise over whole
 # arrays, as the bodies of reduce, sort, scatter, map, ... are)
