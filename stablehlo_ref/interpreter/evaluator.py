@@ -31,11 +31,13 @@ from ..ir.types import ElementType, TensorType, TokenType, TupleType
 from ..limits import DEFAULT, FLAGS, Limits
 from . import blas
 from .plan import (KERNEL_ERRORS, RAN_ONCE, _static_bytes, function_info,
-                   function_info_of_block, fused_while, once_uses, plan_block, run_once)
+                   function_info_of_block, fused_while, once_uses, plan_block, run_once,
+                   run_once_framed)
 from .numerics import elem
 from .registry import KERNELS, TOKEN
 
 _NEVER = sys.maxsize
+_MISSING = object()
 
 
 class Interpreter:
@@ -68,10 +70,10 @@ class Interpreter:
     def entry(self, name: str):
         """(entry block, number of parameters, FunctionInfo) of function @name (checked once
         per interpreter: an unknown function or a declaration raises)."""
-        try:
-            block, nargs, func = self._entries[name]
-        except KeyError:
-            block, nargs, func = self._entries[name] = _entry(self.functions, name)
+        e = self._entries.get(name)
+        if e is None:
+            e = self._entries[name] = _entry(self.functions, name)
+        block, nargs, func = e
         return block, nargs, function_info(func, block)
 
     # ------------------------------------------------------------ public
@@ -79,9 +81,8 @@ class Interpreter:
         if not args and self.depth and self.trace is None:
             # a callee whose body is only constants (such as the @inputs and @expected
             # functions of jax-exported tests) returns them without being analysed or planned
-            try:
-                consts = self._consts[name]
-            except KeyError:
+            consts = self._consts.get(name, _MISSING)
+            if consts is _MISSING:
                 consts = self._consts[name] = _constant_body(self.functions.get(name),
                                                              self.limits)
             if consts is not None and self.depth < 2000:
@@ -95,9 +96,8 @@ class Interpreter:
         accepts, whose constants are all dense literals (their kernel cannot fail), is not
         run at all (its results are None)."""
         if not args and self.depth and self.trace is None:
-            try:
-                consts = self._consts[name]
-            except KeyError:
+            consts = self._consts.get(name, _MISSING)
+            if consts is _MISSING:
                 consts = self._consts[name] = _constant_body(self.functions.get(name),
                                                              self.limits)
             if consts is not None and consts[2] and self.depth < 2000:
@@ -105,10 +105,10 @@ class Interpreter:
         return self.call(name, args)
 
     def _call(self, name: str, args: Sequence) -> list:
-        try:
-            block, nargs, func = self._entries[name]
-        except KeyError:
-            block, nargs, func = self._entries[name] = _entry(self.functions, name)
+        e = self._entries.get(name)
+        if e is None:
+            e = self._entries[name] = _entry(self.functions, name)
+        block, nargs, func = e
         if len(args) != nargs:
             raise InterpreterError(f"@{name} takes {nargs} arguments, got {len(args)}")
         if self.depth == 0:
@@ -172,8 +172,10 @@ class Interpreter:
         return [np.asarray(v) if isinstance(v, np.generic) else v for v in out]
 
     def _run_function(self, block, func, args) -> list:
-        if block._cache is None and self.trace is None:
-            # the first run of a body without regions: analysed, planned and run in one pass
+        once = block._cache is None and self.trace is None
+        if once:
+            # the first run of a body: planned and run in one pass (without regions, not
+            # analysed either)
             last = once_uses(block)
             if last is not None:
                 block._cache = RAN_ONCE
@@ -183,6 +185,8 @@ class Interpreter:
         prev_frame, prev_info = self._frame, self._info
         self._frame, self._info = frame, info
         try:
+            if once:
+                return run_once_framed(self, block, info, frame, args, self.limits)
             return self._plan(block, info).execute(self, frame, args)
         finally:
             self._frame, self._info = prev_frame, prev_info
@@ -350,25 +354,33 @@ def _constant_body(func, limits):
     index = {}
     live = 0
     literal = True
-    for i in range(len(ops) - 1):
-        op = ops[i]
-        if op.name != "stablehlo.constant" or op.operands or op.regions or len(op.results) != 1:
+    max_elements, max_bytes = limits.max_tensor_elements, limits.max_tensor_bytes
+    max_live = limits.max_live_bytes
+    i = 0
+    for op in ops:
+        if op.name != "stablehlo.constant":
+            if i == len(ops) - 1:
+                break
+            return None
+        results = op.results
+        if op.operands or op.regions or len(results) != 1:
             return None
         if op.attributes.get("value").__class__ is not DenseElementsAttr:
             literal = False
-        r = op.results[0]
+        r = results[0]
         t = r.type
         if t.__class__ is not TensorType or t.element_type.__class__ is not ElementType:
             return None
         sb = _static_bytes(t)
-        if sb is None or sb[0] > limits.max_tensor_elements or sb[1] > limits.max_tensor_bytes:
+        if sb is None or sb[0] > max_elements or sb[1] > max_bytes:
             return None
         live += sb[1]
-        if live > limits.max_live_bytes:
+        if live > max_live:
             return None
         index[r] = i
+        i += 1
     try:
-        where = tuple(index[v] for v in ops[-1].operands)
+        where = tuple([index[v] for v in ops[-1].operands])
     except KeyError:
         return None
     return ops[:-1], where, literal

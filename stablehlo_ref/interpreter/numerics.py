@@ -20,10 +20,9 @@ _COMPUTE_DTYPES: dict = {}
 
 def compute_dtype(et: ElementType) -> np.dtype:
     """The numpy dtype arithmetic on `et` is done in before rounding back to `et`."""
-    try:
-        return _COMPUTE_DTYPES[et.name]
-    except KeyError:
-        pass
+    dt = _COMPUTE_DTYPES.get(et.name)
+    if dt is not None:
+        return dt
     if et.is_bool:
         dt = np.dtype(np.bool_)
     elif et.is_integer:
