@@ -816,6 +816,12 @@ def _exact_cast(src, dst) -> bool:
     return src.is_unsigned and dst.bits > src.bits
 
 
+# (id(source element type), id(destination)) -> (source, destination, the numpy dtype an
+# exact cast goes to or None): element types are shared objects, so a pair of them is
+# decided once for every op and every parse (the entry holds both: their ids stay theirs)
+_CONVERT_PLANS = {}
+
+
 @kernel("stablehlo.convert")
 def convert(ctx, op, x):
     cache = getattr(op, "_cache", None)
@@ -823,8 +829,15 @@ def convert(ctx, op, x):
         cache = op_cache(op)
     plan = cache.get("convert")
     if plan is None:
-        src, dst = _ot(op), _rt(op)
-        plan = cache["convert"] = (src, dst, dst.dtype if _exact_cast(src, dst) else None)
+        src = elem(op.operands[0].type)
+        dst = elem(op.results[0].type)
+        plan = _CONVERT_PLANS.get((id(src), id(dst)))
+        if plan is None or plan[0] is not src or plan[1] is not dst:
+            if len(_CONVERT_PLANS) > 10_000:
+                _CONVERT_PLANS.clear()
+            plan = _CONVERT_PLANS[(id(src), id(dst))] = \
+                (src, dst, dst.dtype if _exact_cast(src, dst) else None)
+        cache["convert"] = plan
     src, dst, cast = plan
     if cast is not None and x.dtype == src.dtype:
         return x.astype(cast)

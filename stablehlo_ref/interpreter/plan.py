@@ -606,13 +606,22 @@ def run_once(ctx, block, args, last, limits):
     for op in block.operations:
         i += 1
         name = op.name
+        operands = op.operands
+        nin = len(operands)
         try:
-            vals = [env[v] for v in op.operands]
+            # (the common arities are passed without building a list)
+            if nin == 2:
+                x0 = env[operands[0]]
+                x1 = env[operands[1]]
+            elif nin == 1:
+                x0 = env[operands[0]]
+            else:
+                vals = [env[v] for v in operands]
         except KeyError:
             raise InterpreterError(f"{name}: operand used before it is defined",
                                    op.where()) from None
         if name in TERMINATORS:
-            return vals
+            return [x0, x1] if nin == 2 else [x0] if nin == 1 else vals
         results = op.results
         fn = kernels.get(name)
         err = None
@@ -649,7 +658,8 @@ def run_once(ctx, block, args, last, limits):
                         if r in last:
                             fn = _call_used
                             break
-                    vals = (callee, vals)
+                    vals = (callee, [x0, x1] if nin == 2 else [x0] if nin == 1 else vals)
+                    nin = -1
         for r in results:
             t = r.type
             if t.__class__ is TensorType:
@@ -684,7 +694,12 @@ def run_once(ctx, block, args, last, limits):
         try:
             if err is not None:
                 raise err
-            v = fn(ctx, op, *vals)
+            if nin == 2:
+                v = fn(ctx, op, x0, x1)
+            elif nin == 1:
+                v = fn(ctx, op, x0)
+            else:
+                v = fn(ctx, op, *vals)
         except StableHLOError as e:
             if e.location is None:
                 e.location = op.where()
@@ -707,6 +722,7 @@ def run_once(ctx, block, args, last, limits):
                     env.pop(r, None)
                     if sizes is not None:
                         live -= sizes.get(r, 0)
+                x0 = x1 = vals = None      # (nor kept alive here)
     raise InterpreterError("block has no terminator")
 
 
@@ -753,9 +769,18 @@ def run_once_framed(ctx, block, info, frame, args, limits):
         name = op.name
         if bad and op in bad:
             raise InterpreterError(f"{name}: operand used before it is defined", op.where())
-        vals = [frame[slots[v]] for v in op.operands]
+        operands = op.operands
+        nin = len(operands)
+        # (the common arities are passed without building a list)
+        if nin == 2:
+            x0 = frame[slots[operands[0]]]
+            x1 = frame[slots[operands[1]]]
+        elif nin == 1:
+            x0 = frame[slots[operands[0]]]
+        else:
+            vals = [frame[slots[v]] for v in operands]
         if name in TERMINATORS:
-            return vals
+            return [x0, x1] if nin == 2 else [x0] if nin == 1 else vals
         results = op.results
         fn = kernels.get(name)
         err = None
@@ -790,7 +815,8 @@ def run_once_framed(ctx, block, info, frame, args, limits):
                         if r in last_use:
                             fn = _call_used
                             break
-                    vals = (callee, vals)
+                    vals = (callee, [x0, x1] if nin == 2 else [x0] if nin == 1 else vals)
+                    nin = -1
         if op.regions and 1 > limits.max_nesting:
             # (as in `plan_block`: over an op's missing kernel, not over a use before definition)
             err = LimitError(f"{name}: regions nested more than {limits.max_nesting} deep",
@@ -835,7 +861,12 @@ def run_once_framed(ctx, block, info, frame, args, limits):
         try:
             if err is not None:
                 raise err
-            v = fn(ctx, op, *vals)
+            if nin == 2:
+                v = fn(ctx, op, x0, x1)
+            elif nin == 1:
+                v = fn(ctx, op, x0)
+            else:
+                v = fn(ctx, op, *vals)
         except StableHLOError as e:
             if e.location is None:
                 e.location = op.where()
@@ -854,6 +885,7 @@ def run_once_framed(ctx, block, info, frame, args, limits):
         if frees is not None:
             for s in frees:
                 frame[s] = None
+            x0 = x1 = vals = None      # (nor kept alive here)
     raise InterpreterError("block has no terminator")
 
 
