@@ -4,8 +4,9 @@ Runtime values are numpy arrays (or numpy scalars for rank-0 results) whose dtyp
 storage dtype of the element type (`numerics`), Python tuples for tuples, and `Token` for
 tokens.
 
-How a function runs (see `plan.py` for the plans): on its first call a function is analysed
-once (`FunctionInfo`: a slot of one flat list, the *frame*, for every value of the function
+How a function runs (see `plan.py` for the plans): the first call of a function runs its
+body in one pass that checks, plans and runs each op together (`run_once`), keeping no plan;
+on later calls a function is analysed once (`FunctionInfo`: a slot of one flat list, the *frame*, for every value of the function
 and of its nested regions, where each value is last used, which uses are invalid, how deep
 each region is nested). Each block gets a plan when it first runs: per op its kernel with the
 operand and result slots bound, the values to drop after it, and the errors that are known

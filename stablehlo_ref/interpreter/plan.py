@@ -6,6 +6,12 @@ and in every nested region) gets a slot of the function's frame, each value's la
 own block is found (a use inside a nested region counts as a use by the op that holds the
 region), uses of values that are not visible there are noted, and so is each block's depth.
 
+The first run of a function body is done in one pass that plans and runs each op together
+(`run_once`; `run_once_framed` where the body has regions, whose blocks read the function's
+frame): the same checks and errors at the same ops as the steps below, without building
+them; a body without regions is not analysed either (its values are kept in a dict by
+`Value`). A body that runs again is planned then.
+
 `plan_block` turns a block into a `Plan`: per op its kernel (wrapped in the quantization plan
 where the op has quantized types), the operand and result slots, how the results are stored,
 which large values die after it (their slots are cleared, so memory is freed as soon as a value
