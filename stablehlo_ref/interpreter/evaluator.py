@@ -428,8 +428,8 @@ def _check_value(v, t, what, func, elem):
         if shape is None:
             raise InterpreterError(f"{_what(what)}: expected {t}, got {type(v).__name__}",
                                    _where(func))
-        ok = len(shape) == len(t.shape)
-        if ok:
+        ok = shape == t.shape or len(shape) == len(t.shape)
+        if ok and shape != t.shape:
             for d, s in zip(t.shape, shape):
                 if d is not None and d != s:
                     ok = False
