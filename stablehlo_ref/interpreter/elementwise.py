@@ -835,8 +835,9 @@ def convert(ctx, op, x):
         if plan is None or plan[0] is not src or plan[1] is not dst:
             if len(_CONVERT_PLANS) > 10_000:
                 _CONVERT_PLANS.clear()
+            # (a convert to the same type is a copy, as `_convert` makes it)
             plan = _CONVERT_PLANS[(id(src), id(dst))] = \
-                (src, dst, dst.dtype if _exact_cast(src, dst) else None)
+                (src, dst, dst.dtype if src == dst or _exact_cast(src, dst) else None)
         cache["convert"] = plan
     src, dst, cast = plan
     if cast is not None and x.dtype == src.dtype:
