@@ -727,9 +727,9 @@ def int_to_float(x: np.ndarray, src, nearest: bool = False) -> np.ndarray:
     if src.bits < 64 or nearest:
         return x.astype(np.float64)
     f = x.astype(np.float64)
-    big = np.abs(f) > 2.0 ** 53
-    if not big.any():
+    if not f.size or np.abs(f).max() <= 2.0 ** 53:
         return f
+    big = np.abs(f) > 2.0 ** 53
     # the residual x - f, in wrap-around integer arithmetic (|residual| < 2^11 here)
     fc = np.where(big, f, 0.0)
     lim = 2.0 ** 64 if src.is_unsigned else 2.0 ** 63
