@@ -727,9 +727,9 @@ def int_to_float(x: np.ndarray, src, nearest: bool = False) -> np.ndarray:
     if src.bits < 64 or nearest:
         return x.astype(np.float64)
     f = x.astype(np.float64)
-    big = np.abs(f) > 2.0 ** 53
-    if not big.any():
+    if not f.size or np.abs(f).max() <= 2.0 ** 53:
         return f
+    big = np.abs(f) > 2.0 ** 53
     # the residual x - f, in wrap-around integer arithmetic (|residual| < 2^11 here)
     fc = np.where(big, f, 0.0)
     lim = 2.0 ** 64 if src.is_unsigned else 2.0 ** 63
@@ -816,6 +816,12 @@ def _exact_cast(src, dst) -> bool:
     return src.is_unsigned and dst.bits > src.bits
 
 
+# (id(source element type), id(destination)) -> (source, destination, the numpy dtype an
+# exact cast goes to or None): element types are shared objects, so a pair of them is
+# decided once for every op and every parse (the entry holds both: their ids stay theirs)
+_CONVERT_PLANS = {}
+
+
 @kernel("stablehlo.convert")
 def convert(ctx, op, x):
     cache = getattr(op, "_cache", None)
@@ -823,8 +829,16 @@ def convert(ctx, op, x):
         cache = op_cache(op)
     plan = cache.get("convert")
     if plan is None:
-        src, dst = _ot(op), _rt(op)
-        plan = cache["convert"] = (src, dst, dst.dtype if _exact_cast(src, dst) else None)
+        src = elem(op.operands[0].type)
+        dst = elem(op.results[0].type)
+        plan = _CONVERT_PLANS.get((id(src), id(dst)))
+        if plan is None or plan[0] is not src or plan[1] is not dst:
+            if len(_CONVERT_PLANS) > 10_000:
+                _CONVERT_PLANS.clear()
+            # (a convert to the same type is a copy, as `_convert` makes it)
+            plan = _CONVERT_PLANS[(id(src), id(dst))] = \
+                (src, dst, dst.dtype if src == dst or _exact_cast(src, dst) else None)
+        cache["convert"] = plan
     src, dst, cast = plan
     if cast is not None and x.dtype == src.dtype:
         return x.astype(cast)

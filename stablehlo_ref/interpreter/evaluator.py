@@ -4,8 +4,9 @@ Runtime values are numpy arrays (or numpy scalars for rank-0 results) whose dtyp
 storage dtype of the element type (`numerics`), Python tuples for tuples, and `Token` for
 tokens.
 
-How a function runs (see `plan.py` for the plans): on its first call a function is analysed
-once (`FunctionInfo`: a slot of one flat list, the *frame*, for every value of the function
+How a function runs (see `plan.py` for the plans): the first call of a function runs its
+body in one pass that checks, plans and runs each op together (`run_once`), keeping no plan;
+on later calls a function is analysed once (`FunctionInfo`: a slot of one flat list, the *frame*, for every value of the function
 and of its nested regions, where each value is last used, which uses are invalid, how deep
 each region is nested). Each block gets a plan when it first runs: per op its kernel with the
 operand and result slots bound, the values to drop after it, and the errors that are known
@@ -30,12 +31,14 @@ from ..ir.core import Module
 from ..ir.types import ElementType, TensorType, TokenType, TupleType
 from ..limits import DEFAULT, FLAGS, Limits
 from . import blas
-from .plan import (KERNEL_ERRORS, _static_bytes, function_info, function_info_of_block,
-                   fused_while, plan_block)
+from .plan import (KERNEL_ERRORS, RAN_ONCE, _static_bytes, function_info,
+                   function_info_of_block, fused_while, once_uses, plan_block, run_once,
+                   run_once_framed)
 from .numerics import elem
 from .registry import KERNELS, TOKEN
 
 _NEVER = sys.maxsize
+_MISSING = object()
 
 
 class Interpreter:
@@ -43,7 +46,7 @@ class Interpreter:
                  limits: Optional[Limits] = None):
         self.module = module
         self._functions = None       # name -> func.func op, read from the module on first use
-        self._entries = {}           # name -> (entry block, number of arguments, info)
+        self._entries = {}           # name -> (entry block, number of arguments, func op)
         self.trace = trace           # a writable stream, a function trace(op, results), or None
         self.depth = 0
         self.check_failures: List[str] = []
@@ -68,20 +71,19 @@ class Interpreter:
     def entry(self, name: str):
         """(entry block, number of parameters, FunctionInfo) of function @name (checked once
         per interpreter: an unknown function or a declaration raises)."""
-        try:
-            return self._entries[name]
-        except KeyError:
+        e = self._entries.get(name)
+        if e is None:
             e = self._entries[name] = _entry(self.functions, name)
-            return e
+        block, nargs, func = e
+        return block, nargs, function_info(func, block)
 
     # ------------------------------------------------------------ public
     def call(self, name: str, args: Sequence) -> list:
         if not args and self.depth and self.trace is None:
             # a callee whose body is only constants (such as the @inputs and @expected
             # functions of jax-exported tests) returns them without being analysed or planned
-            try:
-                consts = self._consts[name]
-            except KeyError:
+            consts = self._consts.get(name, _MISSING)
+            if consts is _MISSING:
                 consts = self._consts[name] = _constant_body(self.functions.get(name),
                                                              self.limits)
             if consts is not None and self.depth < 2000:
@@ -95,9 +97,8 @@ class Interpreter:
         accepts, whose constants are all dense literals (their kernel cannot fail), is not
         run at all (its results are None)."""
         if not args and self.depth and self.trace is None:
-            try:
-                consts = self._consts[name]
-            except KeyError:
+            consts = self._consts.get(name, _MISSING)
+            if consts is _MISSING:
                 consts = self._consts[name] = _constant_body(self.functions.get(name),
                                                              self.limits)
             if consts is not None and consts[2] and self.depth < 2000:
@@ -105,24 +106,24 @@ class Interpreter:
         return self.call(name, args)
 
     def _call(self, name: str, args: Sequence) -> list:
-        try:
-            block, nargs, info = self._entries[name]
-        except KeyError:
-            block, nargs, info = self._entries[name] = _entry(self.functions, name)
+        e = self._entries.get(name)
+        if e is None:
+            e = self._entries[name] = _entry(self.functions, name)
+        block, nargs, func = e
         if len(args) != nargs:
             raise InterpreterError(f"@{name} takes {nargs} arguments, got {len(args)}")
         if self.depth == 0:
-            return self._call_top(name, block, info, args)
+            return self._call_top(name, block, func, args)
         self.depth += 1
         if self.depth > 2000:
             self.depth -= 1
             raise LimitError(f"call depth exceeded 2000 in @{name} (unbounded recursion?)")
         try:
-            return self._run_function(block, info, args)
+            return self._run_function(block, func, args)
         finally:
             self.depth -= 1
 
-    def _call_top(self, name, block, info, args) -> list:
+    def _call_top(self, name, block, func, args) -> list:
         limits = self.limits
         own_deadline = self.deadline is None and limits.timeout is not None
         if own_deadline:
@@ -131,18 +132,21 @@ class Interpreter:
         # Python frames per level of nesting or of calls (the block's code, the kernel, the
         # region runner; Python-to-Python calls use no C stack): the interpreter's own limits
         # (max_nesting, the call depth) must be reached before Python's recursion limit
-        need = 1000 + 8 * (min(info.max_depth, limits.max_nesting) + 2000)
+        # (a body that `run_once` runs has no regions: depth 0)
+        once = _once(self, block)
+        depth = 0 if once is not None else function_info(func, block).max_depth
+        need = 1000 + 8 * (min(depth, limits.max_nesting) + 2000)
         blas.enter()
         _pause_gc()
         try:
-            return self._call_top_inner(name, block, info, args, need)
+            return self._call_top_inner(name, block, func, args, need, once)
         finally:
             _resume_gc()
             blas.leave()
             if own_deadline:
                 self.deadline = None
 
-    def _call_top_inner(self, name, block, info, args, need) -> list:
+    def _call_top_inner(self, name, block, func, args, need, once) -> list:
         old_limit = sys.getrecursionlimit()
         if need > old_limit:
             sys.setrecursionlimit(need)
@@ -152,7 +156,11 @@ class Interpreter:
             with np.errstate(all="ignore"):
                 self.depth = 1
                 try:
-                    out = self._run_function(block, info, args)
+                    if once is not None:
+                        block._cache = RAN_ONCE
+                        out = run_once(self, block, args, once, self.limits)
+                    else:
+                        out = self._run_function(block, func, args)
                 finally:
                     self.depth = 0
         except RecursionError:
@@ -164,11 +172,22 @@ class Interpreter:
         check_results(self.functions[name], name, out)
         return [np.asarray(v) if isinstance(v, np.generic) else v for v in out]
 
-    def _run_function(self, block, info, args) -> list:
+    def _run_function(self, block, func, args) -> list:
+        once = block._cache is None and self.trace is None
+        if once:
+            # the first run of a body: planned and run in one pass (without regions, not
+            # analysed either)
+            last = once_uses(block)
+            if last is not None:
+                block._cache = RAN_ONCE
+                return run_once(self, block, args, last, self.limits)
+        info = function_info(func, block)
         frame = [None] * info.nslots
         prev_frame, prev_info = self._frame, self._info
         self._frame, self._info = frame, info
         try:
+            if once:
+                return run_once_framed(self, block, info, frame, args, self.limits)
             return self._plan(block, info).execute(self, frame, args)
         finally:
             self._frame, self._info = prev_frame, prev_info
@@ -307,7 +326,15 @@ def _entry(functions, name):
         from ..errors import NotImplementedOpError
         raise NotImplementedOpError("regions with several blocks")
     block = func.regions[0].blocks[0]
-    return block, len(ft.inputs), function_info(func, block)
+    return block, len(ft.inputs), func
+
+
+def _once(ctx, block):
+    """`once_uses(block)` where the function body `block` is run by `run_once` (its first
+    run, untraced); None otherwise."""
+    if block._cache is None and ctx.trace is None:
+        return once_uses(block)
+    return None
 
 
 def _constant_body(func, limits):
@@ -328,25 +355,33 @@ def _constant_body(func, limits):
     index = {}
     live = 0
     literal = True
-    for i in range(len(ops) - 1):
-        op = ops[i]
-        if op.name != "stablehlo.constant" or op.operands or op.regions or len(op.results) != 1:
+    max_elements, max_bytes = limits.max_tensor_elements, limits.max_tensor_bytes
+    max_live = limits.max_live_bytes
+    i = 0
+    for op in ops:
+        if op.name != "stablehlo.constant":
+            if i == len(ops) - 1:
+                break
+            return None
+        results = op.results
+        if op.operands or op.regions or len(results) != 1:
             return None
         if op.attributes.get("value").__class__ is not DenseElementsAttr:
             literal = False
-        r = op.results[0]
+        r = results[0]
         t = r.type
         if t.__class__ is not TensorType or t.element_type.__class__ is not ElementType:
             return None
         sb = _static_bytes(t)
-        if sb is None or sb[0] > limits.max_tensor_elements or sb[1] > limits.max_tensor_bytes:
+        if sb is None or sb[0] > max_elements or sb[1] > max_bytes:
             return None
         live += sb[1]
-        if live > limits.max_live_bytes:
+        if live > max_live:
             return None
         index[r] = i
+        i += 1
     try:
-        where = tuple(index[v] for v in ops[-1].operands)
+        where = tuple([index[v] for v in ops[-1].operands])
     except KeyError:
         return None
     return ops[:-1], where, literal
@@ -393,8 +428,8 @@ def _check_value(v, t, what, func, elem):
         if shape is None:
             raise InterpreterError(f"{_what(what)}: expected {t}, got {type(v).__name__}",
                                    _where(func))
-        ok = len(shape) == len(t.shape)
-        if ok:
+        ok = shape == t.shape or len(shape) == len(t.shape)
+        if ok and shape != t.shape:
             for d, s in zip(t.shape, shape):
                 if d is not None and d != s:
                     ok = False

@@ -35,8 +35,9 @@ def dot_general_arrays(lhs, rhs, lb, rb, lc, rc, et):
 def as_result_type(x, op, i, et):
     """Operand i converted to the result element type first, as the spec's dot_general does
     for operands of another element type (a no-op when the types agree)."""
-    src = elem(op.operands[i].type)
-    if src == et or getattr(op.operands[i].type, "element_type", None) is not src:
+    t = op.operands[i].type
+    src = elem(t)
+    if src is et or src == et or getattr(t, "element_type", None) is not src:
         return x
     from .elementwise import convert_array
     return convert_array(x, src, et)
@@ -48,6 +49,20 @@ def dot_general(ctx, op, lhs, rhs):
     et = elem(op.results[0].type)
     lhs = as_result_type(lhs, op, 0, et)
     rhs = as_result_type(rhs, op, 1, et)
+    if lhs.ndim == 2 and rhs.ndim == 2 and not d["lhs_batching_dimensions"] \
+            and not d["rhs_batching_dimensions"] and tuple(d["lhs_contracting_dimensions"]) == (1,) \
+            and tuple(d["rhs_contracting_dimensions"]) == (0,):
+        # a plain matrix product (what `dot_general_arrays` does, without the permutations)
+        m, k = lhs.shape
+        n = rhs.shape[1]
+        cd = accumulation_dtype(et)
+        use_threads(2.0 * m * n * k)
+        # (ndarray.dot: the same BLAS product as matmul's for these 2-D operands, with less
+        # call overhead)
+        out = lhs.astype(cd).dot(rhs.astype(cd))
+        if et.is_bool:
+            return out != 0
+        return from_compute(out, et) if not et.is_complex else out.astype(et.dtype)
     return dot_general_arrays(lhs, rhs, tuple(d["lhs_batching_dimensions"]), tuple(d["rhs_batching_dimensions"]),
                               tuple(d["lhs_contracting_dimensions"]), tuple(d["rhs_contracting_dimensions"]), et)
 

@@ -24,10 +24,9 @@ def _ints(op, name):
     """An integer-array attribute as a tuple of ints, decoded once per op."""
     cache = op_cache(op)
     key = ("ints", name)
-    try:
-        return cache[key]
-    except KeyError:
-        pass
+    out = cache.get(key)
+    if out is not None:
+        return out
     cache[key] = out = _decode_ints(op, name)
     return out
 

@@ -20,10 +20,9 @@ _COMPUTE_DTYPES: dict = {}
 
 def compute_dtype(et: ElementType) -> np.dtype:
     """The numpy dtype arithmetic on `et` is done in before rounding back to `et`."""
-    try:
-        return _COMPUTE_DTYPES[et.name]
-    except KeyError:
-        pass
+    dt = _COMPUTE_DTYPES.get(et.name)
+    if dt is not None:
+        return dt
     if et.is_bool:
         dt = np.dtype(np.bool_)
     elif et.is_integer:
@@ -46,13 +45,18 @@ def accumulation_dtype(et: ElementType) -> np.dtype:
     rounding once to `et`: f64 for floats, c128 for complex, i64 for integers and booleans
     (u64 for 64-bit unsigned). Unlike `compute_dtype` (elementwise arithmetic, which wraps in
     the type itself), accumulation never overflows a narrower integer type on the way."""
-    if et.is_complex:
-        return np.dtype(np.complex128)
-    if et.is_float:
-        return np.dtype(np.float64)
-    if et.is_bool:
-        return np.dtype(np.int64)
-    return np.dtype(np.int64 if (et.is_signed or et.bits < 64) else np.uint64)
+    kind = et.kind
+    if kind == "complex":
+        return _C128
+    if kind == "float":
+        return _F64
+    if kind == "bool":
+        return _I64
+    return _I64 if (et.is_signed or et.bits < 64) else _U64
+
+
+_C128, _F64, _I64, _U64 = (np.dtype(np.complex128), np.dtype(np.float64), np.dtype(np.int64),
+                           np.dtype(np.uint64))
 
 
 def to_compute(x: np.ndarray, et: ElementType) -> np.ndarray:

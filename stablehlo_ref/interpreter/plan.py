@@ -6,6 +6,12 @@ and in every nested region) gets a slot of the function's frame, each value's la
 own block is found (a use inside a nested region counts as a use by the op that holds the
 region), uses of values that are not visible there are noted, and so is each block's depth.
 
+The first run of a function body is done in one pass that plans and runs each op together
+(`run_once`; `run_once_framed` where the body has regions, whose blocks read the function's
+frame): the same checks and errors at the same ops as the steps below, without building
+them; a body without regions is not analysed either (its values are kept in a dict by
+`Value`). A body that runs again is planned then.
+
 `plan_block` turns a block into a `Plan`: per op its kernel (wrapped in the quantization plan
 where the op has quantized types), the operand and result slots, how the results are stored,
 which large values die after it (their slots are cleared, so memory is freed as soon as a value
@@ -239,22 +245,31 @@ def _quantized_runner(qplan, fn):
     return run_quantized
 
 
-_SIZES = {}
 _elem = None
+_MISSING = object()
+_ITEMSIZES = {}      # id(element type) -> (element type, bytes per element or None)
+
+
+def _itemsize(t):
+    global _elem
+    if _elem is None:
+        from .numerics import elem as _e
+        _elem = _e
+    try:
+        return _elem(t).dtype.itemsize
+    except Exception:  # noqa: BLE001 - a type without a storage dtype is not counted
+        return None
 
 
 def _static_bytes(t):
-    """(elements, bytes) of a tensor type with a static shape; None otherwise (cached per
-    element type and shape, so that equal types of every parse share one entry)."""
-    global _elem
+    """(elements, bytes) of a tensor type with a static shape; None otherwise (kept on the
+    type object, `_sb`: it is a function of the type's fields, and the parser gives equal
+    types of one module one object)."""
     if t.__class__ is not TensorType:
         return None
-    et = t.element_type
-    shape = t.shape
-    key = (id(et), shape if shape.__class__ is tuple else tuple(shape))
-    hit = _SIZES.get(key)
-    if hit is not None and hit[0] is et:      # (the element type is kept: its id stays its own)
-        return hit[1]
+    out = getattr(t, "_sb", _MISSING)
+    if out is not _MISSING:
+        return out
     out = None
     n = 1
     for d in t.shape:
@@ -263,18 +278,19 @@ def _static_bytes(t):
             break
         n *= d
     if n >= 0:
-        if _elem is None:
-            from .numerics import elem as _e
-            _elem = _e
-        try:
-            itemsize = _elem(t).dtype.itemsize
-        except Exception:  # noqa: BLE001 - a type without a storage dtype is not counted
-            itemsize = None
+        et = t.element_type
+        itemsize = _ITEMSIZES.get(id(et), _MISSING)
+        if itemsize is _MISSING or itemsize[0] is not et:
+            if len(_ITEMSIZES) > 10_000:      # (element types are shared: rarely any new)
+                _ITEMSIZES.clear()
+            itemsize = _ITEMSIZES[id(et)] = (et, _itemsize(t))
+        itemsize = itemsize[1]
         if itemsize is not None:
             out = (n, n * itemsize)
-    if len(_SIZES) > 100_000:
-        _SIZES.clear()
-    _SIZES[key] = (et, out)
+    try:
+        object.__setattr__(t, "_sb", out)     # (a frozen dataclass)
+    except AttributeError:
+        pass
     return out
 
 
@@ -521,6 +537,368 @@ def plan_block(block, info: FunctionInfo, limits) -> Plan:
     p.live_after = live_after
     p.compilable = len(steps) <= _MAX_COMPILED_STEPS
     return p
+
+
+# ------------------------------------------------------------------ blocks run once
+class _RanOnce:
+    """The mark `run_once` leaves on a block it ran (`Block._cache`): the block's next run
+    builds its plan (`nops` never matches, so `Interpreter._plan` plans it)."""
+    __slots__ = ()
+    nops = -1
+
+
+RAN_ONCE = _RanOnce()
+
+
+def once_uses(block):
+    """For `run_once`: the index of the op that last uses each value of `block` (as
+    `FunctionInfo.last_use` has it for a body without regions), or None where an op of the
+    block has regions (their blocks read the function's frame: the general path runs it)."""
+    last = {}
+    i = 0
+    for op in block.operations:
+        if op.regions:
+            return None
+        for v in op.operands:
+            last[v] = i
+        i += 1
+    return last
+
+
+def _once_quantized(op, fn):
+    """(kernel, error) of an op with quantized types, as `plan_block` plans it."""
+    global _plan_for
+    if _plan_for is None:
+        from .quantized import plan_for as _p
+        _plan_for = _p
+    try:
+        qplan = _plan_for(op)
+    except StableHLOError as e:
+        return fn, e
+    if qplan is not None:
+        fn = _quantized_runner(qplan, fn)
+    return fn, None
+
+
+def _call_used(ctx, op, name, args):
+    return ctx.call(name, args)
+
+
+def _call_unused(ctx, op, name, args):
+    return ctx.call_discarded(name, args)
+
+
+def run_once(ctx, block, args, last, limits):
+    """Run the body `block` of a function (without regions, see `once_uses`) the first time it
+    is called, analysing, planning and running each op in one pass: values live in a dict
+    keyed by `Value` instead of frame slots, and no plan is kept. It does what `function_info`,
+    `plan_block` and `Plan._interpret` do together and raises the same errors at the same ops
+    (an operand not defined before its use, no kernel, a result over the tensor-size limits,
+    the live values over `max_live_bytes`, a kernel's failure), and values of
+    `_FREE_ELEMENTS` elements or more (or of dynamic shapes) are dropped after their last use,
+    as the plan drops them."""
+    env = {}
+    sizes = None                 # Value -> bytes, of the large values counted in `live`
+    dying = None                 # op index -> values that die after it
+    i = 0
+    for a in block.arguments:
+        env[a] = args[i]
+        i += 1
+        if a in last:
+            sb = _static_bytes(a.type)
+            if sb is None or sb[0] >= _FREE_ELEMENTS:
+                if dying is None:
+                    dying = {}
+                dying.setdefault(last[a], []).append(a)
+    kernels = KERNELS
+    live = 0
+    max_live = limits.max_live_bytes
+    max_elements, max_bytes = limits.max_tensor_elements, limits.max_tensor_bytes
+    i = -1
+    for op in block.operations:
+        i += 1
+        name = op.name
+        operands = op.operands
+        nin = len(operands)
+        try:
+            # (the common arities are passed without building a list)
+            if nin == 2:
+                x0 = env[operands[0]]
+                x1 = env[operands[1]]
+            elif nin == 1:
+                x0 = env[operands[0]]
+            else:
+                vals = [env[v] for v in operands]
+        except KeyError:
+            raise InterpreterError(f"{name}: operand used before it is defined",
+                                   op.where()) from None
+        if name in TERMINATORS:
+            return [x0, x1] if nin == 2 else [x0] if nin == 1 else vals
+        results = op.results
+        fn = kernels.get(name)
+        err = None
+        if fn is None:
+            fn = HARNESS_OPS.get(name)
+            if fn is None:
+                err = NotImplementedOpError(name)
+        else:
+            plain = True
+            for v in op.operands:
+                t = v.type
+                if (t.__class__ is not TensorType or t.element_type.__class__ is not ElementType) \
+                        and isinstance(t, TensorType) and isinstance(t.element_type, QuantizedType):
+                    plain = False
+                    break
+            if plain:
+                for v in results:
+                    t = v.type
+                    if (t.__class__ is not TensorType
+                            or t.element_type.__class__ is not ElementType) \
+                            and isinstance(t, TensorType) \
+                            and isinstance(t.element_type, QuantizedType):
+                        plain = False
+                        break
+            if not plain:
+                fn, err = _once_quantized(op, fn)
+            elif name == "func.call":
+                # the callee's name read once, a call none of whose results is used
+                # discarded (as `_direct_call` makes them)
+                callee = getattr(op.attributes.get("callee"), "root", None)
+                if isinstance(callee, str):
+                    fn = _call_unused
+                    for r in results:
+                        if r in last:
+                            fn = _call_used
+                            break
+                    vals = (callee, [x0, x1] if nin == 2 else [x0] if nin == 1 else vals)
+                    nin = -1
+        for r in results:
+            t = r.type
+            if t.__class__ is TensorType:
+                sb = getattr(t, "_sb", _MISSING)
+                if sb is _MISSING:
+                    sb = _static_bytes(t)
+            else:
+                sb = None
+            if sb is None:
+                if dying is None:
+                    dying = {}
+                dying.setdefault(last.get(r, i), []).append(r)
+                continue
+            if err is None and (sb[0] > max_elements or sb[1] > max_bytes):
+                try:
+                    check_tensor(t.shape, 8 * sb[1] // sb[0] if sb[0] else 8,
+                                 name, op.where(), limits)
+                except LimitError as e:
+                    err = e
+            live += sb[1]
+            if sb[0] >= _FREE_ELEMENTS:
+                if dying is None:
+                    dying = {}
+                if sizes is None:
+                    sizes = {}
+                sizes[r] = sb[1]
+                dying.setdefault(last.get(r, i), []).append(r)
+        if live > max_live and err is None:
+            err = LimitError(f"{name}: the values alive at once would take {live} bytes, "
+                             f"over the limit of {max_live}", op.where(),
+                             FLAGS["max_live_bytes"])
+        try:
+            if err is not None:
+                raise err
+            if nin == 2:
+                v = fn(ctx, op, x0, x1)
+            elif nin == 1:
+                v = fn(ctx, op, x0)
+            else:
+                v = fn(ctx, op, *vals)
+        except StableHLOError as e:
+            if e.location is None:
+                e.location = op.where()
+            raise
+        except KERNEL_ERRORS as e:
+            raise InterpreterError(f"{name}: {e}", op.where()) from None
+        n = len(results)
+        if n == 1:
+            r = results[0]
+            if v.__class__ is list or (v.__class__ is tuple and r.type.__class__ is not TupleType):
+                v = v[0]
+            env[r] = v
+        elif n:
+            for r, x in zip(results, v):
+                env[r] = x
+        if dying is not None:
+            frees = dying.pop(i, None)
+            if frees is not None:
+                for r in frees:
+                    env.pop(r, None)
+                    if sizes is not None:
+                        live -= sizes.get(r, 0)
+                x0 = x1 = vals = None      # (nor kept alive here)
+    raise InterpreterError("block has no terminator")
+
+
+def run_once_framed(ctx, block, info, frame, args, limits):
+    """`run_once` for a function body with regions: the values are kept in the function's
+    frame (`info` is its `function_info`, `ctx` runs with `frame` and `info` as the frame
+    and analysis of the function running now), so that the blocks of its regions, planned
+    the general way when their ops' kernels run them, read them there. The block is marked
+    with a plan that holds only what the plans of those blocks read from their parent (the
+    live bytes after each op, so far); its next run plans it."""
+    slots = info.slots
+    last_use = info.last_use
+    bad = info.bad_uses
+    kernels = KERNELS
+    p = Plan()
+    p.block = block
+    p.nops = -1                  # never matches: the next run plans the block
+    p.limits = limits
+    p.info = info
+    p.live_after = live_after = []
+    p.runs = 0
+    p.code = None
+    p.compilable = False
+    p.steps = p.term_slots = p.arg_slots = None
+    block._cache = p
+    sizes = None                 # slot -> bytes, of the large values counted in `live`
+    dying = None                 # op index -> slots cleared after it
+    i = 0
+    for a in block.arguments:
+        frame[slots[a]] = args[i]
+        i += 1
+        if a in last_use:
+            sb = _static_bytes(a.type)
+            if sb is None or sb[0] >= _FREE_ELEMENTS:
+                if dying is None:
+                    dying = {}
+                dying.setdefault(last_use[a], []).append(slots[a])
+    live = 0
+    max_live = limits.max_live_bytes
+    max_elements, max_bytes = limits.max_tensor_elements, limits.max_tensor_bytes
+    i = -1
+    for op in block.operations:
+        i += 1
+        name = op.name
+        if bad and op in bad:
+            raise InterpreterError(f"{name}: operand used before it is defined", op.where())
+        operands = op.operands
+        nin = len(operands)
+        # (the common arities are passed without building a list)
+        if nin == 2:
+            x0 = frame[slots[operands[0]]]
+            x1 = frame[slots[operands[1]]]
+        elif nin == 1:
+            x0 = frame[slots[operands[0]]]
+        else:
+            vals = [frame[slots[v]] for v in operands]
+        if name in TERMINATORS:
+            return [x0, x1] if nin == 2 else [x0] if nin == 1 else vals
+        results = op.results
+        fn = kernels.get(name)
+        err = None
+        if fn is None:
+            fn = HARNESS_OPS.get(name)
+            if fn is None:
+                err = NotImplementedOpError(name)
+        else:
+            plain = True
+            for v in op.operands:
+                t = v.type
+                if (t.__class__ is not TensorType or t.element_type.__class__ is not ElementType) \
+                        and isinstance(t, TensorType) and isinstance(t.element_type, QuantizedType):
+                    plain = False
+                    break
+            if plain:
+                for v in results:
+                    t = v.type
+                    if (t.__class__ is not TensorType
+                            or t.element_type.__class__ is not ElementType) \
+                            and isinstance(t, TensorType) \
+                            and isinstance(t.element_type, QuantizedType):
+                        plain = False
+                        break
+            if not plain:
+                fn, err = _once_quantized(op, fn)
+            elif name == "func.call":
+                callee = getattr(op.attributes.get("callee"), "root", None)
+                if isinstance(callee, str):
+                    fn = _call_unused
+                    for r in results:
+                        if r in last_use:
+                            fn = _call_used
+                            break
+                    vals = (callee, [x0, x1] if nin == 2 else [x0] if nin == 1 else vals)
+                    nin = -1
+        if op.regions and 1 > limits.max_nesting:
+            # (as in `plan_block`: over an op's missing kernel, not over a use before definition)
+            err = LimitError(f"{name}: regions nested more than {limits.max_nesting} deep",
+                             op.where(), FLAGS["max_nesting"])
+        for r in results:
+            t = r.type
+            if t.__class__ is TensorType:
+                sb = getattr(t, "_sb", _MISSING)
+                if sb is _MISSING:
+                    sb = _static_bytes(t)
+            else:
+                sb = None
+            if sb is None:
+                if dying is None:
+                    dying = {}
+                dying.setdefault(last_use.get(r, i), []).append(slots[r])
+                continue
+            if err is None and (sb[0] > max_elements or sb[1] > max_bytes):
+                try:
+                    check_tensor(t.shape, 8 * sb[1] // sb[0] if sb[0] else 8,
+                                 name, op.where(), limits)
+                except LimitError as e:
+                    err = e
+            live += sb[1]
+            if sb[0] >= _FREE_ELEMENTS:
+                if dying is None:
+                    dying = {}
+                if sizes is None:
+                    sizes = {}
+                s = slots[r]
+                sizes[s] = sb[1]
+                dying.setdefault(last_use.get(r, i), []).append(s)
+        if live > max_live and err is None:
+            err = LimitError(f"{name}: the values alive at once would take {live} bytes, "
+                             f"over the limit of {max_live}", op.where(),
+                             FLAGS["max_live_bytes"])
+        frees = dying.pop(i, None) if dying is not None else None
+        if frees is not None and sizes is not None:
+            for s in frees:
+                live -= sizes.get(s, 0)
+        live_after.append(live)
+        try:
+            if err is not None:
+                raise err
+            if nin == 2:
+                v = fn(ctx, op, x0, x1)
+            elif nin == 1:
+                v = fn(ctx, op, x0)
+            else:
+                v = fn(ctx, op, *vals)
+        except StableHLOError as e:
+            if e.location is None:
+                e.location = op.where()
+            raise
+        except KERNEL_ERRORS as e:
+            raise InterpreterError(f"{name}: {e}", op.where()) from None
+        n = len(results)
+        if n == 1:
+            r = results[0]
+            if v.__class__ is list or (v.__class__ is tuple and r.type.__class__ is not TupleType):
+                v = v[0]
+            frame[slots[r]] = v
+        elif n:
+            for r, x in zip(results, v):
+                frame[slots[r]] = x
+        if frees is not None:
+            for s in frees:
+                frame[s] = None
+            x0 = x1 = vals = None      # (nor kept alive here)
+    raise InterpreterError("block has no terminator")
 
 
 # ------------------------------------------------------------------ fast forms

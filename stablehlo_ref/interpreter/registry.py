@@ -62,12 +62,14 @@ class Token:
 TOKEN = Token()
 
 
+_MISSING = object()
+
+
 def op_cache(op) -> dict:
     """A dict on `op` for what kernels derive from it once (decoded attributes, recognized
     bodies), kept for the life of the op; ops made without `__init__` get a fresh one."""
-    try:
-        c = op._cache
-    except AttributeError:
+    c = getattr(op, "_cache", _MISSING)
+    if c is _MISSING:
         return {}
     if c is None:
         c = op._cache = {}

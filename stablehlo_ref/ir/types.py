@@ -28,6 +28,16 @@ class ElementType(Type):
     bits: int
     dtype_name: str    # numpy / ml_dtypes name used for storage
 
+    def __eq__(self, other):
+        # (the dataclass's field-by-field comparison, after the identity check that decides
+        # it for the shared element types)
+        if self is other:
+            return True
+        if other.__class__ is not ElementType:
+            return NotImplemented
+        return (self.name, self.kind, self.bits, self.dtype_name) == \
+            (other.name, other.kind, other.bits, other.dtype_name)
+
     def __str__(self) -> str:
         return self.name
 
@@ -136,6 +146,16 @@ class TensorType(Type):
     shape: Tuple[Dim, ...]
     element_type: Union[ElementType, QuantizedType]
     encoding: Optional[object] = None   # an Attribute, e.g. #stablehlo.bounds<...>
+
+    def __eq__(self, other):
+        # (the dataclass's field-by-field comparison, after an identity check: the parser
+        # gives equal types of one module one object)
+        if self is other:
+            return True
+        if other.__class__ is not TensorType:
+            return NotImplemented
+        return (self.shape, self.element_type, self.encoding) == \
+            (other.shape, other.element_type, other.encoding)
 
     @property
     def rank(self) -> int:

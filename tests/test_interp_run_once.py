@@ -1,0 +1,230 @@
+"""The first run of a function body in one pass (`plan.run_once`, `plan.run_once_framed`)
+against the general path (`function_info`, `plan_block`, `Plan.execute`): the same results,
+and the same errors (class, message, location) at the same ops."""
+import numpy as np
+import pytest
+from hypothesis import HealthCheck, given, settings, strategies as st
+
+from stablehlo_ref.errors import StableHLOError
+from stablehlo_ref.interpreter import Interpreter
+from stablehlo_ref.interpreter import plan as plan_mod
+from stablehlo_ref.limits import Limits
+from stablehlo_ref.text import parse
+
+
+def _bodies(module):
+    for f in module.functions.values():
+        if f.regions and f.regions[0].blocks:
+            yield f.regions[0].blocks[0]
+
+
+def _outcome(module, args, limits, general):
+    """What running @main gives: ("ok", results) or ("error", class, message, location);
+    `general`: every function body is marked as run before, so that none runs in one pass."""
+    if general:
+        for b in _bodies(module):
+            b._cache = plan_mod.RAN_ONCE
+    try:
+        out = Interpreter(module, limits=limits).call("main", list(args))
+    except StableHLOError as e:
+        return ("error", type(e).__name__, str(e), e.location)
+    return ("ok", [np.asarray(v) for v in out])
+
+
+def _same(a, b):
+    assert a[0] == b[0], (a, b)
+    if a[0] == "error":
+        assert a == b
+        return
+    assert len(a[1]) == len(b[1])
+    for x, y in zip(a[1], b[1]):
+        assert x.dtype == y.dtype and x.shape == y.shape
+        np.testing.assert_array_equal(x, y)
+
+
+def _check(src, args=(), limits=None, mutate=None):
+    limits = limits or Limits()
+    results = []
+    for general in (False, True):
+        m = parse(src, "t.mlir")
+        if mutate is not None:
+            mutate(m)
+        results.append(_outcome(m, args, limits, general))
+    _same(*results)
+    return results[0]
+
+
+# ------------------------------------------------------------------ generated programs
+_UNARY = ["stablehlo.negate", "stablehlo.abs", "stablehlo.exponential", "stablehlo.sqrt"]
+_BINARY = ["stablehlo.add", "stablehlo.multiply", "stablehlo.subtract", "stablehlo.maximum"]
+
+
+@st.composite
+def programs(draw):
+    """A @main on tensor<Nxf32> values of a few sizes: elementwise ops, broadcasts, iotas,
+    calls of a helper (with or without regions of its own, its results used or not), a
+    `stablehlo.case` (a region op in the body: the framed one-pass run), and limits that
+    some of them may exceed."""
+    sizes = draw(st.lists(st.sampled_from([1, 3, 8, 5000]), min_size=1, max_size=3))
+    lines = []
+    vals = {}            # size -> names of values of tensor<size x f32>
+    n = [0]
+
+    def new():
+        n[0] += 1
+        return f"%v{n[0]}"
+
+    def typ(k):
+        return f"tensor<{k}xf32>"
+
+    for k in sizes:
+        v = new()
+        lines.append(f"{v} = stablehlo.iota dim = 0 : {typ(k)}")
+        vals.setdefault(k, []).append(v)
+    helper_regions = draw(st.booleans())
+    for _ in range(draw(st.integers(1, 12))):
+        kind = draw(st.sampled_from(["unary", "binary", "broadcast", "call", "case", "const"]))
+        k = draw(st.sampled_from(sorted(vals)))
+        a = draw(st.sampled_from(vals[k]))
+        v = new()
+        if kind == "unary":
+            lines.append(f"{v} = {draw(st.sampled_from(_UNARY))} {a} : {typ(k)}")
+        elif kind == "binary":
+            b = draw(st.sampled_from(vals[k]))
+            lines.append(f"{v} = {draw(st.sampled_from(_BINARY))} {a}, {b} : {typ(k)}")
+        elif kind == "broadcast":
+            k2 = draw(st.sampled_from([2, 4, 4096]))
+            lines.append(f"{v} = stablehlo.broadcast_in_dim {a}, dims = [1] : "
+                         f"({typ(k)}) -> tensor<{k2}x{k}xf32>")
+            continue          # (a value of another type: not used further)
+        elif kind == "call":
+            lines.append(f"{v} = func.call @helper{'_r' if helper_regions else ''}_{k}({a}) : "
+                         f"({typ(k)}) -> {typ(k)}")
+        elif kind == "case":
+            idx = new()
+            lines.append(f"{idx} = stablehlo.constant dense<{draw(st.integers(0, 1))}> : tensor<i32>")
+            lines.append(f'{v} = "stablehlo.case"({idx}) ({{\n    stablehlo.return {a} : {typ(k)}\n'
+                         f'  }}, {{\n    %neg = stablehlo.negate {a} : {typ(k)}\n'
+                         f'    stablehlo.return %neg : {typ(k)}\n  }}) : (tensor<i32>) -> {typ(k)}')
+        else:
+            lines.append(f"{v} = stablehlo.constant dense<2.5> : {typ(k)}")
+        vals[k].append(v)
+    k = draw(st.sampled_from(sorted(vals)))
+    ret = draw(st.sampled_from(vals[k]))
+    body = "\n  ".join(lines)
+    helpers = []
+    for s in sorted(vals):
+        t = typ(s)
+        helpers.append(f"func.func private @helper_{s}(%x: {t}) -> {t} {{\n"
+                       f"  %y = stablehlo.add %x, %x : {t}\n  return %y : {t}\n}}")
+        helpers.append(f"func.func private @helper_r_{s}(%x: {t}) -> {t} {{\n"
+                       f"  %c = stablehlo.constant dense<0> : tensor<i32>\n"
+                       f'  %y = "stablehlo.case"(%c) ({{\n    %z = stablehlo.multiply %x, %x : {t}\n'
+                       f"    stablehlo.return %z : {t}\n  }}) : (tensor<i32>) -> {t}\n"
+                       f"  return %y : {t}\n}}")
+    src = (f"func.func @main() -> {typ(k)} {{\n  {body}\n  return {ret} : {typ(k)}\n}}\n"
+           + "\n".join(helpers))
+    limits = draw(st.sampled_from([
+        Limits(),
+        Limits(max_tensor_elements=4096),
+        Limits(max_tensor_bytes=20000),
+        Limits(max_live_bytes=draw(st.integers(1, 200_000))),
+        Limits(max_nesting=0),
+    ]))
+    return src, limits
+
+
+@settings(max_examples=120, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(programs())
+def test_one_pass_run_matches_the_general_path(prog):
+    src, limits = prog
+    _check(src, limits=limits)
+
+
+# ------------------------------------------------------------------ errors at the same ops
+def test_a_missing_kernel_is_reported_at_its_op():
+    src = """func.func @main() -> tensor<2xf32> {
+  %a = stablehlo.constant dense<1.0> : tensor<2xf32>
+  %b = "foo.bar"(%a) : (tensor<2xf32>) -> tensor<2xf32>
+  return %b : tensor<2xf32>
+}"""
+    out = _check(src)
+    assert out[0] == "error" and "foo.bar" in out[2] and "t.mlir:3" in out[3]
+
+
+@pytest.mark.parametrize("region", [False, True])
+def test_a_use_before_its_definition_is_reported_at_the_using_op(region):
+    extra = ('  %c = stablehlo.constant dense<0> : tensor<i32>\n'
+             '  %k = "stablehlo.case"(%c) ({\n    stablehlo.return %a : tensor<2xf32>\n'
+             '  }) : (tensor<i32>) -> tensor<2xf32>\n') if region else ""
+    src = f"""func.func @main() -> tensor<2xf32> {{
+  %a = stablehlo.constant dense<1.0> : tensor<2xf32>
+{extra}  %b = stablehlo.negate %a : tensor<2xf32>
+  %d = stablehlo.add %b, %b : tensor<2xf32>
+  return %d : tensor<2xf32>
+}}"""
+
+    def swap(m):
+        # move the add before the negate whose result it uses
+        ops = m.functions["main"].regions[0].blocks[0].operations
+        i = next(j for j, o in enumerate(ops) if o.name == "stablehlo.add")
+        ops[i - 1], ops[i] = ops[i], ops[i - 1]
+    out = _check(src, mutate=swap)
+    assert out[0] == "error" and "used before it is defined" in out[2]
+    assert out[3] is not None and "stablehlo.add" in out[2]
+
+
+@pytest.mark.parametrize("region", [False, True])
+def test_a_failing_kernel_raises_the_same_error_with_its_location(region):
+    # a dynamic_slice of a custom call the interpreter does not know fails in its kernel
+    pre = ('  %c = stablehlo.constant dense<0> : tensor<i32>\n'
+           '  %k = "stablehlo.case"(%c) ({\n    stablehlo.return %a : tensor<2xf32>\n'
+           '  }) : (tensor<i32>) -> tensor<2xf32>\n') if region else ""
+    src = f"""func.func @main() -> tensor<2xf32> {{
+  %a = stablehlo.constant dense<1.0> : tensor<2xf32>
+{pre}  %b = stablehlo.custom_call @no_such_target(%a) : (tensor<2xf32>) -> tensor<2xf32>
+  return %b : tensor<2xf32>
+}}"""
+    out = _check(src)
+    assert out[0] == "error" and out[3] is not None and "t.mlir:" in out[3]
+
+
+@pytest.mark.parametrize("limits", [Limits(max_tensor_elements=10), Limits(max_live_bytes=100),
+                                    Limits(max_tensor_bytes=50)])
+@pytest.mark.parametrize("region", [False, True])
+def test_limits_are_errors_at_the_same_op(limits, region):
+    pre = ('  %c = stablehlo.constant dense<0> : tensor<i32>\n'
+           '  %k = "stablehlo.case"(%c) ({\n    stablehlo.return %a : tensor<8xf32>\n'
+           '  }) : (tensor<i32>) -> tensor<8xf32>\n') if region else ""
+    src = f"""func.func @main() -> tensor<8xf32> {{
+  %a = stablehlo.iota dim = 0 : tensor<8xf32>
+{pre}  %b = stablehlo.broadcast_in_dim %a, dims = [1] : (tensor<8xf32>) -> tensor<4x8xf32>
+  %d = stablehlo.slice %b [0:1, 0:8] : (tensor<4x8xf32>) -> tensor<1x8xf32>
+  %e = stablehlo.reshape %d : (tensor<1x8xf32>) -> tensor<8xf32>
+  return %e : tensor<8xf32>
+}}"""
+    out = _check(src, limits=limits)
+    assert out[0] == "error" and "LimitError" == out[1]
+
+
+def test_the_next_run_plans_the_body_and_gives_the_same_results():
+    src = """func.func @main(%x: tensor<3xf32>) -> tensor<3xf32> {
+  %a = stablehlo.multiply %x, %x : tensor<3xf32>
+  %c = stablehlo.constant dense<0> : tensor<i32>
+  %k = "stablehlo.case"(%c) ({
+    %n = stablehlo.negate %a : tensor<3xf32>
+    stablehlo.return %n : tensor<3xf32>
+  }) : (tensor<i32>) -> tensor<3xf32>
+  return %k : tensor<3xf32>
+}"""
+    m = parse(src)
+    x = np.array([1, 2, 3], np.float32)
+    block = m.functions["main"].regions[0].blocks[0]
+    outs = []
+    for _ in range(3):
+        outs.append(Interpreter(m).call("main", [x])[0])
+        if len(outs) == 1:
+            assert block._cache.__class__.__name__ == "Plan" and block._cache.nops == -1
+    assert block._cache.nops == len(block.operations)
+    for o in outs:
+        np.testing.assert_array_equal(o, -(x * x))
