@@ -11,9 +11,11 @@ bottom-up merge sort runs whose merges are binary searches done on whole arrays:
 calls the comparator once on every (element, candidate) pair of every row. That needs
 O(log^2 n) region calls, is stable, and is correct for any strict weak order.
 
-`chlo.top_k` partitions each row (`argpartition`, on same-width integer keys for floats) and
-sorts only the k chosen; rows where keys equal to the k-th were left out take their
-lowest-indexed ties."""
+`chlo.top_k` works on same-width integer keys for floats. It bounds each row's k-th key by
+the k-th of 4k group minima, gathers the few keys within the bound and sorts only those
+(stably, so ties keep index order); rows with many ties instead partition (`argpartition`)
+and sort the k chosen, taking the lowest-indexed ties where keys equal to the k-th were left
+out."""
 from __future__ import annotations
 
 import numpy as np
@@ -278,6 +280,10 @@ def _top_k_order(key: np.ndarray, k: int) -> np.ndarray:
         return np.argsort(key, axis=-1, kind="stable")[..., :k]
     lead = key.shape[:-1]
     flat = key.reshape(-1, n)
+    if flat.dtype.kind in "iu":
+        order = _top_k_by_threshold(flat, k)
+        if order is not None:
+            return order.reshape(lead + (k,))
     part = np.argpartition(flat, k - 1, axis=-1)[:, :k]
     kth = np.take_along_axis(flat, part[:, k - 1:k], axis=-1)
     # the k chosen are the k smallest; when keys equal to the k-th were left out, the rows
@@ -296,3 +302,32 @@ def _top_k_order(key: np.ndarray, k: int) -> np.ndarray:
     sub = np.take_along_axis(flat, idx, axis=-1)
     order = np.take_along_axis(idx, np.argsort(sub, axis=-1, kind="stable"), axis=-1)
     return order.reshape(lead + (k,))
+
+
+def _top_k_by_threshold(flat: np.ndarray, k: int):
+    """`_top_k_order` of the integer (rows, n) keys `flat` without a partition of the
+    rows: the columns are split into 4k groups (column index modulo 4k), and the k-th
+    smallest of the group minima bounds each row's k-th smallest key from above (k groups
+    each hold a key at most that large). Only the keys at most that bound are candidates;
+    they are gathered (in index order) into a padded (rows, m) array and sorted stably, so
+    ties keep index order and the padding (the dtype's largest value, after every real
+    candidate) never precedes a candidate. None when some row has over n/8 candidates
+    (many ties), for the partition path."""
+    rows, n = flat.shape
+    groups = 4 * k
+    depth = n // groups
+    mins = flat[:, :groups * depth].reshape(rows, depth, groups).min(axis=1)
+    bound = np.partition(mins, k - 1, axis=-1)[:, k - 1:k]
+    where = np.flatnonzero(flat <= bound)
+    row = where // n
+    counts = np.bincount(row, minlength=rows)
+    m = int(counts.max())
+    if m * 8 > n:
+        return None
+    pos = np.arange(where.size) - (np.cumsum(counts) - counts)[row]
+    cand = np.full((rows, m), np.iinfo(flat.dtype).max, dtype=flat.dtype)
+    cand_ix = np.zeros((rows, m), dtype=np.int64)
+    cand[row, pos] = flat.reshape(-1)[where]
+    cand_ix[row, pos] = where - row * n
+    best = np.argsort(cand, axis=-1, kind="stable")[:, :k]
+    return np.take_along_axis(cand_ix, best, axis=-1)

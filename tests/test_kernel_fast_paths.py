@@ -1,0 +1,64 @@
+"""The kernels' fast paths against straightforward references: chlo.top_k's threshold
+selection against a stable argsort (ties, NaNs, signed zeros, integer keys)."""
+import numpy as np
+from hypothesis import given, settings, strategies as st
+
+import stablehlo_ref as shlo
+from stablehlo_ref.interpreter.sorting import _top_k_by_threshold, _top_k_order, total_order_key
+
+
+def _top_k_src(shape, k, et, it="i32"):
+    t = "x".join(map(str, shape))
+    r = "x".join(map(str, shape[:-1] + (k,)))
+    return f"""func.func @main(%x: tensor<{t}x{et}>) -> (tensor<{r}x{et}>, tensor<{r}x{it}>) {{
+  %0:2 = chlo.top_k(%x, k = {k}) : tensor<{t}x{et}> -> (tensor<{r}x{et}>, tensor<{r}x{it}>)
+  return %0#0, %0#1 : tensor<{r}x{et}>, tensor<{r}x{it}>
+}}"""
+
+
+@settings(max_examples=40, deadline=None)
+@given(st.integers(0, 2 ** 32 - 1), st.sampled_from([300, 1000, 4096]), st.integers(1, 60),
+       st.sampled_from(["f32", "f64", "f16", "i32", "i64", "ui8"]), st.sampled_from([0, 3, 50, 10 ** 6]),
+       st.booleans())
+def test_top_k_matches_stable_argsort(seed, n, k, et, distinct, specials):
+    rng = np.random.default_rng(seed)
+    dt = {"f32": np.float32, "f64": np.float64, "f16": np.float16, "i32": np.int32,
+          "i64": np.int64, "ui8": np.uint8}[et]
+    rows = 3
+    if distinct:
+        x = rng.integers(-distinct, distinct, (rows, n))
+    else:
+        x = rng.standard_normal((rows, n)) * 100
+    with np.errstate(over="ignore"):       # f16: large values become infinities
+        x = x.astype(dt)
+    if specials and et[0] == "f":
+        for v in (np.nan, -np.nan, np.inf, -np.inf, -0.0, 0.0):
+            x[rng.integers(0, rows, 3), rng.integers(0, n, 3)] = v
+    got_v, got_i = shlo.run(shlo.parse(_top_k_src((rows, n), k, et)), x)
+    key = total_order_key(x) if et[0] == "f" else x.astype(np.int64)
+    want = np.argsort(-key if et[0] != "f" else ~key, axis=-1, kind="stable")[:, :k]
+    assert got_i.tolist() == want.tolist()
+    assert got_v.view(np.uint8).tolist() == np.take_along_axis(x, want, -1).view(np.uint8).tolist()
+
+
+@settings(max_examples=40, deadline=None)
+@given(st.integers(0, 2 ** 32 - 1), st.sampled_from([257, 1000, 3000]), st.integers(1, 50),
+       st.sampled_from([np.int16, np.int32, np.int64, np.uint8, np.uint64]), st.integers(1, 10 ** 6))
+def test_top_k_threshold_selection(seed, n, k, dt, spread):
+    rng = np.random.default_rng(seed)
+    info = np.iinfo(dt)
+    lo, hi = max(info.min, -spread), min(info.max, spread)
+    key = rng.integers(lo, hi, (4, n), endpoint=True).astype(dt)
+    key[0, rng.integers(0, n, 5)] = info.max          # the padding value is also a key
+    key[1, rng.integers(0, n, 5)] = info.min
+    want = np.argsort(key, axis=-1, kind="stable")[:, :k]
+    got = _top_k_by_threshold(key, k)
+    if got is not None:                                 # None: many ties, the partition path
+        assert got.tolist() == want.tolist()
+    assert _top_k_order(key, k).tolist() == want.tolist()
+
+
+def test_top_k_threshold_selection_is_taken_on_distinct_keys():
+    key = np.random.default_rng(1).permutation(4096).reshape(1, 4096)
+    got = _top_k_by_threshold(key, 16)
+    assert got is not None and got.tolist() == np.argsort(key, axis=-1)[:, :16].tolist()
