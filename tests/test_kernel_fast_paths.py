@@ -62,3 +62,69 @@ def test_top_k_threshold_selection_is_taken_on_distinct_keys():
     key = np.random.default_rng(1).permutation(4096).reshape(1, 4096)
     got = _top_k_by_threshold(key, 16)
     assert got is not None and got.tolist() == np.argsort(key, axis=-1)[:, :16].tolist()
+
+
+# ------------------------------------------------------------------ convolution
+
+def _conv_dims(lay, rlay, olay):
+    sp = lambda s: [s.index(str(d)) for d in range(len(s) - 2)]   # noqa: E731
+    return dict(input_batch_dimension=lay.index("b"), input_feature_dimension=lay.index("f"),
+                input_spatial_dimensions=sp(lay), kernel_input_feature_dimension=rlay.index("i"),
+                kernel_output_feature_dimension=rlay.index("o"), kernel_spatial_dimensions=sp(rlay),
+                output_batch_dimension=olay.index("b"), output_feature_dimension=olay.index("f"),
+                output_spatial_dimensions=sp(olay))
+
+
+@st.composite
+def _conv_configs(draw):
+    ns = draw(st.integers(1, 2))
+    sp = "".join(str(d) for d in range(ns))
+    lay = "".join(draw(st.permutations("bf" + sp)))
+    rlay = "".join(draw(st.permutations("io" + sp)))
+    olay = "".join(draw(st.permutations("bf" + sp)))
+    G = draw(st.sampled_from([1, 1, 2]))
+    BG = 1 if G > 1 else draw(st.sampled_from([1, 1, 2]))
+    I = draw(st.integers(1, 3))
+    O = draw(st.integers(1, 2)) * G * BG
+    B = draw(st.integers(1, 2)) * BG
+    ls = {"b": B, "f": I * G}
+    rs = {"i": I, "o": O}
+    for d in range(ns):
+        ls[str(d)] = draw(st.integers(1, 6))
+        rs[str(d)] = draw(st.integers(1, 3))
+    return dict(lay=lay, rlay=rlay, olay=olay, ls=tuple(ls[c] for c in lay), rs=tuple(rs[c] for c in rlay),
+                strides=tuple(draw(st.integers(1, 3)) for _ in range(ns)),
+                pad=tuple((draw(st.integers(-1, 2)), draw(st.integers(-1, 2))) for _ in range(ns)),
+                ldil=tuple(draw(st.integers(1, 2)) for _ in range(ns)),
+                rdil=tuple(draw(st.integers(1, 2)) for _ in range(ns)),
+                rev=tuple(draw(st.booleans()) for _ in range(ns)), G=G, BG=BG)
+
+
+@settings(max_examples=120, deadline=None)
+@given(_conv_configs(), st.sampled_from(["i32", "f32", "f64"]), st.integers(0, 2 ** 32 - 1))
+def test_convolution_matches_the_loop_oracle(cfg, et_name, seed):
+    from stablehlo_ref.conformance.generated.linalg import conv_oracle
+    from stablehlo_ref.interpreter.conv import convolve
+    from stablehlo_ref.ir.types import ELEMENT_TYPES
+    from stablehlo_ref.errors import InterpreterError
+    et = ELEMENT_TYPES[et_name]
+    rng = np.random.default_rng(seed)
+    lhs = rng.integers(-4, 5, cfg["ls"]).astype(et.dtype)
+    rhs = rng.integers(-4, 5, cfg["rs"]).astype(et.dtype)
+    c = cfg
+    try:
+        shape, want, _ = conv_oracle(lhs.ravel().tolist(), rhs.ravel().tolist(), c["ls"], c["rs"], c["lay"],
+                                     c["rlay"], c["olay"], c["strides"], c["pad"], c["ldil"], c["rdil"],
+                                     c["rev"], c["G"], c["BG"])
+    except (ValueError, ZeroDivisionError, IndexError, KeyError):
+        return                       # a configuration the oracle has no windows for
+    try:
+        got = convolve(lhs, rhs, strides=list(c["strides"]), padding=list(c["pad"]),
+                       lhs_dilation=list(c["ldil"]), rhs_dilation=list(c["rdil"]), reversal=list(c["rev"]),
+                       dims=_conv_dims(c["lay"], c["rlay"], c["olay"]), feature_group_count=c["G"],
+                       batch_group_count=c["BG"], et=et)
+    except InterpreterError:
+        assert any(s <= 0 for s in shape)
+        return
+    assert got.dtype == et.dtype and got.shape == tuple(shape)
+    assert got.ravel().tolist() == want
