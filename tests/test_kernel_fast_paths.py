@@ -128,3 +128,59 @@ def test_convolution_matches_the_loop_oracle(cfg, et_name, seed):
         return
     assert got.dtype == et.dtype and got.shape == tuple(shape)
     assert got.ravel().tolist() == want
+
+
+# ------------------------------------------------------------------ dot_general
+
+def _first_op(module, name):
+    found = []
+
+    def walk(op):
+        if op.name == name:
+            found.append(op)
+        for r in op.regions:
+            for b in r.blocks:
+                for o in b.operations:
+                    walk(o)
+    for f in module.functions.values() if isinstance(module.functions, dict) else module.functions:
+        walk(f)
+    return found[0]
+
+
+@settings(max_examples=60, deadline=None)
+@given(st.integers(0, 2 ** 32 - 1), st.sampled_from(["f32", "f64", "i32", "f16"]), st.booleans(),
+       st.booleans(), st.integers(0, 1), st.integers(1, 5), st.integers(1, 5), st.integers(1, 5))
+def test_dot_general_specialized_matches_einsum(seed, et_name, lt, rt, nbatch, m, n, k):
+    """Plain and transposed matrix operands (the layouts kept when cast) and batched ones,
+    against einsum on exact small integers."""
+    from stablehlo_ref.interpreter.linalg import dot_general_specialized
+    from stablehlo_ref.ir.types import ELEMENT_TYPES
+    et = ELEMENT_TYPES[et_name]
+    rng = np.random.default_rng(seed)
+    bsz = (3,) * nbatch
+    lshape = bsz + ((k, m) if lt else (m, k))
+    rshape = bsz + ((n, k) if rt else (k, n))
+    lc, rc = nbatch + (0 if lt else 1), nbatch + (1 if rt else 0)
+    bd = list(range(nbatch))
+    ty = lambda s: f"tensor<{'x'.join(map(str, s))}x{et_name}>"     # noqa: E731
+    oshape = bsz + (m, n)
+    src = f"""func.func @main(%a: {ty(lshape)}, %b: {ty(rshape)}) -> {ty(oshape)} {{
+  %0 = stablehlo.dot_general %a, %b, batching_dims = {bd} x {bd}, contracting_dims = [{lc}] x [{rc}] : ({ty(lshape)}, {ty(rshape)}) -> {ty(oshape)}
+  return %0 : {ty(oshape)}
+}}""" if nbatch else f"""func.func @main(%a: {ty(lshape)}, %b: {ty(rshape)}) -> {ty(oshape)} {{
+  %0 = stablehlo.dot_general %a, %b, contracting_dims = [{lc}] x [{rc}] : ({ty(lshape)}, {ty(rshape)}) -> {ty(oshape)}
+  return %0 : {ty(oshape)}
+}}"""
+    op = _first_op(shlo.parse(src), "stablehlo.dot_general")
+    kernel = dot_general_specialized(op, [None, None])
+    assert kernel is not None
+    a = rng.integers(-5, 6, lshape).astype(et.dtype)
+    b = rng.integers(-5, 6, rshape).astype(et.dtype)
+    la = "...km" if lt else "...mk"
+    rb = "...nk" if rt else "...kn"
+    want = np.einsum(f"{la},{rb}->...mn", a.astype(np.int64), b.astype(np.int64))
+    for _ in range(2):                       # the second call reuses the arranged operands
+        got = kernel(None, op, a, b)
+        assert got.dtype == et.dtype and got.shape == oshape
+        assert got.astype(np.int64).tolist() == want.tolist()
+    assert shlo.run(shlo.parse(src), a, b)[0].astype(np.int64).tolist() == want.tolist()

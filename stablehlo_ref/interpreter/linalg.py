@@ -84,6 +84,13 @@ def dot_general_specialized(op, known=None):
     lperm = None if lperm == list(range(len(lshape))) else tuple(lperm)
     rperm = None if rperm == list(range(len(rshape))) else tuple(rperm)
     a_shape, b_shape = (B, L, csize), (B, csize, R)
+    # a plain matrix operand (one free and one contracting dimension, no batch) keeps its
+    # memory order when cast (a transposed one stays a transposed view, which BLAS reads
+    # with its transpose flag) instead of being copied into row-major order
+    # (BLAS floats only: numpy's integer matmul loop prefers row-major operands)
+    blas = et.is_float
+    l_order = "K" if blas and not lb and len(lfree) == 1 and len(lc) == 1 else "C"
+    r_order = "K" if blas and not rb and len(rfree) == 1 and len(rc) == 1 else "C"
     cd = accumulation_dtype(et)
     flops = 2.0 * B * L * R * csize
     general = dot_general
@@ -102,13 +109,13 @@ def dot_general_specialized(op, known=None):
         if lhs is last[0]:
             a = last[1]
         else:
-            a = (lhs if lperm is None else lhs.transpose(lperm)).astype(cd, order="C").reshape(a_shape)
+            a = (lhs if lperm is None else lhs.transpose(lperm)).astype(cd, order=l_order).reshape(a_shape)
             if keep_l:
                 last[0], last[1] = lhs, a
         if rhs is last[2]:
             b = last[3]
         else:
-            b = (rhs if rperm is None else rhs.transpose(rperm)).astype(cd, order="C").reshape(b_shape)
+            b = (rhs if rperm is None else rhs.transpose(rperm)).astype(cd, order=r_order).reshape(b_shape)
             if keep_r:
                 last[2], last[3] = rhs, b
         use_threads(flops)
