@@ -184,3 +184,60 @@ def test_dot_general_specialized_matches_einsum(seed, et_name, lt, rt, nbatch, m
         assert got.dtype == et.dtype and got.shape == oshape
         assert got.astype(np.int64).tolist() == want.tolist()
     assert shlo.run(shlo.parse(src), a, b)[0].astype(np.int64).tolist() == want.tolist()
+
+
+# ------------------------------------------------------------------ gather
+
+@st.composite
+def _gather_configs(draw):
+    rank = draw(st.integers(1, 3))
+    oshape = tuple(draw(st.integers(1, 4)) for _ in range(rank))
+    batching = rank >= 2 and draw(st.booleans())
+    obd = [0] if batching else []                 # operand dim 0 batched with indices dim 0
+    rest = [k for k in range(rank) if k not in obd]
+    smap = draw(st.permutations(rest))[:draw(st.integers(1, len(rest)))] if rest else []
+    if not smap:
+        return None
+    collapsed = sorted(k for k in smap if draw(st.booleans()))
+    sizes = [1 if (k in collapsed or k in obd) else draw(st.integers(0, oshape[k])) for k in range(rank)]
+    nbatch = draw(st.integers(0, 2)) + (1 if batching else 0)
+    bshape = [oshape[0] if (batching and i == 0) else draw(st.integers(0, 3)) for i in range(nbatch)]
+    ivd = draw(st.integers(0, nbatch))
+    if batching and ivd == 0:
+        ivd = nbatch
+    ishape = bshape[:ivd] + [len(smap)] + bshape[ivd:]
+    n_off = rank - len(collapsed) - len(obd)
+    out_rank = nbatch + n_off
+    offset_dims = sorted(draw(st.permutations(range(out_rank)))[:n_off])
+    return dict(oshape=oshape, ishape=tuple(ishape), sizes=tuple(sizes), offset_dims=offset_dims,
+                collapsed_slice_dims=collapsed, operand_batching_dims=obd,
+                start_indices_batching_dims=[0] if batching else [], start_index_map=list(smap),
+                index_vector_dim=ivd)
+
+
+@settings(max_examples=150, deadline=None)
+@given(_gather_configs(), st.integers(0, 2 ** 32 - 1), st.sampled_from(["f32", "i8", "ui64", "bf16"]))
+def test_gather_specialized_matches_the_general_kernel(cfg, seed, et_name):
+    from stablehlo_ref.interpreter.indexing import gather_array, gather_specialized
+    from stablehlo_ref.ir.types import ELEMENT_TYPES
+    if cfg is None:
+        return
+    et = ELEMENT_TYPES[et_name]
+    rng = np.random.default_rng(seed)
+    x = rng.integers(-100, 100, cfg["oshape"]).astype(et.dtype)
+    idx = rng.integers(-3, 7, cfg["ishape"]).astype(np.int32)       # out of range: clamped
+    dims = {k: cfg[k] for k in ("offset_dims", "collapsed_slice_dims", "operand_batching_dims",
+                                "start_indices_batching_dims", "start_index_map", "index_vector_dim")}
+    want = gather_array(x, idx, slice_sizes=cfg["sizes"], **dims)
+    ty = lambda s, t: f"tensor<{''.join(f'{n}x' for n in s)}{t}>"    # noqa: E731
+    lst = lambda v: "[" + ", ".join(map(str, v)) + "]"               # noqa: E731
+    src = f"""func.func @main(%x: {ty(cfg['oshape'], et_name)}, %i: {ty(cfg['ishape'], 'i32')}) -> {ty(want.shape, et_name)} {{
+  %0 = "stablehlo.gather"(%x, %i) <{{dimension_numbers = #stablehlo.gather<offset_dims = {lst(dims['offset_dims'])}, collapsed_slice_dims = {lst(dims['collapsed_slice_dims'])}, operand_batching_dims = {lst(dims['operand_batching_dims'])}, start_indices_batching_dims = {lst(dims['start_indices_batching_dims'])}, start_index_map = {lst(dims['start_index_map'])}, index_vector_dim = {dims['index_vector_dim']}>, slice_sizes = array<i64: {', '.join(map(str, cfg['sizes']))}>}}> : ({ty(cfg['oshape'], et_name)}, {ty(cfg['ishape'], 'i32')}) -> {ty(want.shape, et_name)}
+  return %0 : {ty(want.shape, et_name)}
+}}"""
+    op = _first_op(shlo.parse(src), "stablehlo.gather")
+    kernel = gather_specialized(op, [None, None])
+    assert kernel is not None
+    got = kernel(None, op, x, idx)
+    assert got.dtype == want.dtype and got.shape == want.shape
+    assert got.reshape(-1).view(np.uint8).tolist() == want.reshape(-1).view(np.uint8).tolist()

@@ -117,6 +117,68 @@ def gather(ctx, op, operand, start_indices):
     return gather_array(operand, start_indices, slice_sizes=sizes, **_gather_dims(op))
 
 
+@specializer("stablehlo.gather")
+def gather_specialized(op, known=None):
+    """A gather of static shapes: the element offsets of the slice window (and of the
+    batching dimensions) in the flat operand are worked out once; each call clamps the start
+    indices, adds their flat offsets to those and takes the elements (one `take`). Operands
+    of other shapes take the general kernel."""
+    ot, it = op.operands[0].type, op.operands[1].type
+    oshape, ishape = tuple(getattr(ot, "shape", (None,))), tuple(getattr(it, "shape", (None,)))
+    if None in oshape or None in ishape:
+        return None
+    sizes = _ints(op.attributes["slice_sizes"].values)
+    d = _gather_dims(op)
+    rank = len(oshape)
+    ivd = d["index_vector_dim"]
+    smap = d["start_index_map"]
+    obd, sbd = d["operand_batching_dims"], d["start_indices_batching_dims"]
+    batch_shape = ishape[:ivd] + ishape[ivd + 1:] if ivd < len(ishape) else ishape
+    nvec = ishape[ivd] if ivd < len(ishape) else 1
+    offset_operand_dims = [k for k in range(rank) if k not in d["collapsed_slice_dims"] and k not in obd]
+    if len(sizes) != rank or nvec != len(smap) or len(d["offset_dims"]) != len(offset_operand_dims) \
+            or any(s < 0 or s > n for s, n in zip(sizes, oshape)) or 0 in oshape \
+            or len(set(smap)) != len(smap) or any(not 0 <= k < rank for k in smap + obd):
+        return None
+    nb, no = len(batch_shape), len(offset_operand_dims)
+    offset_shape = tuple(sizes[k] for k in offset_operand_dims)
+    full_shape = batch_shape + offset_shape
+    strides = [1] * rank
+    for k in range(rank - 2, -1, -1):
+        strides[k] = strides[k + 1] * oshape[k + 1]
+    static = np.zeros((1,) * (nb + no), dtype=np.int64)
+    for k in obd:
+        ds = sbd[obd.index(k)]
+        axis = ds - (0 if ds < ivd else 1)
+        static = static + _axis_range(batch_shape[axis], axis, nb + no) * strides[k]
+    for j, k in enumerate(offset_operand_dims):
+        static = static + _axis_range(offset_shape[j], nb + j, nb + no) * strides[k]
+    his = tuple(max(oshape[k] - sizes[k], 0) for k in smap)
+    mult = tuple(strides[k] for k in smap)
+    base_shape = batch_shape + (1,) * no
+    perm = [0] * (nb + no)
+    for i, r in enumerate([r for r in range(nb + no) if r not in d["offset_dims"]]):
+        perm[r] = i
+    for j, r in enumerate(d["offset_dims"]):
+        perm[r] = nb + j
+    perm = None if perm == list(range(nb + no)) else tuple(perm)
+    general = gather
+
+    def gather_static(ctx, op, operand, start_indices):
+        if operand.shape != oshape or start_indices.shape != ishape:
+            return general(ctx, op, operand, start_indices)
+        idx = _index_vectors(start_indices, ivd)
+        base = np.zeros(batch_shape, dtype=np.int64)
+        for k in range(nvec):
+            base += np.clip(idx[..., k], 0, his[k]) * mult[k]
+        flat = base.reshape(base_shape) + static
+        if flat.shape != full_shape:
+            flat = np.broadcast_to(flat, full_shape)
+        out = operand.reshape(-1).take(flat)
+        return out if perm is None else out.transpose(perm)
+    return gather_static
+
+
 @kernel("stablehlo.dynamic_gather")
 def dynamic_gather(ctx, op, operand, start_indices, slice_sizes):
     sizes = _ints(as_index_array(slice_sizes).reshape(-1))
