@@ -278,3 +278,62 @@ def test_solve_triangular_lapack_matches_substitution(seed, left, lower, unit, t
         x[i] = (rhs[i] - m[i] @ x) / m[i, i]
     want = x if left else x.T
     np.testing.assert_allclose(got, want, rtol=1e-10, atol=1e-10)
+
+
+# ------------------------------------------------------------------ reduce_window folds
+
+def naive_reduce_window(x, init, fn, window, strides, base, wdil, padding):
+    """The spec's windows of the padded, base-dilated operand, each folded from `init` one
+    element at a time in row-major order."""
+    core = [(n - 1) * b + 1 for n, b in zip(x.shape, base)]
+    full = np.full([c + lo + hi for c, (lo, hi) in zip(core, padding)], init, dtype=x.dtype)
+    full[tuple(slice(lo, lo + c, b) for c, (lo, _), b in zip(core, padding, base))] = x
+    eff = [(w - 1) * d + 1 for w, d in zip(window, wdil)]
+    out_shape = [(n - e) // s + 1 if n >= e else 0 for n, e, s in zip(full.shape, eff, strides)]
+    out = np.empty(out_shape, dtype=x.dtype)
+    for ix in np.ndindex(*out_shape):
+        win = full[tuple(slice(i * s, i * s + e, d) for i, s, e, d in zip(ix, strides, eff, wdil))]
+        acc = init
+        for v in win.reshape(-1):
+            acc = fn(acc, v)
+        out[ix] = acc
+    return out
+
+
+@settings(max_examples=80, deadline=None)
+@given(st.integers(0, 2 ** 32 - 1), st.sampled_from(["add", "maximum", "minimum", "multiply"]),
+       st.sampled_from(["f32", "f16", "f64", "i32"]),
+       st.tuples(st.integers(1, 3), st.integers(1, 3)), st.tuples(st.integers(1, 3), st.integers(1, 3)),
+       st.tuples(st.integers(1, 2), st.integers(1, 2)), st.tuples(st.integers(1, 2), st.integers(1, 2)),
+       st.tuples(st.tuples(st.integers(0, 1), st.integers(0, 1)), st.tuples(st.integers(0, 1), st.integers(0, 1))),
+       st.booleans())
+def test_reduce_window_folds_match_a_loop(seed, body, et_name, window, strides, base, wdil, padding, specials):
+    """Small windows folded position by position against the spec's windows folded one
+    element at a time in row-major order from the init value (in the element type)."""
+    rng = np.random.default_rng(seed)
+    dt = {"f32": np.float32, "f16": np.float16, "f64": np.float64, "i32": np.int32}[et_name]
+    x = (rng.integers(-8, 9, (4, 5)) * (0.25 if et_name != "i32" else 1)).astype(dt)
+    if specials and et_name != "i32":
+        for v in (np.nan, np.inf, -np.inf, -0.0, 0.0, 1e4):
+            x[rng.integers(0, 4), rng.integers(0, 5)] = v
+    big = np.iinfo(dt).max if et_name == "i32" else np.inf
+    init = {"add": 0, "multiply": 1, "maximum": -big, "minimum": big}[body]
+    fn = {"add": np.add, "multiply": np.multiply, "maximum": np.maximum, "minimum": np.minimum}[body]
+    with np.errstate(all="ignore"):
+        want = naive_reduce_window(x, dt(init), lambda a, b: fn(dt(a), dt(b)), window, strides, base, wdil, padding)
+    ty = lambda s: f"tensor<{'x'.join(map(str, s))}x{et_name}>"    # noqa: E731
+    arr = lambda v: ", ".join(map(str, v))                          # noqa: E731
+    pad = ", ".join(f"[{lo}, {hi}]" for lo, hi in padding)
+    src = f"""func.func @main(%x: {ty(x.shape)}, %i: tensor<{et_name}>) -> {ty(want.shape)} {{
+  %r = "stablehlo.reduce_window"(%x, %i) ({{
+  ^bb0(%p: tensor<{et_name}>, %q: tensor<{et_name}>):
+    %s = stablehlo.{body} %p, %q : tensor<{et_name}>
+    stablehlo.return %s : tensor<{et_name}>
+  }}) {{window_dimensions = array<i64: {arr(window)}>, window_strides = array<i64: {arr(strides)}>,
+      base_dilations = array<i64: {arr(base)}>, window_dilations = array<i64: {arr(wdil)}>,
+      padding = dense<[{pad}]> : tensor<2x2xi64>}} : ({ty(x.shape)}, tensor<{et_name}>) -> {ty(want.shape)}
+  return %r : {ty(want.shape)}
+}}"""
+    got = shlo.run(shlo.parse(src), x, np.array(init, dtype=dt))[0]
+    assert got.dtype == want.dtype and got.shape == want.shape
+    assert got.reshape(-1).view(np.uint8).tolist() == want.reshape(-1).view(np.uint8).tolist()
