@@ -337,3 +337,86 @@ def test_reduce_window_folds_match_a_loop(seed, body, et_name, window, strides, 
     got = shlo.run(shlo.parse(src), x, np.array(init, dtype=dt))[0]
     assert got.dtype == want.dtype and got.shape == want.shape
     assert got.reshape(-1).view(np.uint8).tolist() == want.reshape(-1).view(np.uint8).tolist()
+
+
+# ------------------------------------------------------------------ sort candidates
+
+def _tot(v):
+    """IEEE totalOrder of one float as a Python sort key."""
+    b = int(np.array(v, np.float64).view(np.int64))
+    return b ^ 0x7FFFFFFFFFFFFFFF if b < 0 else b
+
+
+def _canon(v):
+    """jax's comparator canonicalization: -0 -> +0, every NaN -> one NaN."""
+    return 0.0 if v == 0 else (float("nan") if v != v else v)
+
+
+_SORT_BODIES = {
+    # (body, less(x, y, i, j) on Python values); operands %x %y (first), %i %j (second)
+    "lt_float": ("""    %r = stablehlo.compare LT, %x, %y, FLOAT : (tensor<{t}>, tensor<{t}>) -> tensor<i1>
+    stablehlo.return %r : tensor<i1>""", None),
+    "gt_total": ("""    %r = stablehlo.compare GT, %x, %y, TOTALORDER : (tensor<{t}>, tensor<{t}>) -> tensor<i1>
+    stablehlo.return %r : tensor<i1>""", lambda x, y, i, j: _tot(x) > _tot(y)),
+    "jax_canonical": ("""    %z = stablehlo.constant dense<0.0> : tensor<{t}>
+    %n = stablehlo.constant dense<0x7FC00000> : tensor<f32>
+    %nc = stablehlo.convert %n : (tensor<f32>) -> tensor<{t}>
+    %e1 = stablehlo.compare EQ, %x, %z, FLOAT : (tensor<{t}>, tensor<{t}>) -> tensor<i1>
+    %x1 = stablehlo.select %e1, %z, %x : tensor<i1>, tensor<{t}>
+    %q1 = stablehlo.compare NE, %x, %x, FLOAT : (tensor<{t}>, tensor<{t}>) -> tensor<i1>
+    %x2 = stablehlo.select %q1, %nc, %x1 : tensor<i1>, tensor<{t}>
+    %e2 = stablehlo.compare EQ, %y, %z, FLOAT : (tensor<{t}>, tensor<{t}>) -> tensor<i1>
+    %y1 = stablehlo.select %e2, %z, %y : tensor<i1>, tensor<{t}>
+    %q2 = stablehlo.compare NE, %y, %y, FLOAT : (tensor<{t}>, tensor<{t}>) -> tensor<i1>
+    %y2 = stablehlo.select %q2, %nc, %y1 : tensor<i1>, tensor<{t}>
+    %r = stablehlo.compare LT, %x2, %y2, TOTALORDER : (tensor<{t}>, tensor<{t}>) -> tensor<i1>
+    stablehlo.return %r : tensor<i1>""", lambda x, y, i, j: _tot(_canon(x)) < _tot(_canon(y))),
+    "int_then_float_desc": ("""    %lt = stablehlo.compare LT, %i, %j, SIGNED : (tensor<i32>, tensor<i32>) -> tensor<i1>
+    %eq = stablehlo.compare EQ, %i, %j, SIGNED : (tensor<i32>, tensor<i32>) -> tensor<i1>
+    %gt = stablehlo.compare GT, %x, %y, FLOAT : (tensor<{t}>, tensor<{t}>) -> tensor<i1>
+    %a = stablehlo.and %eq, %gt : tensor<i1>
+    %r = stablehlo.or %lt, %a : tensor<i1>
+    stablehlo.return %r : tensor<i1>""", lambda x, y, i, j: i < j or (i == j and x > y)),
+    "float_then_int_desc": ("""    %lt = stablehlo.compare LT, %x, %y, FLOAT : (tensor<{t}>, tensor<{t}>) -> tensor<i1>
+    %eq = stablehlo.compare EQ, %x, %y, FLOAT : (tensor<{t}>, tensor<{t}>) -> tensor<i1>
+    %gt = stablehlo.compare GT, %i, %j, SIGNED : (tensor<i32>, tensor<i32>) -> tensor<i1>
+    %a = stablehlo.and %eq, %gt : tensor<i1>
+    %r = stablehlo.or %lt, %a : tensor<i1>
+    stablehlo.return %r : tensor<i1>""", lambda x, y, i, j: x < y or (x == y and i > j)),
+}
+
+
+@settings(max_examples=80, deadline=None)
+@given(st.integers(0, 2 ** 32 - 1), st.sampled_from(sorted(_SORT_BODIES)), st.sampled_from(["f32", "f16", "f64"]),
+       st.integers(1, 300), st.booleans(), st.booleans())
+def test_sort_matches_a_stable_sort_by_the_comparator(seed, body, t, n, specials, ties):
+    """The candidate keys (same-width integers, two keys combined) give the stable order the
+    comparator defines; comparators that are no strict weak order on NaN (FLOAT LT) are
+    checked where they are one (no NaN)."""
+    import functools
+    rng = np.random.default_rng(seed)
+    dt = {"f32": np.float32, "f16": np.float16, "f64": np.float64}[t]
+    x = (rng.integers(-5, 6, n) if ties else rng.standard_normal(n) * 10).astype(dt)
+    less = _SORT_BODIES[body][1]
+    if specials:
+        nan_ordered = body in ("gt_total", "jax_canonical")      # FLOAT compares leave NaN unordered
+        for v in ((np.nan, -np.nan) if nan_ordered else ()) + (np.inf, -np.inf, -0.0, 0.0):
+            x[rng.integers(0, n)] = v
+    if less is None:
+        less = lambda x, y, i, j: x < y                      # noqa: E731
+    i = rng.integers(0, 4, n).astype(np.int32)
+    src = f"""func.func @main(%a: tensor<{n}x{t}>, %b: tensor<{n}xi32>) -> (tensor<{n}x{t}>, tensor<{n}xi32>) {{
+  %r:2 = "stablehlo.sort"(%a, %b) ({{
+  ^bb0(%x: tensor<{t}>, %y: tensor<{t}>, %i: tensor<i32>, %j: tensor<i32>):
+{_SORT_BODIES[body][0].format(t=t)}
+  }}) {{dimension = 0 : i64, is_stable = true}} : (tensor<{n}x{t}>, tensor<{n}xi32>) -> (tensor<{n}x{t}>, tensor<{n}xi32>)
+  return %r#0, %r#1 : tensor<{n}x{t}>, tensor<{n}xi32>
+}}"""
+    got_x, got_i = shlo.run(shlo.parse(src), x, i)
+    items = list(zip(x.tolist(), i.tolist(), range(n)))
+
+    def cmp(p, q):
+        return -1 if less(p[0], q[0], p[1], q[1]) else (1 if less(q[0], p[0], q[1], p[1]) else 0)
+    order = [k for _, _, k in sorted(items, key=functools.cmp_to_key(cmp))]
+    assert got_x.view(np.uint8).tolist() == x[order].view(np.uint8).tolist()
+    assert got_i.tolist() == i[order].tolist()
