@@ -166,7 +166,9 @@ def merge_sort_permutation(less, columns: list) -> np.ndarray:
     return perm
 
 
-def sort_permutation(ctx, region, columns: list, ets) -> np.ndarray:
+def sort_permutation(ctx, region, columns: list, ets):
+    """The stable sort permutation of the (rows, n) `columns` under the comparator `region`,
+    or (that permutation, the sorted columns) where finding it sorted them already."""
     n = len(columns)
     rec = _recognize_comparator(region, n)
     if rec is not None:
@@ -183,9 +185,9 @@ def sort_permutation(ctx, region, columns: list, ets) -> np.ndarray:
             args += [a, b]
         r = np.asarray(run(args)[0])
         return np.broadcast_to(r if r.dtype == np.bool_ else r.astype(bool), lhs[0].shape)
-    perm = _verified_candidate(less, columns, ets)
-    if perm is not None:
-        return perm
+    found = _verified_candidate(less, columns, ets)
+    if found is not None:
+        return found
     return merge_sort_permutation(less, columns)
 
 
@@ -197,8 +199,13 @@ def _verified_candidate(less, columns, ets):
     pair is inverted at all and adjacent equivalent elements keep their original order. For
     a strict weak order these two checks hold for exactly one permutation, the stable sorted
     one. Each try is one stable numpy sort (`lexsort` for several keys) and one or two
-    comparator calls on whole arrays; None if the comparator is not such an order."""
+    comparator calls on whole arrays: the first on each sorted row's adjacent pairs, as the
+    contiguous flat arrays shifted by one (the pairs across rows are left out); the second
+    only on the pairs whose original order was reversed (where the candidate's key
+    increased). Returns (permutation, the sorted columns), or None if the comparator is not
+    such an order."""
     chosen = []
+    rows, n = columns[0].shape
     for j in range(min(len(columns), 4)):
         et = ets[j]
         kinds = ("", "TOTALORDER") if et.is_float else ("",)
@@ -214,9 +221,10 @@ def _verified_candidate(less, columns, ets):
                 else:
                     perm = _lex_permutation(keys)
                 s = [np.take_along_axis(c, perm, axis=1) for c in columns]
-                lo = [x[:, :-1] for x in s]
-                hi = [x[:, 1:] for x in s]
-                inverted = less(hi, lo)
+                flat = [x.reshape(-1) for x in s]
+                inverted = less([f[1:] for f in flat], [f[:-1] for f in flat])
+                # (the pair index k = row * n + column: the last column pairs across rows)
+                inverted = np.append(inverted, False).reshape(rows, n)[:, :-1]
                 if inverted.any():
                     same = np.ones(inverted.shape, dtype=bool)
                     for k in keys:
@@ -226,10 +234,12 @@ def _verified_candidate(less, columns, ets):
                         continue
                     chosen, found = keys, True
                     break
-                equivalent = ~less(lo, hi)
-                if (equivalent & (perm[:, 1:] < perm[:, :-1])).any():
-                    return None
-                return perm
+                reversed_ = np.flatnonzero(perm[:, 1:] < perm[:, :-1])
+                if reversed_.size:
+                    k = reversed_ + reversed_ // (n - 1)        # pair index in the flat rows
+                    if not less([f[k] for f in flat], [f[k + 1] for f in flat]).all():
+                        return None                             # equivalent elements swapped
+                return perm, s
             if found:
                 break
         if not found:
@@ -258,8 +268,11 @@ def sort(ctx, op, *xs):
     flat = [m.reshape(-1, ncols) for m in moved]
     ets = [elem(v.type) for v in op.operands]
     perm = sort_permutation(ctx, op.regions[0], flat, ets)
-    return [np.moveaxis(np.take_along_axis(f, perm, axis=1).reshape(shape), -1, dim)
-            for f in flat]
+    if perm.__class__ is tuple:                 # (permutation, the columns it sorted)
+        done = perm[1]
+    else:
+        done = [np.take_along_axis(f, perm, axis=1) for f in flat]
+    return [np.moveaxis(d.reshape(shape), -1, dim) for d in done]
 
 
 @kernel("chlo.top_k")
