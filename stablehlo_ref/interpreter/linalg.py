@@ -195,48 +195,9 @@ def triangular_solve(ctx, op, a, b):
     return X.astype(et.dtype) if et.is_complex else from_compute(X, et)
 
 
-_TRTRS_TRANS = {"NO_TRANSPOSE": 0, "TRANSPOSE": 1, "ADJOINT": 2}
-
-
-def _solve_triangular_lapack(a, b, left, lower, unit, trans, cd):
-    """`solve_triangular` of one matrix by LAPACK's ?trtrs (substitution on the named
-    triangle, the other one and, with `unit`, the diagonal never read), or None where it
-    does not apply. X op(A) = B is solved as op(A)^T X^T = B^T."""
-    cd = np.dtype(cd)
-    if cd.kind not in "fc" or a.shape[0] != a.shape[1] or a.shape[0] != b.shape[0 if left else 1]:
-        return None
-    from scipy.linalg import lapack
-    trtrs = lapack.ztrtrs if cd.kind == "c" else lapack.dtrtrs
-    A = a.astype(cd)
-    B = b.astype(cd)
-    tr = _TRTRS_TRANS[trans]
-    if not left:
-        B = B.T
-        if tr == 0:
-            tr = 1
-        elif tr == 1 or cd.kind == "f":
-            tr = 0
-        else:                       # (A^H)^T = conj(A)
-            A = A.conj()
-            tr = 0
-    elif tr == 2 and cd.kind == "f":
-        tr = 1
-    with np.errstate(all="ignore"):
-        X, info = trtrs(A, B, lower=int(lower), trans=tr, unitdiag=int(unit))
-    if info < 0:
-        return None
-    if info > 0:                    # a zero on the diagonal: singular
-        X = np.full(B.shape, np.nan, dtype=cd)
-    return np.ascontiguousarray(X.T) if not left else X
-
-
 def solve_triangular(a, b, left: bool, lower: bool, unit: bool, trans: str, cd):
     """op(A) X = B (`left`) or X op(A) = B, A triangular, in dtype `cd`; op is NO_TRANSPOSE,
     TRANSPOSE or ADJOINT. A singular A gives NaN."""
-    if a.ndim == 2 and b.ndim == 2 and a.size and b.size:
-        X = _solve_triangular_lapack(a, b, left, lower, unit, trans, cd)
-        if X is not None:
-            return X
     A = a.astype(cd)
     B = b.astype(cd)
     A = np.tril(A) if lower else np.triu(A)
