@@ -237,10 +237,14 @@ def test_gather_specialized_matches_the_general_kernel(cfg, seed, et_name):
 }}"""
     op = _first_op(shlo.parse(src), "stablehlo.gather")
     kernel = gather_specialized(op, [None, None])
-    assert kernel is not None
-    got = kernel(None, op, x, idx)
-    assert got.dtype == want.dtype and got.shape == want.shape
-    assert got.reshape(-1).view(np.uint8).tolist() == want.reshape(-1).view(np.uint8).tolist()
+    known = gather_specialized(op, [None, idx])        # the indices a constant
+    assert kernel is not None and known is not None
+    other = rng.integers(-3, 7, cfg["ishape"]).astype(np.int32)
+    want_other = gather_array(x, other, slice_sizes=cfg["sizes"], **dims)
+    for k, i, w in ((kernel, idx, want), (known, idx, want), (known, other, want_other)):
+        got = k(None, op, x, i)
+        assert got.dtype == w.dtype and got.shape == w.shape
+        assert got.reshape(-1).view(np.uint8).tolist() == w.reshape(-1).view(np.uint8).tolist()
 
 
 # ------------------------------------------------------------------ triangular solves

@@ -164,16 +164,22 @@ def gather_specialized(op, known=None):
     perm = None if perm == list(range(nb + no)) else tuple(perm)
     general = gather
 
-    def gather_static(ctx, op, operand, start_indices):
-        if operand.shape != oshape or start_indices.shape != ishape:
-            return general(ctx, op, operand, start_indices)
+    def offsets(start_indices):
         idx = _index_vectors(start_indices, ivd)
         base = np.zeros(batch_shape, dtype=np.int64)
         for k in range(nvec):
             base += np.clip(idx[..., k], 0, his[k]) * mult[k]
         flat = base.reshape(base_shape) + static
-        if flat.shape != full_shape:
-            flat = np.broadcast_to(flat, full_shape)
+        return flat if flat.shape == full_shape else np.broadcast_to(flat, full_shape)
+
+    # start indices known when compiling (a constant): their offsets worked out once
+    const = known[1] if known and len(known) > 1 else None
+    const_flat = offsets(const) if isinstance(const, np.ndarray) and const.shape == ishape else None
+
+    def gather_static(ctx, op, operand, start_indices):
+        if operand.shape != oshape or start_indices.shape != ishape:
+            return general(ctx, op, operand, start_indices)
+        flat = const_flat if start_indices is const and const_flat is not None else offsets(start_indices)
         out = operand.reshape(-1).take(flat)
         return out if perm is None else out.transpose(perm)
     return gather_static
