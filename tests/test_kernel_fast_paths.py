@@ -443,3 +443,23 @@ def test_dot_general_sees_an_argument_written_between_runs():
     b[:] = 5
     a[0, 1] = 1
     assert shlo.run(m, a, b)[0].tolist() == [[10, 10], [5, 5]]
+
+
+def test_scatter_sees_indices_written_between_runs():
+    """scatter keeps the targets of its last index array for one run only."""
+    src = """func.func @main(%x: tensor<5xf32>, %i: tensor<2x1xi32>, %u: tensor<2xf32>) -> tensor<5xf32> {
+  %0 = "stablehlo.scatter"(%x, %i, %u) ({
+  ^bb0(%a: tensor<f32>, %b: tensor<f32>):
+    %s = stablehlo.add %a, %b : tensor<f32>
+    stablehlo.return %s : tensor<f32>
+  }) {scatter_dimension_numbers = #stablehlo.scatter<inserted_window_dims = [0], scatter_dims_to_operand_dims = [0], index_vector_dim = 1>} : (tensor<5xf32>, tensor<2x1xi32>, tensor<2xf32>) -> tensor<5xf32>
+  return %0 : tensor<5xf32>
+}"""
+    m = shlo.parse(src)
+    x = np.zeros(5, np.float32)
+    i = np.array([[0], [1]], np.int32)
+    u = np.ones(2, np.float32)
+    for _ in range(8):
+        assert shlo.run(m, x, i, u)[0].tolist() == [1, 1, 0, 0, 0]
+    i[:] = [[3], [4]]
+    assert shlo.run(m, x, i, u)[0].tolist() == [0, 0, 0, 1, 1]

@@ -13,6 +13,7 @@ from __future__ import annotations
 import numpy as np
 
 from ..errors import InterpreterError, NotImplementedOpError
+from .blas import RUN
 from .numerics import compute_dtype, elem, from_compute
 from .reduction import _PRIMITIVES, recognize_binary_body
 from .registry import op_cache
@@ -519,18 +520,19 @@ def scatter(ctx, op, *args):
         info = c["scatter"] = ({}, update_body(op.regions[0], n), result_types,
                                [elem(t).dtype for t in result_types])
     plans, body, result_types, dtypes = info
-    key = (inputs[0].shape, indices.shape, updates[0].shape)
+    key = (inputs[0].shape, indices.shape, updates[0].shape, RUN[0])
     last = c.get("scatter_last")
     if last is not None and last[0] is indices and last[1] == key:
-        # the same indices object as the last run (a loop-invariant index array): its targets
-        # (the entry holds the array, so nothing can have written into it meanwhile)
+        # the same indices object as the last call in this run (a loop-invariant index
+        # array): its targets (the entry holds the array, so nothing in the run can have
+        # written into it meanwhile; a caller may between runs, hence the run in the key)
         targets, valid = last[2]
     else:
-        plan = plans.get(key)
+        plan = plans.get(key[:3])
         if plan is None:
             plan = _TargetPlan(key[0], key[1], key[2], **_scatter_dims(op))
             if len(plans) < 8:
-                plans[key] = plan
+                plans[key[:3]] = plan
         targets, valid = plan.targets(indices)
         if indices.__class__ is np.ndarray and indices.size <= _SCATTER_KEEP_INDICES:
             c["scatter_last"] = (indices, key, (targets, valid))
