@@ -63,9 +63,16 @@ def use_threads(flops: float) -> None:
         _state["current"] = want
 
 
+# the number of top-level runs started: kernels that keep what they derived from an operand
+# object (dot_general's arranged operands) keep it for one run only, since a caller may write
+# into an argument array between runs
+RUN = [0]
+
+
 def enter() -> None:
     """A top-level run starts."""
     _state["runs"] += 1
+    RUN[0] += 1
 
 
 def leave() -> None:

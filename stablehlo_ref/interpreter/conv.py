@@ -41,6 +41,64 @@ def _pad(x, axes, pads):
     return x[tuple(crop)]
 
 
+def _pad_into(x, axes, pads, dtype):
+    """`_pad(x.astype(dtype), axes, pads)` in one copy, for non-negative pads."""
+    shape = list(x.shape)
+    inner = [slice(None)] * x.ndim
+    for ax, (lo, hi) in zip(axes, pads):
+        shape[ax] += lo + hi
+        inner[ax] = slice(lo, lo + x.shape[ax])
+    out = np.zeros(shape, dtype=dtype)
+    out[tuple(inner)] = x
+    return out
+
+
+def _convolve_channels_last(lhs, rhs, strides, padding, lhs_dilation, rhs_dilation,
+                            reversal, dims, cd):
+    """A convolution without feature or batch groups, as one matmul in channels-last
+    layout: the padded input (N, S..., C) is viewed as windows, whose (K..., C) elements
+    (the kernel window's last row of positions and the channels contiguous in memory) are
+    copied once into the rows of an (N*P, K*C) matrix that multiplies the kernel arranged as
+    (K*C, O). Returns the (N, out spatial..., O) sums, or None (an empty window or result:
+    the general path)."""
+    ib, if_, isp = dims["input_batch_dimension"], dims["input_feature_dimension"], list(dims["input_spatial_dimensions"])
+    ki, ko, ksp = dims["kernel_input_feature_dimension"], dims["kernel_output_feature_dimension"], list(dims["kernel_spatial_dimensions"])
+    ns = len(isp)
+    sp_axes = list(range(1, 1 + ns))
+    x = np.transpose(lhs, [ib] + isp + [if_])               # N, S..., C
+    w = np.transpose(rhs, ksp + [ki, ko])                   # K..., I, O
+    if reversal is not None and any(reversal):
+        w = np.flip(w, axis=[i for i, r in enumerate(reversal) if r])
+    w = _dilate(w, list(range(ns)), rhs_dilation)
+    ksize = w.shape[:ns]
+    if any(d != 1 for d in lhs_dilation) or any(lo < 0 or hi < 0 for lo, hi in padding):
+        x = _pad(_dilate(x.astype(cd), sp_axes, lhs_dilation), sp_axes, padding)
+    else:
+        x = _pad_into(x, sp_axes, padding, cd)
+    N, C = x.shape[0], x.shape[-1]
+    O = w.shape[-1]
+    if w.shape[ns] != C:
+        return None                                        # the general path reports it
+    out_sp = []
+    for d in range(ns):
+        span = x.shape[1 + d] - ksize[d]
+        out_sp.append(0 if span < 0 else span // strides[d] + 1)
+    if not all(s > 0 for s in out_sp) or not all(k > 0 for k in ksize) or N == 0 or C == 0:
+        return None
+    win = np.lib.stride_tricks.sliding_window_view(x, ksize, axis=sp_axes)
+    win = win[(slice(None),) + tuple(slice(0, (n - 1) * s + 1, s) for n, s in zip(out_sp, strides))]
+    # win: N, out..., C, K...  ->  N, out..., K..., C
+    win = win.transpose([0] + sp_axes + list(range(2 + ns, 2 + 2 * ns)) + [1 + ns])
+    P = int(np.prod(out_sp))
+    Kp = int(np.prod(ksize))
+    patches = win.reshape(N * P, Kp * C)
+    wk = w.astype(cd).reshape(Kp * C, O)
+    use_threads(2.0 * N * P * O * C * Kp)
+    with np.errstate(all="ignore"):
+        out = np.matmul(patches, wk)
+    return out.reshape([N] + out_sp + [O])
+
+
 def convolve(lhs, rhs, *, strides, padding, lhs_dilation, rhs_dilation, reversal,
              dims, feature_group_count, batch_group_count, et):
     """lhs, rhs as numpy arrays; dims is the dict of conv dimension numbers; returns the
@@ -50,6 +108,16 @@ def convolve(lhs, rhs, *, strides, padding, lhs_dilation, rhs_dilation, reversal
     ob, of, osp = dims["output_batch_dimension"], dims["output_feature_dimension"], list(dims["output_spatial_dimensions"])
     ns = len(isp)
     cd = accumulation_dtype(et)
+    if feature_group_count == 1 and batch_group_count == 1:
+        res = _convolve_channels_last(lhs, rhs, strides, padding, lhs_dilation, rhs_dilation,
+                                      reversal, dims, cd)
+        if res is not None:
+            perm = [0] * (2 + ns)          # res: N, out spatial..., O
+            perm[ob] = 0
+            perm[of] = 1 + ns
+            for i, d in enumerate(osp):
+                perm[d] = 1 + i
+            return _in_result_type(np.transpose(res, perm), et)
     x = np.transpose(lhs, [ib, if_] + isp).astype(cd)      # N, C, S...
     w = np.transpose(rhs, [ko, ki] + ksp).astype(cd)       # O, I, K...
     sp_axes = list(range(2, 2 + ns))
@@ -108,7 +176,10 @@ def convolve(lhs, rhs, *, strides, padding, lhs_dilation, rhs_dilation, reversal
     perm[of] = 1
     for i, d in enumerate(osp):
         perm[d] = 2 + i
-    res = np.transpose(res, perm)
+    return _in_result_type(np.transpose(res, perm), et)
+
+
+def _in_result_type(res, et):
     if et.is_bool:
         return res != 0
     if et.is_complex:

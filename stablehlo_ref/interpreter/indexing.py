@@ -13,6 +13,7 @@ from __future__ import annotations
 import numpy as np
 
 from ..errors import InterpreterError, NotImplementedOpError
+from .blas import RUN
 from .numerics import compute_dtype, elem, from_compute
 from .reduction import _PRIMITIVES, recognize_binary_body
 from .registry import op_cache
@@ -115,6 +116,74 @@ def _gather_dims(op):
 def gather(ctx, op, operand, start_indices):
     sizes = _ints(op.attributes["slice_sizes"].values)
     return gather_array(operand, start_indices, slice_sizes=sizes, **_gather_dims(op))
+
+
+@specializer("stablehlo.gather")
+def gather_specialized(op, known=None):
+    """A gather of static shapes: the element offsets of the slice window (and of the
+    batching dimensions) in the flat operand are worked out once; each call clamps the start
+    indices, adds their flat offsets to those and takes the elements (one `take`). Operands
+    of other shapes take the general kernel."""
+    ot, it = op.operands[0].type, op.operands[1].type
+    oshape, ishape = tuple(getattr(ot, "shape", (None,))), tuple(getattr(it, "shape", (None,)))
+    if None in oshape or None in ishape:
+        return None
+    sizes = _ints(op.attributes["slice_sizes"].values)
+    d = _gather_dims(op)
+    rank = len(oshape)
+    ivd = d["index_vector_dim"]
+    smap = d["start_index_map"]
+    obd, sbd = d["operand_batching_dims"], d["start_indices_batching_dims"]
+    batch_shape = ishape[:ivd] + ishape[ivd + 1:] if ivd < len(ishape) else ishape
+    nvec = ishape[ivd] if ivd < len(ishape) else 1
+    offset_operand_dims = [k for k in range(rank) if k not in d["collapsed_slice_dims"] and k not in obd]
+    if len(sizes) != rank or nvec != len(smap) or len(d["offset_dims"]) != len(offset_operand_dims) \
+            or any(s < 0 or s > n for s, n in zip(sizes, oshape)) or 0 in oshape \
+            or len(set(smap)) != len(smap) or any(not 0 <= k < rank for k in smap + obd):
+        return None
+    nb, no = len(batch_shape), len(offset_operand_dims)
+    offset_shape = tuple(sizes[k] for k in offset_operand_dims)
+    full_shape = batch_shape + offset_shape
+    strides = [1] * rank
+    for k in range(rank - 2, -1, -1):
+        strides[k] = strides[k + 1] * oshape[k + 1]
+    static = np.zeros((1,) * (nb + no), dtype=np.int64)
+    for k in obd:
+        ds = sbd[obd.index(k)]
+        axis = ds - (0 if ds < ivd else 1)
+        static = static + _axis_range(batch_shape[axis], axis, nb + no) * strides[k]
+    for j, k in enumerate(offset_operand_dims):
+        static = static + _axis_range(offset_shape[j], nb + j, nb + no) * strides[k]
+    his = tuple(max(oshape[k] - sizes[k], 0) for k in smap)
+    mult = tuple(strides[k] for k in smap)
+    base_shape = batch_shape + (1,) * no
+    perm = [0] * (nb + no)
+    for i, r in enumerate([r for r in range(nb + no) if r not in d["offset_dims"]]):
+        perm[r] = i
+    for j, r in enumerate(d["offset_dims"]):
+        perm[r] = nb + j
+    perm = None if perm == list(range(nb + no)) else tuple(perm)
+    general = gather
+
+    def offsets(start_indices):
+        idx = _index_vectors(start_indices, ivd)
+        base = np.zeros(batch_shape, dtype=np.int64)
+        for k in range(nvec):
+            base += np.clip(idx[..., k], 0, his[k]) * mult[k]
+        flat = base.reshape(base_shape) + static
+        return flat if flat.shape == full_shape else np.broadcast_to(flat, full_shape)
+
+    # start indices known when compiling (a constant): their offsets worked out once
+    const = known[1] if known and len(known) > 1 else None
+    const_flat = offsets(const) if isinstance(const, np.ndarray) and const.shape == ishape else None
+
+    def gather_static(ctx, op, operand, start_indices):
+        if operand.shape != oshape or start_indices.shape != ishape:
+            return general(ctx, op, operand, start_indices)
+        flat = const_flat if start_indices is const and const_flat is not None else offsets(start_indices)
+        out = operand.reshape(-1).take(flat)
+        return out if perm is None else out.transpose(perm)
+    return gather_static
 
 
 @kernel("stablehlo.dynamic_gather")
@@ -451,18 +520,19 @@ def scatter(ctx, op, *args):
         info = c["scatter"] = ({}, update_body(op.regions[0], n), result_types,
                                [elem(t).dtype for t in result_types])
     plans, body, result_types, dtypes = info
-    key = (inputs[0].shape, indices.shape, updates[0].shape)
+    key = (inputs[0].shape, indices.shape, updates[0].shape, RUN[0])
     last = c.get("scatter_last")
     if last is not None and last[0] is indices and last[1] == key:
-        # the same indices object as the last run (a loop-invariant index array): its targets
-        # (the entry holds the array, so nothing can have written into it meanwhile)
+        # the same indices object as the last call in this run (a loop-invariant index
+        # array): its targets (the entry holds the array, so nothing in the run can have
+        # written into it meanwhile; a caller may between runs, hence the run in the key)
         targets, valid = last[2]
     else:
-        plan = plans.get(key)
+        plan = plans.get(key[:3])
         if plan is None:
             plan = _TargetPlan(key[0], key[1], key[2], **_scatter_dims(op))
             if len(plans) < 8:
-                plans[key] = plan
+                plans[key[:3]] = plan
         targets, valid = plan.targets(indices)
         if indices.__class__ is np.ndarray and indices.size <= _SCATTER_KEEP_INDICES:
             c["scatter_last"] = (indices, key, (targets, valid))

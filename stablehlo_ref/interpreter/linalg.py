@@ -5,7 +5,7 @@ import math
 
 import numpy as np
 
-from .blas import use_threads
+from .blas import RUN, use_threads
 from .numerics import accumulation_dtype, elem, from_compute
 from .registry import kernel, specializer
 
@@ -99,33 +99,45 @@ def dot_general_specialized(op, known=None):
     lperm = None if lperm == list(range(len(lshape))) else tuple(lperm)
     rperm = None if rperm == list(range(len(rshape))) else tuple(rperm)
     a_shape, b_shape = (B, L, csize), (B, csize, R)
+    # a plain matrix operand (one free and one contracting dimension, no batch) keeps its
+    # memory order when cast (a transposed one stays a transposed view, which BLAS reads
+    # with its transpose flag) instead of being copied into row-major order
+    # (BLAS floats only: numpy's integer matmul loop prefers row-major operands)
+    blas = et.is_float
+    l_order = "K" if blas and not lb and len(lfree) == 1 and len(lc) == 1 else "C"
+    r_order = "K" if blas and not rb and len(rfree) == 1 and len(rc) == 1 else "C"
     cd = accumulation_dtype(et)
     flops = 2.0 * B * L * R * csize
     general = dot_general
     integer = et.is_integer
 
-    # the operand last given on each side and its arrangement for matmul (an operand that
-    # stays the same object, as a loop's weights do, is arranged once; the entry holds the
-    # operand, so nothing can have written into it meanwhile)
-    last = [None, None, None, None]
+    # the operand last given on each side, its arrangement for matmul and the run it was
+    # given in (an operand that stays the same object within a run, as a loop's weights do, is
+    # arranged once: the entry holds the operand, so nothing in the run can have written into
+    # it meanwhile; a caller may between runs, hence one run only). One tuple per side, read
+    # and replaced whole.
+    last = [(None, None, -1), (None, None, -1)]
     keep_l = math.prod(lshape) <= _KEEP_ARRANGED
     keep_r = math.prod(rshape) <= _KEEP_ARRANGED
 
     def dot_general_static(ctx, op, lhs, rhs):
         if lhs.shape != lshape or rhs.shape != rshape:
             return general(ctx, op, lhs, rhs)
-        if lhs is last[0]:
-            a = last[1]
+        run = RUN[0]
+        kept = last[0]
+        if lhs is kept[0] and kept[2] == run:
+            a = kept[1]
         else:
-            a = (lhs if lperm is None else lhs.transpose(lperm)).astype(cd, order="C").reshape(a_shape)
+            a = (lhs if lperm is None else lhs.transpose(lperm)).astype(cd, order=l_order).reshape(a_shape)
             if keep_l:
-                last[0], last[1] = lhs, a
-        if rhs is last[2]:
-            b = last[3]
+                last[0] = (lhs, a, run)
+        kept = last[1]
+        if rhs is kept[0] and kept[2] == run:
+            b = kept[1]
         else:
-            b = (rhs if rperm is None else rhs.transpose(rperm)).astype(cd, order="C").reshape(b_shape)
+            b = (rhs if rperm is None else rhs.transpose(rperm)).astype(cd, order=r_order).reshape(b_shape)
             if keep_r:
-                last[2], last[3] = rhs, b
+                last[1] = (rhs, b, run)
         use_threads(flops)
         out = np.matmul(a, b).reshape(out_shape)
         return from_compute(out, et) if integer else out.astype(et.dtype, copy=False)

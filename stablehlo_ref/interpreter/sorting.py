@@ -11,9 +11,11 @@ bottom-up merge sort runs whose merges are binary searches done on whole arrays:
 calls the comparator once on every (element, candidate) pair of every row. That needs
 O(log^2 n) region calls, is stable, and is correct for any strict weak order.
 
-`chlo.top_k` partitions each row (`argpartition`, on same-width integer keys for floats) and
-sorts only the k chosen; rows where keys equal to the k-th were left out take their
-lowest-indexed ties."""
+`chlo.top_k` works on same-width integer keys for floats. It bounds each row's k-th key by
+the k-th of 4k group minima, gathers the few keys within the bound and sorts only those
+(stably, so ties keep index order); rows with many ties instead partition (`argpartition`)
+and sort the k chosen, taking the lowest-indexed ties where keys equal to the k-th were left
+out."""
 from __future__ import annotations
 
 import numpy as np
@@ -53,6 +55,49 @@ def _descending(key: np.ndarray) -> np.ndarray:
     if key.dtype.kind == "f":
         return -key
     return ~key
+
+
+def _natural_float_keys(x: np.ndarray):
+    """(ascending, descending) keys of f16/f32/f64 `x` in the natural float order, as
+    integers of the same width (a stable integer sort is about twice as fast as one of f64):
+    -0 and +0 equal, and every NaN equal and after every number in both directions (where
+    numpy's sorts put NaN). None for other dtypes."""
+    key = _same_width_total_order_key(x)
+    if key is None:
+        return None
+    top = key.dtype.type(np.iinfo(key.dtype).max)     # above +inf's key: NaN alone
+    key = np.where(x == 0, key.dtype.type(0), key)
+    nan = np.isnan(x)
+    return np.where(nan, top, key), np.where(nan, top, ~key)
+
+
+def _candidate_keys(x: np.ndarray, et, compare_type: str):
+    """(ascending, descending) sortable keys of `x` for the comparator's LT under
+    `compare_type`, or None."""
+    if et.is_float:
+        if compare_type == "TOTALORDER":
+            key = _same_width_total_order_key(x)
+            if key is not None:
+                return key, ~key
+        else:
+            pair = _natural_float_keys(x)
+            if pair is not None:
+                return pair
+    base = _ascending_key(x, et, compare_type)
+    if base is None:
+        return None
+    return base, _descending(base)
+
+
+def _lex_permutation(keys: list) -> np.ndarray:
+    """The stable permutation of each row ordering it by `keys` lexicographically (first key
+    most significant): two integer keys within 32 bits become one int64 key (one stable
+    argsort instead of `lexsort`'s two)."""
+    if len(keys) == 2 and all(k.dtype.kind in "iu" and k.size for k in keys):
+        if all(int(k.min()) >= -(1 << 31) and int(k.max()) < (1 << 31) for k in keys):
+            combined = keys[0].astype(np.int64) * (1 << 32) + (keys[1].astype(np.int64) + (1 << 31))
+            return np.argsort(combined, axis=-1, kind="stable")
+    return np.lexsort(keys[::-1], axis=-1)
 
 
 def _recognize_comparator(region, n: int):
@@ -121,16 +166,16 @@ def merge_sort_permutation(less, columns: list) -> np.ndarray:
     return perm
 
 
-def sort_permutation(ctx, region, columns: list, ets) -> np.ndarray:
+def sort_permutation(ctx, region, columns: list, ets):
+    """The stable sort permutation of the (rows, n) `columns` under the comparator `region`,
+    or (that permutation, the sorted columns) where finding it sorted them already."""
     n = len(columns)
     rec = _recognize_comparator(region, n)
     if rec is not None:
         direction, ctype = rec
-        key = _ascending_key(columns[0], ets[0], ctype or "")
-        if key is not None:
-            if direction == "GT":
-                key = _descending(key)
-            return np.argsort(key, axis=-1, kind="stable")
+        keys = _candidate_keys(columns[0], ets[0], ctype or "")
+        if keys is not None:
+            return np.argsort(keys[1] if direction == "GT" else keys[0], axis=-1, kind="stable")
     run = ctx.region_runner(region)
     shape = columns[0].shape
 
@@ -140,9 +185,9 @@ def sort_permutation(ctx, region, columns: list, ets) -> np.ndarray:
             args += [a, b]
         r = np.asarray(run(args)[0])
         return np.broadcast_to(r if r.dtype == np.bool_ else r.astype(bool), lhs[0].shape)
-    perm = _verified_candidate(less, columns, ets)
-    if perm is not None:
-        return perm
+    found = _verified_candidate(less, columns, ets)
+    if found is not None:
+        return found
     return merge_sort_permutation(less, columns)
 
 
@@ -154,26 +199,32 @@ def _verified_candidate(less, columns, ets):
     pair is inverted at all and adjacent equivalent elements keep their original order. For
     a strict weak order these two checks hold for exactly one permutation, the stable sorted
     one. Each try is one stable numpy sort (`lexsort` for several keys) and one or two
-    comparator calls on whole arrays; None if the comparator is not such an order."""
+    comparator calls on whole arrays: the first on each sorted row's adjacent pairs, as the
+    contiguous flat arrays shifted by one (the pairs across rows are left out); the second
+    only on the pairs whose original order was reversed (where the candidate's key
+    increased). Returns (permutation, the sorted columns), or None if the comparator is not
+    such an order."""
     chosen = []
+    rows, n = columns[0].shape
     for j in range(min(len(columns), 4)):
         et = ets[j]
         kinds = ("", "TOTALORDER") if et.is_float else ("",)
         found = False
         for ctype in kinds:
-            base = _ascending_key(columns[j], et, ctype)
-            if base is None:
+            pair = _candidate_keys(columns[j], et, ctype)
+            if pair is None:
                 return None
-            for key in (base, _descending(base)):
+            for key in pair:
                 keys = chosen + [key]
                 if len(keys) == 1:
                     perm = np.argsort(key, axis=-1, kind="stable")
                 else:
-                    perm = np.lexsort(keys[::-1], axis=-1)
+                    perm = _lex_permutation(keys)
                 s = [np.take_along_axis(c, perm, axis=1) for c in columns]
-                lo = [x[:, :-1] for x in s]
-                hi = [x[:, 1:] for x in s]
-                inverted = less(hi, lo)
+                flat = [x.reshape(-1) for x in s]
+                inverted = less([f[1:] for f in flat], [f[:-1] for f in flat])
+                # (the pair index k = row * n + column: the last column pairs across rows)
+                inverted = np.append(inverted, False).reshape(rows, n)[:, :-1]
                 if inverted.any():
                     same = np.ones(inverted.shape, dtype=bool)
                     for k in keys:
@@ -183,10 +234,12 @@ def _verified_candidate(less, columns, ets):
                         continue
                     chosen, found = keys, True
                     break
-                equivalent = ~less(lo, hi)
-                if (equivalent & (perm[:, 1:] < perm[:, :-1])).any():
-                    return None
-                return perm
+                reversed_ = np.flatnonzero(perm[:, 1:] < perm[:, :-1])
+                if reversed_.size:
+                    k = reversed_ + reversed_ // (n - 1)        # pair index in the flat rows
+                    if not less([f[k] for f in flat], [f[k + 1] for f in flat]).all():
+                        return None                             # equivalent elements swapped
+                return perm, s
             if found:
                 break
         if not found:
@@ -215,8 +268,11 @@ def sort(ctx, op, *xs):
     flat = [m.reshape(-1, ncols) for m in moved]
     ets = [elem(v.type) for v in op.operands]
     perm = sort_permutation(ctx, op.regions[0], flat, ets)
-    return [np.moveaxis(np.take_along_axis(f, perm, axis=1).reshape(shape), -1, dim)
-            for f in flat]
+    if perm.__class__ is tuple:                 # (permutation, the columns it sorted)
+        done = perm[1]
+    else:
+        done = [np.take_along_axis(f, perm, axis=1) for f in flat]
+    return [np.moveaxis(d.reshape(shape), -1, dim) for d in done]
 
 
 @kernel("chlo.top_k")
@@ -278,6 +334,10 @@ def _top_k_order(key: np.ndarray, k: int) -> np.ndarray:
         return np.argsort(key, axis=-1, kind="stable")[..., :k]
     lead = key.shape[:-1]
     flat = key.reshape(-1, n)
+    if flat.dtype.kind in "iu":
+        order = _top_k_by_threshold(flat, k)
+        if order is not None:
+            return order.reshape(lead + (k,))
     part = np.argpartition(flat, k - 1, axis=-1)[:, :k]
     kth = np.take_along_axis(flat, part[:, k - 1:k], axis=-1)
     # the k chosen are the k smallest; when keys equal to the k-th were left out, the rows
@@ -296,3 +356,32 @@ def _top_k_order(key: np.ndarray, k: int) -> np.ndarray:
     sub = np.take_along_axis(flat, idx, axis=-1)
     order = np.take_along_axis(idx, np.argsort(sub, axis=-1, kind="stable"), axis=-1)
     return order.reshape(lead + (k,))
+
+
+def _top_k_by_threshold(flat: np.ndarray, k: int):
+    """`_top_k_order` of the integer (rows, n) keys `flat` without a partition of the
+    rows: the columns are split into 4k groups (column index modulo 4k), and the k-th
+    smallest of the group minima bounds each row's k-th smallest key from above (k groups
+    each hold a key at most that large). Only the keys at most that bound are candidates;
+    they are gathered (in index order) into a padded (rows, m) array and sorted stably, so
+    ties keep index order and the padding (the dtype's largest value, after every real
+    candidate) never precedes a candidate. None when some row has over n/8 candidates
+    (many ties), for the partition path."""
+    rows, n = flat.shape
+    groups = 4 * k
+    depth = n // groups
+    mins = flat[:, :groups * depth].reshape(rows, depth, groups).min(axis=1)
+    bound = np.partition(mins, k - 1, axis=-1)[:, k - 1:k]
+    where = np.flatnonzero(flat <= bound)
+    row = where // n
+    counts = np.bincount(row, minlength=rows)
+    m = int(counts.max())
+    if m * 8 > n:
+        return None
+    pos = np.arange(where.size) - (np.cumsum(counts) - counts)[row]
+    cand = np.full((rows, m), np.iinfo(flat.dtype).max, dtype=flat.dtype)
+    cand_ix = np.zeros((rows, m), dtype=np.int64)
+    cand[row, pos] = flat.reshape(-1)[where]
+    cand_ix[row, pos] = where - row * n
+    best = np.argsort(cand, axis=-1, kind="stable")[:, :k]
+    return np.take_along_axis(cand_ix, best, axis=-1)

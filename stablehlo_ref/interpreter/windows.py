@@ -11,7 +11,7 @@ from numpy.lib.stride_tricks import sliding_window_view
 from ..errors import InterpreterError
 from .indexing import apply_updates
 from .numerics import elem
-from .reduction import recognize_binary_body, reduce_with_primitive, tree_reduce
+from .reduction import _PRIMITIVES, recognize_binary_body, reduce_with_primitive, tree_reduce
 from .registry import kernel
 
 
@@ -36,7 +36,10 @@ def _padding_attr(op, rank):
 
 
 def pad_dilate(x: np.ndarray, fill, padding, base_dilations) -> np.ndarray:
-    """The spec's `pad` with interior padding `base_dilations - 1`; negative padding slices."""
+    """The spec's `pad` with interior padding `base_dilations - 1`; negative padding slices.
+    Without padding or dilation, `x` itself (window views never write)."""
+    if all(b == 1 for b in base_dilations) and all(p == (0, 0) for p in padding):
+        return x
     core = [(n - 1) * b + 1 if n > 0 else 0 for n, b in zip(x.shape, base_dilations)]
     full_shape = [c + max(lo, 0) + max(hi, 0) for c, (lo, hi) in zip(core, padding)]
     out = np.full(full_shape, fill, dtype=x.dtype)
@@ -75,14 +78,38 @@ def _result_shape(padded_shape, window, strides, dilations):
 
 
 _SEQUENTIAL = {"stablehlo.add": np.add, "stablehlo.multiply": np.multiply}
+_FOLDED = ("stablehlo.maximum", "stablehlo.minimum")
+
+
+# windows of up to this many elements are folded position by position (one elementwise op
+# on strided views per position) rather than reduced over the window axes, which numpy does
+# slowly for short strided axes
+_FOLD_WINDOW = 64
+_NATIVE_FLOATS = ("f16", "f32", "f64")
+
+
+def _window_positions(view):
+    rank = view.ndim // 2
+    lead = (slice(None),) * rank
+    return [lead + p for p in np.ndindex(*view.shape[rank:])]
 
 
 def _sequential_window_reduce(fn, view, init, et):
     """Inexact float sums/products: fold the window in row-major order from the init value,
     rounding to the element type after every step (as XLA's loop does), vectorized over all
-    windows at once."""
+    windows at once. For f16/f32/f64 the steps run in the type itself: numpy's own + and *
+    round once, as the f64 step rounded to the type does (f64 holds the exact sum or product
+    of two f32 to within far less than half an f32 ulp: no double-rounding error), and
+    small windows are folded over strided views without copying the windows."""
     rank = view.ndim // 2
     out_shape = view.shape[:rank]
+    wsize = int(np.prod(view.shape[rank:]))
+    if et.name in _NATIVE_FLOATS and view.dtype == et.dtype and 0 < wsize <= _FOLD_WINDOW:
+        acc = np.broadcast_to(np.asarray(init).reshape(()).astype(et.dtype), out_shape)
+        with np.errstate(all="ignore"):
+            for p in _window_positions(view):
+                acc = fn(acc, view[p])
+        return np.ascontiguousarray(acc)
     wins = view.reshape(out_shape + (-1,))
     cd = np.complex128 if et.is_complex else np.float64
     acc = np.broadcast_to(np.asarray(init).reshape(()), out_shape).astype(et.dtype)
@@ -173,6 +200,16 @@ def reduce_window(ctx, op, *args):
         et = elem(result_types[0])
         if name in _SEQUENTIAL and (et.is_float or et.is_complex):
             return [_sequential_window_reduce(_SEQUENTIAL[name], views[0], inits[0], et)]
+        if name in _FOLDED and (et.is_float or et.is_integer) and not et.is_bool \
+                and views[0].dtype == et.dtype and 0 < int(np.prod(window)) <= _FOLD_WINDOW:
+            # max/min of a small window: folded in the window's row-major order (what the
+            # reduction over the window axes does), then combined with the init value
+            fn = _PRIMITIVES[name][1]
+            positions = _window_positions(views[0])
+            acc = views[0][positions[0]]
+            for p in positions[1:]:
+                acc = fn(acc, views[0][p])
+            return [reduce_with_primitive(name, np.ascontiguousarray(acc), (), inits[0], et)]
         if name is not None:
             return [reduce_with_primitive(name, views[0], axes, inits[0], et)]
     res = tree_reduce(ctx, region, views, inits, axes)

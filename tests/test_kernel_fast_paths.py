@@ -1,0 +1,465 @@
+"""The kernels' fast paths against straightforward references: chlo.top_k's threshold
+selection against a stable argsort (ties, NaNs, signed zeros, integer keys), convolution
+against the loop oracle, dot_general's specializer against einsum (and an argument written
+between runs), gather's specializer against the general kernel, triangular solves against
+substitution, reduce_window's folds against a loop, sort against a stable sort by the
+comparator."""
+import numpy as np
+from hypothesis import given, settings, strategies as st
+
+import stablehlo_ref as shlo
+from stablehlo_ref.interpreter.sorting import _top_k_by_threshold, _top_k_order, total_order_key
+
+
+def _top_k_src(shape, k, et, it="i32"):
+    t = "x".join(map(str, shape))
+    r = "x".join(map(str, shape[:-1] + (k,)))
+    return f"""func.func @main(%x: tensor<{t}x{et}>) -> (tensor<{r}x{et}>, tensor<{r}x{it}>) {{
+  %0:2 = chlo.top_k(%x, k = {k}) : tensor<{t}x{et}> -> (tensor<{r}x{et}>, tensor<{r}x{it}>)
+  return %0#0, %0#1 : tensor<{r}x{et}>, tensor<{r}x{it}>
+}}"""
+
+
+@settings(max_examples=40, deadline=None)
+@given(st.integers(0, 2 ** 32 - 1), st.sampled_from([300, 1000, 4096]), st.integers(1, 60),
+       st.sampled_from(["f32", "f64", "f16", "i32", "i64", "ui8"]), st.sampled_from([0, 3, 50, 10 ** 6]),
+       st.booleans())
+def test_top_k_matches_stable_argsort(seed, n, k, et, distinct, specials):
+    rng = np.random.default_rng(seed)
+    dt = {"f32": np.float32, "f64": np.float64, "f16": np.float16, "i32": np.int32,
+          "i64": np.int64, "ui8": np.uint8}[et]
+    rows = 3
+    if distinct:
+        x = rng.integers(-distinct, distinct, (rows, n))
+    else:
+        x = rng.standard_normal((rows, n)) * 100
+    with np.errstate(over="ignore"):       # f16: large values become infinities
+        x = x.astype(dt)
+    if specials and et[0] == "f":
+        for v in (np.nan, -np.nan, np.inf, -np.inf, -0.0, 0.0):
+            x[rng.integers(0, rows, 3), rng.integers(0, n, 3)] = v
+    got_v, got_i = shlo.run(shlo.parse(_top_k_src((rows, n), k, et)), x)
+    key = total_order_key(x) if et[0] == "f" else x.astype(np.int64)
+    want = np.argsort(-key if et[0] != "f" else ~key, axis=-1, kind="stable")[:, :k]
+    assert got_i.tolist() == want.tolist()
+    assert got_v.view(np.uint8).tolist() == np.take_along_axis(x, want, -1).view(np.uint8).tolist()
+
+
+@settings(max_examples=40, deadline=None)
+@given(st.integers(0, 2 ** 32 - 1), st.sampled_from([257, 1000, 3000]), st.integers(1, 50),
+       st.sampled_from([np.int16, np.int32, np.int64, np.uint8, np.uint64]), st.integers(1, 10 ** 6))
+def test_top_k_threshold_selection(seed, n, k, dt, spread):
+    rng = np.random.default_rng(seed)
+    info = np.iinfo(dt)
+    lo, hi = max(info.min, -spread), min(info.max, spread)
+    key = rng.integers(lo, hi, (4, n), endpoint=True).astype(dt)
+    key[0, rng.integers(0, n, 5)] = info.max          # the padding value is also a key
+    key[1, rng.integers(0, n, 5)] = info.min
+    want = np.argsort(key, axis=-1, kind="stable")[:, :k]
+    got = _top_k_by_threshold(key, k)
+    if got is not None:                                 # None: many ties, the partition path
+        assert got.tolist() == want.tolist()
+    assert _top_k_order(key, k).tolist() == want.tolist()
+
+
+def test_top_k_threshold_selection_is_taken_on_distinct_keys():
+    key = np.random.default_rng(1).permutation(4096).reshape(1, 4096)
+    got = _top_k_by_threshold(key, 16)
+    assert got is not None and got.tolist() == np.argsort(key, axis=-1)[:, :16].tolist()
+
+
+# ------------------------------------------------------------------ convolution
+
+def _conv_dims(lay, rlay, olay):
+    sp = lambda s: [s.index(str(d)) for d in range(len(s) - 2)]   # noqa: E731
+    return dict(input_batch_dimension=lay.index("b"), input_feature_dimension=lay.index("f"),
+                input_spatial_dimensions=sp(lay), kernel_input_feature_dimension=rlay.index("i"),
+                kernel_output_feature_dimension=rlay.index("o"), kernel_spatial_dimensions=sp(rlay),
+                output_batch_dimension=olay.index("b"), output_feature_dimension=olay.index("f"),
+                output_spatial_dimensions=sp(olay))
+
+
+@st.composite
+def _conv_configs(draw):
+    ns = draw(st.integers(1, 2))
+    sp = "".join(str(d) for d in range(ns))
+    lay = "".join(draw(st.permutations("bf" + sp)))
+    rlay = "".join(draw(st.permutations("io" + sp)))
+    olay = "".join(draw(st.permutations("bf" + sp)))
+    G = draw(st.sampled_from([1, 1, 2]))
+    BG = 1 if G > 1 else draw(st.sampled_from([1, 1, 2]))
+    I = draw(st.integers(1, 3))
+    O = draw(st.integers(1, 2)) * G * BG
+    B = draw(st.integers(1, 2)) * BG
+    ls = {"b": B, "f": I * G}
+    rs = {"i": I, "o": O}
+    for d in range(ns):
+        ls[str(d)] = draw(st.integers(1, 6))
+        rs[str(d)] = draw(st.integers(1, 3))
+    return dict(lay=lay, rlay=rlay, olay=olay, ls=tuple(ls[c] for c in lay), rs=tuple(rs[c] for c in rlay),
+                strides=tuple(draw(st.integers(1, 3)) for _ in range(ns)),
+                pad=tuple((draw(st.integers(-1, 2)), draw(st.integers(-1, 2))) for _ in range(ns)),
+                ldil=tuple(draw(st.integers(1, 2)) for _ in range(ns)),
+                rdil=tuple(draw(st.integers(1, 2)) for _ in range(ns)),
+                rev=tuple(draw(st.booleans()) for _ in range(ns)), G=G, BG=BG)
+
+
+@settings(max_examples=120, deadline=None)
+@given(_conv_configs(), st.sampled_from(["i32", "f32", "f64"]), st.integers(0, 2 ** 32 - 1))
+def test_convolution_matches_the_loop_oracle(cfg, et_name, seed):
+    from stablehlo_ref.conformance.generated.linalg import conv_oracle
+    from stablehlo_ref.interpreter.conv import convolve
+    from stablehlo_ref.ir.types import ELEMENT_TYPES
+    from stablehlo_ref.errors import InterpreterError
+    et = ELEMENT_TYPES[et_name]
+    rng = np.random.default_rng(seed)
+    lhs = rng.integers(-4, 5, cfg["ls"]).astype(et.dtype)
+    rhs = rng.integers(-4, 5, cfg["rs"]).astype(et.dtype)
+    c = cfg
+    try:
+        shape, want, _ = conv_oracle(lhs.ravel().tolist(), rhs.ravel().tolist(), c["ls"], c["rs"], c["lay"],
+                                     c["rlay"], c["olay"], c["strides"], c["pad"], c["ldil"], c["rdil"],
+                                     c["rev"], c["G"], c["BG"])
+    except (ValueError, ZeroDivisionError, IndexError, KeyError):
+        return                       # a configuration the oracle has no windows for
+    try:
+        got = convolve(lhs, rhs, strides=list(c["strides"]), padding=list(c["pad"]),
+                       lhs_dilation=list(c["ldil"]), rhs_dilation=list(c["rdil"]), reversal=list(c["rev"]),
+                       dims=_conv_dims(c["lay"], c["rlay"], c["olay"]), feature_group_count=c["G"],
+                       batch_group_count=c["BG"], et=et)
+    except InterpreterError:
+        assert any(s <= 0 for s in shape)
+        return
+    assert got.dtype == et.dtype and got.shape == tuple(shape)
+    assert got.ravel().tolist() == want
+
+
+# ------------------------------------------------------------------ dot_general
+
+def _first_op(module, name):
+    found = []
+
+    def walk(op):
+        if op.name == name:
+            found.append(op)
+        for r in op.regions:
+            for b in r.blocks:
+                for o in b.operations:
+                    walk(o)
+    for f in module.functions.values() if isinstance(module.functions, dict) else module.functions:
+        walk(f)
+    return found[0]
+
+
+@settings(max_examples=60, deadline=None)
+@given(st.integers(0, 2 ** 32 - 1), st.sampled_from(["f32", "f64", "i32", "f16"]), st.booleans(),
+       st.booleans(), st.integers(0, 1), st.integers(1, 5), st.integers(1, 5), st.integers(1, 5))
+def test_dot_general_specialized_matches_einsum(seed, et_name, lt, rt, nbatch, m, n, k):
+    """Plain and transposed matrix operands (the layouts kept when cast) and batched ones,
+    against einsum on exact small integers."""
+    from stablehlo_ref.interpreter.linalg import dot_general_specialized
+    from stablehlo_ref.ir.types import ELEMENT_TYPES
+    et = ELEMENT_TYPES[et_name]
+    rng = np.random.default_rng(seed)
+    bsz = (3,) * nbatch
+    lshape = bsz + ((k, m) if lt else (m, k))
+    rshape = bsz + ((n, k) if rt else (k, n))
+    lc, rc = nbatch + (0 if lt else 1), nbatch + (1 if rt else 0)
+    bd = list(range(nbatch))
+    ty = lambda s: f"tensor<{'x'.join(map(str, s))}x{et_name}>"     # noqa: E731
+    oshape = bsz + (m, n)
+    src = f"""func.func @main(%a: {ty(lshape)}, %b: {ty(rshape)}) -> {ty(oshape)} {{
+  %0 = stablehlo.dot_general %a, %b, batching_dims = {bd} x {bd}, contracting_dims = [{lc}] x [{rc}] : ({ty(lshape)}, {ty(rshape)}) -> {ty(oshape)}
+  return %0 : {ty(oshape)}
+}}""" if nbatch else f"""func.func @main(%a: {ty(lshape)}, %b: {ty(rshape)}) -> {ty(oshape)} {{
+  %0 = stablehlo.dot_general %a, %b, contracting_dims = [{lc}] x [{rc}] : ({ty(lshape)}, {ty(rshape)}) -> {ty(oshape)}
+  return %0 : {ty(oshape)}
+}}"""
+    op = _first_op(shlo.parse(src), "stablehlo.dot_general")
+    kernel = dot_general_specialized(op, [None, None])
+    assert kernel is not None
+    a = rng.integers(-5, 6, lshape).astype(et.dtype)
+    b = rng.integers(-5, 6, rshape).astype(et.dtype)
+    la = "...km" if lt else "...mk"
+    rb = "...nk" if rt else "...kn"
+    want = np.einsum(f"{la},{rb}->...mn", a.astype(np.int64), b.astype(np.int64))
+    for _ in range(2):                       # the second call reuses the arranged operands
+        got = kernel(None, op, a, b)
+        assert got.dtype == et.dtype and got.shape == oshape
+        assert got.astype(np.int64).tolist() == want.tolist()
+    assert shlo.run(shlo.parse(src), a, b)[0].astype(np.int64).tolist() == want.tolist()
+
+
+# ------------------------------------------------------------------ gather
+
+@st.composite
+def _gather_configs(draw):
+    rank = draw(st.integers(1, 3))
+    oshape = tuple(draw(st.integers(1, 4)) for _ in range(rank))
+    batching = rank >= 2 and draw(st.booleans())
+    obd = [0] if batching else []                 # operand dim 0 batched with indices dim 0
+    rest = [k for k in range(rank) if k not in obd]
+    smap = draw(st.permutations(rest))[:draw(st.integers(1, len(rest)))] if rest else []
+    if not smap:
+        return None
+    collapsed = sorted(k for k in smap if draw(st.booleans()))
+    sizes = [1 if (k in collapsed or k in obd) else draw(st.integers(0, oshape[k])) for k in range(rank)]
+    nbatch = draw(st.integers(0, 2)) + (1 if batching else 0)
+    bshape = [oshape[0] if (batching and i == 0) else draw(st.integers(0, 3)) for i in range(nbatch)]
+    ivd = draw(st.integers(0, nbatch))
+    if batching and ivd == 0:
+        ivd = nbatch
+    ishape = bshape[:ivd] + [len(smap)] + bshape[ivd:]
+    n_off = rank - len(collapsed) - len(obd)
+    out_rank = nbatch + n_off
+    offset_dims = sorted(draw(st.permutations(range(out_rank)))[:n_off])
+    return dict(oshape=oshape, ishape=tuple(ishape), sizes=tuple(sizes), offset_dims=offset_dims,
+                collapsed_slice_dims=collapsed, operand_batching_dims=obd,
+                start_indices_batching_dims=[0] if batching else [], start_index_map=list(smap),
+                index_vector_dim=ivd)
+
+
+@settings(max_examples=150, deadline=None)
+@given(_gather_configs(), st.integers(0, 2 ** 32 - 1), st.sampled_from(["f32", "i8", "ui64", "bf16"]))
+def test_gather_specialized_matches_the_general_kernel(cfg, seed, et_name):
+    from stablehlo_ref.interpreter.indexing import gather_array, gather_specialized
+    from stablehlo_ref.ir.types import ELEMENT_TYPES
+    if cfg is None:
+        return
+    et = ELEMENT_TYPES[et_name]
+    rng = np.random.default_rng(seed)
+    x = rng.integers(-100, 100, cfg["oshape"]).astype(et.dtype)
+    idx = rng.integers(-3, 7, cfg["ishape"]).astype(np.int32)       # out of range: clamped
+    dims = {k: cfg[k] for k in ("offset_dims", "collapsed_slice_dims", "operand_batching_dims",
+                                "start_indices_batching_dims", "start_index_map", "index_vector_dim")}
+    want = gather_array(x, idx, slice_sizes=cfg["sizes"], **dims)
+    ty = lambda s, t: f"tensor<{''.join(f'{n}x' for n in s)}{t}>"    # noqa: E731
+    lst = lambda v: "[" + ", ".join(map(str, v)) + "]"               # noqa: E731
+    src = f"""func.func @main(%x: {ty(cfg['oshape'], et_name)}, %i: {ty(cfg['ishape'], 'i32')}) -> {ty(want.shape, et_name)} {{
+  %0 = "stablehlo.gather"(%x, %i) <{{dimension_numbers = #stablehlo.gather<offset_dims = {lst(dims['offset_dims'])}, collapsed_slice_dims = {lst(dims['collapsed_slice_dims'])}, operand_batching_dims = {lst(dims['operand_batching_dims'])}, start_indices_batching_dims = {lst(dims['start_indices_batching_dims'])}, start_index_map = {lst(dims['start_index_map'])}, index_vector_dim = {dims['index_vector_dim']}>, slice_sizes = array<i64: {', '.join(map(str, cfg['sizes']))}>}}> : ({ty(cfg['oshape'], et_name)}, {ty(cfg['ishape'], 'i32')}) -> {ty(want.shape, et_name)}
+  return %0 : {ty(want.shape, et_name)}
+}}"""
+    op = _first_op(shlo.parse(src), "stablehlo.gather")
+    kernel = gather_specialized(op, [None, None])
+    known = gather_specialized(op, [None, idx])        # the indices a constant
+    assert kernel is not None and known is not None
+    other = rng.integers(-3, 7, cfg["ishape"]).astype(np.int32)
+    want_other = gather_array(x, other, slice_sizes=cfg["sizes"], **dims)
+    for k, i, w in ((kernel, idx, want), (known, idx, want), (known, other, want_other)):
+        got = k(None, op, x, i)
+        assert got.dtype == w.dtype and got.shape == w.shape
+        assert got.reshape(-1).view(np.uint8).tolist() == w.reshape(-1).view(np.uint8).tolist()
+
+
+# ------------------------------------------------------------------ triangular solves
+
+@settings(max_examples=80, deadline=None)
+@given(st.integers(0, 2 ** 32 - 1), st.booleans(), st.booleans(), st.booleans(),
+       st.sampled_from(["NO_TRANSPOSE", "TRANSPOSE", "ADJOINT"]), st.booleans(), st.integers(1, 6),
+       st.integers(1, 4))
+def test_solve_triangular_matches_substitution(seed, left, lower, unit, trans, cplx, n, k):
+    """triangular_solve's and the trsm custom calls' solver (only the named triangle read, a
+    unit diagonal when asked, op(A) on either side) against forward/back substitution
+    written out on op(A)."""
+    from stablehlo_ref.interpreter.linalg import solve_triangular
+    rng = np.random.default_rng(seed)
+    cd = np.complex128 if cplx else np.float64
+    a = rng.standard_normal((n, n)) + 3 * np.eye(n)
+    b = rng.standard_normal((n, k) if left else (k, n))
+    if cplx:
+        a = a + 1j * rng.standard_normal((n, n))
+        b = b + 1j * rng.standard_normal(b.shape)
+    got = solve_triangular(a, b, left, lower, unit, trans, cd)
+    assert got.shape == b.shape and got.dtype == cd
+    t = np.tril(a) if lower else np.triu(a)
+    if unit:
+        np.fill_diagonal(t, 1)
+    op = {"NO_TRANSPOSE": t, "TRANSPOSE": t.T, "ADJOINT": t.conj().T}[trans]
+    m, rhs = (op, b) if left else (op.T, b.T)         # X op = B  <=>  op^T X^T = B^T
+    forward = not np.allclose(np.tril(m, -1), 0)      # m is lower triangular
+    x = np.zeros(rhs.shape, dtype=cd)
+    order = range(n) if forward else range(n - 1, -1, -1)
+    for i in order:
+        x[i] = (rhs[i] - m[i] @ x) / m[i, i]
+    want = x if left else x.T
+    np.testing.assert_allclose(got, want, rtol=1e-10, atol=1e-10)
+
+
+# ------------------------------------------------------------------ reduce_window folds
+
+def naive_reduce_window(x, init, fn, window, strides, base, wdil, padding):
+    """The spec's windows of the padded, base-dilated operand, each folded from `init` one
+    element at a time in row-major order."""
+    core = [(n - 1) * b + 1 for n, b in zip(x.shape, base)]
+    full = np.full([c + lo + hi for c, (lo, hi) in zip(core, padding)], init, dtype=x.dtype)
+    full[tuple(slice(lo, lo + c, b) for c, (lo, _), b in zip(core, padding, base))] = x
+    eff = [(w - 1) * d + 1 for w, d in zip(window, wdil)]
+    out_shape = [(n - e) // s + 1 if n >= e else 0 for n, e, s in zip(full.shape, eff, strides)]
+    out = np.empty(out_shape, dtype=x.dtype)
+    for ix in np.ndindex(*out_shape):
+        win = full[tuple(slice(i * s, i * s + e, d) for i, s, e, d in zip(ix, strides, eff, wdil))]
+        acc = init
+        for v in win.reshape(-1):
+            acc = fn(acc, v)
+        out[ix] = acc
+    return out
+
+
+@settings(max_examples=80, deadline=None)
+@given(st.integers(0, 2 ** 32 - 1), st.sampled_from(["add", "maximum", "minimum", "multiply"]),
+       st.sampled_from(["f32", "f16", "f64", "i32"]),
+       st.tuples(st.integers(1, 3), st.integers(1, 3)), st.tuples(st.integers(1, 3), st.integers(1, 3)),
+       st.tuples(st.integers(1, 2), st.integers(1, 2)), st.tuples(st.integers(1, 2), st.integers(1, 2)),
+       st.tuples(st.tuples(st.integers(0, 1), st.integers(0, 1)), st.tuples(st.integers(0, 1), st.integers(0, 1))),
+       st.booleans())
+def test_reduce_window_folds_match_a_loop(seed, body, et_name, window, strides, base, wdil, padding, specials):
+    """Small windows folded position by position against the spec's windows folded one
+    element at a time in row-major order from the init value (in the element type)."""
+    rng = np.random.default_rng(seed)
+    dt = {"f32": np.float32, "f16": np.float16, "f64": np.float64, "i32": np.int32}[et_name]
+    x = (rng.integers(-8, 9, (4, 5)) * (0.25 if et_name != "i32" else 1)).astype(dt)
+    if specials and et_name != "i32":
+        for v in (np.nan, np.inf, -np.inf, -0.0, 0.0, 1e4):
+            x[rng.integers(0, 4), rng.integers(0, 5)] = v
+    big = np.iinfo(dt).max if et_name == "i32" else np.inf
+    init = {"add": 0, "multiply": 1, "maximum": -big, "minimum": big}[body]
+    fn = {"add": np.add, "multiply": np.multiply, "maximum": np.maximum, "minimum": np.minimum}[body]
+    with np.errstate(all="ignore"):
+        want = naive_reduce_window(x, dt(init), lambda a, b: fn(dt(a), dt(b)), window, strides, base, wdil, padding)
+    ty = lambda s: f"tensor<{'x'.join(map(str, s))}x{et_name}>"    # noqa: E731
+    arr = lambda v: ", ".join(map(str, v))                          # noqa: E731
+    pad = ", ".join(f"[{lo}, {hi}]" for lo, hi in padding)
+    src = f"""func.func @main(%x: {ty(x.shape)}, %i: tensor<{et_name}>) -> {ty(want.shape)} {{
+  %r = "stablehlo.reduce_window"(%x, %i) ({{
+  ^bb0(%p: tensor<{et_name}>, %q: tensor<{et_name}>):
+    %s = stablehlo.{body} %p, %q : tensor<{et_name}>
+    stablehlo.return %s : tensor<{et_name}>
+  }}) {{window_dimensions = array<i64: {arr(window)}>, window_strides = array<i64: {arr(strides)}>,
+      base_dilations = array<i64: {arr(base)}>, window_dilations = array<i64: {arr(wdil)}>,
+      padding = dense<[{pad}]> : tensor<2x2xi64>}} : ({ty(x.shape)}, tensor<{et_name}>) -> {ty(want.shape)}
+  return %r : {ty(want.shape)}
+}}"""
+    got = shlo.run(shlo.parse(src), x, np.array(init, dtype=dt))[0]
+    assert got.dtype == want.dtype and got.shape == want.shape
+    assert got.reshape(-1).view(np.uint8).tolist() == want.reshape(-1).view(np.uint8).tolist()
+
+
+# ------------------------------------------------------------------ sort candidates
+
+def _tot(v):
+    """IEEE totalOrder of one float as a Python sort key."""
+    b = int(np.array(v, np.float64).view(np.int64))
+    return b ^ 0x7FFFFFFFFFFFFFFF if b < 0 else b
+
+
+def _canon(v):
+    """jax's comparator canonicalization: -0 -> +0, every NaN -> one NaN."""
+    return 0.0 if v == 0 else (float("nan") if v != v else v)
+
+
+_SORT_BODIES = {
+    # (body, less(x, y, i, j) on Python values); operands %x %y (first), %i %j (second)
+    "lt_float": ("""    %r = stablehlo.compare LT, %x, %y, FLOAT : (tensor<{t}>, tensor<{t}>) -> tensor<i1>
+    stablehlo.return %r : tensor<i1>""", None),
+    "gt_total": ("""    %r = stablehlo.compare GT, %x, %y, TOTALORDER : (tensor<{t}>, tensor<{t}>) -> tensor<i1>
+    stablehlo.return %r : tensor<i1>""", lambda x, y, i, j: _tot(x) > _tot(y)),
+    "jax_canonical": ("""    %z = stablehlo.constant dense<0.0> : tensor<{t}>
+    %n = stablehlo.constant dense<0x7FC00000> : tensor<f32>
+    %nc = stablehlo.convert %n : (tensor<f32>) -> tensor<{t}>
+    %e1 = stablehlo.compare EQ, %x, %z, FLOAT : (tensor<{t}>, tensor<{t}>) -> tensor<i1>
+    %x1 = stablehlo.select %e1, %z, %x : tensor<i1>, tensor<{t}>
+    %q1 = stablehlo.compare NE, %x, %x, FLOAT : (tensor<{t}>, tensor<{t}>) -> tensor<i1>
+    %x2 = stablehlo.select %q1, %nc, %x1 : tensor<i1>, tensor<{t}>
+    %e2 = stablehlo.compare EQ, %y, %z, FLOAT : (tensor<{t}>, tensor<{t}>) -> tensor<i1>
+    %y1 = stablehlo.select %e2, %z, %y : tensor<i1>, tensor<{t}>
+    %q2 = stablehlo.compare NE, %y, %y, FLOAT : (tensor<{t}>, tensor<{t}>) -> tensor<i1>
+    %y2 = stablehlo.select %q2, %nc, %y1 : tensor<i1>, tensor<{t}>
+    %r = stablehlo.compare LT, %x2, %y2, TOTALORDER : (tensor<{t}>, tensor<{t}>) -> tensor<i1>
+    stablehlo.return %r : tensor<i1>""", lambda x, y, i, j: _tot(_canon(x)) < _tot(_canon(y))),
+    "int_then_float_desc": ("""    %lt = stablehlo.compare LT, %i, %j, SIGNED : (tensor<i32>, tensor<i32>) -> tensor<i1>
+    %eq = stablehlo.compare EQ, %i, %j, SIGNED : (tensor<i32>, tensor<i32>) -> tensor<i1>
+    %gt = stablehlo.compare GT, %x, %y, FLOAT : (tensor<{t}>, tensor<{t}>) -> tensor<i1>
+    %a = stablehlo.and %eq, %gt : tensor<i1>
+    %r = stablehlo.or %lt, %a : tensor<i1>
+    stablehlo.return %r : tensor<i1>""", lambda x, y, i, j: i < j or (i == j and x > y)),
+    "float_then_int_desc": ("""    %lt = stablehlo.compare LT, %x, %y, FLOAT : (tensor<{t}>, tensor<{t}>) -> tensor<i1>
+    %eq = stablehlo.compare EQ, %x, %y, FLOAT : (tensor<{t}>, tensor<{t}>) -> tensor<i1>
+    %gt = stablehlo.compare GT, %i, %j, SIGNED : (tensor<i32>, tensor<i32>) -> tensor<i1>
+    %a = stablehlo.and %eq, %gt : tensor<i1>
+    %r = stablehlo.or %lt, %a : tensor<i1>
+    stablehlo.return %r : tensor<i1>""", lambda x, y, i, j: x < y or (x == y and i > j)),
+}
+
+
+@settings(max_examples=80, deadline=None)
+@given(st.integers(0, 2 ** 32 - 1), st.sampled_from(sorted(_SORT_BODIES)), st.sampled_from(["f32", "f16", "f64"]),
+       st.integers(1, 300), st.booleans(), st.booleans())
+def test_sort_matches_a_stable_sort_by_the_comparator(seed, body, t, n, specials, ties):
+    """The candidate keys (same-width integers, two keys combined) give the stable order the
+    comparator defines; comparators that are no strict weak order on NaN (FLOAT LT) are
+    checked where they are one (no NaN)."""
+    import functools
+    rng = np.random.default_rng(seed)
+    dt = {"f32": np.float32, "f16": np.float16, "f64": np.float64}[t]
+    x = (rng.integers(-5, 6, n) if ties else rng.standard_normal(n) * 10).astype(dt)
+    less = _SORT_BODIES[body][1]
+    if specials:
+        nan_ordered = body in ("gt_total", "jax_canonical")      # FLOAT compares leave NaN unordered
+        for v in ((np.nan, -np.nan) if nan_ordered else ()) + (np.inf, -np.inf, -0.0, 0.0):
+            x[rng.integers(0, n)] = v
+    if less is None:
+        less = lambda x, y, i, j: x < y                      # noqa: E731
+    i = rng.integers(0, 4, n).astype(np.int32)
+    src = f"""func.func @main(%a: tensor<{n}x{t}>, %b: tensor<{n}xi32>) -> (tensor<{n}x{t}>, tensor<{n}xi32>) {{
+  %r:2 = "stablehlo.sort"(%a, %b) ({{
+  ^bb0(%x: tensor<{t}>, %y: tensor<{t}>, %i: tensor<i32>, %j: tensor<i32>):
+{_SORT_BODIES[body][0].format(t=t)}
+  }}) {{dimension = 0 : i64, is_stable = true}} : (tensor<{n}x{t}>, tensor<{n}xi32>) -> (tensor<{n}x{t}>, tensor<{n}xi32>)
+  return %r#0, %r#1 : tensor<{n}x{t}>, tensor<{n}xi32>
+}}"""
+    got_x, got_i = shlo.run(shlo.parse(src), x, i)
+    items = list(zip(x.tolist(), i.tolist(), range(n)))
+
+    def cmp(p, q):
+        return -1 if less(p[0], q[0], p[1], q[1]) else (1 if less(q[0], p[0], q[1], p[1]) else 0)
+    order = [k for _, _, k in sorted(items, key=functools.cmp_to_key(cmp))]
+    assert got_x.view(np.uint8).tolist() == x[order].view(np.uint8).tolist()
+    assert got_i.tolist() == i[order].tolist()
+
+
+def test_dot_general_sees_an_argument_written_between_runs():
+    """The arranged operand dot_general keeps for an operand object lasts one run: a caller
+    writing into its argument array between runs gets the product of the new values (the
+    block is compiled after a few runs, so the specialized kernel is the one running)."""
+    src = """func.func @main(%a: tensor<2x2xf32>, %b: tensor<2x2xf32>) -> tensor<2x2xf32> {
+  %0 = stablehlo.dot_general %a, %b, contracting_dims = [1] x [0] : (tensor<2x2xf32>, tensor<2x2xf32>) -> tensor<2x2xf32>
+  return %0 : tensor<2x2xf32>
+}"""
+    m = shlo.parse(src)
+    a = np.eye(2, dtype=np.float32)
+    b = np.ones((2, 2), np.float32)
+    for _ in range(8):
+        assert shlo.run(m, a, b)[0].tolist() == [[1, 1], [1, 1]]
+    b[:] = 5
+    a[0, 1] = 1
+    assert shlo.run(m, a, b)[0].tolist() == [[10, 10], [5, 5]]
+
+
+def test_scatter_sees_indices_written_between_runs():
+    """scatter keeps the targets of its last index array for one run only."""
+    src = """func.func @main(%x: tensor<5xf32>, %i: tensor<2x1xi32>, %u: tensor<2xf32>) -> tensor<5xf32> {
+  %0 = "stablehlo.scatter"(%x, %i, %u) ({
+  ^bb0(%a: tensor<f32>, %b: tensor<f32>):
+    %s = stablehlo.add %a, %b : tensor<f32>
+    stablehlo.return %s : tensor<f32>
+  }) {scatter_dimension_numbers = #stablehlo.scatter<inserted_window_dims = [0], scatter_dims_to_operand_dims = [0], index_vector_dim = 1>} : (tensor<5xf32>, tensor<2x1xi32>, tensor<2xf32>) -> tensor<5xf32>
+  return %0 : tensor<5xf32>
+}"""
+    m = shlo.parse(src)
+    x = np.zeros(5, np.float32)
+    i = np.array([[0], [1]], np.int32)
+    u = np.ones(2, np.float32)
+    for _ in range(8):
+        assert shlo.run(m, x, i, u)[0].tolist() == [1, 1, 0, 0, 0]
+    i[:] = [[3], [4]]
+    assert shlo.run(m, x, i, u)[0].tolist() == [0, 0, 0, 1, 1]
