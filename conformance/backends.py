@@ -396,6 +396,103 @@ def _infeed_wrapper(program: str, feeds) -> str:
     return "\n".join([main, body, *funcs])
 
 
+COMPLEX_MAIN = "complex_case_main"
+
+
+class ComplexParts:
+    """A program whose @main takes or returns complex tensors, rewritten for a backend whose
+    bindings cannot pass them (upstream's `eval_module`: "unimplemented array format
+    conversion from format: Zf" for an argument, an abort for a result): @main is renamed and
+    called by a new @main that takes each complex argument as its real and imaginary parts
+    (rebuilt with `stablehlo.complex`) and returns each complex result as `stablehlo.real`
+    and `stablehlo.imag`. Every step is exact (parts are copied bit for bit, NaN payloads
+    and signed zeros included), so the values the backend computes are unchanged.
+    `inputs()` splits the arguments, `outputs()` reassembles the results."""
+
+    def __init__(self, program: str, inputs_complex: List[bool], outputs_complex: List[bool], ins, outs):
+        self.program = program
+        self.inputs_complex = inputs_complex
+        self.outputs_complex = outputs_complex
+        self._ins, self._outs = ins, outs
+
+    @classmethod
+    def rewrite(cls, program: str) -> Optional["ComplexParts"]:
+        """None when @main has no complex tensor argument or result (or `program` is not
+        text our parser reads: it then goes to the backend as it is)."""
+        if "complex<" not in program:
+            return None
+        from stablehlo_ref.ir.types import ELEMENT_TYPES, TensorType
+        from stablehlo_ref.text import parse
+        try:
+            ft = parse(program, "<case>").function("main").attributes["function_type"].type
+        except (StableHLOError, KeyError, AttributeError):
+            return None
+
+        def is_c(t):
+            return isinstance(t, TensorType) and getattr(t.element_type, "is_complex", False)
+
+        def part(t):
+            return str(TensorType(t.shape, ELEMENT_TYPES["f32" if t.element_type.name == "complex<f32>" else "f64"]))
+        cin, cout = [is_c(t) for t in ft.inputs], [is_c(t) for t in ft.results]
+        if not any(cin) and not any(cout):
+            return None
+        if re.search(rf"@{COMPLEX_MAIN}\b", program):
+            raise BackendError(f"the program already defines @{COMPLEX_MAIN}", "compile")
+        params, body, vals = [], [], []
+        for i, t in enumerate(ft.inputs):
+            if not cin[i]:
+                params.append(f"%arg{i}: {t}")
+                vals.append(f"%arg{i}")
+                continue
+            pt = part(t)
+            params += [f"%re{i}: {pt}", f"%im{i}: {pt}"]
+            body.append(f'  %c{i} = "stablehlo.complex"(%re{i}, %im{i}) : ({pt}, {pt}) -> {t}')
+            vals.append(f"%c{i}")
+        ins, outs = ", ".join(str(t) for t in ft.inputs), ", ".join(str(t) for t in ft.results)
+        n = len(ft.results)
+        res = [] if not n else (["%r"] if n == 1 else [f"%r#{k}" for k in range(n)])
+        head = "" if not n else ("%r = " if n == 1 else f"%r:{n} = ")
+        body.append(f'  {head}"func.call"({", ".join(vals)}) {{callee = @{COMPLEX_MAIN}}} : ({ins}) -> ({outs})')
+        rets, rtys = [], []
+        for k, t in enumerate(ft.results):
+            if not cout[k]:
+                rets.append(res[k])
+                rtys.append(str(t))
+                continue
+            pt = part(t)
+            for kind in ("real", "imag"):
+                body.append(f'  %o{k}{kind} = "stablehlo.{kind}"({res[k]}) : ({t}) -> {pt}')
+                rets.append(f"%o{k}{kind}")
+                rtys.append(pt)
+        rt = ", ".join(rtys)
+        body.append(f'  "func.return"({", ".join(rets)}) : ({rt}) -> ()')
+        main = f"func.func @main({', '.join(params)}) -> ({rt}) {{\n" + "\n".join(body) + "\n}\n"
+        renamed = re.sub(r"@main\b", f"@{COMPLEX_MAIN}", program)
+        return cls(main + "\n" + renamed, cin, cout, ft.inputs, ft.results)
+
+    def inputs(self, inputs: Sequence[np.ndarray]) -> List[np.ndarray]:
+        out = []
+        for a, c in zip(inputs, self.inputs_complex):
+            a = np.asarray(a)
+            if c:
+                out += [np.array(a.real), np.array(a.imag)]     # (np.ascontiguousarray makes rank 0 rank 1)
+            else:
+                out.append(a)
+        return out
+
+    def outputs(self, outputs: Sequence[np.ndarray]) -> List[np.ndarray]:
+        it, out = iter(outputs), []
+        for c in self.outputs_complex:
+            if not c:
+                out.append(next(it))
+                continue
+            re_, im = np.asarray(next(it)), np.asarray(next(it))
+            z = np.empty(re_.shape, np.complex64 if re_.dtype == np.float32 else np.complex128)
+            z.real, z.imag = re_, im        # not re + 1j * im: that turns an inf part into NaN
+            out.append(z)
+        return out
+
+
 class XlaBackend(WorkerBackend):
     """XLA through jaxlib's PJRT client: `xla` (CPU) or `xla:<platform>` (gpu, cuda, rocm,
     tpu: whatever jax finds). Hardware math libraries may round differently from the
@@ -427,11 +524,22 @@ class XlaBackend(WorkerBackend):
 
 class UpstreamBackend(WorkerBackend):
     """Upstream's C++ reference interpreter (jaxlib's `stablehlo.eval_module`); chlo ops are
-    decomposed first. It aborts its process on any error: the worker is restarted."""
+    decomposed first. It aborts its process on any error: the worker is restarted.
+    Complex arguments and results of @main travel as their real and imaginary parts
+    (`ComplexParts`): the bindings cannot pass them."""
     name = "upstream"
     kind = "upstream"
     needs = ("jax", "jaxlib")
     install_hint = "jax"
+
+    def _request(self, program, inputs, timeout):
+        try:
+            parts = ComplexParts.rewrite(program)
+        except StableHLOError as e:
+            raise BackendError(f"{type(e).__name__}: {_first_line(e)}", "compile") from None
+        if parts is None:
+            return super()._request(program, inputs, timeout)
+        return parts.outputs(super()._request(parts.program, parts.inputs(inputs), timeout))
 
 
 class IreeBackend(WorkerBackend):

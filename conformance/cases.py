@@ -8,8 +8,8 @@ into a plain `@main` that returns the checked (actual) values instead, and keeps
 check compared against as the expected value: the constant it names when there is one,
 otherwise (two computed values) the value our reference interpreter computes, marked
 `expected_from="reference"`. Complex outputs are returned as real and imaginary parts, so
-that backends which cannot return complex tensors (upstream's interpreter) can run them;
-the comparison of a complex check holds per part anyway."""
+that backends which cannot return complex tensors (jaxlib's bindings of upstream's
+interpreter) can run them; the comparison of a complex check holds per part anyway."""
 from __future__ import annotations
 
 import fnmatch
