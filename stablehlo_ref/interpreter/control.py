@@ -35,11 +35,16 @@ def while_(ctx, op, *args):
             ctx.tick(op, counted=True)
         vals = run_body(vals)
         k += 1
-        if k == 1 or k == _FUSE_AT:
+        if k <= 2 or k == _FUSE_AT:
             # once both blocks are compiled, the rest of the loop runs as one
             loop = ctx.fused_loop(op, cond, body)
             if loop is not None:
                 return loop(vals)
+            if k == 1:
+                # a loop that has run its body once is likely to run it again: both blocks
+                # are compiled on their next run (a block elsewhere waits for its
+                # _COMPILE_AFTER_RUNS runs)
+                ctx.compile_soon(cond, body)
 
 
 @kernel("stablehlo.if")
