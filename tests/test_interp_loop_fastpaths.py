@@ -315,10 +315,12 @@ def test_selects_of_arrays_in_loops_match_the_kernels(t, shape, data, n):
     _both(src, x, y, b)
 
 
-def test_a_loop_that_goes_on_is_compiled_and_fused_from_its_second_iteration():
-    """A `while` whose body has run once has both blocks compiled on their next run (rather
-    than after `_COMPILE_AFTER_RUNS` runs), so that a short loop runs fused."""
-    src = SELECT_LOOP.format(t="f32", shape="3", n=3, ctype="FLOAT")
+@pytest.mark.parametrize("n", [1, 3])
+def test_a_loop_that_runs_is_compiled_and_fused_from_its_second_iteration(n):
+    """A `while` whose body is about to run has both blocks compiled on their next run (the
+    body on its first, the condition on its second, rather than after `_COMPILE_AFTER_RUNS`
+    runs), so that a short loop runs fused."""
+    src = SELECT_LOOP.format(t="f32", shape="3", n=n, ctype="FLOAT")
     m = parse(src)
     x = np.array([1.0, float("nan"), -0.0], np.float32)
     out = stablehlo_ref.run(m, x, x + 1, np.array([True, False, True]))

@@ -33,6 +33,11 @@ def while_(ctx, op, *args):
         n = ctx.steps = ctx.steps + 1
         if n > max_steps or deadline is not None:
             ctx.tick(op, counted=True)
+        if k == 0:
+            # a loop whose body runs is likely to run it again: the body is compiled for its
+            # first run and the condition for its second (a block elsewhere waits for its
+            # _COMPILE_AFTER_RUNS runs), so the loop runs fused from its second iteration
+            ctx.compile_soon(cond, body)
         vals = run_body(vals)
         k += 1
         if k <= 2 or k == _FUSE_AT:
@@ -40,11 +45,6 @@ def while_(ctx, op, *args):
             loop = ctx.fused_loop(op, cond, body)
             if loop is not None:
                 return loop(vals)
-            if k == 1:
-                # a loop that has run its body once is likely to run it again: both blocks
-                # are compiled on their next run (a block elsewhere waits for its
-                # _COMPILE_AFTER_RUNS runs)
-                ctx.compile_soon(cond, body)
 
 
 @kernel("stablehlo.if")

@@ -259,8 +259,8 @@ class Interpreter:
         return fused_while(self, op, frame, self._plan(cb[0], info), self._plan(bb[0], info))
 
     def compile_soon(self, cond, body) -> None:
-        """For a `while` whose body has run once: its condition and body blocks, where they
-        are blocks of the function running now, are compiled on their next run."""
+        """For a `while` whose body is about to run: its condition and body blocks, where
+        they are blocks of the function running now, are compiled on their next run."""
         info = self._info
         if info is None or self.trace is not None:
             return

@@ -32,8 +32,9 @@ data-movement kernel of one or two operands, run in one loop (`_sequence_runner`
 scalars then stay numpy scalars, so a loop over scalars costs no numpy array call per op. A
 dynamic_slice reads its start indices from their slots (known ones clamped once); a select
 of small arrays of a native type is a copy of its false operand with the true one put in
-(`_array_select`). A `while` whose body has run once has both its blocks compiled on their
-next run (`Plan.compile_soon`), so that a loop of a dozen iterations runs fused. In a
+(`_array_select`). A `while` whose body is about to run has both its blocks compiled on
+their next run (`Plan.compile_soon`: the body for its first run, the condition for its
+second), so that a loop of a dozen iterations runs fused from its second iteration. In a
 `while` body, pure ops whose operands are loop-invariant (body arguments returned unchanged,
 known values, or such ops' results) keep their result while their operand objects stay the
 same (`_memo_runner`); a dynamic_update_slice or one-element scatter of a value that dies
