@@ -329,3 +329,39 @@ def test_a_loop_that_runs_is_compiled_and_fused_from_its_second_iteration(n):
     assert cond._cache.code is not None and loop_body._cache.code is not None
     assert _both(src, x, x + 1, np.array([True, False, True]))[0].tobytes() == \
         np.asarray(out[0]).tobytes()
+
+
+RANK0_ARRAY_SELECT_LOOP = """func.func @main(%x: tensor<8x{t}>, %a0: tensor<{t}>) -> (tensor<{t}>, tensor<{t}>) {{
+  %c0 = stablehlo.constant dense<0> : tensor<i32>
+  %r:3 = stablehlo.while(%i = %c0, %a = %a0, %b = %a0) : tensor<i32>, tensor<{t}>, tensor<{t}>
+   cond {{
+    %n = stablehlo.constant dense<{n}> : tensor<i32>
+    %lt = stablehlo.compare LT, %i, %n, SIGNED : (tensor<i32>, tensor<i32>) -> tensor<i1>
+    stablehlo.return %lt : tensor<i1>
+  }} do {{
+    %one = stablehlo.constant dense<1> : tensor<i32>
+    %i2 = stablehlo.add %i, %one : tensor<i32>
+    %seven = stablehlo.constant dense<7> : tensor<i32>
+    %k = stablehlo.and %i, %seven : tensor<i32>
+    %d = stablehlo.dynamic_slice %x, %k, sizes = [1] : (tensor<8x{t}>, tensor<i32>) -> tensor<1x{t}>
+    %v = stablehlo.reshape %d : (tensor<1x{t}>) -> tensor<{t}>
+    %q = stablehlo.compare LT, %v, %a, {ctype} : (tensor<{t}>, tensor<{t}>) -> tensor<i1>
+    %s = stablehlo.select %q, %v, %a : tensor<i1>, tensor<{t}>
+    %u = stablehlo.select %q, %b, %v : tensor<i1>, tensor<{t}>
+    %w = stablehlo.add %u, %s : tensor<{t}>
+    stablehlo.return %i2, %s, %w : tensor<i32>, tensor<{t}>, tensor<{t}>
+  }}
+  return %r#1, %r#2 : tensor<{t}>, tensor<{t}>
+}}"""
+
+
+@pytest.mark.parametrize("t", FLOATS + INTS)
+@settings(max_examples=15, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(data=st.data())
+def test_rank0_selects_of_arrays_and_scalars_match_the_kernels(t, data):
+    """Rank-0 selects whose operands are a rank-0 array (`reshape` of a one-element
+    `dynamic_slice`) and a numpy scalar, merged into a sequence: the bits (and the dtype) of
+    the kernel's `where`."""
+    ctype = "FLOAT" if t.startswith("f") else "UNSIGNED" if t.startswith("ui") else "SIGNED"
+    src = RANK0_ARRAY_SELECT_LOOP.format(t=t, n=ITERATIONS, ctype=ctype)
+    _both(src, _values(t, (8,), data.draw), _values(t, (), data.draw))

@@ -1331,13 +1331,20 @@ def _failed_op(op, e):
 
 def _picker(fn, op):
     """select of rank-0 values as a function `pick(ctx, c, a, b)` (for a sequence of steps):
-    a numpy bool picks the numpy scalar itself, as `_select_runner` does; anything else (the
-    arrays a function called by an elementwise region receives) takes the kernel."""
-    BOOL, ND = np.bool_, np.ndarray
+    a numpy bool picks the numpy scalar itself, as `_select_runner` does; where an operand is
+    an array (a rank-0 one, as `reshape` of a one-element `dynamic_slice` gives) and both
+    are numpy values of one dtype and shape, a new array of the value it picks (what the
+    kernel's `where` computes); anything else takes the kernel."""
+    BOOL, ND, GEN = np.bool_, np.ndarray, np.generic
+    array = np.array
 
     def pick(ctx, c, a, b):
-        if c.__class__ is BOOL and a.__class__ is not ND and b.__class__ is not ND:
-            return a if c else b
+        if c.__class__ is BOOL:
+            if a.__class__ is not ND and b.__class__ is not ND:
+                return a if c else b
+            if isinstance(a, (ND, GEN)) and isinstance(b, (ND, GEN)) and a.dtype is b.dtype \
+                    and a.shape == b.shape:
+                return array(a if c else b)
         v = fn(ctx, op, c, a, b)
         return v[0] if v.__class__ in _SEQ else v
     return pick
