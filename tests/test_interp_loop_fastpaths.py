@@ -272,3 +272,96 @@ def test_broadcast_in_dim_with_dimensions_out_of_order_transposes(dims, shape):
         view[d] = x.shape[i]
     expected = np.broadcast_to(x.transpose(order).reshape(view), shape) * ITERATIONS
     assert np.array_equal(got, expected)
+
+
+SELECT_LOOP = """func.func @main(%x0: tensor<{shape}x{t}>, %y0: tensor<{shape}x{t}>, %b0: tensor<{shape}xi1>) -> (tensor<{shape}x{t}>, tensor<{shape}x{t}>, tensor<{shape}xi1>) {{
+  %c0 = stablehlo.constant dense<0> : tensor<i32>
+  %r:4 = stablehlo.while(%i = %c0, %x = %x0, %y = %y0, %b = %b0) : tensor<i32>, tensor<{shape}x{t}>, tensor<{shape}x{t}>, tensor<{shape}xi1>
+   cond {{
+    %n = stablehlo.constant dense<{n}> : tensor<i32>
+    %lt = stablehlo.compare LT, %i, %n, SIGNED : (tensor<i32>, tensor<i32>) -> tensor<i1>
+    stablehlo.return %lt : tensor<i1>
+  }} do {{
+    %one = stablehlo.constant dense<1> : tensor<i32>
+    %i2 = stablehlo.add %i, %one : tensor<i32>
+    %q = stablehlo.compare LT, %x, %y, {ctype} : (tensor<{shape}x{t}>, tensor<{shape}x{t}>) -> tensor<{shape}xi1>
+    %s = stablehlo.select %q, %x, %y : tensor<{shape}xi1>, tensor<{shape}x{t}>
+    %u = stablehlo.select %b, %y, %s : tensor<{shape}xi1>, tensor<{shape}x{t}>
+    %nb = stablehlo.select %q, %b, %q : tensor<{shape}xi1>, tensor<{shape}xi1>
+    %nb2 = stablehlo.xor %nb, %b : tensor<{shape}xi1>
+    stablehlo.return %i2, %u, %s, %nb2 : tensor<i32>, tensor<{shape}x{t}>, tensor<{shape}x{t}>, tensor<{shape}xi1>
+  }}
+  return %r#1, %r#2, %r#3 : tensor<{shape}x{t}>, tensor<{shape}x{t}>, tensor<{shape}xi1>
+}}"""
+
+
+@pytest.mark.parametrize("t", FLOATS + INTS)
+@pytest.mark.parametrize("shape", [(5, 4), (1100,)])
+@settings(max_examples=10, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(data=st.data(), n=st.sampled_from([1, 2, 3, ITERATIONS]))
+def test_selects_of_arrays_in_loops_match_the_kernels(t, shape, data, n):
+    """Selects of arrays (of floats with every NaN payload and -0.0, of integers, of i1): a
+    copy with the true operand put in for small arrays, `where` for larger ones, in loops of
+    1 to 12 iterations (compiled after the first, fused from the second); the bits of the
+    kernels'."""
+    ctype = "FLOAT" if t.startswith("f") else "UNSIGNED" if t.startswith("ui") else "SIGNED"
+    dims = "x".join(map(str, shape))
+    src = SELECT_LOOP.format(t=t, shape=dims, n=n, ctype=ctype)
+    # (20 drawn values, repeated to the larger shape)
+    x = np.resize(_values(t, (20,), data.draw), shape)
+    y = np.resize(_values(t, (20,), data.draw), shape)
+    b = np.resize(np.array(data.draw(st.lists(st.booleans(), min_size=20, max_size=20))),
+                  shape)
+    _both(src, x, y, b)
+
+
+@pytest.mark.parametrize("n", [1, 3])
+def test_a_loop_that_runs_is_compiled_and_fused_from_its_second_iteration(n):
+    """A `while` whose body is about to run has both blocks compiled on their next run (the
+    body on its first, the condition on its second, rather than after `_COMPILE_AFTER_RUNS`
+    runs), so that a short loop runs fused."""
+    src = SELECT_LOOP.format(t="f32", shape="3", n=n, ctype="FLOAT")
+    m = parse(src)
+    x = np.array([1.0, float("nan"), -0.0], np.float32)
+    out = stablehlo_ref.run(m, x, x + 1, np.array([True, False, True]))
+    body = m.body.operations[0].regions[0].blocks[0].operations[1]
+    cond, loop_body = (r.blocks[0] for r in body.regions)
+    assert cond._cache.code is not None and loop_body._cache.code is not None
+    assert _both(src, x, x + 1, np.array([True, False, True]))[0].tobytes() == \
+        np.asarray(out[0]).tobytes()
+
+
+RANK0_ARRAY_SELECT_LOOP = """func.func @main(%x: tensor<8x{t}>, %a0: tensor<{t}>) -> (tensor<{t}>, tensor<{t}>) {{
+  %c0 = stablehlo.constant dense<0> : tensor<i32>
+  %r:3 = stablehlo.while(%i = %c0, %a = %a0, %b = %a0) : tensor<i32>, tensor<{t}>, tensor<{t}>
+   cond {{
+    %n = stablehlo.constant dense<{n}> : tensor<i32>
+    %lt = stablehlo.compare LT, %i, %n, SIGNED : (tensor<i32>, tensor<i32>) -> tensor<i1>
+    stablehlo.return %lt : tensor<i1>
+  }} do {{
+    %one = stablehlo.constant dense<1> : tensor<i32>
+    %i2 = stablehlo.add %i, %one : tensor<i32>
+    %seven = stablehlo.constant dense<7> : tensor<i32>
+    %k = stablehlo.and %i, %seven : tensor<i32>
+    %d = stablehlo.dynamic_slice %x, %k, sizes = [1] : (tensor<8x{t}>, tensor<i32>) -> tensor<1x{t}>
+    %v = stablehlo.reshape %d : (tensor<1x{t}>) -> tensor<{t}>
+    %q = stablehlo.compare LT, %v, %a, {ctype} : (tensor<{t}>, tensor<{t}>) -> tensor<i1>
+    %s = stablehlo.select %q, %v, %a : tensor<i1>, tensor<{t}>
+    %u = stablehlo.select %q, %b, %v : tensor<i1>, tensor<{t}>
+    %w = stablehlo.add %u, %s : tensor<{t}>
+    stablehlo.return %i2, %s, %w : tensor<i32>, tensor<{t}>, tensor<{t}>
+  }}
+  return %r#1, %r#2 : tensor<{t}>, tensor<{t}>
+}}"""
+
+
+@pytest.mark.parametrize("t", FLOATS + INTS)
+@settings(max_examples=15, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(data=st.data())
+def test_rank0_selects_of_arrays_and_scalars_match_the_kernels(t, data):
+    """Rank-0 selects whose operands are a rank-0 array (`reshape` of a one-element
+    `dynamic_slice`) and a numpy scalar, merged into a sequence: the bits (and the dtype) of
+    the kernel's `where`."""
+    ctype = "FLOAT" if t.startswith("f") else "UNSIGNED" if t.startswith("ui") else "SIGNED"
+    src = RANK0_ARRAY_SELECT_LOOP.format(t=t, n=ITERATIONS, ctype=ctype)
+    _both(src, _values(t, (8,), data.draw), _values(t, (), data.draw))

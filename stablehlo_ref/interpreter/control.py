@@ -33,9 +33,14 @@ def while_(ctx, op, *args):
         n = ctx.steps = ctx.steps + 1
         if n > max_steps or deadline is not None:
             ctx.tick(op, counted=True)
+        if k == 0:
+            # a loop whose body runs is likely to run it again: the body is compiled for its
+            # first run and the condition for its second (a block elsewhere waits for its
+            # _COMPILE_AFTER_RUNS runs), so the loop runs fused from its second iteration
+            ctx.compile_soon(cond, body)
         vals = run_body(vals)
         k += 1
-        if k == 1 or k == _FUSE_AT:
+        if k <= 2 or k == _FUSE_AT:
             # once both blocks are compiled, the rest of the loop runs as one
             loop = ctx.fused_loop(op, cond, body)
             if loop is not None:

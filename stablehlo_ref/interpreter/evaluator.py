@@ -258,6 +258,17 @@ class Interpreter:
         frame = self._frame
         return fused_while(self, op, frame, self._plan(cb[0], info), self._plan(bb[0], info))
 
+    def compile_soon(self, cond, body) -> None:
+        """For a `while` whose body is about to run: its condition and body blocks, where
+        they are blocks of the function running now, are compiled on their next run."""
+        info = self._info
+        if info is None or self.trace is not None:
+            return
+        for region in (cond, body):
+            blocks = region.blocks
+            if len(blocks) == 1 and _belongs(blocks[0], info):
+                self._plan(blocks[0], info).compile_soon()
+
     def run_region(self, region, args: list, parent=None) -> list:
         """Run a single-block region with `args` bound to its entry block arguments; returns
         the operands of its terminator. The region sees the values of the enclosing blocks
