@@ -311,7 +311,9 @@ def test_interpreter_matches_xla(case):
         if b.dtype.kind in "biu":
             np.testing.assert_array_equal(a, b, err_msg=f"result #{i}")
         else:
-            np.testing.assert_allclose(a.astype(np.float64), b.astype(np.float64),
+            # complex results compare as complex (a cast to float64 would drop the imaginary part)
+            wide = np.complex128 if b.dtype.kind == "c" or a.dtype.kind == "c" else np.float64
+            np.testing.assert_allclose(a.astype(wide), b.astype(wide),
                                        rtol=case.rtol, atol=case.atol, err_msg=f"result #{i}")
 
 
