@@ -597,6 +597,31 @@ def _call_unused(ctx, op, name, args):
     return ctx.call_discarded(name, args)
 
 
+def _once_kernel(op, name, fn, results, last):
+    """The kernel a one-pass run calls for `op` (whose kernel is `fn`): its quantization plan
+    where a type is quantized, and for a `func.call` the callee's name read once (returned as
+    the third item) with a call none of whose results is used discarded, as `_direct_call`
+    makes them. Returns (kernel, error or None, callee name or None)."""
+    for v in op.operands:
+        t = v.type
+        if (t.__class__ is not TensorType or t.element_type.__class__ is not ElementType) \
+                and isinstance(t, TensorType) and isinstance(t.element_type, QuantizedType):
+            return (*_once_quantized(op, fn), None)
+    for v in results:
+        t = v.type
+        if (t.__class__ is not TensorType or t.element_type.__class__ is not ElementType) \
+                and isinstance(t, TensorType) and isinstance(t.element_type, QuantizedType):
+            return (*_once_quantized(op, fn), None)
+    if name == "func.call":
+        callee = getattr(op.attributes.get("callee"), "root", None)
+        if isinstance(callee, str):
+            for r in results:
+                if r in last:
+                    return _call_used, None, callee
+            return _call_unused, None, callee
+    return fn, None, None
+
+
 def run_once(ctx, block, args, last, limits):
     """Run the body `block` of a function (without regions, see `once_uses`) the first time it
     is called, analysing, planning and running each op in one pass: values live in a dict
@@ -651,36 +676,10 @@ def run_once(ctx, block, args, last, limits):
             if fn is None:
                 err = NotImplementedOpError(name)
         else:
-            plain = True
-            for v in op.operands:
-                t = v.type
-                if (t.__class__ is not TensorType or t.element_type.__class__ is not ElementType) \
-                        and isinstance(t, TensorType) and isinstance(t.element_type, QuantizedType):
-                    plain = False
-                    break
-            if plain:
-                for v in results:
-                    t = v.type
-                    if (t.__class__ is not TensorType
-                            or t.element_type.__class__ is not ElementType) \
-                            and isinstance(t, TensorType) \
-                            and isinstance(t.element_type, QuantizedType):
-                        plain = False
-                        break
-            if not plain:
-                fn, err = _once_quantized(op, fn)
-            elif name == "func.call":
-                # the callee's name read once, a call none of whose results is used
-                # discarded (as `_direct_call` makes them)
-                callee = getattr(op.attributes.get("callee"), "root", None)
-                if isinstance(callee, str):
-                    fn = _call_unused
-                    for r in results:
-                        if r in last:
-                            fn = _call_used
-                            break
-                    vals = (callee, [x0, x1] if nin == 2 else [x0] if nin == 1 else vals)
-                    nin = -1
+            fn, err, callee = _once_kernel(op, name, fn, results, last)
+            if callee is not None:
+                vals = (callee, [x0, x1] if nin == 2 else [x0] if nin == 1 else vals)
+                nin = -1
         for r in results:
             t = r.type
             if t.__class__ is TensorType:
@@ -810,34 +809,10 @@ def run_once_framed(ctx, block, info, frame, args, limits):
             if fn is None:
                 err = NotImplementedOpError(name)
         else:
-            plain = True
-            for v in op.operands:
-                t = v.type
-                if (t.__class__ is not TensorType or t.element_type.__class__ is not ElementType) \
-                        and isinstance(t, TensorType) and isinstance(t.element_type, QuantizedType):
-                    plain = False
-                    break
-            if plain:
-                for v in results:
-                    t = v.type
-                    if (t.__class__ is not TensorType
-                            or t.element_type.__class__ is not ElementType) \
-                            and isinstance(t, TensorType) \
-                            and isinstance(t.element_type, QuantizedType):
-                        plain = False
-                        break
-            if not plain:
-                fn, err = _once_quantized(op, fn)
-            elif name == "func.call":
-                callee = getattr(op.attributes.get("callee"), "root", None)
-                if isinstance(callee, str):
-                    fn = _call_unused
-                    for r in results:
-                        if r in last_use:
-                            fn = _call_used
-                            break
-                    vals = (callee, [x0, x1] if nin == 2 else [x0] if nin == 1 else vals)
-                    nin = -1
+            fn, err, callee = _once_kernel(op, name, fn, results, last_use)
+            if callee is not None:
+                vals = (callee, [x0, x1] if nin == 2 else [x0] if nin == 1 else vals)
+                nin = -1
         if op.regions and 1 > limits.max_nesting:
             # (as in `plan_block`: over an op's missing kernel, not over a use before definition)
             err = LimitError(f"{name}: regions nested more than {limits.max_nesting} deep",
