@@ -40,8 +40,17 @@ def _same_shape(a, b, what):
     return a, b
 
 
+def _bits_identical(a, b) -> bool:
+    """Whether two arrays of one dtype and shape hold the same bytes: then every float check
+    holds (equal values or NaNs alike, a ULP distance of 0), so the element-wise comparison,
+    which costs tens of microseconds on bf16/f8 arrays, can be skipped."""
+    return a.dtype == b.dtype and a.tobytes() == b.tobytes()
+
+
 def expect_eq(actual, expected, et, what="check.expect_eq"):
     actual, expected = _same_shape(actual, expected, what)
+    if (et.is_float or et.is_complex) and _bits_identical(actual, expected):
+        return
     if et.is_float or et.is_complex:
         ok = approx_equal(actual, expected, et, EQ_TOLERANCE)
     else:
@@ -57,6 +66,8 @@ def expect_almost_eq(actual, expected, et, tol, what="check.expect_almost_eq"):
     actual, expected = _same_shape(actual, expected, what)
     if not (et.is_float or et.is_complex):
         return expect_eq(actual, expected, et, what)
+    if _bits_identical(actual, expected):
+        return
     ok = approx_equal(actual, expected, et, tol)
     if not np.all(ok):
         i = _first_bad(np.asarray(ok))
@@ -69,6 +80,8 @@ def expect_close(actual, expected, et, min_ulp, max_ulp, what="check.expect_clos
     actual, expected = _same_shape(actual, expected, what)
     if not (et.is_float or et.is_complex):
         raise InterpreterError(f"{what}: unsupported element type {et}")
+    if min_ulp <= 0 and _bits_identical(actual, expected):
+        return
     d = ulp_difference(actual, expected, et)
     ok = (d <= np.uint64(max_ulp)) & (d >= np.uint64(min_ulp))
     if not np.all(ok):
