@@ -597,6 +597,25 @@ def _call_unused(ctx, op, name, args):
     return ctx.call_discarded(name, args)
 
 
+def _once_apply(ctx, op, name, fn, err, nin, x0, x1, vals):
+    """A one-pass run's call of `op`'s kernel (operands x0, x1 for the common arities, else
+    `vals`): its planned error raised instead, kernel errors located at the op."""
+    try:
+        if err is not None:
+            raise err
+        if nin == 2:
+            return fn(ctx, op, x0, x1)
+        if nin == 1:
+            return fn(ctx, op, x0)
+        return fn(ctx, op, *vals)
+    except StableHLOError as e:
+        if e.location is None:
+            e.location = op.where()
+        raise
+    except KERNEL_ERRORS as e:
+        raise InterpreterError(f"{name}: {e}", op.where()) from None
+
+
 def _once_kernel(op, name, fn, results, last):
     """The kernel a one-pass run calls for `op` (whose kernel is `fn`): its quantization plan
     where a type is quantized, and for a `func.call` the callee's name read once (returned as
@@ -654,6 +673,7 @@ def run_once(ctx, block, args, last, limits):
         name = op.name
         operands = op.operands
         nin = len(operands)
+        x0 = x1 = vals = None
         try:
             # (the common arities are passed without building a list)
             if nin == 2:
@@ -711,21 +731,7 @@ def run_once(ctx, block, args, last, limits):
             err = LimitError(f"{name}: the values alive at once would take {live} bytes, "
                              f"over the limit of {max_live}", op.where(),
                              FLAGS["max_live_bytes"])
-        try:
-            if err is not None:
-                raise err
-            if nin == 2:
-                v = fn(ctx, op, x0, x1)
-            elif nin == 1:
-                v = fn(ctx, op, x0)
-            else:
-                v = fn(ctx, op, *vals)
-        except StableHLOError as e:
-            if e.location is None:
-                e.location = op.where()
-            raise
-        except KERNEL_ERRORS as e:
-            raise InterpreterError(f"{name}: {e}", op.where()) from None
+        v = _once_apply(ctx, op, name, fn, err, nin, x0, x1, vals)
         n = len(results)
         if n == 1:
             r = results[0]
@@ -791,6 +797,7 @@ def run_once_framed(ctx, block, info, frame, args, limits):
             raise InterpreterError(f"{name}: operand used before it is defined", op.where())
         operands = op.operands
         nin = len(operands)
+        x0 = x1 = vals = None
         # (the common arities are passed without building a list)
         if nin == 2:
             x0 = frame[slots[operands[0]]]
@@ -854,21 +861,7 @@ def run_once_framed(ctx, block, info, frame, args, limits):
             for s in frees:
                 live -= sizes.get(s, 0)
         live_after.append(live)
-        try:
-            if err is not None:
-                raise err
-            if nin == 2:
-                v = fn(ctx, op, x0, x1)
-            elif nin == 1:
-                v = fn(ctx, op, x0)
-            else:
-                v = fn(ctx, op, *vals)
-        except StableHLOError as e:
-            if e.location is None:
-                e.location = op.where()
-            raise
-        except KERNEL_ERRORS as e:
-            raise InterpreterError(f"{name}: {e}", op.where()) from None
+        v = _once_apply(ctx, op, name, fn, err, nin, x0, x1, vals)
         n = len(results)
         if n == 1:
             r = results[0]
