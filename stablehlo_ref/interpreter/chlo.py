@@ -287,25 +287,71 @@ def _near_roots(x, out, roots):
 
 _ROOTS = {}
 _X0 = (1.4616321449683622, 1.2688171337848788e-17)     # the positive zero of digamma, hi + lo
+# the roots and their Taylor coefficients as `compute_roots` gives them, saved once so that a
+# fresh process does not spend 2-3 s of decimal arithmetic on them; a slow test recomputes
+# them and compares every float
+ROOTS_TABLE = "gamma_roots.json"
+_ROOT_KINDS = ("digamma_pos", "digamma", "lgamma")
 
 
 def _roots(kind):
-    """[(hi, lo, window, Taylor coefficients)] of the zeros of lgamma or digamma (kind), at
-    plan time (see gamma_roots). digamma: its zero in each (-n, -n + 1), n = 1..30;
+    """The roots of `kind` (see `compute_roots`): read from ROOTS_TABLE beside this module,
+    or computed where that file is missing or does not hold them."""
+    r = _ROOTS.get(kind)
+    if r is not None:
+        return r
+    table = _read_roots_table()
+    if table is not None and kind in table:
+        _ROOTS[kind] = table[kind]
+    else:
+        _ROOTS[kind] = compute_roots(kind)
+    return _ROOTS[kind]
+
+
+def _entry(e):
+    return (float(e[0]), float(e[1]), float(e[2]), np.array(e[3], dtype=np.float64))
+
+
+def _read_roots_table():
+    import json
+    from pathlib import Path
+    try:
+        raw = json.loads((Path(__file__).with_name(ROOTS_TABLE)).read_text())
+        return {"digamma_pos": _entry(raw["digamma_pos"]),
+                "digamma": [_entry(e) for e in raw["digamma"]],
+                "lgamma": [_entry(e) for e in raw["lgamma"]]}
+    except (OSError, ValueError, KeyError, IndexError, TypeError):
+        return None
+
+
+def roots_table_json() -> str:
+    """ROOTS_TABLE's text, computed anew (floats in Python's shortest round-trip form)."""
+    import json
+
+    def entry(e):
+        return [e[0], e[1], e[2], [float(c) for c in e[3]]]
+    # one root a line; json writes the infinities of overflowing coefficients as Infinity,
+    # which its reader takes back
+    lines = ['"digamma_pos": ' + json.dumps(entry(compute_roots("digamma_pos")))]
+    for kind in ("digamma", "lgamma"):
+        lines.append(f'"{kind}": [\n' + ",\n".join(json.dumps(entry(e)) for e in compute_roots(kind)) + "]")
+    return "{\n" + ",\n".join(lines) + "\n}\n"
+
+
+def compute_roots(kind):
+    """[(hi, lo, window, Taylor coefficients)] of the zeros of lgamma or digamma (kind), in
+    decimal arithmetic (see gamma_roots). digamma: its zero in each (-n, -n + 1), n = 1..30;
     digamma_pos: its positive zero x0 (120 terms, used on [x0 - 1/2, x0 + 1)); lgamma: both zeros in each
     (-n - 1, -n), n = 2..13 (from -14 on, the zeros lie within 1e-11 of an integer). Windows: half
     the distance to the nearest singularity (the integers), where the series gains a bit per
     term; 64 terms."""
-    if kind in _ROOTS:
-        return _ROOTS[kind]
-    from decimal import Decimal
     from . import gamma_roots as G
     nterms = 64
     if kind == "digamma_pos":
         r = G.newton_dec(G.digamma_dec, lambda v: G.hurwitz_dec(2, v)[0], _X0[0])
         hi, lo = G.split(r)
         z = G.hurwitz_dec(121, r)
-        _ROOTS[kind] = (hi, lo, 0.0, np.array([float(z[k - 1]) * (1 if k % 2 else -1) for k in range(1, 121)]))
+        return (hi, lo, 0.0, np.array([float(z[k - 1]) * (1 if k % 2 else -1) for k in range(1, 121)]))
     elif kind == "digamma":
         out = []
         for n in range(1, 31):
@@ -317,9 +363,9 @@ def _roots(kind):
             coeffs = np.array([float(z[k - 1]) * (1 if k % 2 else -1) for k in range(1, nterms + 1)])
             d = min(hi + n, -n + 1 - hi)
             out.append((hi, lo, 0.5 * d, coeffs))
-        _ROOTS[kind] = out
+        return out
     else:
-        dig = _roots("digamma")
+        dig = compute_roots("digamma")
         out = []
         for n in range(2, 14):
             rd = dig[n][0]                             # digamma's zero in (-n - 1, -n): |Gamma|'s minimum
@@ -332,8 +378,7 @@ def _roots(kind):
                 coeffs += [float(z[k - 2]) / k * (1 if k % 2 == 0 else -1) for k in range(2, nterms + 1)]
                 d = min(hi + n + 1, -n - hi)
                 out.append((hi, lo, 0.5 * d, np.array(coeffs)))
-        _ROOTS[kind] = out
-    return _ROOTS[kind]
+        return out
 
 
 def lgamma(x):

@@ -1,5 +1,7 @@
-"""Plan-time constants for the f64 lgamma / digamma kernels near the zeros of those
-functions, computed once (lazily) in 40-digit `decimal` arithmetic.
+"""Constants for the f64 lgamma / digamma kernels near the zeros of those functions,
+computed in 40-digit `decimal` arithmetic. They are computed once and saved
+(`chlo.ROOTS_TABLE`, rewritten with `chlo.roots_table_json()`; a slow test recomputes it and
+compares every float), so a run reads them instead of spending seconds on them.
 
 Near a zero r of f (lgamma or digamma), any formula that subtracts two O(1) terms (the
 reflection formulas) loses all relative accuracy. There the kernels evaluate the Taylor
