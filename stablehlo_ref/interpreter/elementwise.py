@@ -915,6 +915,18 @@ def _exact_cast(src, dst) -> bool:
     return src.is_unsigned and dst.bits > src.bits
 
 
+def _wrapping_cast(src, dst) -> bool:
+    """Whether numpy's astype from src's storage to dst's is the spec's convert between
+    integer types of 8 to 64 bits stored in their own width: the value wrapped into the
+    destination's width (two's complement), as `_convert` computes it through a 64-bit integer
+    and `wrap_int`'s astype."""
+    for t in (src, dst):
+        if t.kind not in ("signed", "unsigned") or t.bits not in (8, 16, 32, 64) \
+                or t.dtype.itemsize * 8 != t.bits:
+            return False
+    return True
+
+
 # (id(source element type), id(destination)) -> (source, destination, the numpy dtype an
 # exact cast goes to or None): element types are shared objects, so a pair of them is
 # decided once for every op and every parse (the entry holds both: their ids stay theirs)
@@ -936,7 +948,8 @@ def convert(ctx, op, x):
                 _CONVERT_PLANS.clear()
             # (a convert to the same type is a copy, as `_convert` makes it)
             plan = _CONVERT_PLANS[(id(src), id(dst))] = \
-                (src, dst, dst.dtype if src == dst or _exact_cast(src, dst) else None)
+                (src, dst, dst.dtype if src == dst or _exact_cast(src, dst) or _wrapping_cast(src, dst)
+                           else None)
         cache["convert"] = plan
     src, dst, cast = plan
     if cast is not None and x.dtype == src.dtype:
