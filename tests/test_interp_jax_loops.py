@@ -77,6 +77,78 @@ def test_pivot_loop_is_recognized_in_jax_form():
     assert _used(_program(1))
 
 
+
+# the form jax.export writes: constants hoisted out of the loop and shared in the callee
+HOISTED = """
+func.func @main(%a0: tensor<4xi32>, %a1: tensor<i32>, %a2: tensor<i32>, %a3: tensor<4xi32>) -> (tensor<4xi32>, tensor<i32>, tensor<i32>, tensor<4xi32>) {
+  %c = stablehlo.constant dense<4> : tensor<i32>
+  %c_1 = stablehlo.constant dense<1> : tensor<i32>
+    %10:4 = stablehlo.while(%iterArg = %a0, %iterArg_2 = %a1, %iterArg_3 = %a2, %iterArg_4 = %a3) : tensor<4xi32>, tensor<i32>, tensor<i32>, tensor<4xi32>
+    cond {
+      %14 = stablehlo.compare LT, %iterArg_2, %c, SIGNED : (tensor<i32>, tensor<i32>) -> tensor<i1>
+      stablehlo.return %14 : tensor<i1>
+    } do {
+      %14:2 = func.call @closed_call(%iterArg, %iterArg_3, %iterArg_4) : (tensor<4xi32>, tensor<i32>, tensor<4xi32>) -> (tensor<i32>, tensor<4xi32>)
+      %15 = stablehlo.add %iterArg_2, %c_1 : tensor<i32>
+      stablehlo.return %iterArg, %15, %14#0, %14#1 : tensor<4xi32>, tensor<i32>, tensor<i32>, tensor<4xi32>
+    }
+  return %10#0, %10#1, %10#2, %10#3 : tensor<4xi32>, tensor<i32>, tensor<i32>, tensor<4xi32>
+}
+  func.func private @closed_call(%arg0: tensor<4xi32>, %arg1: tensor<i32>, %arg2: tensor<4xi32>) -> (tensor<i32>, tensor<4xi32>) {
+    %c = stablehlo.constant dense<4> : tensor<i32>
+    %c_0 = stablehlo.constant dense<0> : tensor<i32>
+    %c_1 = stablehlo.constant dense<1> : tensor<i32>
+    %0 = stablehlo.add %arg1, %c_1 : tensor<i32>
+    %1 = stablehlo.compare LT, %arg1, %c_0, SIGNED : (tensor<i32>, tensor<i32>) -> tensor<i1>
+    %2 = stablehlo.convert %arg1 : tensor<i32>
+    %3 = stablehlo.add %2, %c : tensor<i32>
+    %4 = stablehlo.select %1, %3, %arg1 : tensor<i1>, tensor<i32>
+    %5 = stablehlo.dynamic_slice %arg0, %4, sizes = [1] : (tensor<4xi32>, tensor<i32>) -> tensor<1xi32>
+    %6 = stablehlo.reshape %5 : (tensor<1xi32>) -> tensor<i32>
+    %7 = stablehlo.compare LT, %arg1, %c_0, SIGNED : (tensor<i32>, tensor<i32>) -> tensor<i1>
+    %8 = stablehlo.convert %arg1 : tensor<i32>
+    %9 = stablehlo.add %8, %c : tensor<i32>
+    %10 = stablehlo.select %7, %9, %arg1 : tensor<i1>, tensor<i32>
+    %11 = stablehlo.dynamic_slice %arg2, %10, sizes = [1] : (tensor<4xi32>, tensor<i32>) -> tensor<1xi32>
+    %12 = stablehlo.reshape %11 : (tensor<1xi32>) -> tensor<i32>
+    %13 = stablehlo.compare LT, %6, %c_0, SIGNED : (tensor<i32>, tensor<i32>) -> tensor<i1>
+    %14 = stablehlo.add %6, %c : tensor<i32>
+    %15 = stablehlo.select %13, %14, %6 : tensor<i1>, tensor<i32>
+    %16 = stablehlo.dynamic_slice %arg2, %15, sizes = [1] : (tensor<4xi32>, tensor<i32>) -> tensor<1xi32>
+    %17 = stablehlo.reshape %16 : (tensor<1xi32>) -> tensor<i32>
+    %18 = stablehlo.compare LT, %arg1, %c_0, SIGNED : (tensor<i32>, tensor<i32>) -> tensor<i1>
+    %19 = stablehlo.add %arg1, %c : tensor<i32>
+    %20 = stablehlo.select %18, %19, %arg1 : tensor<i1>, tensor<i32>
+    %21 = stablehlo.convert %20 : tensor<i32>
+    %22 = stablehlo.broadcast_in_dim %21, dims = [] : (tensor<i32>) -> tensor<1xi32>
+    %23 = "stablehlo.scatter"(%arg2, %22, %17) <{indices_are_sorted = true, scatter_dimension_numbers = #stablehlo.scatter<inserted_window_dims = [0], scatter_dims_to_operand_dims = [0]>, unique_indices = true}> ({
+    ^bb0(%arg3: tensor<i32>, %arg4: tensor<i32>):
+      stablehlo.return %arg4 : tensor<i32>
+    }) : (tensor<4xi32>, tensor<1xi32>, tensor<i32>) -> tensor<4xi32>
+    %24 = stablehlo.compare LT, %6, %c_0, SIGNED : (tensor<i32>, tensor<i32>) -> tensor<i1>
+    %25 = stablehlo.add %6, %c : tensor<i32>
+    %26 = stablehlo.select %24, %25, %6 : tensor<i1>, tensor<i32>
+    %27 = stablehlo.broadcast_in_dim %26, dims = [] : (tensor<i32>) -> tensor<1xi32>
+    %28 = "stablehlo.scatter"(%23, %27, %12) <{indices_are_sorted = true, scatter_dimension_numbers = #stablehlo.scatter<inserted_window_dims = [0], scatter_dims_to_operand_dims = [0]>, unique_indices = true}> ({
+    ^bb0(%arg3: tensor<i32>, %arg4: tensor<i32>):
+      stablehlo.return %arg4 : tensor<i32>
+    }) : (tensor<4xi32>, tensor<1xi32>, tensor<i32>) -> tensor<4xi32>
+    return %0, %28 : tensor<i32>, tensor<4xi32>
+  }
+"""
+
+
+@settings(max_examples=25, deadline=None)
+@given(swaps=st.lists(st.integers(-10, 10), min_size=4, max_size=4),
+       count=st.integers(-2, 5), k=st.integers(-6, 6))
+def test_pivot_loop_with_hoisted_constants_is_recognized(swaps, count, k):
+    assert _used(HOISTED)
+    swaps = np.array(swaps, np.int32)
+    perm = np.arange(4, dtype=np.int32)[::-1].copy()
+    args = (swaps, np.int32(count), np.int32(k), perm)
+    _same(stablehlo_ref.run(parse(HOISTED), *args), _op_by_op(HOISTED, *args))
+
+
 @pytest.mark.parametrize("edit", [
     ("stablehlo.compare LT, %iterArg_3", "stablehlo.compare LE, %iterArg_3"),
     ("%c_1 = stablehlo.constant dense<5>", "%c_1 = stablehlo.constant dense<4>"),
@@ -111,3 +183,9 @@ def test_pivot_loop_is_not_used_under_a_trace():
     z = np.arange(3, dtype=np.int32)
     stablehlo_ref.run(parse(src), z, np.int32(0), np.int32(0), z, trace=lambda op, results: seen.append(op.name))
     assert seen.count("stablehlo.scatter") == 6
+
+
+def test_a_hoisted_loop_with_another_constant_runs_op_by_op():
+    src = HOISTED.replace("%c_1 = stablehlo.constant dense<1> : tensor<i32>\n  ", "%c_1 = stablehlo.constant dense<2> : tensor<i32>\n  ", 1)
+    assert src != HOISTED
+    assert not _used(src)

@@ -6,8 +6,9 @@ meaning instead of op by op.
   pivots[k] of a permutation (a call of a private function of about 30 rank-0 ops, two
   dynamic_slices and two scatters per iteration). `pivot_loop` recognizes it by comparing the
   `while` op, its condition, its body and the called function op by op (names, attributes,
-  types, operand wiring) with the program JAX writes, parsed once per N from
-  `_PIVOT_LOOP`; a loop that differs in anything runs as usual. The known loop runs in Python
+  types, operand wiring; constants by type and value wherever they stand, as jax.export
+  hoists and shares them) with the program JAX writes, parsed once per N from
+  `_PIVOT_LOOP`; a loop that differs in anything else runs as usual. The known loop runs in Python
   integers with the ops' semantics for any loop values (negative indices wrapped by N as the
   selects do, slice starts clamped into the array as dynamic_slice clamps them, an
   out-of-bounds scatter index leaving the permutation as scatter does, i32 wrap-around), the
@@ -90,6 +91,7 @@ func.func private @closed_call(%arg0: tensor<NNxi32>, %arg1: tensor<i32>, %arg2:
 _TEMPLATES: dict = {}        # N -> (the template's functions by name, its while op), parsed once per N
 _MAX_TEMPLATES = 64
 _MISSING = object()
+_CONSTANT = "stablehlo.constant"
 
 
 def _template(n: int):
@@ -130,10 +132,22 @@ def _same_attributes(pa, qa) -> bool:
     return True
 
 
+def _same_constant(x, y) -> bool:
+    """Whether the template's value `x` is a constant and `y` a constant of the same type and
+    value, wherever it is defined (JAX's exports hoist and share constants)."""
+    xo, yo = x.owner, y.owner
+    return getattr(xo, "name", None) == _CONSTANT and getattr(yo, "name", None) == _CONSTANT \
+        and x.type == y.type and _same_attributes(xo.attributes, yo.attributes)
+
+
 def _same_ops(t_ops, a_ops, t_funcs, a_funcs, vmap, depth) -> bool:
     """Whether the ops `a_ops` (of the functions `a_funcs`) are the template's `t_ops` (of `t_funcs`):
     the same names, attributes, result types, regions and called functions, each operand
-    the value `vmap` maps the template's operand to; `vmap` grows by the results."""
+    the value `vmap` maps the template's operand to or a constant equal to the template's
+    (constants compared where they are used, not where they stand); `vmap` grows by the
+    results."""
+    t_ops = [p for p in t_ops if p.name != _CONSTANT]
+    a_ops = [q for q in a_ops if q.name != _CONSTANT]
     if len(t_ops) != len(a_ops):
         return False
     get = vmap.get
@@ -143,7 +157,8 @@ def _same_ops(t_ops, a_ops, t_funcs, a_funcs, vmap, depth) -> bool:
                 or len(p.regions) != len(q.regions) or q.successors:
             return False
         for x, y in zip(po, qo):
-            if get(x) is not y:
+            m = get(x)
+            if m is not y and (m is not None or not _same_constant(x, y)):
                 return False
         for x, y in zip(pr, qr):
             if x.type != y.type:
@@ -203,7 +218,8 @@ def _matches_pivot_loop(ctx, op):
     if shape is None or len(shape) != 1 or not isinstance(shape[0], int) or shape[0] < 1:
         return None
     body = op.regions[1].blocks
-    if len(body) != 1 or len(body[0].operations) != 4 or body[0].operations[0].name != "func.call":
+    if len(body) != 1 or not 3 <= len(body[0].operations) <= 4 \
+            or body[0].operations[0].name != "func.call":
         return None                      # (a quick look before the op-by-op comparison)
     n = shape[0]
     t_funcs, t_loop = _template(n)
