@@ -5,6 +5,7 @@ when compiling, constants bound into the ops that read them. Every block is comp
 first run here (`_COMPILE_AFTER_RUNS = 0`), and the upstream corpora are run that way too."""
 import numpy as np
 import pytest
+from hypothesis import given, settings, strategies as st
 
 import stablehlo_ref
 from stablehlo_ref.errors import StableHLOError
@@ -319,6 +320,71 @@ def test_shifts_by_known_amounts_match(t, amounts):
     x = np.array([1, -3, 77, -128], dtype=np.int64).astype(dt)
     _both(src, x)
 
+
+
+SHIFT_TYPES = ["ui8", "i8", "i16", "ui16", "ui32", "i32", "ui64", "i64"]
+
+
+@settings(max_examples=40, deadline=None)
+@given(t=st.sampled_from(SHIFT_TYPES), amount=st.integers(-200, 200),
+       xs=st.lists(st.integers(-(1 << 63), (1 << 64) - 1), min_size=6, max_size=6))
+def test_shifts_by_a_uniform_amount_match_the_elementwise_shift(t, amount, xs):
+    """A shift by a broadcast scalar (threefry's rotations: the amount read from one element,
+    a shift by that scalar; in a loop body, where the plan's specialized kernel runs, and in a
+    one-pass run, where the general kernel does) gives the bits of the element-wise shift by
+    the same amounts as an array, compiled and not, amounts within and past the width and
+    negative."""
+    T = f"tensor<2x3x{t}>"
+    src = f"""func.func @main(%x: {T}, %s: tensor<{t}>, %v: {T}) -> ({T}, {T}, {T}, {T}, {T}, {T}) {{
+  %c0 = stablehlo.constant dense<0> : tensor<i32>
+  %r:7 = stablehlo.while(%i = %c0, %o0 = %x, %o1 = %x, %o2 = %x, %o3 = %x, %o4 = %x, %o5 = %x) : tensor<i32>, {T}, {T}, {T}, {T}, {T}, {T}
+   cond {{
+    %n = stablehlo.constant dense<3> : tensor<i32>
+    %lt = stablehlo.compare LT, %i, %n, SIGNED : (tensor<i32>, tensor<i32>) -> tensor<i1>
+    stablehlo.return %lt : tensor<i1>
+  }} do {{
+    %one = stablehlo.constant dense<1> : tensor<i32>
+    %i2 = stablehlo.add %i, %one : tensor<i32>
+    %b = stablehlo.broadcast_in_dim %s, dims = [] : (tensor<{t}>) -> {T}
+    %a0 = stablehlo.shift_left %o0, %b : {T}
+    %a1 = stablehlo.shift_right_logical %o1, %b : {T}
+    %a2 = stablehlo.shift_right_arithmetic %o2, %b : {T}
+    %e0 = stablehlo.shift_left %o3, %v : {T}
+    %e1 = stablehlo.shift_right_logical %o4, %v : {T}
+    %e2 = stablehlo.shift_right_arithmetic %o5, %v : {T}
+    stablehlo.return %i2, %a0, %a1, %a2, %e0, %e1, %e2 : tensor<i32>, {T}, {T}, {T}, {T}, {T}, {T}
+  }}
+  %b = stablehlo.broadcast_in_dim %s, dims = [] : (tensor<{t}>) -> {T}
+  %a0 = stablehlo.shift_left %r#1, %b : {T}
+  %a1 = stablehlo.shift_right_logical %r#2, %b : {T}
+  %e0 = stablehlo.shift_left %r#4, %v : {T}
+  %e1 = stablehlo.shift_right_logical %r#5, %v : {T}
+  return %a0, %a1, %r#3, %e0, %e1, %r#6 : {T}, {T}, {T}, {T}, {T}, {T}
+}}"""
+    from stablehlo_ref.ir.types import element_type
+    dt = element_type(t).dtype
+    bits = dt.itemsize * 8
+    x = np.array([v & ((1 << bits) - 1) for v in xs], dtype=np.uint64).astype(dt).reshape(2, 3)
+    s = np.array(amount & ((1 << bits) - 1), dtype=np.uint64).astype(dt)
+    out = _both(src, x, s, np.full((2, 3), s, dtype=dt))
+    for got, want in zip(out[:3], out[3:]):
+        assert got.tobytes() == want.tobytes()
+
+
+def test_uniform_value_recognizes_broadcast_scalars_and_splats():
+    from stablehlo_ref.interpreter.elementwise import uniform_value
+    m = parse("""func.func @main(%s: tensor<ui32>, %v: tensor<4xui32>) -> (tensor<4xui32>) {
+  %b = stablehlo.broadcast_in_dim %s, dims = [] : (tensor<ui32>) -> tensor<2x4xui32>
+  %r = stablehlo.reshape %b : (tensor<2x4xui32>) -> tensor<8xui32>
+  %c = stablehlo.constant dense<7> : tensor<4xui32>
+  %d = stablehlo.constant dense<[1, 1, 2, 1]> : tensor<4xui32>
+  %e = stablehlo.constant dense<[5, 5, 5, 5]> : tensor<4xui32>
+  %w = stablehlo.broadcast_in_dim %v, dims = [1] : (tensor<4xui32>) -> tensor<2x4xui32>
+  return %c : tensor<4xui32>
+}""")
+    ops = {op.results[0].name: op.results[0] for op in m.functions["main"].regions[0].blocks[0].operations
+           if op.results}
+    assert [uniform_value(ops[k]) for k in "brcdew"] == [True, True, True, False, True, False]
 
 UPDATE_LOOP = """
 func.func @main(%x: tensor<6xf32>, %buf: tensor<8x6xf32>) -> (tensor<8x6xf32>, tensor<8x6xf32>, tensor<6xf32>) {

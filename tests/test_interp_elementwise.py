@@ -724,3 +724,25 @@ def test_reduce_precision_f64_zero_mantissa_nan_is_inf():
     got = run_op("stablehlo.reduce_precision", ["f64"], "f64", [x],
                  attrs="{exponent_bits = 5 : i32, mantissa_bits = 0 : i32}")
     assert got.tolist() == [math.inf]
+
+
+WIDE_INTS = ["i8", "i16", "i32", "i64", "ui8", "ui16", "ui32", "ui64"]
+
+
+@settings(max_examples=40, deadline=None)
+@given(src=st.sampled_from(WIDE_INTS), dst=st.sampled_from(WIDE_INTS),
+       vals=st.lists(st.integers(-(1 << 63), (1 << 64) - 1), min_size=1, max_size=5))
+def test_convert_between_wide_integers_wraps_as_the_general_path(src, dst, vals):
+    """convert between 8..64-bit integers (numpy's astype, e.g. threefry's u64 -> u32) gives
+    the value wrapped into the destination's width, as the general path (through a 64-bit
+    integer and wrap_int) and two's complement define it."""
+    from stablehlo_ref.interpreter.elementwise import _convert
+    s, d = ET[src], ET[dst]
+    x = np.array([v & ((1 << s.bits) - 1) for v in vals], dtype=np.uint64).astype(s.dtype)
+    got = run_op("stablehlo.convert", [src], dst, [x])
+    assert got.dtype == d.dtype and got.tobytes() == _convert(x, s, d).tobytes()
+
+    def wrap(v, e):
+        v &= (1 << e.bits) - 1
+        return v - (1 << e.bits) if e.is_signed and v >> (e.bits - 1) else v
+    assert got.tolist() == [wrap(int(v), d) for v in x.tolist()]

@@ -4,6 +4,7 @@ from __future__ import annotations
 import numpy as np
 
 from ..errors import InterpreterError, NotImplementedOpError
+from .jax_loops import pivot_loop
 from .plan import _COMPILE_AFTER_RUNS
 from .registry import harness_op, kernel
 
@@ -19,6 +20,9 @@ _FUSE_AT = _COMPILE_AFTER_RUNS + 1
 
 @kernel("stablehlo.while")
 def while_(ctx, op, *args):
+    known = pivot_loop(ctx, op)          # a loop JAX writes whose meaning is known (jax_loops.py)
+    if known is not None:
+        return known(ctx, op, args)
     cond, body = op.regions
     run_cond = ctx.region_runner(cond)
     run_body = ctx.region_runner(body, take=True)    # (`vals` is replaced by its results)

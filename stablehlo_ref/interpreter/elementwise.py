@@ -454,6 +454,95 @@ def _native_logical_shift(a, b, et, left):
     return r.view(et.dtype)
 
 
+_UNIFORM_OPS = frozenset(("stablehlo.broadcast_in_dim", "stablehlo.broadcast", "stablehlo.reshape"))
+
+
+def uniform_value(v, depth=8) -> bool:
+    """Whether every element of the SSA value `v` is one value by how it is defined: a splat
+    constant (held as a broadcast view, or of at most 64 elements all alike), a rank-0 value,
+    or a broadcast/reshape of such a value (the broadcast of a scalar shift amount threefry
+    makes in its loop). False when not known."""
+    t = v.type
+    shape = getattr(t, "shape", None)
+    if shape is not None and len(shape) == 0:
+        return True
+    if depth <= 0:
+        return False
+    owner = getattr(v, "owner", None)
+    name = getattr(owner, "name", None)
+    if name in _UNIFORM_OPS:
+        return len(owner.operands) == 1 and uniform_value(owner.operands[0], depth - 1)
+    if name == "stablehlo.constant":
+        arr = getattr(owner.attributes.get("value"), "array", None)
+        if not isinstance(arr, np.ndarray) or not arr.size:
+            return False
+        if not any(arr.strides) or arr.size == 1:
+            return True
+        if arr.size <= 64:
+            flat = np.ascontiguousarray(arr).reshape(-1)
+            raw = flat.view(np.uint8).reshape(flat.size, -1)
+            return bool(np.all(raw == raw[:1]))
+    return False
+
+
+def _uniform_amount(op) -> bool:
+    """Whether `op`'s shift amount (its second operand) is one value for every element,
+    decided once per op."""
+    cache = op_cache(op)
+    u = cache.get("uniform_amount")
+    if u is None:
+        u = cache["uniform_amount"] = len(op.operands) == 2 and uniform_value(op.operands[1])
+    return u
+
+
+def _uniform_shift(a, b, et, left):
+    """A logical shift of 8..64-bit integers (a, b of et's dtype, one shape) by an amount
+    known to be one value for all elements (`uniform_value`): the amount read from one
+    element, a shift by that scalar where it is within the width (the same bits as the
+    element-wise shift); None otherwise (the caller shifts element-wise)."""
+    if not b.size:
+        return None
+    s = b.item(0) if b.ndim else b.item()
+    if s < 0 or s >= et.bits:
+        return None
+    udt = _UNSIGNED_OF_SIZE[et.dtype.itemsize]
+    ua = a.view(udt)
+    r = np.left_shift(ua, udt.type(s)) if left else np.right_shift(ua, udt.type(s))
+    return r.view(et.dtype)
+
+
+def _uniform_shift_kernel(op, et, name, left):
+    """A logical shift of 8..64-bit integers by an amount not known when compiling but one
+    value for every element (`uniform_value`, e.g. a broadcast of a loop-carried scalar): the
+    amount read from one element and checked at each run, a shift by that scalar; the general
+    kernel for amounts past the width and for operands of other types or shapes."""
+    if not et.is_integer or et.is_bool or et.bits < 8 or len(op.operands) != 2 \
+            or elem(op.operands[0].type) != et or elem(op.operands[1].type) != et:
+        return None
+    shape = getattr(op.results[0].type, "shape", None)
+    if not shape or None in shape or tuple(op.operands[1].type.shape) != tuple(shape) \
+            or not uniform_value(op.operands[1]):
+        return None
+    shape = tuple(shape)
+    udt = _UNSIGNED_OF_SIZE[et.dtype.itemsize]
+    to_u = udt.type
+    bits = et.bits
+    dt = et.dtype
+    shift = np.left_shift if left else np.right_shift
+    general = KERNELS[name]
+    ND = np.ndarray
+
+    def logical_shift_uniform(ctx, op, a, b):
+        if a.__class__ is not ND or b.__class__ is not ND or a.dtype != dt or b.dtype != dt \
+                or a.shape != shape or b.shape != shape:
+            return general(ctx, op, a, b)
+        s = b.item(0)
+        if s < 0 or s >= bits:
+            return general(ctx, op, a, b)
+        return shift(a.view(udt), to_u(s)).view(dt)
+    return logical_shift_uniform
+
+
 def _logical_shift_specializer(name, left):
     """A logical shift of 8..64-bit integers by a shift amount known when compiling (a
     broadcast constant, as in threefry): the amounts read, clamped and checked against the
@@ -461,7 +550,9 @@ def _logical_shift_specializer(name, left):
     def specialize(op, known=None):
         et = _rt(op)
         b = known[1] if known else None
-        if b is None or not et.is_integer or et.is_bool or et.bits < 8 or b.dtype != et.dtype \
+        if b is None:
+            return _uniform_shift_kernel(op, et, name, left)
+        if not et.is_integer or et.is_bool or et.bits < 8 or b.dtype != et.dtype \
                 or elem(op.operands[0].type) != et:
             return None
         udt = _UNSIGNED_OF_SIZE[et.dtype.itemsize]
@@ -503,6 +594,10 @@ def shift_left(ctx, op, a, b):
     _check_shift_type(op, et)
     bits = et.bits
     if bits >= 8 and not et.is_bool and a.dtype == b.dtype == et.dtype:
+        if a.ndim and a.shape == b.shape and _uniform_amount(op):
+            r = _uniform_shift(a, b, et, True)
+            if r is not None:
+                return r
         return _native_logical_shift(a, b, et, True)
     ua = _unsigned_view(a, et)
     sb = b.astype(np.int64) if et.is_signed else b.astype(np.uint64)
@@ -518,6 +613,10 @@ def shift_right_logical(ctx, op, a, b):
     _check_shift_type(op, et)
     bits = et.bits
     if bits >= 8 and not et.is_bool and a.dtype == b.dtype == et.dtype:
+        if a.ndim and a.shape == b.shape and _uniform_amount(op):
+            r = _uniform_shift(a, b, et, False)
+            if r is not None:
+                return r
         return _native_logical_shift(a, b, et, False)
     ua = _unsigned_view(a, et)
     sb = b.astype(np.int64) if et.is_signed else b.astype(np.uint64)
@@ -816,6 +915,18 @@ def _exact_cast(src, dst) -> bool:
     return src.is_unsigned and dst.bits > src.bits
 
 
+def _wrapping_cast(src, dst) -> bool:
+    """Whether numpy's astype from src's storage to dst's is the spec's convert between
+    integer types of 8 to 64 bits stored in their own width: the value wrapped into the
+    destination's width (two's complement), as `_convert` computes it through a 64-bit integer
+    and `wrap_int`'s astype."""
+    for t in (src, dst):
+        if t.kind not in ("signed", "unsigned") or t.bits not in (8, 16, 32, 64) \
+                or t.dtype.itemsize * 8 != t.bits:
+            return False
+    return True
+
+
 # (id(source element type), id(destination)) -> (source, destination, the numpy dtype an
 # exact cast goes to or None): element types are shared objects, so a pair of them is
 # decided once for every op and every parse (the entry holds both: their ids stay theirs)
@@ -837,7 +948,8 @@ def convert(ctx, op, x):
                 _CONVERT_PLANS.clear()
             # (a convert to the same type is a copy, as `_convert` makes it)
             plan = _CONVERT_PLANS[(id(src), id(dst))] = \
-                (src, dst, dst.dtype if src == dst or _exact_cast(src, dst) else None)
+                (src, dst, dst.dtype if src == dst or _exact_cast(src, dst) or _wrapping_cast(src, dst)
+                           else None)
         cache["convert"] = plan
     src, dst, cast = plan
     if cast is not None and x.dtype == src.dtype:
