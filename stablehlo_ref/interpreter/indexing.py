@@ -219,23 +219,23 @@ def torch_index_select(ctx, op, operand, index):
 
 # ------------------------------------------------------------------ scatter
 
+_SCATTER_DIMS = ("update_window_dims", "inserted_window_dims", "input_batching_dims",
+                 "scatter_indices_batching_dims", "scatter_dims_to_operand_dims")
+
+
 def _scatter_dims(op) -> dict:
     """The scatter's dimension numbers as lists of ints, decoded once per op."""
     c = op_cache(op)
     dims = c.get("scatter_dims")
     if dims is None:
-        f = dict(op.attributes["scatter_dimension_numbers"].fields)
-        get = f.get
-        dims = c["scatter_dims"] = {
-            "update_window_dims": [int(v) for v in get("update_window_dims", ())],
-            "inserted_window_dims": [int(v) for v in get("inserted_window_dims", ())],
-            "input_batching_dims": [int(v) for v in get("input_batching_dims", ())],
-            "scatter_indices_batching_dims":
-                [int(v) for v in get("scatter_indices_batching_dims", ())],
-            "scatter_dims_to_operand_dims":
-                [int(v) for v in get("scatter_dims_to_operand_dims", ())],
-            "index_vector_dim": int(get("index_vector_dim", 0)),
-        }
+        dims = {k: [] for k in _SCATTER_DIMS}
+        dims["index_vector_dim"] = 0
+        for k, v in op.attributes["scatter_dimension_numbers"].fields:
+            if k == "index_vector_dim":
+                dims[k] = int(v)
+            elif k in dims:
+                dims[k] = [int(x) for x in v]
+        c["scatter_dims"] = dims
     return dims
 
 
@@ -529,6 +529,15 @@ def update_body(region, n: int):
     return recognize_binary_body(region) if n == 1 else None
 
 
+def scatter_body(op, n: int):
+    """`update_body` of scatter `op` (of `n` inputs), found once per op."""
+    c = op_cache(op)
+    body = c.get("scatter_body", _MISSING)
+    if body is _MISSING:
+        body = c["scatter_body"] = update_body(op.regions[0], n)
+    return body
+
+
 def apply_updates(ctx, region, flats: list, targets: np.ndarray, values: list, result_types,
                   body=False) -> list:
     """Fold `values[i][j]` into `flats[i][targets[j]]` in order, as
@@ -649,7 +658,7 @@ def scatter(ctx, op, *args):
         for t in result_types:
             if not hasattr(t, "element_type"):
                 raise NotImplementedOpError("stablehlo.scatter", f"result type {t}")
-        info = c["scatter"] = ({}, update_body(op.regions[0], n), result_types,
+        info = c["scatter"] = ({}, scatter_body(op, n), result_types,
                                [elem(t).dtype for t in result_types])
     plans, body, result_types, dtypes = info
     key = (inputs[0].shape, indices.shape, updates[0].shape, RUN[0])

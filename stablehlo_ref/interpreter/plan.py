@@ -559,7 +559,7 @@ class _RanOnce:
 RAN_ONCE = _RanOnce()
 
 
-_recognize_binary_body = _update_body = None
+_recognize_binary_body = _scatter_body = None
 # ops whose kernel never runs their one region when it is a recognized binary body (`return
 # op(%a, %b)` of a primitive op, or scatter's `return %update`), with their operand counts
 _UNRUN_REGIONS = {"stablehlo.reduce": 2, "stablehlo.reduce_window": 2, "stablehlo.scatter": 3}
@@ -569,16 +569,16 @@ def regions_not_run(op) -> bool:
     """Whether `op` has regions that its kernel never runs: a reduce or reduce_window of one
     operand, or a scatter of one input, whose body is recognized (the kernels then compute
     with the numpy primitive instead). Such a body reads only its own arguments."""
-    global _recognize_binary_body, _update_body
+    global _recognize_binary_body, _scatter_body
     if _UNRUN_REGIONS.get(op.name) != len(op.operands) or len(op.regions) != 1 \
             or len(op.regions[0].blocks) != 1:
         return False
-    if _update_body is None:
-        from .indexing import update_body as _u
+    if _scatter_body is None:
+        from .indexing import scatter_body as _s
         from .reduction import recognize_binary_body as _r
-        _recognize_binary_body, _update_body = _r, _u
+        _recognize_binary_body, _scatter_body = _r, _s
     if op.name == "stablehlo.scatter":
-        return _update_body(op.regions[0], 1) is not None
+        return _scatter_body(op, 1) is not None
     return _recognize_binary_body(op.regions[0]) is not None
 
 
