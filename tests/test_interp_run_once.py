@@ -289,3 +289,30 @@ def test_regions_that_may_run_keep_the_framed_one_pass():
             np.array([5, -1], np.float32)]
     out = _check(src, args)
     np.testing.assert_array_equal(out[1][0], np.array([0, 1, 2, 3], np.float32))
+
+
+@pytest.mark.parametrize("arg_quantized", [False, True])
+def test_quantized_values_take_the_quantization_plan_in_one_pass(arg_quantized):
+    """Ops on quantized values (made by an op, or passed in) are planned with their
+    quantization plan in the one-pass run as in the general path, also after plain ops."""
+    q = "tensor<3x!quant.uniform<i8:f32, 0.5:2>>"
+    if arg_quantized:
+        src = f"""func.func @main(%q: {q}) -> tensor<3xf32> {{
+  %n = stablehlo.negate %q : {q}
+  %a = stablehlo.add %n, %q : {q}
+  %f = stablehlo.uniform_dequantize %a : ({q}) -> tensor<3xf32>
+  return %f : tensor<3xf32>
+}}"""
+        args = [np.array([3, -4, 7], np.int8)]
+    else:
+        src = f"""func.func @main(%x: tensor<3xf32>) -> tensor<3xf32> {{
+  %y = stablehlo.abs %x : tensor<3xf32>
+  %q = stablehlo.uniform_quantize %y : (tensor<3xf32>) -> {q}
+  %n = stablehlo.negate %q : {q}
+  %a = stablehlo.add %n, %q : {q}
+  %f = stablehlo.uniform_dequantize %a : ({q}) -> tensor<3xf32>
+  return %f : tensor<3xf32>
+}}"""
+        args = [np.array([1.5, -2.25, 3.0], np.float32)]
+    out = _check(src, args)
+    assert out[0] == "ok"

@@ -668,19 +668,25 @@ def _once_kernel(op, name, fn, results, last):
 def run_once(ctx, block, args, last, limits):
     """Run the body `block` of a function (without regions its kernels run, see `once_uses`)
     the first time it is called, analysing, planning and running each op in one pass: values
-    live in a dict keyed by `Value` instead of frame slots, and no plan is kept. It does what `function_info`,
-    `plan_block` and `Plan._interpret` do together and raises the same errors at the same ops
-    (an operand not defined before its use, no kernel, a result over the tensor-size limits,
-    the live values over `max_live_bytes`, a kernel's failure), and values of
-    `_FREE_ELEMENTS` elements or more (or of dynamic shapes) are dropped after their last use,
-    as the plan drops them."""
+    live in a dict keyed by `Value` instead of frame slots, and no plan is kept. It does what
+    `function_info`, `plan_block` and `Plan._interpret` do together and raises the same errors
+    at the same ops (an operand not defined before its use, no kernel, a result over the
+    tensor-size limits, the live values over `max_live_bytes`, a kernel's failure), and values
+    of `_FREE_ELEMENTS` elements or more (or of dynamic shapes) are dropped after their last
+    use, as the plan drops them."""
     env = {}
     sizes = None                 # Value -> bytes, of the large values counted in `live`
     dying = None                 # op index -> values that die after it
+    # whether a value of a type other than a plain tensor (a quantized one, a tuple, a token)
+    # has been defined so far: until one is, no op's operands need `_once_kernel`'s checks
+    other = False
     i = 0
     for a in block.arguments:
         env[a] = args[i]
         i += 1
+        t = a.type
+        if t.__class__ is not TensorType or t.element_type.__class__ is not ElementType:
+            other = True
         if a in last:
             sb = _static_bytes(a.type)
             if sb is None or sb[0] >= _FREE_ELEMENTS:
@@ -713,13 +719,19 @@ def run_once(ctx, block, args, last, limits):
         if name in TERMINATORS:
             return [x0, x1] if nin == 2 else [x0] if nin == 1 else vals
         results = op.results
+        if not other:
+            for r in results:
+                t = r.type
+                if t.__class__ is not TensorType or t.element_type.__class__ is not ElementType:
+                    other = True
+                    break
         fn = kernels.get(name)
         err = None
         if fn is None:
             fn = HARNESS_OPS.get(name)
             if fn is None:
                 err = NotImplementedOpError(name)
-        else:
+        elif other or name == "func.call":
             fn, err, callee = _once_kernel(op, name, fn, results, last)
             if callee is not None:
                 vals = (callee, [x0, x1] if nin == 2 else [x0] if nin == 1 else vals)
