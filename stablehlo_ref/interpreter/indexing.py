@@ -436,6 +436,29 @@ def direct_targets(input_shape, scatter_indices, updates_shape, dims):
     strides = [1] * rank
     for d in range(rank - 2, -1, -1):
         strides[d] = strides[d + 1] * input_shape[d + 1]
+    if not uwd:
+        # no window (every input dim inserted): one element per index vector
+        flat = []
+        ok = None
+        e = 0
+        for s in range(0, len(vecs), k):
+            f = 0
+            inb = True
+            for j in range(k):
+                c = vecs[s + j]
+                d = s2o[j]
+                if c < 0 or c >= input_shape[d]:
+                    inb = False
+                f += c * strides[d]
+            if not inb and ok is None:
+                ok = [True] * e
+            if ok is not None:
+                ok.append(inb)
+                if not inb:
+                    f = 0       # (its offset may be out of int64's range: it is dropped)
+            flat.append(f)
+            e += 1
+        return flat, ok
     # each update element is (scatter position s, window position w), in row-major order
     seq = [(0, 0)]
     for a in range(nu):
