@@ -526,3 +526,35 @@ def test_scatter_first_and_later_runs_agree():
         outs = [stablehlo_ref.run(m, x, i, u)[0] for _ in range(3)]
         for out in outs:
             np.testing.assert_array_equal(out, want)
+
+
+def _scatter_add_program(et, n):
+    return f"""func.func @main(%x: tensor<4x{et}>, %i: tensor<{n}x1xi32>, %u: tensor<{n}x{et}>)
+        -> tensor<4x{et}> {{
+      %r = "stablehlo.scatter"(%x, %i, %u) <{{scatter_dimension_numbers = #stablehlo.scatter<
+          update_window_dims = [], inserted_window_dims = [0],
+          scatter_dims_to_operand_dims = [0], index_vector_dim = 1>}}> ({{
+      ^bb0(%a: tensor<{et}>, %b: tensor<{et}>):
+        %s = stablehlo.add %a, %b : tensor<{et}>
+        stablehlo.return %s : tensor<{et}>
+      }}) : (tensor<4x{et}>, tensor<{n}x1xi32>, tensor<{n}x{et}>) -> tensor<4x{et}>
+      func.return %r : tensor<4x{et}>
+    }}"""
+
+
+@settings(max_examples=60, deadline=None)
+@given(st.sampled_from(["bf16", "complex<f32>", "f8E4M3FN"]), st.integers(0, 3),
+       st.lists(st.floats(-100, 100, width=32), min_size=6, max_size=6))
+def test_one_inexact_update_matches_the_rounds_of_several(et, target, vals):
+    """A float add of one update of a type numpy has no exact add for (apply_updates' one-
+    update shortcut) gives what the general rounds give that element among other updates."""
+    from stablehlo_ref.interpreter.numerics import elem
+    m1 = stablehlo_ref.parse(_scatter_add_program(et, 1))
+    m2 = stablehlo_ref.parse(_scatter_add_program(et, 2))
+    dt = elem(m1.functions["main"].regions[0].blocks[0].arguments[0].type).dtype
+    x = np.array(vals[:4], dtype=np.float64).astype(dt)
+    u = np.array(vals[4:], dtype=np.float64).astype(dt)
+    other = (target + 1) % 4
+    one = stablehlo_ref.run(m1, x, np.array([[target]], np.int32), u[:1])[0]
+    two = stablehlo_ref.run(m2, x, np.array([[target], [other]], np.int32), u)[0]
+    assert one[target].tobytes() == two[target].tobytes()
