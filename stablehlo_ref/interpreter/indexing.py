@@ -374,7 +374,7 @@ class _TargetPlan:
 
 
 # a scatter's first run computes the targets of at most this many update elements in Python
-_DIRECT_TARGETS = 64
+_DIRECT_TARGETS = 48
 
 
 def direct_targets(input_shape, scatter_indices, updates_shape, dims):
