@@ -160,3 +160,35 @@ def test_zeta_at_negative_q_next_to_a_zero_is_left_out_honestly():
     got = float(chlo.zeta(np.float64(3), np.float64(q)))
     assert abs(e) * 64 < mpmath.zeta(3, 1 - mpmath.mpf(q))
     assert abs(mpmath.mpf(got) - e) <= 1e-17
+
+
+def _series_by_expression(z, shift):
+    # the series of lgamma(1 + z) (shift 0) or lgamma(2 + z) (shift 1), coefficient by
+    # coefficient as written in the formula: what chlo's in-place evaluation must equal
+    acc = np.zeros_like(z)
+    for k in range(63, 1, -1):
+        c = (-1) ** k * (chlo._ZETA_K[k - 2] - float(shift)) / k
+        acc = (acc + c) * z
+    return (acc + (shift - chlo._EULER)) * z
+
+
+@pytest.mark.parametrize("shape", [(0,), (1,), (7,), (3, 4), ()])
+def test_lgamma_series_in_place_match_the_formula_bit_for_bit(rng, shape):
+    z = rng.uniform(-0.5, 0.5, shape)
+    if z.size > 2:
+        z.reshape(-1)[:3] = [-0.0, np.nan, 0.5]
+    with np.errstate(all="ignore"):
+        for fn, shift in ((chlo._lgamma_series1, 0), (chlo._lgamma_series2, 1)):
+            got, want = fn(z), _series_by_expression(z, shift)
+            assert np.shape(got) == np.shape(want)
+            assert np.asarray(got).tobytes() == np.asarray(want).tobytes()
+
+
+@pytest.mark.parametrize("shape", [(0,), (1,), (9,), (2, 5)])
+def test_taylor_in_place_matches_horner_bit_for_bit(rng, shape):
+    coeffs = rng.normal(size=40)
+    t = rng.uniform(-0.6, 0.6, shape)
+    acc = np.full_like(t, coeffs[-1])
+    for c in coeffs[-2::-1]:
+        acc = acc * t + c
+    assert chlo._taylor(coeffs, t).tobytes() == (acc * t).tobytes()

@@ -425,3 +425,136 @@ def test_scatter_common_bodies_with_repeated_targets(op, et, upd, want):
             f"    %s = stablehlo.{op} %x, %u : tensor<{et}>\n    stablehlo.return %s : tensor<{et}>")
     out = scatter(inp, idx, np.array(upd, dtype=dt), POINT_DIMS, body, et=et)
     np.testing.assert_array_equal(out, np.array([want, 1, 2], dtype=dt))
+
+
+@st.composite
+def _scatter_configs(draw):
+    """A scatter without batching dims: (input shape, indices, updates shape, dims), with index
+    vectors on any axis or implicit, windows that may overrun the input and indices that may be
+    out of bounds (or, as uint64, huge)."""
+    rank = draw(st.integers(1, 3))
+    xshape = tuple(draw(st.lists(st.integers(0 if draw(st.booleans()) else 1, 4),
+                                 min_size=rank, max_size=rank)))
+    inserted = sorted(draw(st.sets(st.integers(0, rank - 1))))
+    wid = [d for d in range(rank) if d not in inserted]
+    k = draw(st.integers(1, rank))
+    s2o = draw(st.permutations(range(rank)))[:k]
+    sshape = draw(st.lists(st.integers(1, 3), max_size=2))
+    if k == 1 and draw(st.booleans()):
+        ishape, ivd = tuple(sshape), len(sshape)            # implicit index vector
+    else:
+        ivd = draw(st.integers(0, len(sshape)))
+        ishape = tuple(sshape[:ivd]) + (k,) + tuple(sshape[ivd:])
+    wsizes = [draw(st.integers(1, max(1, xshape[d] + 1))) for d in wid]
+    nu = len(sshape) + len(wid)
+    uwd = sorted(draw(st.permutations(range(nu)))[:len(wid)])
+    ushape, si, wi = [], iter(sshape), iter(wsizes)
+    for a in range(nu):
+        ushape.append(next(wi) if a in uwd else next(si))
+    n = int(np.prod(ishape))
+    dt = draw(st.sampled_from([np.int64, np.int32, np.uint8, np.uint64]))
+    lo = 0 if np.dtype(dt).kind == "u" else -2
+    vals = draw(st.lists(st.integers(lo, max(xshape) + 1), min_size=n, max_size=n))
+    indices = np.array(vals, dtype=dt).reshape(ishape)
+    if dt is np.uint64 and n and draw(st.booleans()):
+        indices.reshape(-1)[0] = np.uint64(2**64 - 1)
+    dims = dict(update_window_dims=uwd, inserted_window_dims=inserted, input_batching_dims=[],
+                scatter_indices_batching_dims=[], scatter_dims_to_operand_dims=list(s2o),
+                index_vector_dim=ivd)
+    return xshape, indices, tuple(ushape), dims
+
+
+@settings(max_examples=300, deadline=None)
+@given(_scatter_configs())
+def test_direct_scatter_targets_match_the_plan(cfg):
+    """A scatter's first run computes its targets in Python (`direct_targets`): the same
+    in-bounds elements and flat indices as the plan later runs use."""
+    from stablehlo_ref.interpreter.indexing import _DIRECT_TARGETS, _TargetPlan, direct_targets
+    xshape, indices, ushape, dims = cfg
+    got = direct_targets(xshape, indices, ushape, dims)
+    if int(np.prod(ushape)) > _DIRECT_TARGETS:
+        assert got is None
+        return
+    flat, valid = _TargetPlan(xshape, indices.shape, ushape, **dims).targets(indices)
+    want_valid = np.ones(flat.shape, bool) if valid is None else valid
+    got_valid = np.ones(len(got[0]), bool) if got[1] is None else np.array(got[1])
+    np.testing.assert_array_equal(got_valid, want_valid)
+    np.testing.assert_array_equal(np.array(got[0], dtype=np.int64)[got_valid], flat[want_valid])
+    if got[1] is not None:
+        assert not all(got[1])            # None stands for "all in bounds"
+
+
+def test_direct_scatter_targets_leave_batching_and_invalid_dims_to_the_plan():
+    from stablehlo_ref.interpreter.indexing import direct_targets
+    for xshape, ishape, ushape, dims in _TARGET_CASES:
+        full = {"input_batching_dims": [], "scatter_indices_batching_dims": [], **dims}
+        got = direct_targets(xshape, np.zeros(ishape, np.int64), ushape, full)
+        assert (got is None) == bool(full["input_batching_dims"])
+    bad = dict(update_window_dims=[1], inserted_window_dims=[0], input_batching_dims=[],
+               scatter_indices_batching_dims=[], scatter_dims_to_operand_dims=[0],
+               index_vector_dim=1)
+    # updates whose scatter dims do not match the indices: the plan reports it
+    assert direct_targets((4, 5), np.zeros((3, 1), np.int64), (2, 5), bad) is None
+    with pytest.raises(stablehlo_ref.errors.InterpreterError):
+        from stablehlo_ref.interpreter.indexing import _TargetPlan
+        _TargetPlan((4, 5), (3, 1), (2, 5), **bad)
+
+
+def test_scatter_first_and_later_runs_agree():
+    """The first run of a scatter (direct targets) and later runs (planned) give one result,
+    out-of-bounds updates skipped."""
+    src = """func.func @main(%x: tensor<3x4xf32>, %i: tensor<2x1xi32>, %u: tensor<2x4xf32>)
+        -> tensor<3x4xf32> {
+      %r = "stablehlo.scatter"(%x, %i, %u) <{scatter_dimension_numbers = #stablehlo.scatter<
+          update_window_dims = [1], inserted_window_dims = [0],
+          scatter_dims_to_operand_dims = [0], index_vector_dim = 1>}> ({
+      ^bb0(%a: tensor<f32>, %b: tensor<f32>):
+        %s = stablehlo.add %a, %b : tensor<f32>
+        stablehlo.return %s : tensor<f32>
+      }) : (tensor<3x4xf32>, tensor<2x1xi32>, tensor<2x4xf32>) -> tensor<3x4xf32>
+      func.return %r : tensor<3x4xf32>
+    }"""
+    m = stablehlo_ref.parse(src)
+    x = np.arange(12, dtype=np.float32).reshape(3, 4)
+    u = np.full((2, 4), 0.5, np.float32)
+    for idx in ([[2], [2]], [[1], [7]], [[-1], [0]]):
+        i = np.array(idx, np.int32)
+        want = x.copy()
+        for row, (j,) in enumerate(idx):
+            if 0 <= j < 3:
+                want[j] += u[row]
+        outs = [stablehlo_ref.run(m, x, i, u)[0] for _ in range(3)]
+        for out in outs:
+            np.testing.assert_array_equal(out, want)
+
+
+def _scatter_add_program(et, n):
+    return f"""func.func @main(%x: tensor<4x{et}>, %i: tensor<{n}x1xi32>, %u: tensor<{n}x{et}>)
+        -> tensor<4x{et}> {{
+      %r = "stablehlo.scatter"(%x, %i, %u) <{{scatter_dimension_numbers = #stablehlo.scatter<
+          update_window_dims = [], inserted_window_dims = [0],
+          scatter_dims_to_operand_dims = [0], index_vector_dim = 1>}}> ({{
+      ^bb0(%a: tensor<{et}>, %b: tensor<{et}>):
+        %s = stablehlo.add %a, %b : tensor<{et}>
+        stablehlo.return %s : tensor<{et}>
+      }}) : (tensor<4x{et}>, tensor<{n}x1xi32>, tensor<{n}x{et}>) -> tensor<4x{et}>
+      func.return %r : tensor<4x{et}>
+    }}"""
+
+
+@settings(max_examples=60, deadline=None)
+@given(st.sampled_from(["bf16", "complex<f32>", "f8E4M3FN"]), st.integers(0, 3),
+       st.lists(st.floats(-100, 100, width=32), min_size=6, max_size=6))
+def test_one_inexact_update_matches_the_rounds_of_several(et, target, vals):
+    """A float add of one update of a type numpy has no exact add for (apply_updates' one-
+    update shortcut) gives what the general rounds give that element among other updates."""
+    from stablehlo_ref.interpreter.numerics import elem
+    m1 = stablehlo_ref.parse(_scatter_add_program(et, 1))
+    m2 = stablehlo_ref.parse(_scatter_add_program(et, 2))
+    dt = elem(m1.functions["main"].regions[0].blocks[0].arguments[0].type).dtype
+    x = np.array(vals[:4], dtype=np.float64).astype(dt)
+    u = np.array(vals[4:], dtype=np.float64).astype(dt)
+    other = (target + 1) % 4
+    one = stablehlo_ref.run(m1, x, np.array([[target]], np.int32), u[:1])[0]
+    two = stablehlo_ref.run(m2, x, np.array([[target], [other]], np.int32), u)[0]
+    assert one[target].tobytes() == two[target].tobytes()

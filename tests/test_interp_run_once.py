@@ -83,7 +83,8 @@ def programs(draw):
         vals.setdefault(k, []).append(v)
     helper_regions = draw(st.booleans())
     for _ in range(draw(st.integers(1, 12))):
-        kind = draw(st.sampled_from(["unary", "binary", "broadcast", "call", "case", "const"]))
+        kind = draw(st.sampled_from(["unary", "binary", "broadcast", "call", "case", "const",
+                                     "reduce"]))
         k = draw(st.sampled_from(sorted(vals)))
         a = draw(st.sampled_from(vals[k]))
         v = new()
@@ -96,6 +97,18 @@ def programs(draw):
             k2 = draw(st.sampled_from([2, 4, 4096]))
             lines.append(f"{v} = stablehlo.broadcast_in_dim {a}, dims = [1] : "
                          f"({typ(k)}) -> tensor<{k2}x{k}xf32>")
+            continue          # (a value of another type: not used further)
+        elif kind == "reduce":
+            # a recognized body (never run: the plain one-pass run) or one that is run
+            init = new()
+            lines.append(f"{init} = stablehlo.constant dense<0.0> : tensor<f32>")
+            op2 = draw(st.sampled_from(["", "%q = stablehlo.negate %p : tensor<f32>\n    "]))
+            ret = "%q" if op2 else "%p"
+            lines.append(f'{v} = "stablehlo.reduce"({a}, {init}) ({{\n'
+                         f'  ^bb0(%l: tensor<f32>, %r: tensor<f32>):\n'
+                         f'    %p = stablehlo.add %l, %r : tensor<f32>\n    {op2}'
+                         f'stablehlo.return {ret} : tensor<f32>\n'
+                         f'  }}) {{dimensions = array<i64: 0>}} : ({typ(k)}, tensor<f32>) -> tensor<f32>')
             continue          # (a value of another type: not used further)
         elif kind == "call":
             lines.append(f"{v} = func.call @helper{'_r' if helper_regions else ''}_{k}({a}) : "
@@ -228,3 +241,78 @@ def test_the_next_run_plans_the_body_and_gives_the_same_results():
     assert block._cache.nops == len(block.operations)
     for o in outs:
         np.testing.assert_array_equal(o, -(x * x))
+
+
+_UNRUN = """func.func @main(%x: tensor<4xf32>, %i: tensor<2x1xi32>, %u: tensor<2xf32>)
+    -> (tensor<4xf32>, tensor<f32>) {
+  %s = "stablehlo.scatter"(%x, %i, %u) <{scatter_dimension_numbers = #stablehlo.scatter<
+      update_window_dims = [], inserted_window_dims = [0],
+      scatter_dims_to_operand_dims = [0], index_vector_dim = 1>}> ({
+  ^bb0(%a: tensor<f32>, %b: tensor<f32>):
+    %m = stablehlo.maximum %a, %b : tensor<f32>
+    stablehlo.return %m : tensor<f32>
+  }) : (tensor<4xf32>, tensor<2x1xi32>, tensor<2xf32>) -> tensor<4xf32>
+  %z = stablehlo.constant dense<0.0> : tensor<f32>
+  %r = stablehlo.reduce(%s init: %z) applies stablehlo.add across dimensions = [0]
+    : (tensor<4xf32>, tensor<f32>) -> tensor<f32>
+  return %s, %r : tensor<4xf32>, tensor<f32>
+}"""
+
+
+@pytest.mark.parametrize("limits", [Limits(), Limits(max_nesting=0), Limits(max_live_bytes=20)])
+def test_a_body_whose_regions_are_never_run_runs_in_the_plain_one_pass(limits):
+    """A scatter or reduce whose body is recognized never runs it: the body holding them
+    takes `run_once` (no frame, no analysis of the regions), with the results and errors of
+    the general path."""
+    m = parse(_UNRUN)
+    block = m.functions["main"].regions[0].blocks[0]
+    assert plan_mod.once_uses(block) is not None
+    args = [np.arange(4, dtype=np.float32), np.array([[1], [3]], np.int32),
+            np.array([5, -1], np.float32)]
+    out = _check(_UNRUN, args, limits)
+    if limits.max_nesting == 0:
+        assert out[0] == "error" and "nested" in out[2]
+    elif limits.max_live_bytes == 20:
+        assert out[0] == "error" and out[1] == "LimitError"
+    else:
+        np.testing.assert_array_equal(out[1][0], np.array([0, 5, 2, 3], np.float32))
+        assert out[1][1] == 10
+
+
+def test_regions_that_may_run_keep_the_framed_one_pass():
+    src = _UNRUN.replace("%m = stablehlo.maximum %a, %b : tensor<f32>",
+                         "%n = stablehlo.negate %b : tensor<f32>\n"
+                         "    %m = stablehlo.maximum %a, %n : tensor<f32>")
+    m = parse(src)
+    assert plan_mod.once_uses(m.functions["main"].regions[0].blocks[0]) is None
+    args = [np.arange(4, dtype=np.float32), np.array([[1], [3]], np.int32),
+            np.array([5, -1], np.float32)]
+    out = _check(src, args)
+    np.testing.assert_array_equal(out[1][0], np.array([0, 1, 2, 3], np.float32))
+
+
+@pytest.mark.parametrize("arg_quantized", [False, True])
+def test_quantized_values_take_the_quantization_plan_in_one_pass(arg_quantized):
+    """Ops on quantized values (made by an op, or passed in) are planned with their
+    quantization plan in the one-pass run as in the general path, also after plain ops."""
+    q = "tensor<3x!quant.uniform<i8:f32, 0.5:2>>"
+    if arg_quantized:
+        src = f"""func.func @main(%q: {q}) -> tensor<3xf32> {{
+  %n = stablehlo.negate %q : {q}
+  %a = stablehlo.add %n, %q : {q}
+  %f = stablehlo.uniform_dequantize %a : ({q}) -> tensor<3xf32>
+  return %f : tensor<3xf32>
+}}"""
+        args = [np.array([3, -4, 7], np.int8)]
+    else:
+        src = f"""func.func @main(%x: tensor<3xf32>) -> tensor<3xf32> {{
+  %y = stablehlo.abs %x : tensor<3xf32>
+  %q = stablehlo.uniform_quantize %y : (tensor<3xf32>) -> {q}
+  %n = stablehlo.negate %q : {q}
+  %a = stablehlo.add %n, %q : {q}
+  %f = stablehlo.uniform_dequantize %a : ({q}) -> tensor<3xf32>
+  return %f : tensor<3xf32>
+}}"""
+        args = [np.array([1.5, -2.25, 3.0], np.float32)]
+    out = _check(src, args)
+    assert out[0] == "ok"

@@ -209,22 +209,35 @@ def _zeta_ints(kmax):
 _ZETA_K = _zeta_ints(64)          # zeta(2) .. zeta(64)
 
 
+# the coefficients of the two series below, highest first
+_SERIES1 = [(-1) ** k * _ZETA_K[k - 2] / k for k in range(63, 1, -1)]
+_SERIES2 = [(-1) ** k * (_ZETA_K[k - 2] - 1.0) / k for k in range(63, 1, -1)]
+
+
+def _series(coeffs, z):
+    """acc = (acc + c) * z for each c of `coeffs`, from acc = 0: in place on a float64 array
+    (the same roundings; nothing to do for no elements)."""
+    acc = np.zeros_like(z)
+    if acc.__class__ is not np.ndarray or acc.dtype != np.float64 or z.__class__ is not np.ndarray:
+        for c in coeffs:
+            acc = (acc + c) * z
+        return acc
+    if acc.size:
+        add, mul = np.add, np.multiply
+        for c in coeffs:
+            add(acc, c, out=acc)
+            mul(acc, z, out=acc)
+    return acc
+
+
 def _lgamma_series1(z):
     """lgamma(1 + z), |z| <= 0.5."""
-    acc = np.zeros_like(z)
-    for k in range(63, 1, -1):
-        c = (-1) ** k * _ZETA_K[k - 2] / k
-        acc = (acc + c) * z
-    return (acc - _EULER) * z
+    return (_series(_SERIES1, z) - _EULER) * z
 
 
 def _lgamma_series2(z):
     """lgamma(2 + z), |z| <= 0.5."""
-    acc = np.zeros_like(z)
-    for k in range(63, 1, -1):
-        c = (-1) ** k * (_ZETA_K[k - 2] - 1.0) / k
-        acc = (acc + c) * z
-    return (acc + (1 - _EULER)) * z
+    return (_series(_SERIES2, z) + (1 - _EULER)) * z
 
 
 def _lgamma_stirling(x):
@@ -268,8 +281,15 @@ def _lgamma_reflect(x):
 
 
 def _taylor(coeffs, t):
-    """sum_{k>=1} coeffs[k-1] t^k (Horner)."""
+    """sum_{k>=1} coeffs[k-1] t^k (Horner; in place on a float64 array: the same roundings)."""
     acc = np.full_like(t, coeffs[-1])
+    if acc.__class__ is np.ndarray and acc.dtype == np.float64 and t.__class__ is np.ndarray:
+        if acc.size:
+            add, mul = np.add, np.multiply
+            for c in coeffs[-2::-1]:
+                mul(acc, t, out=acc)
+                add(acc, c, out=acc)
+        return acc * t
     for c in coeffs[-2::-1]:
         acc = acc * t + c
     return acc * t

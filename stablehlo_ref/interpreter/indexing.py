@@ -20,6 +20,7 @@ from .registry import op_cache
 from .registry import kernel, specializer
 
 _INT64_SAFE = np.int64(1) << 62
+_MISSING = object()
 
 
 def as_index_array(x) -> np.ndarray:
@@ -218,23 +219,23 @@ def torch_index_select(ctx, op, operand, index):
 
 # ------------------------------------------------------------------ scatter
 
+_SCATTER_DIMS = ("update_window_dims", "inserted_window_dims", "input_batching_dims",
+                 "scatter_indices_batching_dims", "scatter_dims_to_operand_dims")
+
+
 def _scatter_dims(op) -> dict:
     """The scatter's dimension numbers as lists of ints, decoded once per op."""
     c = op_cache(op)
     dims = c.get("scatter_dims")
     if dims is None:
-        f = dict(op.attributes["scatter_dimension_numbers"].fields)
-        get = f.get
-        dims = c["scatter_dims"] = {
-            "update_window_dims": [int(v) for v in get("update_window_dims", ())],
-            "inserted_window_dims": [int(v) for v in get("inserted_window_dims", ())],
-            "input_batching_dims": [int(v) for v in get("input_batching_dims", ())],
-            "scatter_indices_batching_dims":
-                [int(v) for v in get("scatter_indices_batching_dims", ())],
-            "scatter_dims_to_operand_dims":
-                [int(v) for v in get("scatter_dims_to_operand_dims", ())],
-            "index_vector_dim": int(get("index_vector_dim", 0)),
-        }
+        dims = {k: [] for k in _SCATTER_DIMS}
+        dims["index_vector_dim"] = 0
+        for k, v in op.attributes["scatter_dimension_numbers"].fields:
+            if k == "index_vector_dim":
+                dims[k] = int(v)
+            elif k in dims:
+                dims[k] = [int(x) for x in v]
+        c["scatter_dims"] = dims
     return dims
 
 
@@ -372,6 +373,160 @@ class _TargetPlan:
         return flat.reshape(-1), valid
 
 
+# a scatter's first run computes the targets of at most this many update elements in Python
+_DIRECT_TARGETS = 48
+
+
+def direct_targets(input_shape, scatter_indices, updates_shape, dims):
+    """`_TargetPlan(...).targets(scatter_indices)` computed directly in Python (as a list of
+    flat input indices, and a list of in-bounds flags or None) for a scatter of at most
+    `_DIRECT_TARGETS` update elements without batching dims, as its first run has it: a plan
+    pays off only when the op runs again, and numpy's calls cost more than the few elements
+    do. None for any other scatter, or dimension numbers that do not fit the shapes (the plan
+    reports what is wrong)."""
+    if dims["input_batching_dims"] or dims["scatter_indices_batching_dims"]:
+        return None
+    size = 1
+    for n in updates_shape:
+        size *= n
+    if size > _DIRECT_TARGETS:
+        return None
+    uwd = dims["update_window_dims"]
+    iwd = dims["inserted_window_dims"]
+    s2o = dims["scatter_dims_to_operand_dims"]
+    ivd = dims["index_vector_dim"]
+    rank = len(input_shape)
+    nu = len(updates_shape)
+    idx = scatter_indices
+    ishape = idx.shape
+    nd = len(ishape)
+    if ivd >= nd:
+        k = 1
+        sshape = ishape
+    elif ivd >= 0:
+        k = ishape[ivd]
+        sshape = ishape[:ivd] + ishape[ivd + 1:]
+        if ivd != nd - 1:
+            idx = np.moveaxis(idx, ivd, -1)
+    else:
+        return None
+    # the window dims of the input (those not inserted), in order, follow the update window
+    # dims, in order; the other update dims are the scatter dims, in the order of `sshape`
+    wid = [d for d in range(rank) if d not in iwd]
+    if len(wid) != len(uwd) or len(s2o) != k or len(set(s2o)) != k \
+            or len(set(iwd)) != len(iwd) or sorted(uwd) != uwd or len(set(uwd)) != len(uwd):
+        return None
+    for d in s2o:
+        if d < 0 or d >= rank:
+            return None
+    for d in iwd:
+        if d < 0 or d >= rank:
+            return None
+    for a in uwd:
+        if a < 0 or a >= nu:
+            return None
+    sax = [a for a in range(nu) if a not in uwd]
+    if tuple([updates_shape[a] for a in sax]) != tuple(sshape):
+        return None
+    if 0 in input_shape:
+        return [0] * size, [False] * size     # an empty input has no elements
+    if idx.dtype == np.uint64:
+        idx = np.minimum(idx, np.uint64(_INT64_SAFE))
+    vecs = idx.reshape(-1).tolist()          # the index vectors, k numbers each, in order
+    strides = [1] * rank
+    for d in range(rank - 2, -1, -1):
+        strides[d] = strides[d + 1] * input_shape[d + 1]
+    if not uwd:
+        # no window (every input dim inserted): one element per index vector
+        flat = []
+        ok = None
+        e = 0
+        for s in range(0, len(vecs), k):
+            f = 0
+            inb = True
+            for j in range(k):
+                c = vecs[s + j]
+                d = s2o[j]
+                if c < 0 or c >= input_shape[d]:
+                    inb = False
+                f += c * strides[d]
+            if not inb and ok is None:
+                ok = [True] * e
+            if ok is not None:
+                ok.append(inb)
+                if not inb:
+                    f = 0       # (its offset may be out of int64's range: it is dropped)
+            flat.append(f)
+            e += 1
+        return flat, ok
+    # each update element is (scatter position s, window position w), in row-major order
+    seq = [(0, 0)]
+    for a in range(nu):
+        n = updates_shape[a]
+        if a in uwd:
+            seq = [(s, w * n + i) for s, w in seq for i in range(n)]
+        else:
+            seq = [(s * n + i, w) for s, w in seq for i in range(n)]
+    # the flat offset of each scatter position's start index, and whether its components
+    # of the dims without a window are in bounds
+    shared = [(j, d) for j, d in enumerate(s2o) if d in wid]
+    starts = []
+    sok = []
+    all_ok = True
+    for s in range(0, len(vecs), k):
+        f = 0
+        inb = True
+        for j in range(k):
+            c = vecs[s + j]
+            d = s2o[j]
+            if (c < 0 or c >= input_shape[d]) and d not in wid:
+                inb = False
+            f += c * strides[d]
+        starts.append(f)
+        sok.append(inb)
+        if not inb:
+            all_ok = False
+    # the same for each window position (its offset may overrun a dim without a start index)
+    woffs = [0]
+    wok = [True]
+    wpos = [()]
+    for j, a in enumerate(uwd):
+        n = updates_shape[a]
+        d = wid[j]
+        st = strides[d]
+        bound = input_shape[d] if d not in s2o else n
+        woffs = [f + i * st for f in woffs for i in range(n)]
+        wok = [q and i < bound for q in wok for i in range(n)]
+        if shared:
+            wpos = [p + (i,) for p in wpos for i in range(n)]
+        if n > bound:
+            all_ok = False
+    flat = [starts[s] + woffs[w] for s, w in seq]
+    if shared:
+        # a dim with both a start index and a window: their sum must be in bounds
+        checks = [(j, wid.index(d), input_shape[d]) for j, d in shared]
+        ok = []
+        for s, w in seq:
+            inb = sok[s] and wok[w]
+            if inb:
+                for j, i, n in checks:
+                    c = vecs[s * k + j] + wpos[w][i]
+                    if c < 0 or c >= n:
+                        inb = False
+                        break
+            ok.append(inb)
+        if all(ok):
+            ok = None
+    elif all_ok:
+        ok = None
+    else:
+        ok = [sok[s] and wok[w] for s, w in seq]
+    if ok is not None:
+        # (an out-of-bounds element's offset may be out of int64's range: it is dropped)
+        flat = [f if o else 0 for f, o in zip(flat, ok)]
+    return flat, ok
+
+
 def scatter_targets(input_shape, scatter_indices, updates_shape, **dims):
     """For every element of `updates` (in row-major order), its flat index into the input and
     whether that index is in bounds (out-of-bounds elements are skipped, as the spec says)."""
@@ -395,6 +550,15 @@ def update_body(region, n: int):
     if _is_replace_body(region, n):
         return "replace"
     return recognize_binary_body(region) if n == 1 else None
+
+
+def scatter_body(op, n: int):
+    """`update_body` of scatter `op` (of `n` inputs), found once per op."""
+    c = op_cache(op)
+    body = c.get("scatter_body", _MISSING)
+    if body is _MISSING:
+        body = c["scatter_body"] = update_body(op.regions[0], n)
+    return body
 
 
 def apply_updates(ctx, region, flats: list, targets: np.ndarray, values: list, result_types,
@@ -434,6 +598,13 @@ def apply_updates(ctx, region, flats: list, targets: np.ndarray, values: list, r
         return [out]
     # rounds in which each target occurs once, in the order of the updates; float sums and
     # products go this way too, so that each step rounds to the element type
+    if inexact and targets.size == 1:
+        # one update: the one round below, without sorting
+        fn = np.add if name == "stablehlo.add" else np.multiply
+        cd = np.complex128 if et0.is_complex else np.float64
+        out = np.array(flats[0], copy=True)
+        out[targets] = fn(out[targets].astype(cd), values[0].astype(cd)).astype(out.dtype)
+        return [out]
     order = np.argsort(targets, kind="stable")
     ts = targets[order]
     dup = ts[1:] == ts[:-1]
@@ -517,7 +688,7 @@ def scatter(ctx, op, *args):
         for t in result_types:
             if not hasattr(t, "element_type"):
                 raise NotImplementedOpError("stablehlo.scatter", f"result type {t}")
-        info = c["scatter"] = ({}, update_body(op.regions[0], n), result_types,
+        info = c["scatter"] = ({}, scatter_body(op, n), result_types,
                                [elem(t).dtype for t in result_types])
     plans, body, result_types, dtypes = info
     key = (inputs[0].shape, indices.shape, updates[0].shape, RUN[0])
@@ -528,12 +699,24 @@ def scatter(ctx, op, *args):
         # written into it meanwhile; a caller may between runs, hence the run in the key)
         targets, valid = last[2]
     else:
-        plan = plans.get(key[:3])
-        if plan is None:
-            plan = _TargetPlan(key[0], key[1], key[2], **_scatter_dims(op))
+        plan = plans.get(key[:3], _MISSING)
+        got = None
+        if plan is _MISSING:
+            # the first run with these shapes: the targets of a small scatter computed
+            # directly (its next run plans them)
             if len(plans) < 8:
-                plans[key[:3]] = plan
-        targets, valid = plan.targets(indices)
+                plans[key[:3]] = None
+            if indices.__class__ is np.ndarray:
+                got = direct_targets(key[0], indices, key[2], _scatter_dims(op))
+        if got is not None:
+            targets = np.array(got[0], dtype=np.int64)
+            valid = None if got[1] is None else np.array(got[1], dtype=bool)
+        else:
+            if plan is None or plan is _MISSING:
+                plan = _TargetPlan(key[0], key[1], key[2], **_scatter_dims(op))
+                if len(plans) < 8:
+                    plans[key[:3]] = plan
+            targets, valid = plan.targets(indices)
         if indices.__class__ is np.ndarray and indices.size <= _SCATTER_KEEP_INDICES:
             c["scatter_last"] = (indices, key, (targets, valid))
     if valid is None:

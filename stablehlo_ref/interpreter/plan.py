@@ -559,14 +559,38 @@ class _RanOnce:
 RAN_ONCE = _RanOnce()
 
 
+_recognize_binary_body = _scatter_body = None
+# ops whose kernel never runs their one region when it is a recognized binary body (`return
+# op(%a, %b)` of a primitive op, or scatter's `return %update`), with their operand counts
+_UNRUN_REGIONS = {"stablehlo.reduce": 2, "stablehlo.reduce_window": 2, "stablehlo.scatter": 3}
+
+
+def regions_not_run(op) -> bool:
+    """Whether `op` has regions that its kernel never runs: a reduce or reduce_window of one
+    operand, or a scatter of one input, whose body is recognized (the kernels then compute
+    with the numpy primitive instead). Such a body reads only its own arguments."""
+    global _recognize_binary_body, _scatter_body
+    if _UNRUN_REGIONS.get(op.name) != len(op.operands) or len(op.regions) != 1 \
+            or len(op.regions[0].blocks) != 1:
+        return False
+    if _scatter_body is None:
+        from .indexing import scatter_body as _s
+        from .reduction import recognize_binary_body as _r
+        _recognize_binary_body, _scatter_body = _r, _s
+    if op.name == "stablehlo.scatter":
+        return _scatter_body(op, 1) is not None
+    return _recognize_binary_body(op.regions[0]) is not None
+
+
 def once_uses(block):
     """For `run_once`: the index of the op that last uses each value of `block` (as
     `FunctionInfo.last_use` has it for a body without regions), or None where an op of the
-    block has regions (their blocks read the function's frame: the general path runs it)."""
+    block has regions that its kernel may run (their blocks read the function's frame: the
+    general path runs it); regions that are never run (`regions_not_run`) are no obstacle."""
     last = {}
     i = 0
     for op in block.operations:
-        if op.regions:
+        if op.regions and not regions_not_run(op):
             return None
         for v in op.operands:
             last[v] = i
@@ -642,21 +666,27 @@ def _once_kernel(op, name, fn, results, last):
 
 
 def run_once(ctx, block, args, last, limits):
-    """Run the body `block` of a function (without regions, see `once_uses`) the first time it
-    is called, analysing, planning and running each op in one pass: values live in a dict
-    keyed by `Value` instead of frame slots, and no plan is kept. It does what `function_info`,
-    `plan_block` and `Plan._interpret` do together and raises the same errors at the same ops
-    (an operand not defined before its use, no kernel, a result over the tensor-size limits,
-    the live values over `max_live_bytes`, a kernel's failure), and values of
-    `_FREE_ELEMENTS` elements or more (or of dynamic shapes) are dropped after their last use,
-    as the plan drops them."""
+    """Run the body `block` of a function (without regions its kernels run, see `once_uses`)
+    the first time it is called, analysing, planning and running each op in one pass: values
+    live in a dict keyed by `Value` instead of frame slots, and no plan is kept. It does what
+    `function_info`, `plan_block` and `Plan._interpret` do together and raises the same errors
+    at the same ops (an operand not defined before its use, no kernel, a result over the
+    tensor-size limits, the live values over `max_live_bytes`, a kernel's failure), and values
+    of `_FREE_ELEMENTS` elements or more (or of dynamic shapes) are dropped after their last
+    use, as the plan drops them."""
     env = {}
     sizes = None                 # Value -> bytes, of the large values counted in `live`
     dying = None                 # op index -> values that die after it
+    # whether a value of a type other than a plain tensor (a quantized one, a tuple, a token)
+    # has been defined so far: until one is, no op's operands need `_once_kernel`'s checks
+    other = False
     i = 0
     for a in block.arguments:
         env[a] = args[i]
         i += 1
+        t = a.type
+        if t.__class__ is not TensorType or t.element_type.__class__ is not ElementType:
+            other = True
         if a in last:
             sb = _static_bytes(a.type)
             if sb is None or sb[0] >= _FREE_ELEMENTS:
@@ -689,17 +719,27 @@ def run_once(ctx, block, args, last, limits):
         if name in TERMINATORS:
             return [x0, x1] if nin == 2 else [x0] if nin == 1 else vals
         results = op.results
+        if not other:
+            for r in results:
+                t = r.type
+                if t.__class__ is not TensorType or t.element_type.__class__ is not ElementType:
+                    other = True
+                    break
         fn = kernels.get(name)
         err = None
         if fn is None:
             fn = HARNESS_OPS.get(name)
             if fn is None:
                 err = NotImplementedOpError(name)
-        else:
+        elif other or name == "func.call":
             fn, err, callee = _once_kernel(op, name, fn, results, last)
             if callee is not None:
                 vals = (callee, [x0, x1] if nin == 2 else [x0] if nin == 1 else vals)
                 nin = -1
+        if op.regions and 1 > limits.max_nesting:
+            # (as in `plan_block`: over an op's missing kernel)
+            err = LimitError(f"{name}: regions nested more than {limits.max_nesting} deep",
+                             op.where(), FLAGS["max_nesting"])
         for r in results:
             t = r.type
             if t.__class__ is TensorType:
