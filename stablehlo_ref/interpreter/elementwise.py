@@ -1042,6 +1042,9 @@ _UNARY_KERNELS = {
 register_table(_UNARY_KERNELS, _unary, 1)
 
 _SCALAR_FLOATS = {"f16": np.float16, "f32": np.float32, "f64": np.float64}
+# whether numpy takes a Python float operand of an f32 scalar operator as an f32 (NEP 50,
+# numpy 2), not as an f64 (numpy 1's value-based promotion of two scalars)
+_WEAK_PYTHON_FLOATS = (np.float32(1) * 0.1).__class__ is np.float32
 
 
 def _unary_float_specializer(name, float_fn):
@@ -1058,6 +1061,10 @@ def _unary_float_specializer(name, float_fn):
         dt = np.dtype(scalar)
         wide = dt == np.float64
         ND = np.ndarray
+        # an f32 one times a Python float is that float rounded to f32 (numpy 2 converts a
+        # Python float operand to the other operand's dtype, one rounding; times 1 is
+        # exact), several times cheaper than constructing the scalar
+        one = np.float32(1) if dt == np.float32 and _WEAK_PYTHON_FLOATS else None
 
         def unary_scalar(ctx, op, x):
             if x.__class__ is scalar:
@@ -1065,6 +1072,8 @@ def _unary_float_specializer(name, float_fn):
                 # than a numpy f64 scalar; the ufunc on it gives an f64 scalar)
                 if wide:
                     return float_fn(float(x))
+                if one is not None:
+                    return one * float(float_fn(float(x)))
                 return scalar(float(float_fn(float(x))))
             if x.__class__ is ND and x.dtype == dt:
                 # as `_unary` computes it: in f64, rounded once to the type

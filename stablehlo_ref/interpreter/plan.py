@@ -1405,12 +1405,16 @@ def _sequence_runner(seq):
     """Several steps in one loop (a loop iteration costs less than a closure call): entries
     (fn, a, b, c, out) store `f[out] = fn(f[a], f[b])` (c == -1: a Python operator),
     `fn(ctx, f[a], f[b], f[c])` (c >= 0: `_picker`, `_wherer`), or for a bound kernel (c == -2,
-    `_bind_kernel`) `fn(ctx, f[a])` (b < 0) or `fn(ctx, f[a], f[b])`."""
+    `_bind_kernel`) `fn(ctx, f[a])` (b < 0) or `fn(ctx, f[a], f[b])`. Entries of seven items
+    (fn, a, b, c, out, kind, op) name their kind (`_SEQ_KINDS`): a kernel called with its op
+    (`fn(ctx, op, f[a])`, `fn(ctx, op, f[a], f[b])`: no bound closure's frame), or a select of
+    rank-0 values whose picking of a numpy scalar runs in the loop itself (`fn`, its `_picker`,
+    takes anything else)."""
     n = len(seq)
     length_hint = operator.length_hint
     if any(e[3] != -1 for e in seq):
         return _mixed_sequence_runner(seq)
-    seq = tuple((fn, a, b, out) for fn, a, b, _, out in seq)
+    seq = tuple((e[0], e[1], e[2], e[4]) for e in seq)
 
     def run_sequence(ctx, f):
         it = iter(seq)
@@ -1426,20 +1430,57 @@ def _sequence_runner(seq):
     return run_sequence
 
 
+# the kinds of a merged sequence's entries (see `_mixed_sequence_runner`)
+_SEQ_KINDS = {"operator": 0, "kernel": 3, "select": 1, "call3": 2}
+
+
+def _sequence_kind(e):
+    """(kind code, fn, a, b, c, out, op) of a sequence entry, for `_mixed_sequence_runner`."""
+    fn, a, b, c, out = e[:5]
+    op = e[6] if len(e) > 6 else None
+    kind = e[5] if len(e) > 5 else None
+    if c == -1:
+        return (0, fn, a, b, c, out, op)
+    if kind == "kernel":
+        return (3 if b < 0 else 4, fn, a, b, c, out, op)
+    if kind == "select":
+        return (1, fn, a, b, c, out, op)
+    if c >= 0:
+        return (2, fn, a, b, c, out, op)
+    return (5 if b < 0 else 6, fn, a, b, c, out, op)
+
+
 def _mixed_sequence_runner(seq):
-    """`_sequence_runner` with bound kernels or selects among its entries."""
+    """`_sequence_runner` with kernels or selects among its entries: per entry a kind code
+    (0: a Python operator, 1: a select of rank-0 values, 2: a function of ctx and three
+    operands, 3/4: a kernel of one/two operands called with its op, 5/6: a bound kernel of
+    one/two operands)."""
     n = len(seq)
     length_hint = operator.length_hint
+    seq = tuple(_sequence_kind(e) for e in seq)
+    BOOL, ND = np.bool_, np.ndarray
 
     def run_mixed(ctx, f):
         it = iter(seq)
         try:
-            for fn, a, b, c, out in it:
-                if c == -1:
+            for k, fn, a, b, c, out, op in it:
+                if k == 0:
                     f[out] = fn(f[a], f[b])
-                elif c >= 0:
+                elif k == 1:
+                    p = f[a]
+                    x = f[b]
+                    y = f[c]
+                    if p.__class__ is BOOL and x.__class__ is not ND and y.__class__ is not ND:
+                        f[out] = x if p else y
+                    else:
+                        f[out] = fn(ctx, p, x, y)
+                elif k == 3:
+                    f[out] = fn(ctx, op, f[a])
+                elif k == 4:
+                    f[out] = fn(ctx, op, f[a], f[b])
+                elif k == 2:
                     f[out] = fn(ctx, f[a], f[b], f[c])
-                elif b < 0:
+                elif k == 5:
                     f[out] = fn(ctx, f[a])
                 else:
                     f[out] = fn(ctx, f[a], f[b])
@@ -1629,7 +1670,8 @@ class _Emitter:
             self.seq[len(self.runners)] = (fast, ins[0], ins[1], -1, out)
             self.reads.update(ins)
         elif mode == 1 and fast is _SELECT and not frees:
-            self.seq[len(self.runners)] = (_picker(fn, op), ins[0], ins[1], ins[2], out)
+            self.seq[len(self.runners)] = (_picker(fn, op), ins[0], ins[1], ins[2], out,
+                                           "select", op)
             self.reads.update(ins)
         invariant = self.invariant
         if mode == 1 and (fast is None or fast is _WHERE) and invariant and not op.regions \
@@ -1656,8 +1698,8 @@ class _Emitter:
             # an op of a specialized elementwise or data-movement kernel (sine, remainder,
             # convert, slice, ...) may join a sequence too: the kernel called there with its
             # op bound
-            self.seq[len(self.runners)] = (_bind_kernel(fn, op), ins[0],
-                                           ins[1] if len(ins) == 2 else -1, -2, out)
+            self.seq[len(self.runners)] = (fn, ins[0], ins[1] if len(ins) == 2 else -1, -2,
+                                           out, "kernel", op)
             self.reads.update(ins)
         run = _runner(self.ctx, op, fn, ins, out, mode, frees, fast, known, self.reads)
         if op.regions and not getattr(fn, "runs_no_region", False):
