@@ -1529,6 +1529,92 @@ def _scalar_form(value):
     return value
 
 
+def _first_operand(a, b):
+    return a
+
+
+# ops on i1 values with an identity operand: x != false, x ^ false, x | false, x & true,
+# x == true are x
+_I1_IDENTITIES = {"stablehlo.xor": False, "stablehlo.or": False, "stablehlo.and": True}
+_I1_COMPARE_IDENTITIES = {"NE": False, "EQ": True}
+# integer ops with an identity operand (on either side: + 0, * 1, | 0, ^ 0, & -1; on the
+# right: - 0)
+_INT_IDENTITIES = {"stablehlo.add": (0, True), "stablehlo.multiply": (1, True),
+                   "stablehlo.or": (0, True), "stablehlo.xor": (0, True),
+                   "stablehlo.and": (-1, True), "stablehlo.subtract": (0, False)}
+
+
+def _all_equal_to(value, x) -> bool:
+    """Whether every element of the known numpy value `value` equals `x`."""
+    if not isinstance(value, (np.ndarray, np.generic)) or value.dtype.kind not in "biu":
+        return False
+    try:
+        return bool(np.all(value == x))
+    except Exception:  # noqa: BLE001 - not comparable: not an identity
+        return False
+
+
+def _identity_operand(op, ins, known):
+    """The slot of the operand that `op` returns unchanged, whatever its value, given its
+    known operands: an i1 or integer op with an identity element known on its other side
+    (`_I1_IDENTITIES`, `_INT_IDENTITIES`), or a convert to the operand's own type; the
+    operand's type must be the result's type. None otherwise."""
+    name = op.name
+    rt = op.results[0].type
+    ops = op.operands
+    if name == "stablehlo.convert":
+        if len(ins) == 1 and ops[0].type == rt and _etname(rt) is not None:
+            return ins[0]
+        return None
+    if len(ins) != 2 or len(ops) != 2:
+        return None
+    r = _etname(rt)
+    if r is None or ops[0].type != rt or ops[1].type != rt:
+        return None
+    if r == "i1":
+        if name == "stablehlo.compare":
+            ct = op.attributes.get("compare_type")
+            unit = _I1_COMPARE_IDENTITIES.get(op.attributes["comparison_direction"].value)
+            if ct is not None and ct.value not in ("UNSIGNED", "SIGNED"):
+                return None
+        else:
+            unit = _I1_IDENTITIES.get(name)
+        either = True
+    elif r in _NATIVE and not r.startswith("f"):
+        unit, either = _INT_IDENTITIES.get(name, (None, False))
+    else:
+        return None
+    if unit is None:
+        return None
+    a, b = ins
+    if b in known and a not in known and _all_equal_to(known[b], unit):
+        return a
+    if either and a in known and b not in known and _all_equal_to(known[a], unit):
+        return b
+    return None
+
+
+def _value_key(v):
+    """A hashable key of a known value, equal for equal values of one dtype and shape."""
+    if isinstance(v, (np.ndarray, np.generic)) and v.dtype.kind in "biuf" and v.size <= 4096:
+        return (v.dtype.str, v.shape, np.asarray(v).tobytes())
+    return ("id", id(v))
+
+
+def _cse_key(op, ins, known):
+    """A key equal for ops that compute the same value: the same name, attributes and
+    result types, on the same slots (or known values equal in dtype, shape and bits); None
+    where one is not hashable."""
+    try:
+        key = (op.name, tuple(sorted(op.attributes.items())),
+               tuple([r.type for r in op.results]),
+               tuple([("k", _value_key(known[s])) if s in known else s for s in ins]))
+        hash(key)
+    except Exception:  # noqa: BLE001 - an unhashable attribute: no key
+        return None
+    return key
+
+
 class _Emitter:
     """Turns the steps of a block into closures, once, when the block is compiled:
 
@@ -1562,6 +1648,11 @@ class _Emitter:
         self.invariant = set()       # for a loop body: slots whose value is the same object
         #                              in every iteration (see `_loop_invariant_slots`)
         self.seq = {}                # runner index -> (fn, a, b, out) of a Python-operator step
+        self.alias = {}              # slot -> the slot holding the same value (see `_alias_of`)
+        self.alias_sources = set()   # slots other slots' readers read instead
+        self.in_place = set()        # slots an update in place may write into
+        self.cse = {}                # `_cse_key` of a pure op -> the slot of its result
+        self.moves = []              # (runner index, slot) of the stores of aliased values
 
     def emit(self, run, op):
         self.runners.append(run)
@@ -1581,6 +1672,11 @@ class _Emitter:
             drop.add(i)
             if s in self.reads:
                 preload.append((s, known[s]))
+        for i, s in self.moves:
+            # an aliased value's readers read its source: its own slot is stored only where
+            # something reads that slot (a terminator, a region, a callee's frame)
+            if s not in self.reads:
+                drop.add(i)
         runners, ops = [], []
         run = []                     # indices of a run of Python-operator steps
 
@@ -1631,6 +1727,11 @@ class _Emitter:
         self.freed.update(frees)
         name = op.name
         known = self.known
+        aliased_first = False
+        if self.alias:
+            alias = self.alias
+            aliased_first = bool(ins) and ins[0] in alias
+            ins = tuple([alias.get(s, s) for s in ins])
         if mode == 1 and (name == "stablehlo.constant" and fn is KERNELS.get(name)
                           or ins and _foldable(name, fn) and all(s in known for s in ins)):
             value = self.fold(op, fn, ins)
@@ -1643,18 +1744,26 @@ class _Emitter:
         if name == "func.call" and mode != 2 and fn.__name__ in _CALL_KERNELS \
                 and self.inline(op, ins, out, mode, frees, stack, dies, index):
             return
+        if mode == 1 and exact and not frees and ins and not op.regions \
+                and self.alias_step(op, fn, ins, out):
+            return
+        # (an update in place writes into its operand: not into a value other slots' readers
+        # read, nor through an alias)
+        in_place_ok = not aliased_first and bool(ins) and ins[0] not in self.alias_sources
         if name == "stablehlo.dynamic_update_slice" and mode == 1 and fn is KERNELS.get(name) \
-                and self.dead_when_run is not None and dies is not None \
+                and self.dead_when_run is not None and dies is not None and in_place_ok \
                 and ins and ins[0] not in known and dies(op.operands[0], index):
             run = _update_in_place_runner(op, ins, out, known, self.dead_when_run, self.reads)
             if run is not None:
+                self.in_place.add(ins[0])
                 self.emit(_with_frees(run, frees), op)
                 return
         if name == "stablehlo.scatter" and mode == 1 and fn is KERNELS.get(name) \
-                and self.dead_when_run is not None and dies is not None \
+                and self.dead_when_run is not None and dies is not None and in_place_ok \
                 and len(ins) == 3 and ins[0] not in known and dies(op.operands[0], index):
             run = _scatter_in_place_runner(op, ins, out, known, self.dead_when_run, self.reads)
             if run is not None:
+                self.in_place.add(ins[0])
                 self.emit(_with_frees(run, frees), op)
                 return
         special = SPECIALIZERS.get(name)
@@ -1709,6 +1818,43 @@ class _Emitter:
                 slots = self.info.slots
                 self.reads.update(slots[v] for v in _outer_values(op) if v in slots)
         self.emit(run, op)
+
+    def alias_step(self, op, fn, ins, out) -> bool:
+        """An op whose result is a value some slot already holds (`_identity_operand`: an
+        operation with a known identity operand; or the same pure op on the same operands as
+        an earlier step of the block, `_cse_key`): no step computes it; the readers emitted
+        after it read that slot instead (`alias`), and a store into its own slot is kept only
+        where something reads that slot from the frame (see `finish`). Only small values of
+        static shapes (never cleared) whose source no update in place writes into."""
+        name = op.name
+        if not _foldable(name, KERNELS.get(name)) or fn is not KERNELS.get(name):
+            return False
+        rt = op.results[0].type
+        sb = _static_bytes(rt)
+        if sb is None or sb[0] >= _FREE_ELEMENTS:
+            return False
+        known = self.known
+        src = _identity_operand(op, ins, known)
+        key = None
+        if src is None:
+            key = _cse_key(op, ins, known)
+            if key is None:
+                return False
+            src = self.cse.get(key)
+        if src is None or src in self.in_place or src in known:
+            if key is not None and src is None:
+                self.cse[key] = out
+            return False
+        self.alias[out] = src
+        self.alias_sources.add(src)
+        self.moves.append((len(self.runners), out))
+        self.seq[len(self.runners)] = (_first_operand, src, src, -1, out)
+        self.reads.add(src)
+
+        def move(ctx, f):
+            f[out] = f[src]
+        self.emit(move, op)
+        return True
 
     def fold(self, op, fn, ins):
         constant = not ins
