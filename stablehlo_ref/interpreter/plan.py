@@ -1108,8 +1108,15 @@ def fused_while(ctx, op, f, cplan, bplan):
     # a condition that is one binary step (`i < n`) is computed in the loop itself
     step = getattr(crun[0], "step", None) if len(crun) == 1 else None
     if step is not None and step[2] >= 0 and step[3] == -1 and step[4] == ct:
-        return _fused_binary_cond_loop(ctx, op, f, step[:3], brun, bops, crun, cops, need,
-                                       preload, first, unread, targets, results, bargs)
+        # its operands that are the condition's arguments are read from the body's argument
+        # slots, which hold the same values when it runs: the condition's are not stored
+        carg = {s: bargs[k] for k, s in enumerate(cargs)}
+        fn, ca, cb = step[:3]
+        targets = tuple((s, k) for k, s in enumerate(bargs) if bterm[k] != s)
+        first = tuple((s, k) for k, s in enumerate(bargs))
+        return _fused_binary_cond_loop(ctx, op, f, (fn, carg.get(ca, ca), carg.get(cb, cb)),
+                                       brun, bops, crun, cops, need, preload, first,
+                                       tuple(cargs), targets, results, bargs, bterm)
 
     def loop(vals):
         if len(f) < need:
@@ -1161,10 +1168,17 @@ def fused_while(ctx, op, f, cplan, bplan):
 
 
 def _fused_binary_cond_loop(ctx, op, f, cond, brun, bops, crun, cops, need, preload, first,
-                            unread, targets, results, bargs):
+                            unread, targets, results, bargs, bterm=None):
     """`fused_while`'s loop for a condition of one binary step `fn(f[a], f[b])` (its value
-    is not stored: only the condition's terminator reads it)."""
+    is not stored: only the condition's terminator reads it). Where no body result is
+    stored into a slot another result is read from (`bterm`: the body's result slots), the
+    results are moved slot to slot, without a tuple of them."""
     fn, ca, cb = cond
+    pairs = None
+    if bterm is not None:
+        dsts = {s for s, _ in targets}
+        if not any(bterm[k] in dsts for _, k in targets):
+            pairs = tuple((s, bterm[k]) for s, k in targets)
     length_hint = operator.length_hint
     BOOL = np.bool_
     max_steps = ctx.max_steps
@@ -1197,6 +1211,10 @@ def _fused_binary_cond_loop(ctx, op, f, cond, brun, bops, crun, cops, need, prel
                 for r in it:
                     r(ctx, f)
                 stage = 1
+                if pairs is not None:
+                    for s, k in pairs:
+                        f[s] = f[k]
+                    continue
                 t = results(f)
                 for s, k in targets:
                     f[s] = t[k]
