@@ -41,7 +41,11 @@ same (`_memo_runner`); a dynamic_update_slice or one-element scatter of a value 
 there writes into it when nothing else holds it (`_update_in_place_runner`,
 `_scatter_in_place_runner`); once both the condition and the body of a `while` are compiled,
 the rest of the loop runs as one Python loop over both blocks' runners (`fused_while`; a
-condition that is one binary step, `i < n`, is computed in that loop itself)."""
+condition that is one binary step, `i < n`, is computed in that loop itself, on the body's
+argument slots). An op whose result some slot already holds (an integer or i1 op with a
+known identity operand, `x + 0`, `p != false`, a convert to the same type, or a pure op
+repeated on the same operands) is not run: the steps after it read that slot
+(`_Emitter.alias_step`; never a value an update in place writes into)."""
 from __future__ import annotations
 
 import operator
@@ -1118,6 +1122,11 @@ def fused_while(ctx, op, f, cplan, bplan):
                                        brun, bops, crun, cops, need, preload, first,
                                        tuple(cargs), targets, results, bargs, bterm)
 
+    # (the results moved slot to slot where none is stored over another's source)
+    dsts = {s for s, _ in targets}
+    pairs = None if any(bterm[k] in dsts for _, k in targets) \
+        else tuple((s, bterm[k]) for s, k in targets)
+
     def loop(vals):
         if len(f) < need:
             f.extend([None] * (need - len(f)))
@@ -1148,6 +1157,10 @@ def fused_while(ctx, op, f, cplan, bplan):
                 for r in it:
                     r(ctx, f)
                 it = None
+                if pairs is not None:
+                    for s, k in pairs:
+                        f[s] = f[k]
+                    continue
                 t = results(f)
                 for s, k in targets:
                     f[s] = t[k]
