@@ -149,6 +149,23 @@ def test_merged_sequence_kernel_and_select_entries():
     assert f[7] == ("picker", 5)                                # a Python bool: the picker
 
 
+def test_merged_sequence_putmask_select_entries():
+    """A select of small arrays in the loop: a copy of the false operand with the true one
+    put in (the operands left as they are); operands of two dtypes take the fallback."""
+    def fallback(ctx, c, a, b):
+        return ("fallback", np.where(c, a, b))
+    c = np.array([True, False, True])
+    a = np.array([1, 2, 3], np.int32)
+    b = np.array([7, 8, 9], np.int32)
+    seq = ((fallback, 0, 1, 2, 3, "putmask", None), (fallback, 0, 1, 4, 5, "putmask", None))
+    run = plan._sequence_runner(seq)
+    f = [c, a, b, None, b.astype(np.int64), None]
+    run(None, f)
+    assert f[3].tolist() == [1, 8, 3] and f[3].dtype == np.int32 and f[3] is not b
+    assert b.tolist() == [7, 8, 9] and a.tolist() == [1, 2, 3]
+    assert f[5][0] == "fallback"
+
+
 # ------------------------------------------------------------------ f32 scalar rounding
 def _unary_op(name, t="f32", src_t=None):
     src_t = src_t or t

@@ -1368,11 +1368,7 @@ def _array_select(op):
         if v.dtype is not a.dtype and v.dtype != a.dtype:
             v = v.astype(a.dtype)
         return v
-    rt = op.results[0].type
-    n = 1
-    for d in rt.shape:
-        n *= d
-    if n > _PUTMASK_ELEMENTS or (_etname(rt) not in _NATIVE and _etname(rt) != "i1"):
+    if not _putmask_select(op):
         return sel_where
     putmask = np.putmask
 
@@ -1383,6 +1379,16 @@ def _array_select(op):
             return v
         return sel_where(c, a, b)
     return sel
+
+
+def _putmask_select(op) -> bool:
+    """Whether `_array_select` selects by `np.putmask` into a copy of the false operand (a
+    small result of a native type)."""
+    rt = op.results[0].type
+    n = 1
+    for d in rt.shape:
+        n *= d
+    return n <= _PUTMASK_ELEMENTS and (_etname(rt) in _NATIVE or _etname(rt) == "i1")
 
 
 def _wherer(fn, op):
@@ -1462,7 +1468,7 @@ def _sequence_runner(seq):
 
 
 # the kinds of a merged sequence's entries (see `_mixed_sequence_runner`)
-_SEQ_KINDS = {"operator": 0, "kernel": 3, "select": 1, "call3": 2}
+_SEQ_KINDS = {"operator": 0, "kernel": 3, "select": 1, "call3": 2, "putmask": 7}
 
 
 def _sequence_kind(e):
@@ -1476,6 +1482,8 @@ def _sequence_kind(e):
         return (3 if b < 0 else 4, fn, a, b, c, out, op)
     if kind == "select":
         return (1, fn, a, b, c, out, op)
+    if kind == "putmask":
+        return (7, fn, a, b, c, out, op)
     if c >= 0:
         return (2, fn, a, b, c, out, op)
     return (5 if b < 0 else 6, fn, a, b, c, out, op)
@@ -1485,11 +1493,14 @@ def _mixed_sequence_runner(seq):
     """`_sequence_runner` with kernels or selects among its entries: per entry a kind code
     (0: a Python operator, 1: a select of rank-0 values, 2: a function of ctx and three
     operands, 3/4: a kernel of one/two operands called with its op, 5/6: a bound kernel of
-    one/two operands)."""
+    one/two operands, 7: a select of small arrays, `_array_select`'s copy of the false
+    operand with the true one put in, made in the loop where all three are arrays and both
+    operands have one dtype, else by `fn`, its `_wherer`)."""
     n = len(seq)
     length_hint = operator.length_hint
     seq = tuple(_sequence_kind(e) for e in seq)
     BOOL, ND = np.bool_, np.ndarray
+    putmask = np.putmask
 
     def run_mixed(ctx, f):
         it = iter(seq)
@@ -1507,6 +1518,17 @@ def _mixed_sequence_runner(seq):
                         f[out] = fn(ctx, p, x, y)
                 elif k == 3:
                     f[out] = fn(ctx, op, f[a])
+                elif k == 7:
+                    p = f[a]
+                    x = f[b]
+                    y = f[c]
+                    if p.__class__ is ND and x.__class__ is ND and y.__class__ is ND \
+                            and x.dtype is y.dtype:
+                        y = y.copy()
+                        putmask(y, p, x)
+                        f[out] = y
+                    else:
+                        f[out] = fn(ctx, p, x, y)
                 elif k == 4:
                     f[out] = fn(ctx, op, f[a], f[b])
                 elif k == 2:
@@ -1831,7 +1853,8 @@ class _Emitter:
                 return
         if mode == 1 and fast is _WHERE and not frees:
             # (after the memo above: a memoized select keeps its own runner)
-            self.seq[len(self.runners)] = (_wherer(fn, op), ins[0], ins[1], ins[2], out)
+            self.seq[len(self.runners)] = (_wherer(fn, op), ins[0], ins[1], ins[2], out,
+                                           "putmask" if _putmask_select(op) else "call3", op)
             self.reads.update(ins)
         elif exact and mode == 1 and fast is None and not frees and 1 <= len(ins) <= 2 \
                 and fn is not KERNELS.get(name) and _sequence_kernel(op, fn):
