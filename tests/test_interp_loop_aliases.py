@@ -276,3 +276,50 @@ def test_scatter_in_a_loop_with_invariant_indices():
     d = rng.standard_normal(64).astype(np.float32)
     seg = rng.integers(-1, 7, 64).astype(np.int32)        # some out of bounds: skipped
     _both(src, d, seg)
+
+
+# ------------------------------------------------------------------ fused loop moves
+COND_ALIAS_LOOP = """func.func @main(%x0: tensor<i32>, %n: tensor<i32>) -> (tensor<i32>, tensor<i32>) {
+  %c0 = stablehlo.constant dense<0> : tensor<i32>
+  %r:2 = stablehlo.while(%i = %c0, %x = %x0) : tensor<i32>, tensor<i32>
+   cond {
+    %z = stablehlo.constant dense<0> : tensor<i32>
+    %j = stablehlo.add %i, %z : tensor<i32>
+    %k = stablehlo.convert %n : tensor<i32>
+    %lt = stablehlo.compare LT, %j, %k, SIGNED : (tensor<i32>, tensor<i32>) -> tensor<i1>
+    stablehlo.return %lt : tensor<i1>
+  } do {
+    %one = stablehlo.constant dense<1> : tensor<i32>
+    %i2 = stablehlo.add %i, %one : tensor<i32>
+    %x2 = stablehlo.multiply %x, %i2 : tensor<i32>
+    %x3 = stablehlo.add %x2, %i : tensor<i32>
+    stablehlo.return %i2, %x3 : tensor<i32>, tensor<i32>
+  }
+  return %r#0, %r#1 : tensor<i32>, tensor<i32>
+}"""
+
+SWAP_LOOP = """func.func @main(%a0: tensor<4xf32>, %b0: tensor<4xf32>, %n: tensor<i32>) -> (tensor<4xf32>, tensor<4xf32>) {
+  %c0 = stablehlo.constant dense<0> : tensor<i32>
+  %r:3 = stablehlo.while(%i = %c0, %a = %a0, %b = %b0) : tensor<i32>, tensor<4xf32>, tensor<4xf32>
+   cond {
+    %lt = stablehlo.compare LT, %i, %n, SIGNED : (tensor<i32>, tensor<i32>) -> tensor<i1>
+    stablehlo.return %lt : tensor<i1>
+  } do {
+    %one = stablehlo.constant dense<1> : tensor<i32>
+    %i2 = stablehlo.add %i, %one : tensor<i32>
+    stablehlo.return %i2, %b, %a : tensor<i32>, tensor<4xf32>, tensor<4xf32>
+  }
+  return %r#1, %r#2 : tensor<4xf32>, tensor<4xf32>
+}"""
+
+
+@pytest.mark.parametrize("n", [0, 1, 2, 3, 8, 13])
+def test_fused_loops_with_a_one_step_condition_move_their_values(n):
+    """The condition (its operand an alias of its argument, read from the body's argument
+    slot) and results that are moved slot to slot, or through a tuple where the body swaps
+    two values."""
+    i, x = _both(COND_ALIAS_LOOP, np.int32(3), np.int32(n))
+    assert int(i) == max(n, 0)
+    a, b = _both(SWAP_LOOP, np.arange(4, dtype=np.float32), -np.arange(4, dtype=np.float32),
+                 np.int32(n))
+    assert (a.tolist() == [0, 1, 2, 3]) == (n % 2 == 0)
