@@ -167,11 +167,16 @@ def _int_div_rem_specializer(rem: bool):
         fmod = np.fmod
         kb = known[1] if known is not None and len(known) == 2 else None
         kb_use = None                   # the known divisor, checked, as the kernel uses it
+        kb_full = None                  # a known divisor of one value, as the whole array
         if kb is not None:
             kba = np.asarray(kb)
             if kba.dtype == dt and kba.size and kba.all() and not (signed and (kba == -1).any()):
                 first = kba.reshape(-1)[0]
                 kb_use = first if (kba == first).all() else kba
+                if kb_use is first and kba.ndim:
+                    # (numpy's fmod and % of two arrays of one shape cost less than of an
+                    # array and a scalar; its // of an array by a scalar costs less)
+                    kb_full = kba
 
         def divisor(a, b):
             """b as the array path uses it, or None where the general kernel must run."""
@@ -195,6 +200,8 @@ def _int_div_rem_specializer(rem: bool):
                     return r
                 d = divisor(a, b)
                 if d is not None:
+                    if kb_full is not None and b is kb and a.shape == kb_full.shape:
+                        d = kb_full
                     return fmod(a, d) if signed else a % d
                 return general(ctx, op, a, b)
             return int_rem
@@ -213,7 +220,11 @@ def _int_div_rem_specializer(rem: bool):
                 return general(ctx, op, a, b)
             d = divisor(a, b)
             if d is not None:
-                return (a - fmod(a, d)) // d if signed else a // d
+                if not signed:
+                    return a // d
+                if kb_full is not None and b is kb and a.shape == kb_full.shape:
+                    return (a - fmod(a, kb_full)) // d
+                return (a - fmod(a, d)) // d
             return general(ctx, op, a, b)
         return int_div
     return specialize
@@ -961,6 +972,11 @@ _SCALAR_TYPES = {**_SCALAR_INTS, "f16": np.float16, "f32": np.float32, "f64": np
                  "i1": np.bool_}
 
 
+# whether numpy takes a Python float operand of an f32 scalar operator as an f32 (NEP 50,
+# numpy 2), not as an f64 (numpy 1's value-based promotion of two scalars)
+_WEAK_PYTHON_FLOATS = (np.float32(1) * 0.1).__class__ is np.float32
+
+
 @specializer("stablehlo.convert")
 def convert_specialized(op, known=None):
     """convert between native types on numpy scalars (a loop over scalars), and of integers
@@ -987,8 +1003,13 @@ def convert_specialized(op, known=None):
     ND = np.ndarray
     f64 = np.float64
 
+    # (see `_unary_float_specializer`: an f32 one times a Python float rounds it to f32)
+    one = np.float32(1) if d_scalar is np.float32 and _WEAK_PYTHON_FLOATS else None
+
     def to_float(ctx, op, x):
         if x.__class__ is s_scalar:
+            if one is not None:
+                return one * float(x)
             return d_scalar(float(x))
         if x.__class__ is ND and x.dtype == s_dt:
             return x.astype(f64).astype(d_dt, copy=False)
@@ -1170,6 +1191,10 @@ def _unary_float_specializer(name, float_fn):
         dt = np.dtype(scalar)
         wide = dt == np.float64
         ND = np.ndarray
+        # an f32 one times a Python float is that float rounded to f32 (numpy 2 converts a
+        # Python float operand to the other operand's dtype, one rounding; times 1 is
+        # exact), several times cheaper than constructing the scalar
+        one = np.float32(1) if dt == np.float32 and _WEAK_PYTHON_FLOATS else None
 
         def unary_scalar(ctx, op, x):
             if x.__class__ is scalar:
@@ -1177,6 +1202,8 @@ def _unary_float_specializer(name, float_fn):
                 # than a numpy f64 scalar; the ufunc on it gives an f64 scalar)
                 if wide:
                     return float_fn(float(x))
+                if one is not None:
+                    return one * float(float_fn(float(x)))
                 return scalar(float(float_fn(float(x))))
             if x.__class__ is ND and x.dtype == dt:
                 # as `_unary` computes it: in f64, rounded once to the type

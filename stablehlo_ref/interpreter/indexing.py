@@ -831,8 +831,91 @@ def scatter_specialized(op, known=None):
     form = point_scatter_form(op)
     if form is not None:
         return point_scatter_kernel(form)
+    at = scatter_at_kernel(op)
+    if at is not None:
+        return at
 
     def scatter_recognized(ctx, op, *args):
         return scatter(ctx, op, *args)
     scatter_recognized.runs_no_region = True
     return scatter_recognized
+
+
+# the update bodies whose scatter `apply_updates` folds with one `ufunc.at` in the element
+# type itself: float sums, products, maxima and minima (f16/f32/f64), and every recognized
+# primitive on native integers
+_AT_FLOAT_BODIES = frozenset(("stablehlo.add", "stablehlo.multiply", "stablehlo.maximum",
+                              "stablehlo.minimum"))
+
+
+def scatter_at_kernel(op):
+    """The kernel of a scatter of one input of a static shape whose update body is a
+    recognized primitive that `apply_updates` applies as one `ufunc.at` in the element type
+    (`_AT_FLOAT_BODIES`, or any primitive on native integers): operands of the op's static
+    shapes and dtype are folded as the general kernel folds them (a copy of the input, the
+    in-bounds updates applied in order by `ufunc.at`), with the targets of the last index
+    array kept, by identity, for the rest of the run (a loop's invariant indices: their
+    targets are computed once); anything else takes the general kernel. None where the op is
+    not of that form."""
+    if len(op.operands) != 3 or len(op.results) != 1 or not op.regions \
+            or len(op.regions[0].blocks) != 1:
+        return None
+    name = update_body(op.regions[0], 1)
+    if name is None or name == "replace" or name not in _PRIMITIVES:
+        return None
+    xt, it, ut = (v.type for v in op.operands)
+    rt = op.results[0].type
+    shapes = [getattr(t, "shape", None) for t in (xt, it, ut, rt)]
+    if any(sh is None or None in tuple(sh) for sh in shapes):
+        return None
+    et = getattr(rt, "element_type", None)
+    if et is None or getattr(xt, "element_type", None) != et \
+            or getattr(ut, "element_type", None) != et:
+        return None
+    try:
+        e = elem(rt)
+        dt = e.dtype
+    except Exception:  # noqa: BLE001 - the general kernel reports what is wrong
+        return None
+    if e.is_bool or e.is_complex:
+        return None
+    if e.is_float:
+        if e.name not in ("f16", "f32", "f64") or name not in _AT_FLOAT_BODIES:
+            return None
+    elif dt.kind not in "iu":
+        return None
+    xs, ids, us = (tuple(int(d) for d in sh) for sh in shapes[:3])
+    if tuple(int(d) for d in shapes[3]) != xs:
+        return None
+    try:
+        plan = _TargetPlan(xs, ids, us, **_scatter_dims(op))
+    except Exception:  # noqa: BLE001 - the general kernel reports what is wrong
+        return None
+    ufunc = _PRIMITIVES[name][1]
+    ND = np.ndarray
+    state = [None, None, None, None]     # indices, run, in-bounds targets, in bounds (or None)
+
+    def scatter_at(ctx, op, x, idx, u):
+        if x.__class__ is not ND or u.__class__ is not ND or idx.__class__ is not ND \
+                or x.dtype != dt or u.dtype != dt or x.shape != xs or u.shape != us \
+                or idx.shape != ids:
+            return scatter(ctx, op, x, idx, u)
+        if idx is state[0] and state[1] == RUN[0]:
+            targets, valid = state[2], state[3]
+        else:
+            targets, valid = plan.targets(idx)
+            if valid is not None:
+                targets = targets[valid]
+            if idx.size <= _SCATTER_KEEP_INDICES:
+                # (holding the array: nothing in the run writes into it meanwhile; a caller
+                # may between runs, hence the run)
+                state[0], state[1], state[2], state[3] = idx, RUN[0], targets, valid
+        out = x.copy()
+        if targets.size:
+            vals = u.reshape(-1)
+            if valid is not None:
+                vals = vals[valid]
+            ufunc.at(out.reshape(-1), targets, vals)
+        return [out]
+    scatter_at.runs_no_region = True
+    return scatter_at

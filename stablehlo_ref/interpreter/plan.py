@@ -41,7 +41,11 @@ same (`_memo_runner`); a dynamic_update_slice or one-element scatter of a value 
 there writes into it when nothing else holds it (`_update_in_place_runner`,
 `_scatter_in_place_runner`); once both the condition and the body of a `while` are compiled,
 the rest of the loop runs as one Python loop over both blocks' runners (`fused_while`; a
-condition that is one binary step, `i < n`, is computed in that loop itself)."""
+condition that is one binary step, `i < n`, is computed in that loop itself, on the body's
+argument slots). An op whose result some slot already holds (an integer or i1 op with a
+known identity operand, `x + 0`, `p != false`, a convert to the same type, or a pure op
+repeated on the same operands) is not run: the steps after it read that slot
+(`_Emitter.alias_step`; never a value an update in place writes into)."""
 from __future__ import annotations
 
 import operator
@@ -1148,8 +1152,20 @@ def fused_while(ctx, op, f, cplan, bplan):
     # a condition that is one binary step (`i < n`) is computed in the loop itself
     step = getattr(crun[0], "step", None) if len(crun) == 1 else None
     if step is not None and step[2] >= 0 and step[3] == -1 and step[4] == ct:
-        return _fused_binary_cond_loop(ctx, op, f, step[:3], brun, bops, crun, cops, need,
-                                       preload, first, unread, targets, results, bargs)
+        # its operands that are the condition's arguments are read from the body's argument
+        # slots, which hold the same values when it runs: the condition's are not stored
+        carg = {s: bargs[k] for k, s in enumerate(cargs)}
+        fn, ca, cb = step[:3]
+        targets = tuple((s, k) for k, s in enumerate(bargs) if bterm[k] != s)
+        first = tuple((s, k) for k, s in enumerate(bargs))
+        return _fused_binary_cond_loop(ctx, op, f, (fn, carg.get(ca, ca), carg.get(cb, cb)),
+                                       brun, bops, crun, cops, need, preload, first,
+                                       tuple(cargs), targets, results, bargs, bterm)
+
+    # (the results moved slot to slot where none is stored over another's source)
+    dsts = {s for s, _ in targets}
+    pairs = None if any(bterm[k] in dsts for _, k in targets) \
+        else tuple((s, bterm[k]) for s, k in targets)
 
     def loop(vals):
         if len(f) < need:
@@ -1181,6 +1197,10 @@ def fused_while(ctx, op, f, cplan, bplan):
                 for r in it:
                     r(ctx, f)
                 it = None
+                if pairs is not None:
+                    for s, k in pairs:
+                        f[s] = f[k]
+                    continue
                 t = results(f)
                 for s, k in targets:
                     f[s] = t[k]
@@ -1201,10 +1221,17 @@ def fused_while(ctx, op, f, cplan, bplan):
 
 
 def _fused_binary_cond_loop(ctx, op, f, cond, brun, bops, crun, cops, need, preload, first,
-                            unread, targets, results, bargs):
+                            unread, targets, results, bargs, bterm=None):
     """`fused_while`'s loop for a condition of one binary step `fn(f[a], f[b])` (its value
-    is not stored: only the condition's terminator reads it)."""
+    is not stored: only the condition's terminator reads it). Where no body result is
+    stored into a slot another result is read from (`bterm`: the body's result slots), the
+    results are moved slot to slot, without a tuple of them."""
     fn, ca, cb = cond
+    pairs = None
+    if bterm is not None:
+        dsts = {s for s, _ in targets}
+        if not any(bterm[k] in dsts for _, k in targets):
+            pairs = tuple((s, bterm[k]) for s, k in targets)
     length_hint = operator.length_hint
     BOOL = np.bool_
     max_steps = ctx.max_steps
@@ -1237,6 +1264,10 @@ def _fused_binary_cond_loop(ctx, op, f, cond, brun, bops, crun, cops, need, prel
                 for r in it:
                     r(ctx, f)
                 stage = 1
+                if pairs is not None:
+                    for s, k in pairs:
+                        f[s] = f[k]
+                    continue
                 t = results(f)
                 for s, k in targets:
                     f[s] = t[k]
@@ -1377,11 +1408,7 @@ def _array_select(op):
         if v.dtype is not a.dtype and v.dtype != a.dtype:
             v = v.astype(a.dtype)
         return v
-    rt = op.results[0].type
-    n = 1
-    for d in rt.shape:
-        n *= d
-    if n > _PUTMASK_ELEMENTS or (_etname(rt) not in _NATIVE and _etname(rt) != "i1"):
+    if not _putmask_select(op):
         return sel_where
     putmask = np.putmask
 
@@ -1392,6 +1419,16 @@ def _array_select(op):
             return v
         return sel_where(c, a, b)
     return sel
+
+
+def _putmask_select(op) -> bool:
+    """Whether `_array_select` selects by `np.putmask` into a copy of the false operand (a
+    small result of a native type)."""
+    rt = op.results[0].type
+    n = 1
+    for d in rt.shape:
+        n *= d
+    return n <= _PUTMASK_ELEMENTS and (_etname(rt) in _NATIVE or _etname(rt) == "i1")
 
 
 def _wherer(fn, op):
@@ -1445,12 +1482,16 @@ def _sequence_runner(seq):
     """Several steps in one loop (a loop iteration costs less than a closure call): entries
     (fn, a, b, c, out) store `f[out] = fn(f[a], f[b])` (c == -1: a Python operator),
     `fn(ctx, f[a], f[b], f[c])` (c >= 0: `_picker`, `_wherer`), or for a bound kernel (c == -2,
-    `_bind_kernel`) `fn(ctx, f[a])` (b < 0) or `fn(ctx, f[a], f[b])`."""
+    `_bind_kernel`) `fn(ctx, f[a])` (b < 0) or `fn(ctx, f[a], f[b])`. Entries of seven items
+    (fn, a, b, c, out, kind, op) name their kind (`_SEQ_KINDS`): a kernel called with its op
+    (`fn(ctx, op, f[a])`, `fn(ctx, op, f[a], f[b])`: no bound closure's frame), or a select of
+    rank-0 values whose picking of a numpy scalar runs in the loop itself (`fn`, its `_picker`,
+    takes anything else)."""
     n = len(seq)
     length_hint = operator.length_hint
     if any(e[3] != -1 for e in seq):
         return _mixed_sequence_runner(seq)
-    seq = tuple((fn, a, b, out) for fn, a, b, _, out in seq)
+    seq = tuple((e[0], e[1], e[2], e[4]) for e in seq)
 
     def run_sequence(ctx, f):
         it = iter(seq)
@@ -1466,20 +1507,73 @@ def _sequence_runner(seq):
     return run_sequence
 
 
+# the kinds of a merged sequence's entries (see `_mixed_sequence_runner`)
+_SEQ_KINDS = {"operator": 0, "kernel": 3, "select": 1, "call3": 2, "putmask": 7}
+
+
+def _sequence_kind(e):
+    """(kind code, fn, a, b, c, out, op) of a sequence entry, for `_mixed_sequence_runner`."""
+    fn, a, b, c, out = e[:5]
+    op = e[6] if len(e) > 6 else None
+    kind = e[5] if len(e) > 5 else None
+    if c == -1:
+        return (0, fn, a, b, c, out, op)
+    if kind == "kernel":
+        return (3 if b < 0 else 4, fn, a, b, c, out, op)
+    if kind == "select":
+        return (1, fn, a, b, c, out, op)
+    if kind == "putmask":
+        return (7, fn, a, b, c, out, op)
+    if c >= 0:
+        return (2, fn, a, b, c, out, op)
+    return (5 if b < 0 else 6, fn, a, b, c, out, op)
+
+
 def _mixed_sequence_runner(seq):
-    """`_sequence_runner` with bound kernels or selects among its entries."""
+    """`_sequence_runner` with kernels or selects among its entries: per entry a kind code
+    (0: a Python operator, 1: a select of rank-0 values, 2: a function of ctx and three
+    operands, 3/4: a kernel of one/two operands called with its op, 5/6: a bound kernel of
+    one/two operands, 7: a select of small arrays, `_array_select`'s copy of the false
+    operand with the true one put in, made in the loop where all three are arrays and both
+    operands have one dtype, else by `fn`, its `_wherer`)."""
     n = len(seq)
     length_hint = operator.length_hint
+    seq = tuple(_sequence_kind(e) for e in seq)
+    BOOL, ND = np.bool_, np.ndarray
+    putmask = np.putmask
 
     def run_mixed(ctx, f):
         it = iter(seq)
         try:
-            for fn, a, b, c, out in it:
-                if c == -1:
+            for k, fn, a, b, c, out, op in it:
+                if k == 0:
                     f[out] = fn(f[a], f[b])
-                elif c >= 0:
+                elif k == 1:
+                    p = f[a]
+                    x = f[b]
+                    y = f[c]
+                    if p.__class__ is BOOL and x.__class__ is not ND and y.__class__ is not ND:
+                        f[out] = x if p else y
+                    else:
+                        f[out] = fn(ctx, p, x, y)
+                elif k == 3:
+                    f[out] = fn(ctx, op, f[a])
+                elif k == 7:
+                    p = f[a]
+                    x = f[b]
+                    y = f[c]
+                    if p.__class__ is ND and x.__class__ is ND and y.__class__ is ND \
+                            and x.dtype is y.dtype:
+                        y = y.copy()
+                        putmask(y, p, x)
+                        f[out] = y
+                    else:
+                        f[out] = fn(ctx, p, x, y)
+                elif k == 4:
+                    f[out] = fn(ctx, op, f[a], f[b])
+                elif k == 2:
                     f[out] = fn(ctx, f[a], f[b], f[c])
-                elif b < 0:
+                elif k == 5:
                     f[out] = fn(ctx, f[a])
                 else:
                     f[out] = fn(ctx, f[a], f[b])
@@ -1528,6 +1622,92 @@ def _scalar_form(value):
     return value
 
 
+def _first_operand(a, b):
+    return a
+
+
+# ops on i1 values with an identity operand: x != false, x ^ false, x | false, x & true,
+# x == true are x
+_I1_IDENTITIES = {"stablehlo.xor": False, "stablehlo.or": False, "stablehlo.and": True}
+_I1_COMPARE_IDENTITIES = {"NE": False, "EQ": True}
+# integer ops with an identity operand (on either side: + 0, * 1, | 0, ^ 0, & -1; on the
+# right: - 0)
+_INT_IDENTITIES = {"stablehlo.add": (0, True), "stablehlo.multiply": (1, True),
+                   "stablehlo.or": (0, True), "stablehlo.xor": (0, True),
+                   "stablehlo.and": (-1, True), "stablehlo.subtract": (0, False)}
+
+
+def _all_equal_to(value, x) -> bool:
+    """Whether every element of the known numpy value `value` equals `x`."""
+    if not isinstance(value, (np.ndarray, np.generic)) or value.dtype.kind not in "biu":
+        return False
+    try:
+        return bool(np.all(value == x))
+    except Exception:  # noqa: BLE001 - not comparable: not an identity
+        return False
+
+
+def _identity_operand(op, ins, known):
+    """The slot of the operand that `op` returns unchanged, whatever its value, given its
+    known operands: an i1 or integer op with an identity element known on its other side
+    (`_I1_IDENTITIES`, `_INT_IDENTITIES`), or a convert to the operand's own type; the
+    operand's type must be the result's type. None otherwise."""
+    name = op.name
+    rt = op.results[0].type
+    ops = op.operands
+    if name == "stablehlo.convert":
+        if len(ins) == 1 and ops[0].type == rt and _etname(rt) is not None:
+            return ins[0]
+        return None
+    if len(ins) != 2 or len(ops) != 2:
+        return None
+    r = _etname(rt)
+    if r is None or ops[0].type != rt or ops[1].type != rt:
+        return None
+    if r == "i1":
+        if name == "stablehlo.compare":
+            ct = op.attributes.get("compare_type")
+            unit = _I1_COMPARE_IDENTITIES.get(op.attributes["comparison_direction"].value)
+            if ct is not None and ct.value not in ("UNSIGNED", "SIGNED"):
+                return None
+        else:
+            unit = _I1_IDENTITIES.get(name)
+        either = True
+    elif r in _NATIVE and not r.startswith("f"):
+        unit, either = _INT_IDENTITIES.get(name, (None, False))
+    else:
+        return None
+    if unit is None:
+        return None
+    a, b = ins
+    if b in known and a not in known and _all_equal_to(known[b], unit):
+        return a
+    if either and a in known and b not in known and _all_equal_to(known[a], unit):
+        return b
+    return None
+
+
+def _value_key(v):
+    """A hashable key of a known value, equal for equal values of one dtype and shape."""
+    if isinstance(v, (np.ndarray, np.generic)) and v.dtype.kind in "biuf" and v.size <= 4096:
+        return (v.dtype.str, v.shape, np.asarray(v).tobytes())
+    return ("id", id(v))
+
+
+def _cse_key(op, ins, known):
+    """A key equal for ops that compute the same value: the same name, attributes and
+    result types, on the same slots (or known values equal in dtype, shape and bits); None
+    where one is not hashable."""
+    try:
+        key = (op.name, tuple(sorted(op.attributes.items())),
+               tuple([r.type for r in op.results]),
+               tuple([("k", _value_key(known[s])) if s in known else s for s in ins]))
+        hash(key)
+    except Exception:  # noqa: BLE001 - an unhashable attribute: no key
+        return None
+    return key
+
+
 class _Emitter:
     """Turns the steps of a block into closures, once, when the block is compiled:
 
@@ -1561,6 +1741,11 @@ class _Emitter:
         self.invariant = set()       # for a loop body: slots whose value is the same object
         #                              in every iteration (see `_loop_invariant_slots`)
         self.seq = {}                # runner index -> (fn, a, b, out) of a Python-operator step
+        self.alias = {}              # slot -> the slot holding the same value (see `_alias_of`)
+        self.alias_sources = set()   # slots other slots' readers read instead
+        self.in_place = set()        # slots an update in place may write into
+        self.cse = {}                # `_cse_key` of a pure op -> the slot of its result
+        self.moves = []              # (runner index, slot) of the stores of aliased values
 
     def emit(self, run, op):
         self.runners.append(run)
@@ -1580,6 +1765,11 @@ class _Emitter:
             drop.add(i)
             if s in self.reads:
                 preload.append((s, known[s]))
+        for i, s in self.moves:
+            # an aliased value's readers read its source: its own slot is stored only where
+            # something reads that slot (a terminator, a region, a callee's frame)
+            if s not in self.reads:
+                drop.add(i)
         runners, ops = [], []
         run = []                     # indices of a run of Python-operator steps
 
@@ -1630,6 +1820,11 @@ class _Emitter:
         self.freed.update(frees)
         name = op.name
         known = self.known
+        aliased_first = False
+        if self.alias:
+            alias = self.alias
+            aliased_first = bool(ins) and ins[0] in alias
+            ins = tuple([alias.get(s, s) for s in ins])
         if mode == 1 and (name == "stablehlo.constant" and fn is KERNELS.get(name)
                           or ins and _foldable(name, fn) and all(s in known for s in ins)):
             value = self.fold(op, fn, ins)
@@ -1642,18 +1837,26 @@ class _Emitter:
         if name == "func.call" and mode != 2 and fn.__name__ in _CALL_KERNELS \
                 and self.inline(op, ins, out, mode, frees, stack, dies, index):
             return
+        if mode == 1 and exact and not frees and ins and not op.regions \
+                and self.alias_step(op, fn, ins, out):
+            return
+        # (an update in place writes into its operand: not into a value other slots' readers
+        # read, nor through an alias)
+        in_place_ok = not aliased_first and bool(ins) and ins[0] not in self.alias_sources
         if name == "stablehlo.dynamic_update_slice" and mode == 1 and fn is KERNELS.get(name) \
-                and self.dead_when_run is not None and dies is not None \
+                and self.dead_when_run is not None and dies is not None and in_place_ok \
                 and ins and ins[0] not in known and dies(op.operands[0], index):
             run = _update_in_place_runner(op, ins, out, known, self.dead_when_run, self.reads)
             if run is not None:
+                self.in_place.add(ins[0])
                 self.emit(_with_frees(run, frees), op)
                 return
         if name == "stablehlo.scatter" and mode == 1 and fn is KERNELS.get(name) \
-                and self.dead_when_run is not None and dies is not None \
+                and self.dead_when_run is not None and dies is not None and in_place_ok \
                 and len(ins) == 3 and ins[0] not in known and dies(op.operands[0], index):
             run = _scatter_in_place_runner(op, ins, out, known, self.dead_when_run, self.reads)
             if run is not None:
+                self.in_place.add(ins[0])
                 self.emit(_with_frees(run, frees), op)
                 return
         special = SPECIALIZERS.get(name)
@@ -1669,7 +1872,8 @@ class _Emitter:
             self.seq[len(self.runners)] = (fast, ins[0], ins[1], -1, out)
             self.reads.update(ins)
         elif mode == 1 and fast is _SELECT and not frees:
-            self.seq[len(self.runners)] = (_picker(fn, op), ins[0], ins[1], ins[2], out)
+            self.seq[len(self.runners)] = (_picker(fn, op), ins[0], ins[1], ins[2], out,
+                                           "select", op)
             self.reads.update(ins)
         invariant = self.invariant
         if mode == 1 and (fast is None or fast is _WHERE) and invariant and not op.regions \
@@ -1689,15 +1893,16 @@ class _Emitter:
                 return
         if mode == 1 and fast is _WHERE and not frees:
             # (after the memo above: a memoized select keeps its own runner)
-            self.seq[len(self.runners)] = (_wherer(fn, op), ins[0], ins[1], ins[2], out)
+            self.seq[len(self.runners)] = (_wherer(fn, op), ins[0], ins[1], ins[2], out,
+                                           "putmask" if _putmask_select(op) else "call3", op)
             self.reads.update(ins)
         elif exact and mode == 1 and fast is None and not frees and 1 <= len(ins) <= 2 \
                 and fn is not KERNELS.get(name) and _sequence_kernel(op, fn):
             # an op of a specialized elementwise or data-movement kernel (sine, remainder,
             # convert, slice, ...) may join a sequence too: the kernel called there with its
             # op bound
-            self.seq[len(self.runners)] = (_bind_kernel(fn, op), ins[0],
-                                           ins[1] if len(ins) == 2 else -1, -2, out)
+            self.seq[len(self.runners)] = (fn, ins[0], ins[1] if len(ins) == 2 else -1, -2,
+                                           out, "kernel", op)
             self.reads.update(ins)
         run = _runner(self.ctx, op, fn, ins, out, mode, frees, fast, known, self.reads)
         if op.regions and not getattr(fn, "runs_no_region", False):
@@ -1707,6 +1912,43 @@ class _Emitter:
                 slots = self.info.slots
                 self.reads.update(slots[v] for v in _outer_values(op) if v in slots)
         self.emit(run, op)
+
+    def alias_step(self, op, fn, ins, out) -> bool:
+        """An op whose result is a value some slot already holds (`_identity_operand`: an
+        operation with a known identity operand; or the same pure op on the same operands as
+        an earlier step of the block, `_cse_key`): no step computes it; the readers emitted
+        after it read that slot instead (`alias`), and a store into its own slot is kept only
+        where something reads that slot from the frame (see `finish`). Only small values of
+        static shapes (never cleared) whose source no update in place writes into."""
+        name = op.name
+        if not _foldable(name, KERNELS.get(name)) or fn is not KERNELS.get(name):
+            return False
+        rt = op.results[0].type
+        sb = _static_bytes(rt)
+        if sb is None or sb[0] >= _FREE_ELEMENTS:
+            return False
+        known = self.known
+        src = _identity_operand(op, ins, known)
+        key = None
+        if src is None:
+            key = _cse_key(op, ins, known)
+            if key is None:
+                return False
+            src = self.cse.get(key)
+        if src is None or src in self.in_place or src in known:
+            if key is not None and src is None:
+                self.cse[key] = out
+            return False
+        self.alias[out] = src
+        self.alias_sources.add(src)
+        self.moves.append((len(self.runners), out))
+        self.seq[len(self.runners)] = (_first_operand, src, src, -1, out)
+        self.reads.add(src)
+
+        def move(ctx, f):
+            f[out] = f[src]
+        self.emit(move, op)
+        return True
 
     def fold(self, op, fn, ins):
         constant = not ins
