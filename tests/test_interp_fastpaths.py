@@ -178,3 +178,91 @@ def test_plain_matrix_product_matches_the_general_dot_general(m, k, n, t, seed):
     fast = KERNELS["stablehlo.dot_general"](None, op, a, b)
     ref = linalg.dot_general_arrays(a, b, (), (), (1,), (0,), et)
     assert fast.dtype == ref.dtype and fast.tobytes() == ref.tobytes()
+
+
+def _dot_src(lshape, rshape, lc, rc, oshape, t):
+    ty = lambda s: f"tensor<{''.join(f'{d}x' for d in s)}{t}>"     # noqa: E731
+    return f"""func.func @main(%a: {ty(lshape)}, %b: {ty(rshape)}) -> {ty(oshape)} {{
+  %r = stablehlo.dot_general %a, %b, contracting_dims = [{lc}] x [{rc}] : ({ty(lshape)}, {ty(rshape)}) -> {ty(oshape)}
+  return %r : {ty(oshape)}
+}}"""
+
+
+@st.composite
+def _unbatched_dots(draw):
+    """A dot_general without batch dimensions of operands of rank 1 or 2 (not both 1), each
+    contracted on either dimension: (lhs shape, rhs shape, lc, rc, result shape)."""
+    k = draw(st.sampled_from([1, 2, 7, 64, 300]))
+    lrank, rrank = draw(st.sampled_from([(1, 2), (2, 1), (2, 2), (2, 2)]))
+    m = draw(st.sampled_from([1, 1, 3, 40]))
+    n = draw(st.sampled_from([1, 1, 5, 33]))
+    lc = draw(st.integers(0, lrank - 1))
+    rc = draw(st.integers(0, rrank - 1))
+    lshape = (k,) if lrank == 1 else ((m, k) if lc == 1 else (k, m))
+    rshape = (k,) if rrank == 1 else ((k, n) if rc == 0 else (n, k))
+    oshape = ((m,) if lrank == 2 else ()) + ((n,) if rrank == 2 else ())
+    return lshape, rshape, lc, rc, oshape
+
+
+def _matmul_in_layout(a, b, lc, rc, oshape, et):
+    """The product as dot_general's specializer has computed it: each operand moved to
+    (free, contracting) / (contracting, free), cast to f64 (a matrix in its memory order, a
+    vector row-major), one np.matmul of batch 1, rounded once."""
+    f64 = np.float64
+    la = a.astype(f64).reshape(1, 1, -1) if a.ndim == 1 else (a if lc == 1 else a.T).astype(f64, order="K")[None]
+    rb = b.astype(f64).reshape(1, -1, 1) if b.ndim == 1 else (b if rc == 0 else b.T).astype(f64, order="K")[None]
+    return np.matmul(la, rb).reshape(oshape).astype(et.dtype)
+
+
+@settings(max_examples=80, deadline=None)
+@given(_unbatched_dots(), st.sampled_from(["f32", "f64", "bf16", "f16"]), st.integers(0, 2 ** 32 - 1),
+       st.booleans())
+def test_unbatched_float_dot_general_matches_the_batched_matmul_path(case, t, seed, views):
+    """dot_general's general kernel on float operands of rank 1-2 without batch dimensions
+    (`ndarray.dot`, a matrix product's transposed operand kept as a view) gives the bytes of
+    the batched path (`dot_general_arrays`: row-major copies and np.matmul), on random
+    values (whose sums round differently in another order); the specializer's kernel for
+    them (`ndarray.dot` too) the bytes np.matmul gives for the layout it gives its operands
+    (a plain matrix in its memory order), on a second call (operands kept arranged) too."""
+    from stablehlo_ref.interpreter import linalg
+    from stablehlo_ref.interpreter.registry import KERNELS, SPECIALIZERS
+    lshape, rshape, lc, rc, oshape = case
+    op = parse(_dot_src(lshape, rshape, lc, rc, oshape, t)).function("main").regions[0].blocks[0].operations[0]
+    et = elem(op.results[0].type)
+    rng = np.random.default_rng(seed)
+    a = rng.standard_normal(lshape).astype(et.dtype)
+    b = rng.standard_normal(rshape).astype(et.dtype)
+    if views and len(lshape) == 2:          # the same values in a transposed layout
+        a = np.ascontiguousarray(a.T).T
+    ref = linalg.dot_general_arrays(a, b, (), (), (lc,), (rc,), et)
+    got = KERNELS["stablehlo.dot_general"](None, op, a, b)
+    assert got.dtype == ref.dtype and got.shape == ref.shape == oshape
+    special = SPECIALIZERS["stablehlo.dot_general"](op)
+    assert special is not None
+    want = _matmul_in_layout(a, b, lc, rc, oshape, et)
+    for _ in range(2):
+        s = special(None, op, a, b)
+        assert s.__class__ is np.ndarray and s.dtype == ref.dtype and s.shape == oshape
+        assert s.tobytes() == want.tobytes()
+    if views and (len(lshape) == 1 or len(rshape) == 1 or 1 in lshape + rshape):
+        return       # (a GEMV's sum order follows its operand's layout, as it always has)
+    assert got.tobytes() == ref.tobytes()
+
+
+@pytest.mark.parametrize("t", ["f32", "i32", "i1"])
+def test_broadcast_of_a_numpy_scalar_to_one_element_matches_the_general_kernel(t):
+    """broadcast_in_dim of a rank-0 operand to shape [1] (a scan storing a full reduction)
+    given a numpy scalar: a new array of its value, as the general kernel makes it."""
+    from stablehlo_ref.interpreter.registry import KERNELS, SPECIALIZERS
+    src = f"""func.func @main(%x: tensor<{t}>) -> tensor<1x{t}> {{
+  %r = stablehlo.broadcast_in_dim %x, dims = [] : (tensor<{t}>) -> tensor<1x{t}>
+  return %r : tensor<1x{t}>
+}}"""
+    op = parse(src).function("main").regions[0].blocks[0].operations[0]
+    dt = elem(op.results[0].type).dtype
+    x = np.ones((), dt)[()]
+    special = SPECIALIZERS["stablehlo.broadcast_in_dim"](op)
+    got = special(None, op, x)
+    want = KERNELS["stablehlo.broadcast_in_dim"](None, op, x)
+    assert got.__class__ is np.ndarray and got.dtype == want.dtype and got.shape == (1,)
+    assert got.tobytes() == want.tobytes() and got.flags.writeable and got.base is None

@@ -49,9 +49,13 @@ def dot_general(ctx, op, lhs, rhs):
     et = elem(op.results[0].type)
     lhs = as_result_type(lhs, op, 0, et)
     rhs = as_result_type(rhs, op, 1, et)
-    if lhs.ndim == 2 and rhs.ndim == 2 and not d["lhs_batching_dimensions"] \
-            and not d["rhs_batching_dimensions"] and tuple(d["lhs_contracting_dimensions"]) == (1,) \
-            and tuple(d["rhs_contracting_dimensions"]) == (0,):
+    lb, rb = d["lhs_batching_dimensions"], d["rhs_batching_dimensions"]
+    lc, rc = d["lhs_contracting_dimensions"], d["rhs_contracting_dimensions"]
+    if not lb and not rb and lhs.ndim <= 2 and rhs.ndim <= 2 and (lhs.ndim == 2 or rhs.ndim == 2) \
+            and len(lc) == 1 and len(rc) == 1 and et.kind == "float":
+        return _dot_matrices(lhs, rhs, lc[0], rc[0], et)
+    if lhs.ndim == 2 and rhs.ndim == 2 and not lb and not rb and tuple(lc) == (1,) \
+            and tuple(rc) == (0,):
         # a plain matrix product (what `dot_general_arrays` does, without the permutations)
         m, k = lhs.shape
         n = rhs.shape[1]
@@ -65,6 +69,35 @@ def dot_general(ctx, op, lhs, rhs):
         return from_compute(out, et) if not et.is_complex else out.astype(et.dtype)
     return dot_general_arrays(lhs, rhs, tuple(d["lhs_batching_dimensions"]), tuple(d["rhs_batching_dimensions"]),
                               tuple(d["lhs_contracting_dimensions"]), tuple(d["rhs_contracting_dimensions"]), et)
+
+
+def _dot_matrices(lhs, rhs, lc, rc, et):
+    """dot_general of float operands of rank 1 or 2 (not both 1) with one contracting
+    dimension each and no batch: by `ndarray.dot` in f64, rounded once to `et`. The product
+    of two matrices (a GEMM: BLAS packs its operands, so their memory order does not change
+    a bit of it) takes a transposed operand as the view it is, not a row-major copy; one with
+    a vector side (a GEMV, whose kernels for the two orders sum in different orders) gets
+    the layout it always had: row-major operands, as `dot_general_arrays` gives matmul,
+    except for a plain product [1] x [0], cast in its operands' memory order."""
+    cd = _F64
+    k = lhs.shape[lc]
+    two = lhs.ndim == 2 and rhs.ndim == 2
+    plain = two and lc == 1 and rc == 0
+    if lhs.ndim == 2 and lc == 0:
+        lhs = lhs.T
+    if rhs.ndim == 2 and rc == 1:
+        rhs = rhs.T
+    L = lhs.shape[0] if lhs.ndim == 2 else 1
+    R = rhs.shape[1] if rhs.ndim == 2 else 1
+    # (a plain product [1] x [0] of matrices: their memory order, as `dot_general` has
+    # always cast them)
+    order = "K" if plain or (two and L > 1 and R > 1) else "C"
+    use_threads(2.0 * L * R * k)
+    out = lhs.astype(cd, order=order).dot(rhs.astype(cd, order=order))
+    return out.astype(et.dtype, copy=False)
+
+
+_F64 = np.dtype(np.float64)
 
 
 # operands of up to this many elements keep their arrangement for the next call (see below)
@@ -120,6 +153,21 @@ def dot_general_specialized(op, known=None):
     keep_l = math.prod(lshape) <= _KEEP_ARRANGED
     keep_r = math.prod(rshape) <= _KEEP_ARRANGED
 
+    if blas and not lb and (len(lshape) > 1 or len(rshape) > 1):
+        # no batch dimension: `ndarray.dot` of the operands as matrices (a rank-1 operand that
+        # is all contraction stays a vector), the BLAS call (gemm, gemv or syrk) np.matmul
+        # makes for them, in the same memory order, without matmul's batch loop and per-call
+        # setup (several microseconds: the small dots of a scan's step)
+        a2 = (csize,) if len(lshape) == 1 else (L, csize)
+        b2 = (csize,) if len(rshape) == 1 else (csize, R)
+        natural = tuple(a2[:-1]) + tuple(b2[1:])
+        lt_shape = lshape if lperm is None else tuple(lshape[i] for i in lperm)
+        rt_shape = rshape if rperm is None else tuple(rshape[i] for i in rperm)
+        return _dot_static_2d(lshape, rshape, lperm, rperm, a2 if a2 != lt_shape else None,
+                              b2 if b2 != rt_shape else None,
+                              out_shape if natural != out_shape else None, l_order, r_order, cd,
+                              flops, et.dtype, keep_l, keep_r, general)
+
     def dot_general_static(ctx, op, lhs, rhs):
         if lhs.shape != lshape or rhs.shape != rshape:
             return general(ctx, op, lhs, rhs)
@@ -142,6 +190,46 @@ def dot_general_specialized(op, known=None):
         out = np.matmul(a, b).reshape(out_shape)
         return from_compute(out, et) if integer else out.astype(et.dtype, copy=False)
     return dot_general_static
+
+
+def _dot_static_2d(lshape, rshape, lperm, rperm, a_shape, b_shape, out_shape, l_order, r_order,
+                   cd, flops, dtype, keep_l, keep_r, general):
+    """`dot_general_specialized`'s kernel for float operands without batch dimensions: each
+    operand permuted, cast to the accumulation type in the layout matmul would get and
+    reshaped (`a_shape` / `b_shape`, None where nothing is to reshape), the product by
+    `ndarray.dot`, rounded once to `dtype`; the arranged operands kept as the batched
+    kernel keeps them."""
+    last = [(None, None, -1), (None, None, -1)]
+    dot = np.ndarray.dot
+
+    def dot_general_2d(ctx, op, lhs, rhs):
+        if lhs.shape != lshape or rhs.shape != rshape:
+            return general(ctx, op, lhs, rhs)
+        run = RUN[0]
+        kept = last[0]
+        if lhs is kept[0] and kept[2] == run:
+            a = kept[1]
+        else:
+            a = (lhs if lperm is None else lhs.transpose(lperm)).astype(cd, order=l_order)
+            if a_shape is not None:
+                a = a.reshape(a_shape)
+            if keep_l:
+                last[0] = (lhs, a, run)
+        kept = last[1]
+        if rhs is kept[0] and kept[2] == run:
+            b = kept[1]
+        else:
+            b = (rhs if rperm is None else rhs.transpose(rperm)).astype(cd, order=r_order)
+            if b_shape is not None:
+                b = b.reshape(b_shape)
+            if keep_r:
+                last[1] = (rhs, b, run)
+        use_threads(flops)
+        out = dot(a, b)
+        if out_shape is not None:
+            out = out.reshape(out_shape)
+        return out.astype(dtype, copy=False)
+    return dot_general_2d
 
 
 @kernel("stablehlo.dot")

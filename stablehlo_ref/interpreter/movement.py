@@ -151,8 +151,17 @@ def broadcast_in_dim_specialized(op, known=None):
     general = broadcast_in_dim
     ND = np.ndarray
     if view == shape:
+        GENERIC = np.generic
+        empty = np.empty
+
         def broadcast_reshape(ctx, op, x):
             if x.__class__ is not ND or x.shape != xshape:
+                if isinstance(x, GENERIC) and not xshape:
+                    # a numpy scalar (as a full reduction gives): a new array of its value,
+                    # as the general kernel makes it
+                    out = empty(shape, dtype=x.dtype)
+                    out[...] = x
+                    return out
                 return general(ctx, op, x)
             return x.reshape(shape)
         return broadcast_reshape
