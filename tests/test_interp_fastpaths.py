@@ -157,6 +157,25 @@ def test_large_dead_values_are_released():
     assert slot[a] in freed[1] and slot[b] in freed[2]
 
 
+def test_complex_1x1_product_keeps_the_sign_of_a_zero_imaginary_part():
+    """(-3+0j) * (-2+0j): numpy's complex `dot` gives 6-0j, the general product (a sum from
+    +0) 6+0j; the kernel must give the general path's bytes (a hypothesis example found it)."""
+    from stablehlo_ref.interpreter import linalg
+    from stablehlo_ref.interpreter.registry import KERNELS
+    t = "complex<f32>"
+    src = f"""func.func @main(%a: tensor<1x1x{t}>, %b: tensor<1x1x{t}>) -> tensor<1x1x{t}> {{
+  %r = stablehlo.dot_general %a, %b, contracting_dims = [1] x [0] : (tensor<1x1x{t}>, tensor<1x1x{t}>) -> tensor<1x1x{t}>
+  return %r : tensor<1x1x{t}>
+}}"""
+    op = parse(src).function("main").regions[0].blocks[0].operations[0]
+    a = np.array([[-3 + 0j]], np.complex64)
+    b = np.array([[-2 + 0j]], np.complex64)
+    fast = KERNELS["stablehlo.dot_general"](None, op, a, b)
+    ref = linalg.dot_general_arrays(a, b, (), (), (1,), (0,), elem(op.results[0].type))
+    assert fast.tobytes() == ref.tobytes()
+    assert not np.signbit(fast.imag[0, 0])
+
+
 @settings(max_examples=60, deadline=None)
 @given(st.integers(1, 40), st.integers(1, 40), st.integers(1, 40),
        st.sampled_from(["f32", "f64", "i32", "ui64", "complex<f32>", "i1", "bf16"]),

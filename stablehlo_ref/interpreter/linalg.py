@@ -55,8 +55,10 @@ def dot_general(ctx, op, lhs, rhs):
             and len(lc) == 1 and len(rc) == 1 and et.kind == "float":
         return _dot_matrices(lhs, rhs, lc[0], rc[0], et)
     if lhs.ndim == 2 and rhs.ndim == 2 and not lb and not rb and tuple(lc) == (1,) \
-            and tuple(rc) == (0,):
-        # a plain matrix product (what `dot_general_arrays` does, without the permutations)
+            and tuple(rc) == (0,) and not et.is_complex:
+        # a plain matrix product (what `dot_general_arrays` does, without the permutations;
+        # not complex: numpy's complex `dot` of a 1x1 by 1x1 product gives the sign of a zero
+        # imaginary part from the product itself, -0 where matmul's sum from +0 gives +0)
         m, k = lhs.shape
         n = rhs.shape[1]
         cd = accumulation_dtype(et)
