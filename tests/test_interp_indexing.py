@@ -558,3 +558,75 @@ def test_one_inexact_update_matches_the_rounds_of_several(et, target, vals):
     one = stablehlo_ref.run(m1, x, np.array([[target]], np.int32), u[:1])[0]
     two = stablehlo_ref.run(m2, x, np.array([[target], [other]], np.int32), u)[0]
     assert one[target].tobytes() == two[target].tobytes()
+
+
+@settings(max_examples=300, deadline=None)
+@given(_scatter_configs())
+def test_one_window_scatter_targets_match_the_plan(cfg):
+    """A scatter of one index vector whose window lies inside the input: its targets, computed
+    from the window (`one_window_targets`), are the plan's, all in bounds."""
+    from stablehlo_ref.interpreter.indexing import _TargetPlan, one_window_targets
+    xshape, indices, ushape, dims = cfg
+    got = one_window_targets(xshape, indices, ushape, dims)
+    if got is None:
+        return
+    flat, valid = _TargetPlan(xshape, indices.shape, ushape, **dims).targets(indices)
+    assert valid is None or valid.all()
+    assert got.dtype == np.int64
+    np.testing.assert_array_equal(got, flat)
+
+
+_WINDOW_DTYPES = {"i8": np.int8, "ui32": np.uint32, "i64": np.int64, "f16": np.float16,
+                  "f32": np.float32, "f64": np.float64, "i1": np.bool_, "bf16": None}
+
+
+@settings(max_examples=300, deadline=None)
+@given(_scatter_configs(), st.sampled_from(sorted(_WINDOW_DTYPES)),
+       st.sampled_from(["replace", "stablehlo.add", "stablehlo.multiply", "stablehlo.maximum",
+                        "stablehlo.minimum", "stablehlo.and", "stablehlo.or", "stablehlo.xor"]),
+       st.integers(0, 2**32 - 1))
+def test_window_scatter_matches_the_general_path(cfg, et_name, body, seed):
+    """`window_scatter` (a window written or combined with numpy on a view) gives the bits
+    `apply_updates` gives on the plan's targets, or declines."""
+    import ml_dtypes
+    from stablehlo_ref.interpreter.indexing import _TargetPlan, apply_updates, window_scatter
+    from stablehlo_ref.ir.types import ELEMENT_TYPES, TensorType
+    xshape, indices, ushape, dims = cfg
+    et = ELEMENT_TYPES[et_name]
+    dt = _WINDOW_DTYPES[et_name] or ml_dtypes.bfloat16
+    is_float = np.dtype(dt).kind == "f" or et_name == "bf16"
+    if is_float and body in ("stablehlo.and", "stablehlo.or", "stablehlo.xor"):
+        return
+    rng = np.random.default_rng(seed)
+    if et_name == "i1":
+        x, u = rng.random(xshape) < 0.5, rng.random(ushape) < 0.5
+    elif is_float:
+        pool = np.array([0.0, -0.0, 1.5, -2.25, np.inf, -np.inf, np.nan, 3e4, 1e-8], np.float64)
+        x = rng.choice(pool, xshape).astype(dt)
+        u = rng.choice(pool, ushape).astype(dt)
+    else:
+        info = np.iinfo(dt)
+        x = rng.integers(info.min, info.max, xshape, dtype=dt, endpoint=True)
+        u = rng.integers(info.min, info.max, ushape, dtype=dt, endpoint=True)
+    got = window_scatter(x, indices, u, dims, body, et)
+    if got is None:
+        return
+    flat, valid = _TargetPlan(xshape, indices.shape, ushape, **dims).targets(indices)
+    assert valid is None or valid.all()
+    rt = TensorType(tuple(xshape), et)
+    want = apply_updates(None, None, [x.reshape(-1)], flat, [u.reshape(-1)], [rt], body)[0]
+    want = want.reshape(xshape).astype(dt, copy=False)
+    assert got.dtype == want.dtype and got.shape == want.shape
+    np.testing.assert_array_equal(got, want)
+    assert got.tobytes() == want.tobytes()      # (NaNs and signed zeros too)
+
+
+def test_simple_tensor_types_are_shared_between_parses():
+    """Simple tensor types are uniqued across parses (as MLIR's context does), so what the
+    interpreter keeps on a type object carries over to the next parse of a program."""
+    src = "func.func @main(%x: tensor<3x4xf32>) -> tensor<3x4xf32> { func.return %x : tensor<3x4xf32> }"
+    a = stablehlo_ref.parse(src).functions["main"].regions[0].blocks[0].arguments[0].type
+    b = stablehlo_ref.parse(src).functions["main"].regions[0].blocks[0].arguments[0].type
+    assert a is b and str(a) == "tensor<3x4xf32>"
+    from stablehlo_ref.text import parse_attrs
+    assert len(parse_attrs.SHARED_TYPES) <= parse_attrs._MAX_SHARED_TYPES

@@ -228,13 +228,14 @@ def _scatter_dims(op) -> dict:
     c = op_cache(op)
     dims = c.get("scatter_dims")
     if dims is None:
-        dims = {k: [] for k in _SCATTER_DIMS}
-        dims["index_vector_dim"] = 0
+        dims = {"update_window_dims": [], "inserted_window_dims": [],
+                "input_batching_dims": [], "scatter_indices_batching_dims": [],
+                "scatter_dims_to_operand_dims": [], "index_vector_dim": 0}
         for k, v in op.attributes["scatter_dimension_numbers"].fields:
             if k == "index_vector_dim":
                 dims[k] = int(v)
             elif k in dims:
-                dims[k] = [int(x) for x in v]
+                dims[k] = list(map(int, v))
         c["scatter_dims"] = dims
     return dims
 
@@ -375,6 +376,130 @@ class _TargetPlan:
 
 # a scatter's first run computes the targets of at most this many update elements in Python
 _DIRECT_TARGETS = 48
+
+
+def one_window(input_shape, scatter_indices, updates_shape, dims):
+    """For a scatter of a single index vector (one update window), without batching dims,
+    whose whole window lies inside the input: (start, window) per input dimension (the
+    window's first index and its size; an inserted dimension's size is 1), the updates being
+    that window in row-major order. None for any other scatter (also for dimension numbers
+    that do not fit the shapes: the general path reports what is wrong)."""
+    if dims["input_batching_dims"] or dims["scatter_indices_batching_dims"]:
+        return None
+    uwd = dims["update_window_dims"]
+    iwd = dims["inserted_window_dims"]
+    s2o = dims["scatter_dims_to_operand_dims"]
+    ivd = dims["index_vector_dim"]
+    ishape = scatter_indices.shape
+    nd = len(ishape)
+    if ivd >= nd:
+        k = 1
+        sshape = ishape
+    elif ivd >= 0:
+        k = ishape[ivd]
+        sshape = ishape[:ivd] + ishape[ivd + 1:]
+    else:
+        return None
+    for n in sshape:
+        if n != 1:
+            return None
+    rank = len(input_shape)
+    nu = len(updates_shape)
+    if len(s2o) != k or len(set(s2o)) != k or len(set(iwd)) != len(iwd) \
+            or len(set(uwd)) != len(uwd) or sorted(uwd) != uwd or nu - len(uwd) != len(sshape):
+        return None
+    for d in s2o:
+        if d < 0 or d >= rank:
+            return None
+    for d in iwd:
+        if d < 0 or d >= rank:
+            return None
+    for a in uwd:
+        if a < 0 or a >= nu:
+            return None
+    wid = [d for d in range(rank) if d not in iwd]
+    if len(wid) != len(uwd):
+        return None
+    for a in range(nu):
+        if updates_shape[a] != 1 and a not in uwd:
+            return None
+    window = [1] * rank
+    for j, d in enumerate(wid):
+        window[d] = updates_shape[uwd[j]]
+    start = [0] * rank
+    vec = scatter_indices.reshape(-1).tolist()
+    for j, d in enumerate(s2o):
+        start[d] = vec[j]
+    for d in range(rank):
+        s, w = start[d], window[d]
+        if w < 1 or s < 0 or s + w > input_shape[d]:
+            return None              # (an empty window, or one not wholly inside)
+    return start, window
+
+
+def one_window_targets(input_shape, scatter_indices, updates_shape, dims):
+    """The flat input index of every update element of a `one_window` scatter, in the
+    updates' row-major order (int64), as `direct_targets` and `_TargetPlan` give them, with
+    one numpy call per window dimension; None for any other scatter."""
+    got = one_window(input_shape, scatter_indices, updates_shape, dims)
+    if got is None:
+        return None
+    start, window = got
+    rank = len(input_shape)
+    strides = [1] * rank
+    for d in range(rank - 2, -1, -1):
+        strides[d] = strides[d + 1] * input_shape[d + 1]
+    base = 0
+    for d in range(rank):
+        base += start[d] * strides[d]
+    out = np.array([base], dtype=np.int64)
+    for d in range(rank):
+        n = window[d]
+        if n != 1:
+            out = (out[:, None] + np.arange(0, n * strides[d], strides[d], dtype=np.int64)).reshape(-1)
+    return out
+
+
+# element types whose numpy arithmetic a scatter of a recognized body may apply to a window
+# in place of `apply_updates` (integers wrap natively; a float maximum/minimum is exact and a
+# float sum or product of one update per element rounds once, as `apply_updates` does)
+_WINDOW_INTS = frozenset(("i8", "i16", "i32", "i64", "ui8", "ui16", "ui32", "ui64"))
+_WINDOW_FLOATS = frozenset(("f16", "f32", "f64"))
+_WINDOW_FLOAT_BODIES = frozenset(("stablehlo.add", "stablehlo.multiply", "stablehlo.maximum",
+                                  "stablehlo.minimum"))
+
+
+def window_scatter(x, indices, u, dims, body, et):
+    """A one-input scatter whose update is a single window wholly inside the input
+    (`one_window`), of body `return %update` or a recognized primitive on a native element
+    type: the input copied with the window written (or combined with the update), as the
+    general path computes it; None for any other (the general path runs)."""
+    if x.__class__ is not np.ndarray or u.__class__ is not np.ndarray \
+            or indices.__class__ is not np.ndarray or x.dtype != u.dtype:
+        return None
+    name = et.name
+    if body == "replace":
+        fn = None
+    elif name in _WINDOW_INTS or name in _WINDOW_FLOATS and body in _WINDOW_FLOAT_BODIES:
+        fn = _PRIMITIVES[body][1]
+    elif name == "i1":
+        fn = _PRIMITIVES[body][2]
+    else:
+        return None
+    if x.dtype != et.dtype:
+        return None
+    got = one_window(x.shape, indices, u.shape, dims)
+    if got is None:
+        return None
+    start, window = got
+    out = x.copy()
+    view = out[tuple([slice(s, s + w) for s, w in zip(start, window)])]
+    u = u.reshape(view.shape)
+    if fn is None:
+        view[...] = u
+    else:
+        fn(view, u, out=view)
+    return out
 
 
 def direct_targets(input_shape, scatter_indices, updates_shape, dims):
@@ -691,6 +816,11 @@ def scatter(ctx, op, *args):
         info = c["scatter"] = ({}, scatter_body(op, n), result_types,
                                [elem(t).dtype for t in result_types])
     plans, body, result_types, dtypes = info
+    if n == 1 and body is not None:
+        out = window_scatter(inputs[0], indices, updates[0], _scatter_dims(op), body,
+                             elem(result_types[0]))
+        if out is not None:
+            return [out]
     key = (inputs[0].shape, indices.shape, updates[0].shape, RUN[0])
     last = c.get("scatter_last")
     if last is not None and last[0] is indices and last[1] == key:
@@ -707,8 +837,13 @@ def scatter(ctx, op, *args):
             if len(plans) < 8:
                 plans[key[:3]] = None
             if indices.__class__ is np.ndarray:
-                got = direct_targets(key[0], indices, key[2], _scatter_dims(op))
-        if got is not None:
+                dims = _scatter_dims(op)
+                one = one_window_targets(key[0], indices, key[2], dims)
+                got = (one, None) if one is not None else \
+                    direct_targets(key[0], indices, key[2], dims)
+        if got is not None and got[0].__class__ is np.ndarray:
+            targets, valid = got
+        elif got is not None:
             targets = np.array(got[0], dtype=np.int64)
             valid = None if got[1] is None else np.array(got[1], dtype=bool)
         else:

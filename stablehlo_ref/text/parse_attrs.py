@@ -30,6 +30,9 @@ _DIMS = re.compile(r"((?:(?:\d+|\?)x)*)")
 _ANY_WIDTH_INT = re.compile(r"[su]?i[1-9]\d{0,6}")
 _ELEM_NAME = re.compile(r"(?:complex<\s*(?:f32|f64)\s*>|[a-zA-Z][a-zA-Z0-9]*)")
 _SIMPLE_TENSOR = re.compile(r"tensor<[0-9?x]*[a-z][a-z0-9]*>")
+# the simple tensor types parsed so far, by text, shared by all parses (see Parser.type_cache)
+SHARED_TYPES: dict = {}
+_MAX_SHARED_TYPES = 1 << 16
 _UNSIGNED_STORAGE = re.compile(r"u(\d+)(?![\w.])")
 _SIGNED_STORAGE = re.compile(r"si(\d+)(?![\w.])")
 
@@ -104,7 +107,10 @@ class TypeAttrParser:
                     t = self._parse_tensor_body()
                     if sc.pos != m.end():     # not what the simple form covers: no caching
                         return t
-                    self.type_cache[key] = t
+                    cache = self.type_cache
+                    if len(cache) >= _MAX_SHARED_TYPES:
+                        cache.clear()
+                    cache[key] = t
                 sc.pos = m.end()
                 return t
             sc.pos = p + 7

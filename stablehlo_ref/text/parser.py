@@ -23,7 +23,7 @@ from . import fastpath as _fast
 from .custom_syntax import OP_SYNTAX
 from .format_ast import format_for
 from .formats import parse_with_format
-from .parse_attrs import TypeAttrParser, _LocRef
+from .parse_attrs import SHARED_TYPES, TypeAttrParser, _LocRef
 from .print_types import escape_string
 from .lexer import BANG_ID, BARE_ID, BLOCK_ID, HASH_ID, STRING, VALUE_ID, Scanner, unescape_string
 
@@ -71,7 +71,10 @@ class Parser(TypeAttrParser):
         self.visible: Dict[str, List[Value]] = {}   # name -> its definitions, innermost last
         self.pending_locs: list = []    # (holder, key) pairs to resolve after parse
         self.resources: Dict[str, bytes] = {}
-        self.type_cache: Dict[str, Type] = {}
+        # simple tensor types by their text, shared by every parse of the process (types are
+        # immutable and a simple type's text says all of it: MLIR's context uniques them
+        # the same way), so that what the interpreter keeps on a type object (`_sb`) is kept
+        self.type_cache: Dict[str, Type] = SHARED_TYPES
         self.uses: list = []            # (value, position) of each operand use of the ops being parsed
         self.props_cache: dict = {}     # generic op name -> (properties text, entries, depth)
         self.dense_cache: dict = {}     # (literal text, type) -> DenseElementsAttr (read-only)
