@@ -746,3 +746,27 @@ def test_convert_between_wide_integers_wraps_as_the_general_path(src, dst, vals)
         v &= (1 << e.bits) - 1
         return v - (1 << e.bits) if e.is_signed and v >> (e.bits - 1) else v
     assert got.tolist() == [wrap(int(v), d) for v in x.tolist()]
+
+
+def test_a_run_computes_quietly_and_restores_the_callers_error_state():
+    """Kernels compute with numpy's floating-point errors ignored (overflow to inf and NaN
+    are results), whatever the caller's error state; the caller's state is back afterwards,
+    also after a run that fails."""
+    import stablehlo_ref
+    src = """func.func @main(%x: tensor<2xf32>) -> tensor<2xf32> {
+      %0 = stablehlo.multiply %x, %x : tensor<2xf32>
+      %1 = stablehlo.divide %0, %0 : tensor<2xf32>
+      func.return %1 : tensor<2xf32>
+    }"""
+    m = stablehlo_ref.parse(src)
+    with np.errstate(all="raise"):
+        out = stablehlo_ref.run(m, np.array([3e38, 0.0], np.float32))[0]
+        assert np.isnan(out).all()
+        assert np.geterr()["over"] == "raise" and np.geterr()["invalid"] == "raise"
+        bad = stablehlo_ref.parse("""func.func @main(%x: tensor<2xf32>) -> tensor<2xf32> {
+          %0 = stablehlo.custom_call @no_such_target(%x) : (tensor<2xf32>) -> tensor<2xf32>
+          func.return %0 : tensor<2xf32>
+        }""")
+        with pytest.raises(stablehlo_ref.errors.StableHLOError):
+            stablehlo_ref.run(bad, np.zeros(2, np.float32))
+        assert np.geterr()["divide"] == "raise"

@@ -153,16 +153,17 @@ class Interpreter:
         # kernels compute with numpy's floating-point warnings off (overflow to inf, NaN
         # from invalid operations are results, not errors); set once per top-level call
         try:
-            with np.errstate(all="ignore"):
+            quiet = _quiet()
+            try:
                 self.depth = 1
-                try:
-                    if once is not None:
-                        block._cache = RAN_ONCE
-                        out = run_once(self, block, args, once, self.limits)
-                    else:
-                        out = self._run_function(block, func, args)
-                finally:
-                    self.depth = 0
+                if once is not None:
+                    block._cache = RAN_ONCE
+                    out = run_once(self, block, args, once, self.limits)
+                else:
+                    out = self._run_function(block, func, args)
+            finally:
+                self.depth = 0
+                _loud(quiet)
         except RecursionError:
             raise LimitError(f"@{name}: the program nests regions or calls too deeply for "
                              "Python's stack", None, FLAGS["max_nesting"]) from None
@@ -286,6 +287,32 @@ class Interpreter:
         if self.deadline is not None and time.monotonic() > self.deadline:
             raise LimitError(f"{op.name}: the run took longer than {self.limits.timeout} s",
                              op.where(), FLAGS["timeout"])
+
+
+# `np.errstate(all="ignore")` for a top-level call, in two calls: numpy 2 keeps its error
+# state in a context variable, which is set and reset here as errstate's __enter__ and
+# __exit__ do (the context-manager object and its methods cost several microseconds on the
+# first run of a freshly parsed program); numpy 1 goes through errstate itself
+try:
+    from numpy._core._multiarray_umath import _make_extobj
+    from numpy._core._ufunc_config import _extobj_contextvar
+except ImportError:  # pragma: no cover - numpy 1.x
+    _make_extobj = _extobj_contextvar = None
+
+
+def _quiet():
+    if _extobj_contextvar is None:  # pragma: no cover - numpy 1.x
+        state = np.errstate(all="ignore")
+        state.__enter__()
+        return state
+    return _extobj_contextvar.set(_make_extobj(all="ignore"))
+
+
+def _loud(token) -> None:
+    if _extobj_contextvar is None:  # pragma: no cover - numpy 1.x
+        token.__exit__(None, None, None)
+    else:
+        _extobj_contextvar.reset(token)
 
 
 # Python's cyclic garbage collector is paused while runs are in progress: a run allocates
