@@ -770,3 +770,33 @@ def test_a_run_computes_quietly_and_restores_the_callers_error_state():
         with pytest.raises(stablehlo_ref.errors.StableHLOError):
             stablehlo_ref.run(bad, np.zeros(2, np.float32))
         assert np.geterr()["divide"] == "raise"
+
+
+@settings(max_examples=200, deadline=None)
+@given(st.sampled_from(["stablehlo.negate", "stablehlo.floor", "stablehlo.ceil",
+                        "stablehlo.round_nearest_even", "stablehlo.sqrt"]),
+       st.sampled_from(["f16", "f32"]),
+       st.lists(st.one_of(st.floats(allow_nan=False, width=32), st.sampled_from(
+           [0.0, -0.0, np.inf, -np.inf, 1e-40, -1e-45, 6e-8, 65504.0, 0.5, -2.5, 3.5])),
+           min_size=1, max_size=40))
+def test_exact_unary_ops_in_the_type_match_the_general_kernel(name, et, values):
+    """negate/floor/ceil/round_nearest_even/sqrt of f16/f32 arrays, which the specialized
+    kernel computes in the type itself, give the general kernel's bits (through f64)."""
+    import stablehlo_ref
+    from stablehlo_ref.interpreter.registry import KERNELS, SPECIALIZERS
+    dt = np.float16 if et == "f16" else np.float32
+    with np.errstate(all="ignore"):
+        x = np.array(values, dtype=np.float64).astype(dt)
+    m = stablehlo_ref.parse(f"""func.func @main(%x: tensor<{x.size}x{et}>) -> tensor<{x.size}x{et}> {{
+      %0 = "{name}"(%x) : (tensor<{x.size}x{et}>) -> tensor<{x.size}x{et}>
+      func.return %0 : tensor<{x.size}x{et}>
+    }}""")
+    op = m.functions["main"].regions[0].blocks[0].operations[0]
+    fast = SPECIALIZERS[name](op, [None])
+    with np.errstate(all="ignore"):
+        got = fast(None, op, x)
+        want = KERNELS[name](None, op, x)
+    assert got.dtype == want.dtype == dt
+    assert np.array_equal(np.isnan(got), np.isnan(want))
+    ok = ~np.isnan(want)
+    assert got[ok].tobytes() == want[ok].tobytes()

@@ -1175,6 +1175,8 @@ _UNARY_KERNELS = {
 register_table(_UNARY_KERNELS, _unary, 1)
 
 _SCALAR_FLOATS = {"f16": np.float16, "f32": np.float32, "f64": np.float64}
+_EXACT_IN_TYPE = frozenset(("stablehlo.negate", "stablehlo.floor", "stablehlo.ceil",
+                            "stablehlo.round_nearest_even", "stablehlo.sqrt"))
 
 
 def _unary_float_specializer(name, float_fn):
@@ -1195,6 +1197,11 @@ def _unary_float_specializer(name, float_fn):
         # Python float operand to the other operand's dtype, one rounding; times 1 is
         # exact), several times cheaper than constructing the scalar
         one = np.float32(1) if dt == np.float32 and _WEAK_PYTHON_FLOATS else None
+        # an op whose exact result is a value of the type computes in the type itself (the
+        # same value as through f64, without the two conversions): negation, floor, ceil and
+        # round-to-even are exact, and a correctly rounded square root in f32 (or f16, which
+        # numpy computes in f32) equals f64's rounded once (53 >= 2 * 24 + 2)
+        native = name in _EXACT_IN_TYPE and not wide
 
         def unary_scalar(ctx, op, x):
             if x.__class__ is scalar:
@@ -1206,6 +1213,8 @@ def _unary_float_specializer(name, float_fn):
                     return one * float(float_fn(float(x)))
                 return scalar(float(float_fn(float(x))))
             if x.__class__ is ND and x.dtype == dt:
+                if native:
+                    return float_fn(x)
                 # as `_unary` computes it: in f64, rounded once to the type
                 return float_fn(x if wide else x.astype(f64)).astype(dt, copy=False)
             return general(ctx, op, x)
