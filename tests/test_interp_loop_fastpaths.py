@@ -365,3 +365,61 @@ def test_rank0_selects_of_arrays_and_scalars_match_the_kernels(t, data):
     ctype = "FLOAT" if t.startswith("f") else "UNSIGNED" if t.startswith("ui") else "SIGNED"
     src = RANK0_ARRAY_SELECT_LOOP.format(t=t, n=ITERATIONS, ctype=ctype)
     _both(src, _values(t, (8,), data.draw), _values(t, (), data.draw))
+
+
+NESTED_LOOPS = """func.func @main(%x: tensor<4xi32>) -> tensor<4xi32> {
+  %c0 = stablehlo.constant dense<0> : tensor<i32>
+  %r:2 = stablehlo.while(%i = %c0, %acc = %x) : tensor<i32>, tensor<4xi32>
+  cond {
+    %n = stablehlo.constant dense<OUTER> : tensor<i32>
+    %p = stablehlo.compare LT, %i, %n, SIGNED : (tensor<i32>, tensor<i32>) -> tensor<i1>
+    stablehlo.return %p : tensor<i1>
+  } do {
+    %inner = INNER
+    %one = stablehlo.constant dense<1> : tensor<i32>
+    %i1 = stablehlo.add %i, %one : tensor<i32>
+    stablehlo.return %i1, %inner : tensor<i32>, tensor<4xi32>
+  }
+  func.return %r#1 : tensor<4xi32>
+}
+func.func private @triple(%v: tensor<4xi32>) -> tensor<4xi32> {
+  %c0 = stablehlo.constant dense<0> : tensor<i32>
+  %r:2 = stablehlo.while(%j = %c0, %w = %v) : tensor<i32>, tensor<4xi32>
+  cond {
+    %n = stablehlo.constant dense<3> : tensor<i32>
+    %p = stablehlo.compare LT, %j, %n, SIGNED : (tensor<i32>, tensor<i32>) -> tensor<i1>
+    stablehlo.return %p : tensor<i1>
+  } do {
+    %s = stablehlo.add %w, %w : tensor<4xi32>
+    %one = stablehlo.constant dense<1> : tensor<i32>
+    %j1 = stablehlo.add %j, %one : tensor<i32>
+    stablehlo.return %j1, %s : tensor<i32>, tensor<4xi32>
+  }
+  func.return %r#1 : tensor<4xi32>
+}"""
+
+
+@pytest.mark.parametrize("outer", [1, 2, 9])
+@pytest.mark.parametrize("inner", ["call", "plain"])
+def test_a_loop_body_that_runs_loops_waits_for_the_ordinary_compile_tier(outer, inner):
+    """A `while` body that runs a loop of its own (here through a call) is not compiled for
+    its first run, as a body without loops is: its time goes to the inner loop, which is
+    compiled itself; it compiles after `_COMPILE_AFTER_RUNS` runs like any block. The
+    results are the same either way."""
+    from stablehlo_ref.interpreter.plan import _COMPILE_AFTER_RUNS
+    call = "func.call @triple(%acc) : (tensor<4xi32>) -> tensor<4xi32>"
+    plain = "stablehlo.multiply %acc, %acc : tensor<4xi32>"
+    src = NESTED_LOOPS.replace("OUTER", str(outer)).replace("INNER", call if inner == "call" else plain)
+    m = parse(src)
+    x = np.array([1, -2, 3, 2**30], np.int32)
+    out = np.asarray(stablehlo_ref.run(m, x)[0])
+    want = x.copy()
+    for _ in range(outer):
+        want = want * 8 if inner == "call" else want * want     # (int32 wrap-around)
+    assert out.dtype == np.int32 and out.tobytes() == want.astype(np.int32).tobytes()
+    loop = m.functions["main"].regions[0].blocks[0].operations[1]
+    body = loop.regions[1].blocks[0]
+    if inner == "call":
+        assert (body._cache.code is not None) == (outer > _COMPILE_AFTER_RUNS)
+    else:
+        assert body._cache.code is not None

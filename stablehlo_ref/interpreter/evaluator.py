@@ -60,6 +60,7 @@ class Interpreter:
         self._info = None            # and its FunctionInfo
         self._isolated = {}          # id(block) -> (block, FunctionInfo) of regions run alone
         self._consts = {}            # name -> _constant_body(...) of the functions called
+        self._loops = {}             # id(block) -> (block, whether it runs a loop)
 
     @property
     def functions(self) -> dict:
@@ -268,7 +269,20 @@ class Interpreter:
         for region in (cond, body):
             blocks = region.blocks
             if len(blocks) == 1 and _belongs(blocks[0], info):
+                if region is body and self._runs_loops(blocks[0]):
+                    # a body whose time goes to loops of its own (which compile themselves)
+                    # gains little from compiling, and often runs once or twice: it waits
+                    # for the ordinary tier (`_COMPILE_AFTER_RUNS`)
+                    continue
                 self._plan(blocks[0], info).compile_soon()
+
+    def _runs_loops(self, block) -> bool:
+        """Whether `block` runs a `while` loop: one of its ops, in its nested regions, or in
+        a function it calls (up to 8 calls deep); decided once per block and interpreter."""
+        hit = self._loops.get(id(block))
+        if hit is None or hit[0] is not block:
+            hit = self._loops[id(block)] = (block, _find_loop(block, self.functions, 8, set()))
+        return hit[1]
 
     def run_region(self, region, args: list, parent=None) -> list:
         """Run a single-block region with `args` bound to its entry block arguments; returns
@@ -339,6 +353,27 @@ def _resume_gc() -> None:
         if _gc_state["runs"] == 0 and _gc_state["paused"]:
             _gc_state["paused"] = False
             gc.enable()
+
+
+def _find_loop(block, functions, depth, seen) -> bool:
+    for op in block.operations:
+        name = op.name
+        if name == "stablehlo.while":
+            return True
+        if name == "func.call" and depth > 0:
+            callee = getattr(op.attributes.get("callee"), "root", None)
+            func = functions.get(callee) if isinstance(callee, str) else None
+            if func is not None and callee not in seen:
+                seen.add(callee)
+                for r in func.regions:
+                    for b in r.blocks:
+                        if _find_loop(b, functions, depth - 1, seen):
+                            return True
+        for r in op.regions:
+            for b in r.blocks:
+                if _find_loop(b, functions, depth, seen):
+                    return True
+    return False
 
 
 def _belongs(block, info) -> bool:
