@@ -34,7 +34,9 @@ dynamic_slice reads its start indices from their slots (known ones clamped once)
 of small arrays of a native type is a copy of its false operand with the true one put in
 (`_array_select`). A `while` whose body is about to run has both its blocks compiled on
 their next run (`Plan.compile_soon`: the body for its first run, the condition for its
-second), so that a loop of a dozen iterations runs fused from its second iteration. In a
+second), so that a loop of a dozen iterations runs fused from its second iteration (a body
+that runs loops of its own waits for the ordinary tier: its inner loops compile themselves,
+and such outer loops often run once or twice). In a
 `while` body, pure ops whose operands are loop-invariant (body arguments returned unchanged,
 known values, or such ops' results) keep their result while their operand objects stay the
 same (`_memo_runner`); a dynamic_update_slice or one-element scatter of a value that dies
