@@ -135,8 +135,14 @@ def _ints(t, shape, draw):
 @pytest.mark.parametrize("t", SIGNED)
 @pytest.mark.parametrize("shape", [(), (8,)])
 @settings(max_examples=15, deadline=None, suppress_health_check=[HealthCheck.too_slow])
-@given(data=st.data(), d=st.sampled_from([1, 2, 3, 4, 7, 8, 10, 64, 100, 127]))
-def test_floor_mod_and_div_match_the_general_path(t, shape, data, d):
+@given(data=st.data())
+def test_floor_mod_and_div_match_the_general_path(t, shape, data):
+    """Divisors small and large (the type's maximum, its largest power of two), powers of
+    two (a mask and a shift) and not."""
+    top = int(np.iinfo(np.dtype(t.replace("i", "int"))).max)
+    d = data.draw(st.one_of(st.sampled_from([1, 2, 3, 4, 7, 8, 10, 64, 100, 127, top,
+                                             (top + 1) // 2, top // 3]),
+                            st.integers(1, top)))
     x = _ints(t, shape, data.draw)
     step = _ints(t, shape, data.draw)
     if not shape:
