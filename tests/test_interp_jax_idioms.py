@@ -1,5 +1,6 @@
 """JAX's floor_mod / floor_divide sequences (truncating remainder / divide with a sign
-correction) run as one numpy op in compiled loop bodies (`interpreter/jax_idioms.py`): the
+correction), and sums of converted booleans, run as one numpy op in compiled loop bodies
+(`interpreter/jax_idioms.py`): the
 bits of the general path (every op through its registered kernel), for every signed integer
 type, divisors that are and are not powers of two, rank 0 and arrays, integer extremes; and
 the patterns are left alone where they are not exact (divisor 0, negative, not constant)."""
@@ -217,3 +218,94 @@ def test_values_of_another_form_run_the_original_steps():
     div = jax_idioms._fused(True, 3, np.int32, original, 0)
     assert div(None, f, x).tolist() == [v // 3 for v in x.tolist()]
     assert div(None, f, np.int32(-7)).__class__ is np.int32
+
+
+# `c + (v != 1)` in jnp: a sum of an integer and a converted boolean
+COUNT_LOOP = """func.func @main(%v0: tensor<{s}{t}>, %k: tensor<{s}{t}>) -> (tensor<{s}{t}>, tensor<{s}{t}>, tensor<{s}{t}>) {{
+  %c0 = stablehlo.constant dense<0> : tensor<i32>
+  %z = stablehlo.constant dense<0> : tensor<{s}{t}>
+  %r:4 = stablehlo.while(%i = %c0, %v = %v0, %c = %z, %d = %z) : tensor<i32>, tensor<{s}{t}>, tensor<{s}{t}>, tensor<{s}{t}>
+   cond {{
+    %n = stablehlo.constant dense<{n}> : tensor<i32>
+    %lt = stablehlo.compare LT, %i, %n, SIGNED : (tensor<i32>, tensor<i32>) -> tensor<i1>
+    stablehlo.return %lt : tensor<i1>
+  }} do {{
+    %one = stablehlo.constant dense<1> : tensor<i32>
+    %i2 = stablehlo.add %i, %one : tensor<i32>
+    %v2 = stablehlo.add %v, %k : tensor<{s}{t}>
+    %p = stablehlo.compare {cmp}, %v2, %k, {ctype} : (tensor<{s}{t}>, tensor<{s}{t}>) -> tensor<{s}i1>
+    %cv = stablehlo.convert %p : (tensor<{s}i1>) -> tensor<{s}{t}>
+    %c2 = stablehlo.add %c, %cv : tensor<{s}{t}>
+    %d2 = stablehlo.add %cv, %d : tensor<{s}{t}>
+    %d3 = stablehlo.add %d2, %cv : tensor<{s}{t}>
+    stablehlo.return %i2, %v2, %c2, %d3 : tensor<i32>, tensor<{s}{t}>, tensor<{s}{t}>, tensor<{s}{t}>
+  }}
+  return %r#1, %r#2, %r#3 : tensor<{s}{t}>, tensor<{s}{t}>, tensor<{s}{t}>
+}}"""
+
+INT_TYPES = ["i8", "i16", "i32", "i64", "ui8", "ui32", "ui64"]
+
+
+def _any_ints(t, shape, draw):
+    dt = np.dtype(t.replace("ui", "uint").replace("i", "int") if not t.startswith("ui")
+                  else t.replace("ui", "uint"))
+    info = np.iinfo(dt)
+    size = int(np.prod(shape))
+    elems = st.one_of(st.integers(int(info.min), int(info.max)),
+                      st.sampled_from([int(info.min), int(info.max), 0, 1, 2]))
+    vals = draw(st.lists(elems, min_size=size, max_size=size))
+    return np.array(vals, dtype=object).astype(dt).reshape(shape)
+
+
+@pytest.mark.parametrize("t", INT_TYPES)
+@pytest.mark.parametrize("shape", [(), (5,), (2, 3)])
+@settings(max_examples=10, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(data=st.data(), cmp=st.sampled_from(["NE", "LT", "GE"]))
+def test_sums_of_converted_booleans_match_the_general_path(t, shape, data, cmp):
+    """`c + convert(p)`, `convert(p) + d` and a third add of the same convert: the general
+    path's bits, through the integer's wrap-around; numpy scalars (rank 0) take the original
+    steps."""
+    s = "".join(f"{k}x" for k in shape)
+    src = COUNT_LOOP.format(s=s, t=t, n=ITERATIONS, cmp=cmp,
+                            ctype="UNSIGNED" if t.startswith("ui") else "SIGNED")
+    v = _any_ints(t, shape, data.draw)
+    k = _any_ints(t, shape, data.draw)
+    if not shape:
+        v, k = v[()], k[()]
+    _run_both(src, v, k)
+
+
+def test_a_sum_of_a_converted_boolean_is_fused(monkeypatch):
+    """Each of the three adds of the converted boolean becomes one step (arrays)."""
+    n = [0]
+    real = jax_idioms._fused_add_bool
+
+    def counting(*a, **k):
+        n[0] += 1
+        return real(*a, **k)
+    monkeypatch.setattr(jax_idioms, "_fused_add_bool", counting)
+    src = COUNT_LOOP.format(s="6x", t="i32", n=ITERATIONS, cmp="NE", ctype="SIGNED")
+    v = np.array([2**31 - 1, -2**31, 0, 1, -1, 7], np.int32)
+    _run_both(src, v, np.array([1, -1, 3, 2**31 - 1, 5, 0], np.int32))
+    assert n[0] == 3
+
+
+@pytest.mark.parametrize("t", INT_TYPES)
+def test_bool_to_int_convert_specializer_matches_the_kernel(t):
+    from stablehlo_ref.interpreter.elementwise import convert_specialized
+    from stablehlo_ref.interpreter.registry import KERNELS
+    src = f"""func.func @main(%p: tensor<4xi1>) -> tensor<4x{t}> {{
+      %c = stablehlo.convert %p : (tensor<4xi1>) -> tensor<4x{t}>
+      return %c : tensor<4x{t}>
+    }}"""
+    op = parse(src).functions["main"].regions[0].blocks[0].operations[0]
+    assert op.name == "stablehlo.convert"
+    fn = convert_specialized(op)
+    general = KERNELS["stablehlo.convert"]
+    for x in (np.array([True, False, True, False]), np.bool_(True), np.bool_(False),
+              np.array(True)):
+        got, want = fn(None, op, x), general(None, op, x)
+        got = got[0] if isinstance(got, list) else got
+        want = want[0] if isinstance(want, list) else want
+        assert got.__class__ is want.__class__ and got.dtype == want.dtype
+        assert np.asarray(got).tobytes() == np.asarray(want).tobytes()

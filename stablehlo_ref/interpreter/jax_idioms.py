@@ -16,6 +16,9 @@ select by one step computing the whole; the pattern's other steps go where nothi
 reads their values. Values of another form than the pattern was matched for (an array of
 another dtype, a 0-d array) run the original steps (see `_fused`).
 
+Likewise `a + convert(p)` of a boolean p into a's integer type (jnp's `c + (v != 1)`) is
+numpy's sum of the integer and boolean arrays, one call instead of two.
+
 Entries are those of `plan._sequence_runner`: (fn, a, b, -1, out) for a Python operator,
 (fn, a, b, c, out, kind, op) for the others."""
 from __future__ import annotations
@@ -217,6 +220,49 @@ def _fused(floor_div, d, scalar, original, out):
     return fused
 
 
+_INT_TYPES = {**_SIGNED, "ui8": np.uint8, "ui16": np.uint16, "ui32": np.uint32,
+              "ui64": np.uint64}
+
+
+def _match_add_bool(g, s):
+    """Members and (a, p, type) of `a + convert(p)` (or `convert(p) + a`) ending at the add
+    entry s: p boolean, the sum of a native integer type, arrays of one shape (`c + (v != 1)`
+    in jnp, counting)."""
+    e = g.entries[s]
+    for a, cv in ((e[1], e[2]), (e[2], e[1])):
+        c = g.producer(cv, kernel="stablehlo.convert")
+        if c is None or a == cv:
+            continue
+        op = g.entries[c][6]
+        if _etname(op.operands[0].type) != "i1":
+            continue
+        t = _INT_TYPES.get(_etname(op.results[0].type))
+        if t is None:
+            continue
+        return (c,), (a, g.entries[c][1], t)
+    return None
+
+
+def _fused_add_bool(scalar, a_slot, p_slot, original, out, first):
+    """The step `fn(ctx, f, a)` for `a + convert(p)`: numpy's sum of the integer array and
+    the boolean one (booleans add as 0 and 1, in the integer's dtype: the convert's values),
+    in the original order of the operands (`first`: a is the add's first operand); anything
+    else (numpy scalars, other dtypes or shapes) runs the original steps."""
+    dtype = np.dtype(scalar)
+    bdt = np.dtype(np.bool_)
+    ND = np.ndarray
+    add = np.add
+
+    def fused(ctx, f, a):
+        p = f[p_slot]
+        if a.__class__ is ND and p.__class__ is ND and a.dtype == dtype and p.dtype == bdt \
+                and a.ndim and a.shape == p.shape:
+            return add(a, p) if first else add(p, a)
+        original(ctx, f)
+        return f[out]
+    return fused
+
+
 def fuse_sequence(entries, ops, indices, known, readers, dropped, make_runner):
     """`entries` (with `ops`, their ops, and `indices`, their runner indices) of one merged
     sequence, with the floor_mod / floor_div patterns replaced (see the module's text).
@@ -226,8 +272,19 @@ def fuse_sequence(entries, ops, indices, known, readers, dropped, make_runner):
     (entries, ops)."""
     g = _Graph(entries, known)
     replaced = {}                    # position of a select -> new entry
+    replaced_reads = {}              # position -> the slots its new entry reads
     members = set()
     for s, e in enumerate(entries):
+        if len(e) == 5 and e[0] is operator.add and e[3] == -1:
+            got = _match_add_bool(g, s)
+            if got is not None:
+                mem, (a, ps, t) = got
+                original = make_runner(tuple(entries[i] for i in sorted(mem + (s,))))
+                fn = _fused_add_bool(t, a, ps, original, e[4], a == e[1])
+                replaced[s] = (fn, a, -1, -3, e[4], "fused", ops[s])
+                replaced_reads[s] = (a, ps)
+                members.update(mem)
+            continue
         if len(e) != 7 or e[5] not in _SELECTS or e[3] < 0:
             continue
         for floor_div, match in ((False, _match_mod), (True, _match_div)):
@@ -254,7 +311,7 @@ def fuse_sequence(entries, ops, indices, known, readers, dropped, make_runner):
         if i in gone:
             return ()
         if i in replaced:
-            return (replaced[i][1],)
+            return replaced_reads.get(i, (replaced[i][1],))
         e = entries[i]
         return tuple(s for s in e[1:4] if s >= 0) if len(e) == 7 else (e[1], e[2])
     changed = True
