@@ -996,6 +996,18 @@ def convert_specialized(op, known=None):
                 return x
             return general(ctx, op, x)
         return same_type
+    if src.is_bool and d_scalar in _SCALAR_INTS.values():
+        # booleans to a native integer: numpy's astype, as the general kernel casts them
+        # (`_exact_cast`), on arrays and numpy scalars of the source's dtype
+        b_dt = np.dtype(np.bool_)
+        i_dt = np.dtype(d_scalar)
+        ND, BOOL = np.ndarray, np.bool_
+
+        def bool_to_int(ctx, op, x):
+            if (x.__class__ is ND or x.__class__ is BOOL) and x.dtype == b_dt:
+                return x.astype(i_dt)
+            return general(ctx, op, x)
+        return bool_to_int
     if dst.name not in ("f16", "f32", "f64") or not (src.is_bool or src.is_integer and src.bits < 64):
         return None
     s_dt = np.dtype(s_scalar)

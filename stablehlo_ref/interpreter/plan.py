@@ -58,6 +58,7 @@ import numpy as np
 from ..errors import InterpreterError, LimitError, NotImplementedOpError, StableHLOError
 from ..ir.types import ElementType, QuantizedType, TensorType, TupleType
 from ..limits import FLAGS, check_tensor
+from .jax_idioms import fuse_sequence
 from .registry import HARNESS_OPS, KERNELS, SPECIALIZERS, TERMINATORS
 
 KERNEL_ERRORS = (ValueError, IndexError, TypeError, OverflowError, ZeroDivisionError,
@@ -1510,7 +1511,7 @@ def _sequence_runner(seq):
 
 
 # the kinds of a merged sequence's entries (see `_mixed_sequence_runner`)
-_SEQ_KINDS = {"operator": 0, "kernel": 3, "select": 1, "call3": 2, "putmask": 7}
+_SEQ_KINDS = {"operator": 0, "kernel": 3, "select": 1, "call3": 2, "putmask": 7, "fused": 8}
 
 
 def _sequence_kind(e):
@@ -1526,6 +1527,8 @@ def _sequence_kind(e):
         return (1, fn, a, b, c, out, op)
     if kind == "putmask":
         return (7, fn, a, b, c, out, op)
+    if kind == "fused":
+        return (8, fn, a, b, c, out, op)
     if c >= 0:
         return (2, fn, a, b, c, out, op)
     return (5 if b < 0 else 6, fn, a, b, c, out, op)
@@ -1537,7 +1540,8 @@ def _mixed_sequence_runner(seq):
     operands, 3/4: a kernel of one/two operands called with its op, 5/6: a bound kernel of
     one/two operands, 7: a select of small arrays, `_array_select`'s copy of the false
     operand with the true one put in, made in the loop where all three are arrays and both
-    operands have one dtype, else by `fn`, its `_wherer`)."""
+    operands have one dtype, else by `fn`, its `_wherer`; 8: a step of several ops made one,
+    `fn(ctx, f, f[a])`, see `jax_idioms`)."""
     n = len(seq)
     length_hint = operator.length_hint
     seq = tuple(_sequence_kind(e) for e in seq)
@@ -1577,6 +1581,8 @@ def _mixed_sequence_runner(seq):
                     f[out] = fn(ctx, f[a], f[b], f[c])
                 elif k == 5:
                     f[out] = fn(ctx, f[a])
+                elif k == 8:
+                    f[out] = fn(ctx, f, f[a])
                 else:
                     f[out] = fn(ctx, f[a], f[b])
         except Exception as e:
@@ -1710,6 +1716,26 @@ def _cse_key(op, ins, known):
     return key
 
 
+class _ReadLog(set):
+    """The slots some runner of an `_Emitter` reads from the frame, and for each slot the
+    indices of the runners that read it (`log`; an index past the last runner: the block's
+    terminator). See `jax_idioms.fuse_sequence`."""
+
+    def __init__(self, em):
+        super().__init__()
+        self.em = em
+        self.log = {}
+
+    def add(self, s):
+        set.add(self, s)
+        self.log.setdefault(s, set()).add(len(self.em.runners))
+
+    def update(self, *its):
+        for it in its:
+            for s in it:
+                self.add(s)
+
+
 class _Emitter:
     """Turns the steps of a block into closures, once, when the block is compiled:
 
@@ -1736,7 +1762,7 @@ class _Emitter:
         self.folded_bytes = 0
         self.inlined_ops = 0
         self.need = info.nslots      # frame length the compiled block needs
-        self.reads = set()           # slots some runner reads from the frame
+        self.reads = _ReadLog(self)  # slots some runner reads from the frame
         self.stores = []             # (index of a runner that only stores a known value, slot)
         self.freed = set()           # slots some runner clears
         self.dead_when_run = None    # for a loop body: slots dead while it runs (see below)
@@ -1777,8 +1803,11 @@ class _Emitter:
 
         def flush():
             if len(run) > 1:
-                runners.append(_sequence_runner(tuple(self.seq[j] for j in run)))
-                ops.append([self.ops[j] for j in run])
+                entries, seq_ops = fuse_sequence(
+                    tuple(self.seq[j] for j in run), [self.ops[j] for j in run], tuple(run),
+                    known, self.reads.log, drop, _sequence_runner)
+                runners.append(_sequence_runner(entries))
+                ops.append(seq_ops)
             elif run:
                 r = self.runners[run[0]]
                 try:

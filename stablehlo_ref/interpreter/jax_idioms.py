@@ -1,0 +1,339 @@
+"""Op sequences JAX writes for one numpy operation, run as that operation.
+
+`jnp.remainder` and `jnp.floor_divide` (Python's `%` and `//` on integers) lower to
+StableHLO's truncating `remainder` / `divide` followed by a sign correction:
+
+    floor_mod(x, d):  r = rem(x, d); select((r < 0) != (d < 0) and r != 0, r + d, r)
+    floor_div(x, d):  q = div(x, d); select(sign(x) != sign(d) and rem(x, d) != 0, q - 1, q)
+
+For a divisor `d` known when the block is compiled, with every element the same integer
+`d > 0`, of a signed integer type, these are exactly numpy's floored `%` and `//` of the
+integers (no overflow: |r| < d, and q - 1 >= INT_MIN / d - 1 > INT_MIN for d >= 2, while
+for d == 1 the remainder is 0 and no correction is made). A power of two is `x & (d - 1)`
+and `x >> log2(d)` (two's complement). The compiled block (`plan._Emitter.finish`) finds
+these patterns among the entries of a merged sequence of steps and replaces the final
+select by one step computing the whole; the pattern's other steps go where nothing else
+reads their values. Values of another form than the pattern was matched for (an array of
+another dtype, a 0-d array) run the original steps (see `_fused`).
+
+Likewise `a + convert(p)` of a boolean p into a's integer type (jnp's `c + (v != 1)`) is
+numpy's sum of the integer and boolean arrays, one call instead of two.
+
+Entries are those of `plan._sequence_runner`: (fn, a, b, -1, out) for a Python operator,
+(fn, a, b, c, out, kind, op) for the others."""
+from __future__ import annotations
+
+import operator
+
+import numpy as np
+
+_SIGNED = {"i8": np.int8, "i16": np.int16, "i32": np.int32, "i64": np.int64}
+_SELECTS = ("select", "putmask", "call3")
+
+
+def _etname(t):
+    et = getattr(t, "element_type", None)
+    return getattr(et, "name", None)
+
+
+def _known_int(known, slot):
+    """The integer every element of the known value in `slot` equals, or None."""
+    if slot not in known:
+        return None
+    v = np.asarray(known[slot])
+    if v.dtype.kind not in "iu" or v.size == 0:
+        return None
+    first = v.reshape(-1)[0]
+    if not (v == first).all():
+        return None
+    return int(first)
+
+
+class _Graph:
+    def __init__(self, entries, known):
+        self.entries = entries
+        self.known = known
+        self.prod = {}
+        for i, e in enumerate(entries):
+            self.prod[e[4]] = i
+
+    def producer(self, slot, fn=None, kernel=None):
+        """The position of the entry making `slot`: an operator `fn`, or a kernel entry of
+        the op named `kernel`; None otherwise."""
+        i = self.prod.get(slot)
+        if i is None:
+            return None
+        e = self.entries[i]
+        if fn is not None:
+            return i if len(e) == 5 and e[3] == -1 and e[0] is fn else None
+        if len(e) == 7 and e[5] == "kernel" and e[6] is not None and e[6].name == kernel:
+            return i
+        return None
+
+    def const(self, slot, value):
+        return _known_int(self.known, slot) == value
+
+
+def _int_op(g, i, name):
+    """(x slot, d, numpy scalar type) of a kernel entry `name`(x, d) of a signed integer type
+    whose divisor is known, every element the same d > 0; or None."""
+    e = g.entries[i]
+    op = e[6]
+    if len(op.operands) != 2:
+        return None
+    t = _etname(op.results[0].type)
+    if t not in _SIGNED or _etname(op.operands[0].type) != t or _etname(op.operands[1].type) != t:
+        return None
+    if tuple(op.operands[0].type.shape) != tuple(op.results[0].type.shape):
+        return None
+    d = _known_int(g.known, e[2])
+    if d is None or d <= 0:
+        return None
+    return e[1], d, _SIGNED[t]
+
+
+def _operands(e):
+    return e[1], e[2]
+
+
+def _cmp_with(g, i, fn, x, value, commute):
+    """Entry i is `fn(x, value)` (or `fn(value, x)` where `commute`)."""
+    if i is None:
+        return False
+    e = g.entries[i]
+    if e[0] is not fn:
+        return False
+    a, b = _operands(e)
+    return a == x and g.const(b, value) or commute and b == x and g.const(a, value)
+
+
+def _match_mod(g, s):
+    """Members (positions) and (x, d, type) of a floor_mod pattern ending at select s."""
+    _, p, x, y = g.entries[s][:4]
+    r = g.producer(y, kernel="stablehlo.remainder")
+    if r is None:
+        return None
+    got = _int_op(g, r, "stablehlo.remainder")
+    if got is None:
+        return None
+    xs, d, t = got
+    a = g.producer(x, fn=operator.add)
+    if a is None:
+        return None
+    aa, ab = _operands(g.entries[a])
+    if not (aa == y and g.const(ab, d) or ab == y and g.const(aa, d)):
+        return None
+    m = g.producer(p, fn=operator.and_)
+    if m is None:
+        return None
+    ma, mb = _operands(g.entries[m])
+    for neg_slot, nz_slot in ((ma, mb), (mb, ma)):
+        neg = g.producer(neg_slot, fn=operator.lt)
+        nz = g.producer(nz_slot, fn=operator.ne)
+        if _cmp_with(g, neg, operator.lt, y, 0, False) and _cmp_with(g, nz, operator.ne, y, 0, True):
+            return (r, a, m, neg, nz), (xs, d, t)
+    return None
+
+
+def _match_div(g, s):
+    """Members and (x, d, type) of a floor_divide pattern ending at select s."""
+    _, p, x, y = g.entries[s][:4]
+    q = g.producer(y, kernel="stablehlo.divide")
+    if q is None:
+        return None
+    got = _int_op(g, q, "stablehlo.divide")
+    if got is None:
+        return None
+    xs, d, t = got
+    sub = g.producer(x, fn=operator.sub)
+    if sub is None:
+        return None
+    sa, sb = _operands(g.entries[sub])
+    if sa != y or not g.const(sb, 1):
+        return None
+    m = g.producer(p, fn=operator.and_)
+    if m is None:
+        return None
+    ma, mb = _operands(g.entries[m])
+    for sg_slot, nz_slot in ((ma, mb), (mb, ma)):
+        t_i = g.producer(sg_slot, fn=operator.ne)
+        nz = g.producer(nz_slot, fn=operator.ne)
+        if t_i is None or nz is None:
+            continue
+        ta, tb = _operands(g.entries[t_i])
+        if g.const(tb, 1):
+            sign_slot = ta
+        elif g.const(ta, 1):
+            sign_slot = tb
+        else:
+            continue
+        sg = g.producer(sign_slot, kernel="stablehlo.sign")
+        if sg is None or g.entries[sg][1] != xs or g.entries[sg][2] >= 0:
+            continue
+        na, nb = _operands(g.entries[nz])
+        if g.const(nb, 0):
+            rs = na
+        elif g.const(na, 0):
+            rs = nb
+        else:
+            continue
+        r = g.producer(rs, kernel="stablehlo.remainder")
+        if r is None:
+            continue
+        got_r = _int_op(g, r, "stablehlo.remainder")
+        if got_r is None or got_r[0] != xs or got_r[1] != d or got_r[2] is not t:
+            continue
+        return (q, sub, m, t_i, sg, nz, r), (xs, d, t)
+    return None
+
+
+def _fused(floor_div, d, scalar, original, out):
+    """The step `fn(ctx, f, x)` for floor_mod / floor_div of x by d: numpy's floored `%` or
+    `//` (a mask or shift for a power of two) on arrays of rank >= 1 and on numpy scalars of
+    the pattern's type; anything else runs the pattern's original steps (`original`, a
+    runner) and takes their result."""
+    dtype = np.dtype(scalar)
+    ds = scalar(d)
+    ND = np.ndarray
+    power = d & (d - 1) == 0
+    if floor_div:
+        if power:
+            arr_fn, arr_b = np.right_shift, scalar(d.bit_length() - 1)
+        else:
+            arr_fn, arr_b = np.floor_divide, ds
+        scal = operator.floordiv
+    else:
+        if power:
+            arr_fn, arr_b = np.bitwise_and, scalar(d - 1)
+        else:
+            arr_fn, arr_b = np.remainder, ds
+        scal = operator.mod
+
+    def fused(ctx, f, x):
+        if x.__class__ is ND:
+            if x.dtype == dtype and x.ndim:
+                return arr_fn(x, arr_b)
+        elif x.__class__ is scalar:
+            return scal(x, ds)       # numpy's integer scalars floor (d > 0: no warning)
+        original(ctx, f)
+        return f[out]
+    return fused
+
+
+_INT_TYPES = {**_SIGNED, "ui8": np.uint8, "ui16": np.uint16, "ui32": np.uint32,
+              "ui64": np.uint64}
+
+
+def _match_add_bool(g, s):
+    """Members and (a, p, type) of `a + convert(p)` (or `convert(p) + a`) ending at the add
+    entry s: p boolean, the sum of a native integer type, arrays of one shape (`c + (v != 1)`
+    in jnp, counting)."""
+    e = g.entries[s]
+    for a, cv in ((e[1], e[2]), (e[2], e[1])):
+        c = g.producer(cv, kernel="stablehlo.convert")
+        if c is None or a == cv:
+            continue
+        op = g.entries[c][6]
+        if _etname(op.operands[0].type) != "i1":
+            continue
+        t = _INT_TYPES.get(_etname(op.results[0].type))
+        if t is None:
+            continue
+        return (c,), (a, g.entries[c][1], t)
+    return None
+
+
+def _fused_add_bool(scalar, a_slot, p_slot, original, out, first):
+    """The step `fn(ctx, f, a)` for `a + convert(p)`: numpy's sum of the integer array and
+    the boolean one (booleans add as 0 and 1, in the integer's dtype: the convert's values),
+    in the original order of the operands (`first`: a is the add's first operand); anything
+    else (numpy scalars, other dtypes or shapes) runs the original steps."""
+    dtype = np.dtype(scalar)
+    bdt = np.dtype(np.bool_)
+    ND = np.ndarray
+    add = np.add
+
+    def fused(ctx, f, a):
+        p = f[p_slot]
+        if a.__class__ is ND and p.__class__ is ND and a.dtype == dtype and p.dtype == bdt \
+                and a.ndim and a.shape == p.shape:
+            return add(a, p) if first else add(p, a)
+        original(ctx, f)
+        return f[out]
+    return fused
+
+
+def fuse_sequence(entries, ops, indices, known, readers, dropped, make_runner):
+    """`entries` (with `ops`, their ops, and `indices`, their runner indices) of one merged
+    sequence, with the floor_mod / floor_div patterns replaced (see the module's text).
+    `readers`: slot -> the runner indices that read it (anything of the block that reads a
+    slot from the frame is among them), `dropped`: the indices of runners that do not run
+    (see `plan._Emitter.finish`); `make_runner` makes a runner of entries. Returns
+    (entries, ops)."""
+    g = _Graph(entries, known)
+    replaced = {}                    # position of a select -> new entry
+    replaced_reads = {}              # position -> the slots its new entry reads
+    members = set()
+    for s, e in enumerate(entries):
+        if len(e) == 5 and e[0] is operator.add and e[3] == -1:
+            got = _match_add_bool(g, s)
+            if got is not None:
+                mem, (a, ps, t) = got
+                original = make_runner(tuple(entries[i] for i in sorted(mem + (s,))))
+                fn = _fused_add_bool(t, a, ps, original, e[4], a == e[1])
+                replaced[s] = (fn, a, -1, -3, e[4], "fused", ops[s])
+                replaced_reads[s] = (a, ps)
+                members.update(mem)
+            continue
+        if len(e) != 7 or e[5] not in _SELECTS or e[3] < 0:
+            continue
+        for floor_div, match in ((False, _match_mod), (True, _match_div)):
+            got = match(g, s)
+            if got is None:
+                continue
+            mem, (xs, d, t) = got
+            if e[6] is None or _etname(e[6].results[0].type) is None \
+                    or _SIGNED.get(_etname(e[6].results[0].type)) is not t:
+                continue
+            original = make_runner(tuple(entries[i] for i in sorted(mem + (s,))))
+            fn = _fused(floor_div, d, t, original, e[4])
+            replaced[s] = (fn, xs, -1, -3, e[4], "fused", e[6])
+            members.update(mem)
+            break
+    if not replaced:
+        return entries, ops
+    # the members go where every reader of their value is gone (a select replaced, or a
+    # member gone): repeated until nothing changes
+    gone = set()
+    index_of = {indices[i]: i for i in range(len(entries))}
+
+    def reads_of(i):
+        if i in gone:
+            return ()
+        if i in replaced:
+            return replaced_reads.get(i, (replaced[i][1],))
+        e = entries[i]
+        return tuple(s for s in e[1:4] if s >= 0) if len(e) == 7 else (e[1], e[2])
+    changed = True
+    while changed:
+        changed = False
+        for i in sorted(members - gone, reverse=True):
+            out = entries[i][4]
+            live = False
+            for r in readers.get(out, ()):
+                if r in dropped:
+                    continue
+                j = index_of.get(r)
+                if j is None or out in reads_of(j):
+                    live = True
+                    break
+            if not live:
+                gone.add(i)
+                changed = True
+    new_entries, new_ops = [], []
+    for i, e in enumerate(entries):
+        if i in gone:
+            continue
+        new_entries.append(replaced.get(i, e))
+        new_ops.append(ops[i])
+    return tuple(new_entries), new_ops
