@@ -110,8 +110,10 @@ def _getrf(ctx, op, a=None, *rest):
     # batch), so that LAPACK factors each one in place, without a copy in and out
     wide_t = np.empty(batch + (n, m), dtype=np.complex128 if cplx else np.float64)
     wide_t[...] = np.swapaxes(a, -1, -2)
-    flat_t = wide_t.reshape((-1, n, m))
-    nb = flat_t.shape[0]
+    nb = 1
+    for d in batch:
+        nb *= d
+    flat_t = wide_t.reshape((nb, n, m))      # (nb given: -1 is ambiguous for empty matrices)
     k_max = min(m, n)
     ipiv = np.zeros((nb, k_max), dtype=np.int32)
     info = np.zeros(nb, dtype=np.int32)
