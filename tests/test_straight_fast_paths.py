@@ -172,3 +172,31 @@ def test_general_gather_kernel_matches_gather_array(seed, rows, cols, nidx):
     x2 = np.concatenate([x, x])
     _same(np.asarray(indexing.gather(None, op, x2, idx)),
           np.asarray(indexing.gather_array(x2, idx, slice_sizes=(1, cols), **indexing._gather_dims(op))))
+
+
+@settings(max_examples=60, deadline=None)
+@given(st.integers(0, 2 ** 32 - 1), st.integers(1, 40),
+       st.sampled_from(["negate", "abs", "sqrt", "floor", "ceil", "round_nearest_even"]),
+       st.booleans())
+def test_f32_exact_unary_ops_match_the_f64_round_trip(seed, n, name, reversed_):
+    rng = np.random.default_rng(seed)
+    x = np.concatenate([rng.choice(_SPECIAL, n),
+                        (rng.standard_normal(n) * 10.0 ** rng.integers(-40, 38, n)).astype(np.float32)])
+    if reversed_:
+        x = x[::-1]
+    module = parse(f"""func.func @main(%a: tensor<{x.size}xf32>) -> tensor<{x.size}xf32> {{
+  %0 = stablehlo.{name} %a : tensor<{x.size}xf32>
+  return %0 : tensor<{x.size}xf32>
+}}""")
+    op = module.functions["main"].regions[0].blocks[0].operations[0]
+    from stablehlo_ref.interpreter.registry import KERNELS
+    with np.errstate(all="ignore"):
+        got = KERNELS[op.name](None, op, x)
+    fn = {"negate": np.negative, "abs": np.abs, "sqrt": np.sqrt, "floor": np.floor,
+          "ceil": np.ceil, "round_nearest_even": np.rint}[name]
+    with np.errstate(all="ignore"):
+        want = fn(x.astype(np.float64)).astype(np.float32)        # the general path
+    assert got.dtype == np.float32 and got.shape == want.shape
+    nan = np.isnan(want)
+    assert (np.isnan(got) == nan).all()
+    assert got[~nan].tobytes() == want[~nan].tobytes()

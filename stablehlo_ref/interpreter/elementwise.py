@@ -339,8 +339,17 @@ def atan2(ctx, op, a, b):
     return _binary(op, a, b, None, np.arctan2)
 
 
+# ufuncs whose f32 result numpy computes exactly (sign operations, rounding to integers) or
+# correctly rounded (sqrt: rounding the f64 root to f32 gives the same value, 53 >= 2*24 + 2),
+# so that f32 arrays take them in f32 instead of the f64 round trip
+_EXACT_IN_F32 = frozenset((np.negative, np.abs, np.sqrt, np.floor, np.ceil, np.rint))
+
+
 def _unary(op, x, float_fn, int_fn=None, complex_fn=None, bool_fn=None):
     # (numpy floating-point warnings are switched off by the evaluator for the whole run)
+    if x.__class__ is _ND and x.dtype == _F32 and x.ndim and float_fn in _EXACT_IN_F32 \
+            and getattr(_rt(op), "name", None) == "f32":
+        return float_fn(x)
     et = _rt(op)
     kind = et.kind
     if kind == "float":
