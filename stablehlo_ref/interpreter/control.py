@@ -5,6 +5,7 @@ import numpy as np
 
 from ..errors import InterpreterError, NotImplementedOpError
 from .jax_loops import pivot_loop
+from .jax_threefry import threefry_loop
 from .plan import _COMPILE_AFTER_RUNS
 from .registry import harness_op, kernel
 
@@ -20,7 +21,8 @@ _FUSE_AT = _COMPILE_AFTER_RUNS + 1
 
 @kernel("stablehlo.while")
 def while_(ctx, op, *args):
-    known = pivot_loop(ctx, op)          # a loop JAX writes whose meaning is known (jax_loops.py)
+    # a loop JAX writes whose meaning is known (jax_loops.py, jax_threefry.py)
+    known = pivot_loop(ctx, op) or threefry_loop(ctx, op)
     if known is not None:
         return known(ctx, op, args)
     cond, body = op.regions

@@ -254,8 +254,17 @@ specializer("stablehlo.remainder")(_int_div_rem_specializer(True))
 specializer("stablehlo.divide")(_int_div_rem_specializer(False))
 
 
+# f32 arrays whose maximum / minimum numpy takes in f32 itself: the same values as in f64
+# rounded back (both exact; a NaN operand gives a NaN either way)
+_F32 = np.dtype(np.float32)
+_ND = np.ndarray
+
+
 @kernel("stablehlo.maximum")
 def maximum(ctx, op, a, b):
+    if a.__class__ is _ND and b.__class__ is _ND and a.dtype == _F32 and b.dtype == _F32 \
+            and a.ndim and a.shape == b.shape and getattr(_rt(op), "name", None) == "f32":
+        return np.maximum(a, b)
     et = _rt(op)
     if et.is_complex:
         return _complex_max(a, b).astype(et.dtype)
@@ -281,6 +290,9 @@ def _complex_min(a, b):
 
 @kernel("stablehlo.minimum")
 def minimum(ctx, op, a, b):
+    if a.__class__ is _ND and b.__class__ is _ND and a.dtype == _F32 and b.dtype == _F32 \
+            and a.ndim and a.shape == b.shape and getattr(_rt(op), "name", None) == "f32":
+        return np.minimum(a, b)
     et = _rt(op)
     if et.is_complex:
         return _complex_min(a, b).astype(et.dtype)
@@ -327,8 +339,17 @@ def atan2(ctx, op, a, b):
     return _binary(op, a, b, None, np.arctan2)
 
 
+# ufuncs whose f32 result numpy computes exactly (sign operations, rounding to integers) or
+# correctly rounded (sqrt: rounding the f64 root to f32 gives the same value, 53 >= 2*24 + 2),
+# so that f32 arrays take them in f32 instead of the f64 round trip
+_EXACT_IN_F32 = frozenset((np.negative, np.abs, np.sqrt, np.floor, np.ceil, np.rint))
+
+
 def _unary(op, x, float_fn, int_fn=None, complex_fn=None, bool_fn=None):
     # (numpy floating-point warnings are switched off by the evaluator for the whole run)
+    if x.__class__ is _ND and x.dtype == _F32 and x.ndim and float_fn in _EXACT_IN_F32 \
+            and getattr(_rt(op), "name", None) == "f32":
+        return float_fn(x)
     et = _rt(op)
     kind = et.kind
     if kind == "float":

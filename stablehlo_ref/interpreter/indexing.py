@@ -115,6 +115,22 @@ def _gather_dims(op):
 
 @kernel("stablehlo.gather")
 def gather(ctx, op, operand, start_indices):
+    # a gather of static shapes runs the kernel its specializer makes, made once per op (it
+    # takes the general path below for operands of other shapes)
+    cache = getattr(op, "_cache", None)
+    fast = _MISSING if cache is None else cache.get("gather_static", _MISSING)
+    if fast is _MISSING:
+        try:
+            fast = gather_specialized(op)
+        except (KeyError, TypeError, ValueError, IndexError, AttributeError):
+            fast = None
+        op_cache(op)["gather_static"] = fast
+    if fast is not None:
+        return fast(ctx, op, operand, start_indices)
+    return _gather_general(ctx, op, operand, start_indices)
+
+
+def _gather_general(ctx, op, operand, start_indices):
     sizes = _ints(op.attributes["slice_sizes"].values)
     return gather_array(operand, start_indices, slice_sizes=sizes, **_gather_dims(op))
 
@@ -164,7 +180,7 @@ def gather_specialized(op, known=None):
     for j, r in enumerate(d["offset_dims"]):
         perm[r] = nb + j
     perm = None if perm == list(range(nb + no)) else tuple(perm)
-    general = gather
+    general = _gather_general
 
     def offsets(start_indices):
         idx = _index_vectors(start_indices, ivd)

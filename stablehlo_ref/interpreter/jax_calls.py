@@ -26,6 +26,7 @@ import numpy as np
 from ..errors import InterpreterError
 from .jax_dynamic import DYNAMIC_CUSTOM_CALLS
 from .jax_lapack import LAPACK_MORE
+from .registry import op_cache
 
 
 def _shape_assertion(ctx, op, pred=None, *dims):
@@ -104,22 +105,43 @@ def _getrf(ctx, op, a=None, *rest):
     a = _square_batch(op, a, "lapack_getrf_ffi")
     m, n = a.shape[-2:]
     batch = a.shape[:-2]
-    wide = np.array(a.reshape((-1, m, n)), dtype=np.complex128 if np.iscomplexobj(a) else np.float64)
-    nb = wide.shape[0]
+    cplx = np.iscomplexobj(a)
+    # the matrices in f64/c128, each stored column-major (the transposes of a C-ordered
+    # batch), so that LAPACK factors each one in place, without a copy in and out
+    wide_t = np.empty(batch + (n, m), dtype=np.complex128 if cplx else np.float64)
+    wide_t[...] = np.swapaxes(a, -1, -2)
+    nb = 1
+    for d in batch:
+        nb *= d
+    flat_t = wide_t.reshape((nb, n, m))      # (nb given: -1 is ambiguous for empty matrices)
     k_max = min(m, n)
     ipiv = np.zeros((nb, k_max), dtype=np.int32)
     info = np.zeros(nb, dtype=np.int32)
-    from scipy.linalg import lapack      # LAPACK's own ?getrf, one call per matrix, in f64/c128
-    getrf = lapack.zgetrf if np.iscomplexobj(wide) else lapack.dgetrf
+    getrf = _lapack_getrf(cplx)          # LAPACK's own ?getrf, one call per matrix, in f64/c128
     for b in range(nb):                      # (a loop over the batch)
         if m == 0 or n == 0:
             break
-        lu_b, piv, inf = getrf(wide[b], overwrite_a=True)
-        wide[b] = lu_b
-        ipiv[b] = piv[:k_max] + 1            # scipy returns LAPACK's pivots 0-based
-        info[b] = max(int(inf), 0)
-    lu = wide.reshape(a.shape).astype(a.dtype)
+        w = flat_t[b].T
+        lu_b, piv, inf = getrf(w, overwrite_a=True)
+        if lu_b is not w and not np.shares_memory(lu_b, w):
+            w[...] = lu_b
+        ipiv[b] = piv[:k_max]
+        if inf > 0:
+            info[b] = inf
+    ipiv += 1                                # scipy returns LAPACK's pivots 0-based
+    lu = np.swapaxes(wide_t, -1, -2).astype(a.dtype, order="C")
     return [lu, ipiv.reshape(batch + (k_max,)), info.reshape(batch)]
+
+
+_GETRF = {}
+
+
+def _lapack_getrf(cplx: bool):
+    f = _GETRF.get(cplx)
+    if f is None:
+        from scipy.linalg import lapack
+        f = _GETRF[cplx] = lapack.zgetrf if cplx else lapack.dgetrf
+    return f
 
 
 _TRANS = {78: "NO_TRANSPOSE", 84: "TRANSPOSE", 67: "ADJOINT"}
@@ -131,14 +153,19 @@ def _trsm(ctx, op, a=None, b=None, *rest):
     if a is None or b is None or rest:
         raise InterpreterError("custom_call @lapack_?trsm_ffi takes two operands", op.where())
     from .linalg import solve_triangular
-    cfg = _backend_config(op)
-    trans = _TRANS.get(int(cfg.get("trans_x", 78)))
-    if trans is None:
-        raise InterpreterError(f"custom_call @lapack_?trsm_ffi: unknown trans_x {cfg.get('trans_x')}", op.where())
+    cache = op_cache(op)
+    flags = cache.get("trsm")
+    if flags is None:
+        cfg = _backend_config(op)
+        trans = _TRANS.get(int(cfg.get("trans_x", 78)))
+        if trans is None:
+            raise InterpreterError(f"custom_call @lapack_?trsm_ffi: unknown trans_x {cfg.get('trans_x')}", op.where())
+        flags = cache["trsm"] = (int(cfg.get("side", 76)) == 76, int(cfg.get("uplo", 76)) == 76,
+                                 int(cfg.get("diag", 78)) == 85, trans)
+    left, lower, unit, trans = flags
     a, b = np.asarray(a), np.asarray(b)
     cd = np.complex128 if np.iscomplexobj(a) or np.iscomplexobj(b) else np.float64
-    x = solve_triangular(a, b, left=int(cfg.get("side", 76)) == 76, lower=int(cfg.get("uplo", 76)) == 76,
-                         unit=int(cfg.get("diag", 78)) == 85, trans=trans, cd=cd)
+    x = solve_triangular(a, b, left=left, lower=lower, unit=unit, trans=trans, cd=cd)
     return [x.astype(b.dtype)]
 
 

@@ -308,6 +308,83 @@ def triangular_solve(ctx, op, a, b):
 def solve_triangular(a, b, left: bool, lower: bool, unit: bool, trans: str, cd):
     """op(A) X = B (`left`) or X op(A) = B, A triangular, in dtype `cd`; op is NO_TRANSPOSE,
     TRANSPOSE or ADJOINT. A singular A gives NaN."""
+    if a.__class__ is np.ndarray and b.__class__ is np.ndarray and a.dtype in _REAL \
+            and b.dtype in _REAL and np.dtype(cd) == _F64:
+        X = _solve_triangular_real(a, b, left, lower, unit, trans)
+        if X is not None:
+            return X
+    return _solve_triangular_general(a, b, left, lower, unit, trans, cd)
+
+
+_F64 = np.dtype(np.float64)
+_REAL = (np.dtype(np.float32), _F64)
+_TRIANGLES = {}          # (n, lower, unit) -> (base, keep): the fixed entries and where a's stay
+
+
+def _triangle(a, lower: bool, unit: bool):
+    """`_solve_triangular_general`'s A for a real float `a` of shape (..., n, n): a in f64 in
+    the `lower` (else upper) triangle, 0 in the other, 1 on the diagonal when `unit`; two
+    numpy calls (the fixed entries copied in, a's put where they stay)."""
+    n = a.shape[-1]
+    key = (n, lower, unit)
+    hit = _TRIANGLES.get(key)
+    if hit is None:
+        i = np.arange(n)
+        keep = (i[None, :] <= i[:, None]) if lower else (i[None, :] >= i[:, None])
+        base = np.zeros((n, n), np.float64)
+        if unit:
+            keep &= i[None, :] != i[:, None]
+            base[i, i] = 1.0
+        if len(_TRIANGLES) >= 64:
+            _TRIANGLES.clear()
+        hit = _TRIANGLES[key] = (base, keep)
+    base, keep = hit
+    A = np.empty(a.shape, np.float64)
+    A[...] = base
+    np.copyto(A, a, where=keep)
+    return A
+
+
+def _solve_triangular_real(a, b, left, lower, unit, trans):
+    """`_solve_triangular_general` for real f32/f64 operands, the same LAPACK solve (numpy's
+    `solve` gufunc, which np.linalg.solve calls) without the wrapper's per-call work; None
+    (the general path decides) for shapes np.linalg.solve would reject, and for a result with
+    a NaN (np.linalg.solve raises LinAlgError for a singular matrix, and the general path
+    then gives NaN everywhere). (Floating-point warnings are off for the whole run: set by
+    the evaluator.)"""
+    solve = _gufunc_solve()
+    if solve is None or a.ndim < 2 or b.ndim < 2 or a.shape[-1] != a.shape[-2] \
+            or a.shape[-1] == 0 or b.size == 0:
+        return None
+    A = _triangle(a, lower, unit)
+    if trans != "NO_TRANSPOSE":          # (the adjoint of a real matrix is its transpose)
+        A = np.swapaxes(A, -1, -2)
+    B = b.astype(np.float64)
+    if left:
+        X = solve(A, B, signature="dd->d")
+    else:
+        X = np.swapaxes(solve(np.swapaxes(A, -1, -2), np.swapaxes(B, -1, -2), signature="dd->d"),
+                        -1, -2)
+    s = X.sum()
+    if s != s:
+        return None
+    return X
+
+
+_GUFUNC = []
+
+
+def _gufunc_solve():
+    if not _GUFUNC:
+        try:
+            from numpy.linalg import _umath_linalg
+            _GUFUNC.append(_umath_linalg.solve)
+        except (ImportError, AttributeError):
+            _GUFUNC.append(None)
+    return _GUFUNC[0]
+
+
+def _solve_triangular_general(a, b, left, lower, unit, trans, cd):
     A = a.astype(cd)
     B = b.astype(cd)
     A = np.tril(A) if lower else np.triu(A)

@@ -55,8 +55,28 @@ def constant(ctx, op):
     return arr
 
 
+# an iota result of at most this many bytes is made once per op and kept (read-only, as
+# constants are): each run hands out the same array
+_IOTA_KEEP_BYTES = 1 << 20
+
+
 @kernel("stablehlo.iota")
 def iota(ctx, op):
+    cache = getattr(op, "_cache", None)
+    if cache is not None:
+        hit = cache.get("iota")
+        if hit is not None:
+            return hit
+    arr = _iota(op)
+    if arr.nbytes <= _IOTA_KEEP_BYTES:
+        if arr.base is not None:
+            arr = np.array(arr)             # (a broadcast view made whole)
+        arr.flags.writeable = False
+        op_cache(op)["iota"] = arr
+    return arr
+
+
+def _iota(op):
     dim = op.attributes["iota_dimension"].value
     shape = _shape(op)
     et = elem(op.results[0].type)

@@ -1,0 +1,292 @@
+"""JAX's Threefry-2x32 hash (`jax.random` on CPU: keys, split, fold_in, bits, uniform,
+normal...) run as one vectorized kernel instead of op by op.
+
+JAX lowers `threefry2x32` to a private function holding a `while` of 5 iterations whose body
+calls a function of 4 Threefry rounds (add, rotate left by shift_left / shift_right_logical /
+or, xor) plus the key injection, on counter words of any static shape. `threefry_loop`
+recognizes that `while` by comparing it, its condition, its body and the called function op by
+op with the program JAX writes (parsed once per counter type from `_THREEFRY_LOOP`; the
+comparison is jax_loops.py's: names, attributes, types, operand wiring, constants by type and
+value wherever they stand). A loop that differs in anything runs as usual.
+
+The known loop runs the same arithmetic on whole uint32 arrays with in-place numpy ufuncs,
+for any loop values: the iteration counter and the round counter wrap as i32, a rotation
+amount read from the loop's rotation operands each round, with StableHLO's shift semantics
+for amounts past the width (a shift by 32 or more gives 0: a rotation by 0 or 32 leaves the
+word, one past 32 gives 0); the iterations are counted against `max_steps` and the deadline as
+the `while` kernel counts them. Not used while a trace is recorded, nor for rank-0 counters.
+"""
+from __future__ import annotations
+
+import numpy as np
+
+from .jax_loops import _same_block
+from .registry import op_cache
+
+_THREEFRY_LOOP = """
+func.func @main(%a0: tensor<i32>, %a1: tensor<i32>, %a2: tensor<TT>, %a3: tensor<TT>, %a4: tensor<ui32>, %a5: tensor<ui32>, %a6: tensor<ui32>, %a7: tensor<4xui32>, %a8: tensor<4xui32>) -> (tensor<i32>, tensor<i32>, tensor<TT>, tensor<TT>, tensor<ui32>, tensor<ui32>, tensor<ui32>, tensor<4xui32>, tensor<4xui32>) {
+  %6:9 = stablehlo.while(%iterArg = %a0, %iterArg_4 = %a1, %iterArg_5 = %a2, %iterArg_6 = %a3, %iterArg_7 = %a4, %iterArg_8 = %a5, %iterArg_9 = %a6, %iterArg_10 = %a7, %iterArg_11 = %a8) : tensor<i32>, tensor<i32>, tensor<TT>, tensor<TT>, tensor<ui32>, tensor<ui32>, tensor<ui32>, tensor<4xui32>, tensor<4xui32>
+  cond {
+    %c_12 = stablehlo.constant dense<5> : tensor<i32>
+    %7 = stablehlo.compare LT, %iterArg, %c_12, SIGNED : (tensor<i32>, tensor<i32>) -> tensor<i1>
+    stablehlo.return %7 : tensor<i1>
+  } do {
+    %7:8 = func.call @closed_call(%iterArg_4, %iterArg_5, %iterArg_6, %iterArg_7, %iterArg_8, %iterArg_9, %iterArg_10, %iterArg_11) : (tensor<i32>, tensor<TT>, tensor<TT>, tensor<ui32>, tensor<ui32>, tensor<ui32>, tensor<4xui32>, tensor<4xui32>) -> (tensor<i32>, tensor<TT>, tensor<TT>, tensor<ui32>, tensor<ui32>, tensor<ui32>, tensor<4xui32>, tensor<4xui32>)
+    %c_12 = stablehlo.constant dense<1> : tensor<i32>
+    %8 = stablehlo.add %iterArg, %c_12 : tensor<i32>
+    stablehlo.return %8, %7#0, %7#1, %7#2, %7#3, %7#4, %7#5, %7#6, %7#7 : tensor<i32>, tensor<i32>, tensor<TT>, tensor<TT>, tensor<ui32>, tensor<ui32>, tensor<ui32>, tensor<4xui32>, tensor<4xui32>
+  }
+  return %6#0, %6#1, %6#2, %6#3, %6#4, %6#5, %6#6, %6#7, %6#8 : tensor<i32>, tensor<i32>, tensor<TT>, tensor<TT>, tensor<ui32>, tensor<ui32>, tensor<ui32>, tensor<4xui32>, tensor<4xui32>
+}
+func.func private @closed_call(%arg0: tensor<i32>, %arg1: tensor<TT>, %arg2: tensor<TT>, %arg3: tensor<ui32>, %arg4: tensor<ui32>, %arg5: tensor<ui32>, %arg6: tensor<4xui32>, %arg7: tensor<4xui32>) -> (tensor<i32>, tensor<TT>, tensor<TT>, tensor<ui32>, tensor<ui32>, tensor<ui32>, tensor<4xui32>, tensor<4xui32>) {
+  %c = stablehlo.constant dense<1> : tensor<i32>
+  %0 = stablehlo.add %arg0, %c : tensor<i32>
+  %1 = stablehlo.slice %arg6 [0:1] : (tensor<4xui32>) -> tensor<1xui32>
+  %2 = stablehlo.reshape %1 : (tensor<1xui32>) -> tensor<ui32>
+  %3 = stablehlo.add %arg1, %arg2 : tensor<TT>
+  %4 = stablehlo.broadcast_in_dim %2, dims = [] : (tensor<ui32>) -> tensor<TT>
+  %5 = stablehlo.shift_left %arg2, %4 : tensor<TT>
+  %c_0 = stablehlo.constant dense<32> : tensor<ui32>
+  %6 = stablehlo.subtract %c_0, %2 : tensor<ui32>
+  %7 = stablehlo.broadcast_in_dim %6, dims = [] : (tensor<ui32>) -> tensor<TT>
+  %8 = stablehlo.shift_right_logical %arg2, %7 : tensor<TT>
+  %9 = stablehlo.or %5, %8 : tensor<TT>
+  %10 = stablehlo.xor %3, %9 : tensor<TT>
+  %11 = stablehlo.slice %arg6 [1:2] : (tensor<4xui32>) -> tensor<1xui32>
+  %12 = stablehlo.reshape %11 : (tensor<1xui32>) -> tensor<ui32>
+  %13 = stablehlo.add %3, %10 : tensor<TT>
+  %14 = stablehlo.broadcast_in_dim %12, dims = [] : (tensor<ui32>) -> tensor<TT>
+  %15 = stablehlo.shift_left %10, %14 : tensor<TT>
+  %c_1 = stablehlo.constant dense<32> : tensor<ui32>
+  %16 = stablehlo.subtract %c_1, %12 : tensor<ui32>
+  %17 = stablehlo.broadcast_in_dim %16, dims = [] : (tensor<ui32>) -> tensor<TT>
+  %18 = stablehlo.shift_right_logical %10, %17 : tensor<TT>
+  %19 = stablehlo.or %15, %18 : tensor<TT>
+  %20 = stablehlo.xor %13, %19 : tensor<TT>
+  %21 = stablehlo.slice %arg6 [2:3] : (tensor<4xui32>) -> tensor<1xui32>
+  %22 = stablehlo.reshape %21 : (tensor<1xui32>) -> tensor<ui32>
+  %23 = stablehlo.add %13, %20 : tensor<TT>
+  %24 = stablehlo.broadcast_in_dim %22, dims = [] : (tensor<ui32>) -> tensor<TT>
+  %25 = stablehlo.shift_left %20, %24 : tensor<TT>
+  %c_2 = stablehlo.constant dense<32> : tensor<ui32>
+  %26 = stablehlo.subtract %c_2, %22 : tensor<ui32>
+  %27 = stablehlo.broadcast_in_dim %26, dims = [] : (tensor<ui32>) -> tensor<TT>
+  %28 = stablehlo.shift_right_logical %20, %27 : tensor<TT>
+  %29 = stablehlo.or %25, %28 : tensor<TT>
+  %30 = stablehlo.xor %23, %29 : tensor<TT>
+  %31 = stablehlo.slice %arg6 [3:4] : (tensor<4xui32>) -> tensor<1xui32>
+  %32 = stablehlo.reshape %31 : (tensor<1xui32>) -> tensor<ui32>
+  %33 = stablehlo.add %23, %30 : tensor<TT>
+  %34 = stablehlo.broadcast_in_dim %32, dims = [] : (tensor<ui32>) -> tensor<TT>
+  %35 = stablehlo.shift_left %30, %34 : tensor<TT>
+  %c_3 = stablehlo.constant dense<32> : tensor<ui32>
+  %36 = stablehlo.subtract %c_3, %32 : tensor<ui32>
+  %37 = stablehlo.broadcast_in_dim %36, dims = [] : (tensor<ui32>) -> tensor<TT>
+  %38 = stablehlo.shift_right_logical %30, %37 : tensor<TT>
+  %39 = stablehlo.or %35, %38 : tensor<TT>
+  %40 = stablehlo.xor %33, %39 : tensor<TT>
+  %41 = stablehlo.broadcast_in_dim %arg3, dims = [] : (tensor<ui32>) -> tensor<TT>
+  %42 = stablehlo.add %33, %41 : tensor<TT>
+  %43 = stablehlo.broadcast_in_dim %arg4, dims = [] : (tensor<ui32>) -> tensor<TT>
+  %44 = stablehlo.add %40, %43 : tensor<TT>
+  %c_4 = stablehlo.constant dense<1> : tensor<i32>
+  %45 = stablehlo.add %arg0, %c_4 : tensor<i32>
+  %46 = stablehlo.convert %45 : (tensor<i32>) -> tensor<ui32>
+  %47 = stablehlo.broadcast_in_dim %46, dims = [] : (tensor<ui32>) -> tensor<TT>
+  %48 = stablehlo.add %44, %47 : tensor<TT>
+  return %0, %42, %48, %arg4, %arg5, %arg3, %arg7, %arg6 : tensor<i32>, tensor<TT>, tensor<TT>, tensor<ui32>, tensor<ui32>, tensor<ui32>, tensor<4xui32>, tensor<4xui32>
+}
+"""
+
+_TEMPLATES: dict = {}        # counter type text -> (the template's functions, its while op)
+_MAX_TEMPLATES = 64
+_MISSING = object()
+_U32 = np.uint32
+_M32 = 0xFFFFFFFF
+
+
+def _template(tt: str):
+    hit = _TEMPLATES.get(tt)
+    if hit is None:
+        from ..text import parse
+        functions = parse(_THREEFRY_LOOP.replace("TT", tt)).functions
+        loop = functions["main"].regions[0].blocks[0].operations[0]
+        if len(_TEMPLATES) >= _MAX_TEMPLATES:
+            _TEMPLATES.clear()
+        hit = _TEMPLATES[tt] = (functions, loop)
+    return hit
+
+
+def _counter_type_text(t):
+    """'4096x4xui32' for tensor<4096x4xui32> of static rank >= 1, else None."""
+    shape = getattr(t, "shape", None)
+    if not shape or any(not isinstance(d, int) or d < 0 for d in shape):
+        return None
+    if str(getattr(t, "element_type", "")) != "ui32":
+        return None
+    return "x".join(str(d) for d in shape) + "xui32"
+
+
+def _matches_threefry_loop(ctx, op):
+    """The counter type text where `op` is JAX's threefry2x32 loop, else None."""
+    if len(op.operands) != 9 or len(op.results) != 9 or len(op.regions) != 2 or op.attributes:
+        return None
+    body = op.regions[1].blocks
+    if len(body) != 1 or not 3 <= len(body[0].operations) <= 4 \
+            or body[0].operations[0].name != "func.call":
+        return None                      # (a quick look before the op-by-op comparison)
+    tt = _counter_type_text(op.operands[2].type)
+    if tt is None:
+        return None
+    functions = getattr(ctx, "functions", None)      # (the interpreter's: how it finds callees)
+    if not isinstance(functions, dict):
+        return None
+    t_funcs, t_loop = _template(tt)
+    for x, y in zip(t_loop.operands, op.operands):
+        if x.type != y.type:
+            return None
+    for x, y in zip(t_loop.results, op.results):
+        if x.type != y.type:
+            return None
+    vmap = {}
+    for r, s in zip(t_loop.regions, op.regions):
+        if len(r.blocks) != 1 or len(s.blocks) != 1 \
+                or not _same_block(r.blocks[0], s.blocks[0], t_funcs, functions, vmap, 2):
+            return None
+    return tt
+
+
+def _i32(v: int) -> int:
+    return ((v + 0x80000000) & 0xFFFFFFFF) - 0x80000000
+
+
+def threefry_rounds(x0, x1, ka: int, kb: int, kc: int, ra, rb, j: int, iterations: int,
+                    tick=None):
+    """`iterations` runs of the loop body on counter words x0, x1 (uint32 arrays, not
+    written): per iteration 4 rounds rotating by `ra` (x0 += x1; x1 = rotl(x1, r) ^ x0), then
+    x0 += ka, x1 += kb + u32(j + 1), j += 1 (i32), the keys rotated (ka, kb, kc) <- (kb, kc, ka)
+    and the rotation lists swapped; `tick()` is called before each iteration. Returns
+    (x0, x1, ka, kb, kc, ra, rb, j)."""
+    ra, rb = [int(r) for r in ra], [int(r) for r in rb]
+    x1 = np.array(x1, dtype=_U32, copy=True)
+    x0 = np.asarray(x0, dtype=_U32)
+    tmp = np.empty_like(x1)
+    fresh = True                     # x0 is still the operand (not ours to write)
+    add, lsh, rsh, or_, xor = np.add, np.left_shift, np.right_shift, np.bitwise_or, np.bitwise_xor
+    for _ in range(iterations):
+        if tick is not None:
+            tick()
+        for r in ra:
+            if fresh:
+                x0 = add(x0, x1)
+                fresh = False
+            else:
+                add(x0, x1, out=x0)
+            if 0 < r < 32:
+                lsh(x1, _U32(r), out=tmp)
+                rsh(x1, _U32(32 - r), out=x1)
+                or_(x1, tmp, out=x1)
+            elif r != 0 and r != 32:
+                # (a shift by 32 or more gives 0: both halves of the rotation are 0)
+                x1.fill(0)
+            xor(x1, x0, out=x1)
+        if fresh:
+            x0 = np.array(x0, dtype=_U32, copy=True)
+            fresh = False
+        add(x0, _U32(ka), out=x0)
+        j = _i32(j + 1)
+        add(x1, _U32((kb + (j & _M32)) & _M32), out=x1)
+        ka, kb, kc = kb, kc, ka
+        ra, rb = rb, ra
+    return x0, x1, ka, kb, kc, ra, rb, j
+
+
+# counters of at most this many elements run in Python integers (a numpy call per round costs
+# more than the whole hash of a few words, as for the 2 or 3 words of a key split)
+_SMALL = 8
+
+
+def _rotl(v: int, r: int) -> int:
+    """StableHLO's (v << r) | (v >> (32 - r)) on u32 (a shift by 32 or more gives 0)."""
+    s = (32 - r) & _M32
+    return (((v << r) & _M32) if r < 32 else 0) | ((v >> s) if s < 32 else 0)
+
+
+def threefry_rounds_small(x0, x1, ka: int, kb: int, kc: int, ra, rb, j: int, iterations: int,
+                          tick=None):
+    """`threefry_rounds` in Python integers, for a few words."""
+    shape = np.shape(x0)
+    ra, rb = [int(r) for r in ra], [int(r) for r in rb]
+    a = np.asarray(x0, dtype=_U32).reshape(-1).tolist()
+    b = np.asarray(x1, dtype=_U32).reshape(-1).tolist()
+    m = _M32
+    for _ in range(iterations):
+        if tick is not None:
+            tick()
+        for r in ra:
+            if 0 < r < 32:
+                s = 32 - r
+                for e in range(len(a)):
+                    u = (a[e] + b[e]) & m
+                    v = b[e]
+                    a[e] = u
+                    b[e] = (((v << r) & m) | (v >> s)) ^ u
+            else:
+                for e in range(len(a)):
+                    u = (a[e] + b[e]) & m
+                    a[e] = u
+                    b[e] = _rotl(b[e], r) ^ u
+        j = _i32(j + 1)
+        k1 = (kb + (j & m)) & m
+        a = [(v + ka) & m for v in a]
+        b = [(v + k1) & m for v in b]
+        ka, kb, kc = kb, kc, ka
+        ra, rb = rb, ra
+    return (np.array(a, dtype=_U32).reshape(shape), np.array(b, dtype=_U32).reshape(shape),
+            ka, kb, kc, ra, rb, j)
+
+
+def _run_threefry_loop(ctx, op, args):
+    i, j, x0, x1, ka, kb, kc, ra, rb = args
+    i = int(i)
+    if i >= 5:
+        return list(args)
+    n = 5 - i
+    max_steps = ctx.max_steps
+    deadline = ctx.deadline
+
+    def tick():
+        steps = ctx.steps = ctx.steps + 1
+        if steps > max_steps or deadline is not None:
+            ctx.tick(op, counted=True)
+    keys = (ka, kb, kc)
+    rots = (ra, rb)
+    r_lists = (np.asarray(ra).tolist(), np.asarray(rb).tolist())
+    rounds = threefry_rounds_small if np.size(x0) <= _SMALL else threefry_rounds
+    x0, x1, _, _, _, _, _, j = rounds(x0, x1, int(ka), int(kb), int(kc),
+                                               r_lists[0], r_lists[1], int(j), n, tick)
+    # the key and rotation operands come back as the same objects, rotated (swapped) once
+    # per iteration
+    s = n % 3
+    keys = keys[s:] + keys[:s]
+    if n % 2:
+        rots = rots[::-1]
+    return [np.int32(5), np.int32(j), x0, x1, keys[0], keys[1], keys[2], rots[0], rots[1]]
+
+
+def threefry_loop(ctx, op):
+    """A function (ctx, op, args) -> results that runs the `while` op `op` where it is JAX's
+    threefry2x32 loop (see the module docstring), else None; decided once per op."""
+    if ctx.trace is not None:
+        return None
+    cache = op_cache(op)
+    tt = cache.get("threefry_loop", _MISSING)
+    if tt is _MISSING:
+        try:
+            tt = _matches_threefry_loop(ctx, op)
+        except Exception:  # noqa: BLE001 - anything unexpected: the loop runs op by op
+            tt = None
+        cache["threefry_loop"] = tt
+    if tt is None:
+        return None
+    return _run_threefry_loop
