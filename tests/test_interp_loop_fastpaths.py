@@ -13,25 +13,11 @@ from stablehlo_ref.interpreter import plan
 from stablehlo_ref.ir.types import element_type
 from stablehlo_ref.text import parse
 
+from loop_helpers import run_both as _both
+
 FLOATS = ["f16", "f32", "f64"]
 INTS = ["i8", "i32", "i64", "ui8", "ui32", "ui64"]
 ITERATIONS = 12          # past the compilation (run 5) and the fused loop's start
-
-
-def _both(src, *args):
-    compiled = stablehlo_ref.run(parse(src), *args)
-    old = plan._MAX_COMPILED_STEPS
-    plan._MAX_COMPILED_STEPS = -1
-    try:
-        stepwise = stablehlo_ref.run(parse(src), *args)
-    finally:
-        plan._MAX_COMPILED_STEPS = old
-    assert len(compiled) == len(stepwise)
-    for a, b in zip(compiled, stepwise):
-        a, b = np.asarray(a), np.asarray(b)
-        assert a.dtype == b.dtype and a.shape == b.shape
-        assert a.tobytes() == b.tobytes(), (a, b)
-    return compiled
 
 
 def _values(t, shape, draw):
