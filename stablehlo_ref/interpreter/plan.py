@@ -1600,6 +1600,14 @@ def _mixed_sequence_runner(seq):
                         f[out] = y
                     else:
                         f[out] = fn(ctx, p, x, y)
+                elif k == 4:
+                    f[out] = fn(ctx, op, f[a], f[b])
+                elif k == 2:
+                    f[out] = fn(ctx, f[a], f[b], f[c])
+                elif k == 5:
+                    f[out] = fn(ctx, f[a])
+                elif k == 8:
+                    f[out] = fn(ctx, f, f[a])
                 elif k == 9:
                     # (nothing else reads the false operand's slot, see `_selects_in_place`;
                     # references to its array: the local y, getrefcount's argument, the slot)
@@ -1617,14 +1625,6 @@ def _mixed_sequence_runner(seq):
                         f[out] = y
                     else:
                         f[out] = fn(ctx, p, x, y)
-                elif k == 4:
-                    f[out] = fn(ctx, op, f[a], f[b])
-                elif k == 2:
-                    f[out] = fn(ctx, f[a], f[b], f[c])
-                elif k == 5:
-                    f[out] = fn(ctx, f[a])
-                elif k == 8:
-                    f[out] = fn(ctx, f, f[a])
                 else:
                     f[out] = fn(ctx, f[a], f[b])
         except Exception as e:
