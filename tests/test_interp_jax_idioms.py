@@ -12,6 +12,8 @@ import stablehlo_ref
 from stablehlo_ref.interpreter import jax_idioms, plan
 from stablehlo_ref.text import parse
 
+from loop_helpers import run_both as _run_both
+
 ITERATIONS = 12          # past the compilation and the fused loop's start
 
 # the functions as jax.numpy writes them (`x % d`, `x // d` on integers); {s}: the shape
@@ -92,22 +94,6 @@ SIGNED = ["i8", "i16", "i32", "i64"]
 def _src(t, shape, d, n=ITERATIONS):
     s = "".join(f"{k}x" for k in shape)
     return LOOP.format(s=s, t=t, d=d, n=n, extra="", extra_t="", funcs=FUNCS.format(s=s, t=t))
-
-
-def _run_both(src, *args):
-    compiled = stablehlo_ref.run(parse(src), *args)
-    old = plan._MAX_COMPILED_STEPS
-    plan._MAX_COMPILED_STEPS = -1
-    try:
-        stepwise = stablehlo_ref.run(parse(src), *args)
-    finally:
-        plan._MAX_COMPILED_STEPS = old
-    assert len(compiled) == len(stepwise)
-    for a, b in zip(compiled, stepwise):
-        a, b = np.asarray(a), np.asarray(b)
-        assert a.dtype == b.dtype and a.shape == b.shape
-        assert a.tobytes() == b.tobytes(), (a, b)
-    return compiled
 
 
 class _Count:

@@ -13,22 +13,7 @@ from stablehlo_ref.interpreter.blas import RUN
 from stablehlo_ref.interpreter.registry import KERNELS, SPECIALIZERS
 from stablehlo_ref.text import parse
 
-
-def _both(src, *args):
-    """The program's results compiled and fused, and with no block ever compiled."""
-    compiled = stablehlo_ref.run(parse(src), *args)
-    old = plan._MAX_COMPILED_STEPS
-    plan._MAX_COMPILED_STEPS = -1
-    try:
-        stepwise = stablehlo_ref.run(parse(src), *args)
-    finally:
-        plan._MAX_COMPILED_STEPS = old
-    assert len(compiled) == len(stepwise)
-    for a, b in zip(compiled, stepwise):
-        a, b = np.asarray(a), np.asarray(b)
-        assert a.dtype == b.dtype and a.shape == b.shape
-        assert a.tobytes() == b.tobytes(), (a, b)
-    return compiled
+from loop_helpers import run_both as _both
 
 
 # identities (x + 0, 1 * x, x != false, x == true, x & true, x | false, x ^ false, a convert

@@ -13,47 +13,11 @@ from stablehlo_ref.interpreter import plan
 from stablehlo_ref.ir.types import element_type
 from stablehlo_ref.text import parse
 
+from loop_helpers import run_both as _both, values as _values
+
 FLOATS = ["f16", "f32", "f64"]
 INTS = ["i8", "i32", "i64", "ui8", "ui32", "ui64"]
 ITERATIONS = 12          # past the compilation (run 5) and the fused loop's start
-
-
-def _both(src, *args):
-    compiled = stablehlo_ref.run(parse(src), *args)
-    old = plan._MAX_COMPILED_STEPS
-    plan._MAX_COMPILED_STEPS = -1
-    try:
-        stepwise = stablehlo_ref.run(parse(src), *args)
-    finally:
-        plan._MAX_COMPILED_STEPS = old
-    assert len(compiled) == len(stepwise)
-    for a, b in zip(compiled, stepwise):
-        a, b = np.asarray(a), np.asarray(b)
-        assert a.dtype == b.dtype and a.shape == b.shape
-        assert a.tobytes() == b.tobytes(), (a, b)
-    return compiled
-
-
-def _values(t, shape, draw):
-    """Values of type t: floats as raw bit patterns (every NaN payload, signalling NaNs,
-    subnormals, infinities, -0.0) mixed with ordinary numbers; integers with their extremes."""
-    dt = element_type(t).dtype
-    size = int(np.prod(shape))
-    if t.startswith("f"):
-        bits = dt.itemsize * 8
-        udt = np.dtype(f"u{dt.itemsize}")
-        nice = [np.array(v, dtype=dt).view(udt).item() for v in
-                (0.0, -0.0, 1.0, -1.5, 3.0, 0.25, 1e-3, 65504.0 if bits == 16 else 1e30,
-                 float("inf"), -float("inf"), float("nan"))]
-        elems = st.one_of(st.integers(0, (1 << bits) - 1), st.sampled_from(nice))
-        vals = draw(st.lists(elems, min_size=size, max_size=size))
-        return np.array(vals, dtype=udt).view(dt).reshape(shape)
-    info = np.iinfo(dt)
-    elems = st.one_of(st.integers(int(info.min), int(info.max)),
-                      st.sampled_from([int(info.min), int(info.max), 0, 1, 3,
-                                       -1 if info.min else 2]))
-    vals = draw(st.lists(elems, min_size=size, max_size=size))
-    return np.array(vals, dtype=object).astype(dt).reshape(shape)
 
 
 SCALAR_LOOP = """func.func @main(%x0: tensor<{t}>, %y0: tensor<{t}>) -> (tensor<{t}>, tensor<{t}>, tensor<{t}>, tensor<i1>) {{

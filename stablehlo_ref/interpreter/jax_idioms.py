@@ -28,7 +28,7 @@ import operator
 import numpy as np
 
 _SIGNED = {"i8": np.int8, "i16": np.int16, "i32": np.int32, "i64": np.int64}
-_SELECTS = ("select", "putmask", "call3")
+_SELECTS = ("select", "putmask", "putmask_in_place", "call3")
 
 
 def _etname(t):

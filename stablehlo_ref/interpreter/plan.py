@@ -1511,7 +1511,28 @@ def _sequence_runner(seq):
 
 
 # the kinds of a merged sequence's entries (see `_mixed_sequence_runner`)
-_SEQ_KINDS = {"operator": 0, "kernel": 3, "select": 1, "call3": 2, "putmask": 7, "fused": 8}
+_SEQ_KINDS = {"operator": 0, "kernel": 3, "select": 1, "call3": 2, "putmask": 7, "fused": 8,
+              "putmask_in_place": 9}
+
+
+def _selects_in_place(entries, indices, readers, dropped):
+    """The entries of a merged sequence (`indices`: their runner indices), with each select of
+    small arrays (`putmask`) whose false operand is made earlier in the sequence and read by
+    nothing else of the block (`readers`: slot -> the indices of the runners that read it;
+    `dropped`: runners that do not run) marked `putmask_in_place`: where, when it runs, the
+    false operand's array is held by its slot alone (its reference count says so; a view of
+    it holds it too), the true operand is put into that array itself, no copy (the same
+    values: nothing else sees that array, and nothing reads it after)."""
+    made = set()
+    out = list(entries)
+    for i, e in enumerate(entries):
+        if len(e) == 7 and e[5] == "putmask" and e[3] >= 0:
+            y = e[3]
+            if y in made and y != e[1] and y != e[2] and y != e[4] \
+                    and {r for r in readers.get(y, ()) if r not in dropped} == {indices[i]}:
+                out[i] = e[:5] + ("putmask_in_place",) + e[6:]
+        made.add(e[4])
+    return tuple(out)
 
 
 def _sequence_kind(e):
@@ -1529,6 +1550,8 @@ def _sequence_kind(e):
         return (7, fn, a, b, c, out, op)
     if kind == "fused":
         return (8, fn, a, b, c, out, op)
+    if kind == "putmask_in_place":
+        return (9, fn, a, b, c, out, op)
     if c >= 0:
         return (2, fn, a, b, c, out, op)
     return (5 if b < 0 else 6, fn, a, b, c, out, op)
@@ -1541,12 +1564,14 @@ def _mixed_sequence_runner(seq):
     one/two operands, 7: a select of small arrays, `_array_select`'s copy of the false
     operand with the true one put in, made in the loop where all three are arrays and both
     operands have one dtype, else by `fn`, its `_wherer`; 8: a step of several ops made one,
-    `fn(ctx, f, f[a])`, see `jax_idioms`)."""
+    `fn(ctx, f, f[a])`, see `jax_idioms`; 9: kind 7 with the true operand put into the
+    false operand's own array, see `_selects_in_place`)."""
     n = len(seq)
     length_hint = operator.length_hint
     seq = tuple(_sequence_kind(e) for e in seq)
     BOOL, ND = np.bool_, np.ndarray
     putmask = np.putmask
+    refcount = sys.getrefcount
 
     def run_mixed(ctx, f):
         it = iter(seq)
@@ -1583,6 +1608,23 @@ def _mixed_sequence_runner(seq):
                     f[out] = fn(ctx, f[a])
                 elif k == 8:
                     f[out] = fn(ctx, f, f[a])
+                elif k == 9:
+                    # (nothing else reads the false operand's slot, see `_selects_in_place`;
+                    # references to its array: the local y, getrefcount's argument, the slot)
+                    p = f[a]
+                    x = f[b]
+                    y = f[c]
+                    if p.__class__ is ND and x.__class__ is ND and y.__class__ is ND \
+                            and x.dtype is y.dtype and y.base is None and refcount(y) == 3:
+                        try:
+                            putmask(y, p, x)
+                        except ValueError:   # (a read-only array: into a copy)
+                            y = y.copy()
+                            putmask(y, p, x)
+                        f[c] = None
+                        f[out] = y
+                    else:
+                        f[out] = fn(ctx, p, x, y)
                 else:
                     f[out] = fn(ctx, f[a], f[b])
         except Exception as e:
@@ -1774,6 +1816,11 @@ class _Emitter:
         self.in_place = set()        # slots an update in place may write into
         self.cse = {}                # `_cse_key` of a pure op -> the slot of its result
         self.moves = []              # (runner index, slot) of the stores of aliased values
+        #                              (and of the producers `slice_reshape` and
+        #                              `broadcast_update` read around)
+        self.last_made = None        # (runner index, slot, kind, data) of the last
+        #                              `dynamic_slice` or `broadcast_in_dim` without frees
+        #                              (see `slice_reshape`, `broadcast_update`)
 
     def emit(self, run, op):
         self.runners.append(run)
@@ -1803,8 +1850,10 @@ class _Emitter:
 
         def flush():
             if len(run) > 1:
+                entries = _selects_in_place(tuple(self.seq[j] for j in run), tuple(run),
+                                            self.reads.log, drop)
                 entries, seq_ops = fuse_sequence(
-                    tuple(self.seq[j] for j in run), [self.ops[j] for j in run], tuple(run),
+                    entries, [self.ops[j] for j in run], tuple(run),
                     known, self.reads.log, drop, _sequence_runner)
                 runners.append(_sequence_runner(entries))
                 ops.append(seq_ops)
@@ -1877,7 +1926,16 @@ class _Emitter:
         if name == "stablehlo.dynamic_update_slice" and mode == 1 and fn is KERNELS.get(name) \
                 and self.dead_when_run is not None and dies is not None and in_place_ok \
                 and ins and ins[0] not in known and dies(op.operands[0], index):
-            run = _update_in_place_runner(op, ins, out, known, self.dead_when_run, self.reads)
+            run = None
+            fed = self.broadcast_update(ins[1])
+            if fed is not None:
+                run = _update_in_place_runner(op, ins, out, known, self.dead_when_run,
+                                              self.reads, fed)
+                if run is not None:
+                    self.moves.append((fed[0], ins[1]))
+            if run is None:
+                run = _update_in_place_runner(op, ins, out, known, self.dead_when_run,
+                                              self.reads)
             if run is not None:
                 self.in_place.add(ins[0])
                 self.emit(_with_frees(run, frees), op)
@@ -1889,6 +1947,12 @@ class _Emitter:
             if run is not None:
                 self.in_place.add(ins[0])
                 self.emit(_with_frees(run, frees), op)
+                return
+        if name == "stablehlo.reshape" and mode == 1 and not frees and len(ins) == 1 \
+                and fn is KERNELS.get(name):
+            run = self.slice_reshape(op, ins[0], out)
+            if run is not None:
+                self.emit(run, op)
                 return
         special = SPECIALIZERS.get(name)
         plain = fn is KERNELS.get(name)      # the registered kernel (not quantized, not a raise)
@@ -1921,6 +1985,8 @@ class _Emitter:
             run = _dynamic_slice_runner(op, ins, out, known, self.reads)
             if run is not None:
                 self.emit(_with_frees(run, frees), op)
+                if not frees and run.window is not None:
+                    self.last_made = (len(self.runners) - 1, out, "dynamic_slice", run.window)
                 return
         if mode == 1 and fast is _WHERE and not frees:
             # (after the memo above: a memoized select keeps its own runner)
@@ -1936,6 +2002,12 @@ class _Emitter:
                                            out, "kernel", op)
             self.reads.update(ins)
         run = _runner(self.ctx, op, fn, ins, out, mode, frees, fast, known, self.reads)
+        made = None
+        if name == "stablehlo.broadcast_in_dim" and mode == 1 and plain and not frees \
+                and len(ins) == 1 and ins[0] not in known:
+            src = _trailing_broadcast(op)
+            if src is not None:
+                made = (len(self.runners), out, "broadcast", (ins[0], src, run))
         if op.regions and not getattr(fn, "runs_no_region", False):
             if cinfo is not None:
                 run = _in_callee_frame(run, op, cinfo, remap, self.reads)
@@ -1943,6 +2015,63 @@ class _Emitter:
                 slots = self.info.slots
                 self.reads.update(slots[v] for v in _outer_values(op) if v in slots)
         self.emit(run, op)
+        if made is not None:
+            self.last_made = made
+
+    def slice_reshape(self, op, src, out):
+        """A reshape that only drops the unit dimensions of the window of the `dynamic_slice`
+        emitted just before it (`src`, its result: `x[i]` of a scan over x's rows): one
+        runner taking the window with integer indices for those dimensions (the same view
+        of the same elements); the dynamic_slice's runner goes where nothing else reads its
+        result (see `finish`). None where it is not that."""
+        last = self.last_made
+        if last is None or last[1] != src or last[2] != "dynamic_slice" \
+                or not self.just_before(last[0]):
+            return None
+        rshape = _static_shape_of(op.results[0].type)
+        index, _, _, (ds_run, a, starts, xshape) = last
+        sizes = tuple(n for _, _, n, _ in starts)
+        if rshape is None or rshape != tuple(n for n in sizes if n != 1):
+            return None
+        fn = KERNELS[op.name]
+        special = SPECIALIZERS.get(op.name)
+        if special is not None:
+            try:
+                fn = special(op, [None]) or fn
+            except Exception:  # noqa: BLE001 - the general kernel reports what is wrong
+                pass
+        reshape_run = _runner(self.ctx, op, fn, (src,), out, 1, (), None, {}, None)
+        self.reads.update(s for s, c, _, _ in starts if c is _NOTHING)
+        self.reads.add(a)
+        self.moves.append((index, src))
+        unit = tuple(n == 1 for n in sizes)
+        ND = np.ndarray
+
+        def slice_reshape(ctx, f):
+            x = f[a]
+            if x.__class__ is ND and x.shape == xshape:
+                f[out] = x[_window(f, starts, unit)]
+                return
+            ds_run(ctx, f)
+            reshape_run(ctx, f)
+        return slice_reshape
+
+    def just_before(self, i):
+        """Whether runner i is the last emitted but for runners that only store a known
+        value (which clear no slot)."""
+        stores = {j for j, _ in self.stores}
+        return all(j in stores for j in range(i + 1, len(self.runners)))
+
+    def broadcast_update(self, u):
+        """For a dynamic_update_slice of update `u`: (runner index, operand slot, operand
+        shape, broadcast runner) where `u` is made by the `broadcast_in_dim` emitted just
+        before it, one numpy's broadcasting makes (`_trailing_broadcast`), else None."""
+        last = self.last_made
+        if last is None or last[1] != u or last[2] != "broadcast" \
+                or not self.just_before(last[0]):
+            return None
+        src, shape, run = last[3]
+        return (last[0], src, shape, run)
 
     def alias_step(self, op, fn, ins, out) -> bool:
         """An op whose result is a value some slot already holds (`_identity_operand`: an
@@ -2102,13 +2231,16 @@ def _in_callee_frame(run, op, cinfo, remap, reads):
     return run_in_callee_frame
 
 
-def _update_in_place_runner(op, ins, out, known, dead_slots, reads):
+def _update_in_place_runner(op, ins, out, known, dead_slots, reads, fed=None):
     """dynamic_update_slice in a loop body, of an operand whose last use it is: when nothing
     but dead frame slots holds the operand's array (its reference count says so, after the
     references of the operand's own slot, this op's result slot from the previous iteration
     and the condition's argument slots are discounted), the update is written into it instead
     of into a copy. Anything else holding the array (a view of it, another live value, the
-    caller) makes a copy, as the kernel does."""
+    caller) makes a copy, as the kernel does. `fed`: (runner index, slot, shape, runner) of
+    a broadcast_in_dim emitted just before that makes the update (`_Emitter.broadcast_update`):
+    its operand is written into the window as it is (numpy broadcasts it to the same values),
+    and the broadcast runs only where the update is not made in place."""
     from .movement import dynamic_update_slice_specialized
     xt, ut = op.operands[0].type, op.operands[1].type
     xshape, ushape = getattr(xt, "shape", None), getattr(ut, "shape", None)
@@ -2119,7 +2251,12 @@ def _update_in_place_runner(op, ins, out, known, dead_slots, reads):
     copy_kernel = dynamic_update_slice_specialized(op) or KERNELS[op.name]
     bounds = tuple(zip(ushape, [n - k for n, k in zip(xshape, ushape)]))
     a, us = ins[0], ins[1]
-    reads.update(s for s in ins if s not in known)
+    if fed is not None and us in known:
+        return None
+    # (with `fed`, the update's slot is read only after the broadcast stores it, here)
+    reads.update(s for s in ins if s not in known and (fed is None or s != us))
+    if fed is not None:
+        reads.add(fed[1])
     u_const = known.get(us, _NOTHING)
     starts = _start_getters(ins[2:], known, bounds)
     if starts is None:
@@ -2128,6 +2265,30 @@ def _update_in_place_runner(op, ins, out, known, dead_slots, reads):
     ND = np.ndarray
     refcount = sys.getrefcount
     NOTHING = _NOTHING
+
+    if fed is not None:
+        _, src, src_shape, bcast_run = fed
+
+        def update_fed(ctx, f):
+            x = f[a]
+            if x.__class__ is ND and x.base is None and x.shape == xshape \
+                    and x.flags.writeable:
+                n = refcount(x) - 3
+                if f[out] is x:
+                    n -= 1
+                for s in dead_slots:
+                    if f[s] is x:
+                        n -= 1
+                u = f[src]
+                if n == 0 and (u.shape if u.__class__ is ND else np.shape(u)) == src_shape:
+                    x[_window(f, starts)] = u
+                    f[out] = x
+                    return
+            bcast_run(ctx, f)
+            u = f[us]
+            v = copy_kernel(ctx, op, x, u, *[f[s] if c is NOTHING else c for s, c in given])
+            f[out] = v[0] if v.__class__ in _SEQ else v
+        return update_fed
 
     def update_in_place(ctx, f):
         x = f[a]
@@ -2165,9 +2326,12 @@ def _start_getters(slots, known, bounds):
     return tuple(out)
 
 
-def _window(f, starts):
-    """The slices of the window `_start_getters` describes, as `clamped_window` makes them."""
+def _window(f, starts, unit=None):
+    """The slices of the window `_start_getters` describes, as `clamped_window` makes them
+    (with `unit`, a flag per dimension: an integer index for each flagged one, of size 1,
+    which drops that dimension; the result is a view, of rank 0 too)."""
     idx = []
+    k = 0
     for s, c, n, hi in starts:
         if c is _NOTHING:
             c = int(f[s])
@@ -2175,8 +2339,40 @@ def _window(f, starts):
                 c = 0
             if c > hi:
                 c = hi
-        idx.append(slice(c, c + n))
+        idx.append(c if unit is not None and unit[k] else slice(c, c + n))
+        k += 1
+    if unit is not None:
+        idx.append(Ellipsis)             # (an array of rank 0 where every index is one)
     return tuple(idx)
+
+
+def _static_shape_of(t):
+    shape = getattr(t, "shape", None)
+    if shape is None or None in shape:
+        return None
+    return tuple(shape)
+
+
+def _trailing_broadcast(op):
+    """The operand shape of a `broadcast_in_dim` that numpy's broadcasting of the operand to
+    the result shape makes (its dimensions the result's last ones, in order, each of the
+    result's size or 1): the same elements, so an assignment of the operand to a window of
+    the result's shape puts in the broadcast's values. None otherwise."""
+    xshape = _static_shape_of(op.operands[0].type)
+    shape = _static_shape_of(op.results[0].type)
+    if xshape is None or shape is None or len(xshape) > len(shape):
+        return None
+    dims = op.attributes.get("broadcast_dimensions")
+    try:
+        dims = tuple(int(v) for v in getattr(dims, "values", ()))
+    except (TypeError, ValueError):
+        return None
+    r, k = len(shape), len(xshape)
+    if dims != tuple(range(r - k, r)):
+        return None
+    if any(n != shape[d] and n != 1 for n, d in zip(xshape, dims)):
+        return None
+    return xshape
 
 
 def _dynamic_slice_runner(op, ins, out, known, reads):
@@ -2213,6 +2409,7 @@ def _dynamic_slice_runner(op, ins, out, known, reads):
             return
         v = kernel(ctx, op, x, *[f[s] if c is NOTHING else c for s, c in given])
         f[out] = v[0] if v.__class__ in _SEQ else v
+    dynamic_slice.window = (dynamic_slice, a, starts, xshape)    # (see `slice_reshape`)
     return dynamic_slice
 
 
