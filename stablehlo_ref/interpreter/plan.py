@@ -1557,6 +1557,23 @@ def _sequence_kind(e):
     return (5 if b < 0 else 6, fn, a, b, c, out, op)
 
 
+def _probe_refs(f):
+    x = f[0]
+    return sys.getrefcount(x)
+
+
+def _refcount_never_alone(x):
+    return 1 << 30
+
+
+# The in-place runners below count an array's references the way CPython 3.10-3.13 does: a
+# local loaded from a frame slot, plus getrefcount's argument, plus the slot itself, is 3 for an
+# array nothing else holds. Where an interpreter counts otherwise (3.14 borrows references on
+# its stack), that arithmetic could take a shared array for an unshared one; there the count is
+# never taken as "alone" and every update makes its copy, as the general path does.
+_refcount = sys.getrefcount if _probe_refs([np.empty(1)]) == 3 else _refcount_never_alone
+
+
 def _mixed_sequence_runner(seq):
     """`_sequence_runner` with kernels or selects among its entries: per entry a kind code
     (0: a Python operator, 1: a select of rank-0 values, 2: a function of ctx and three
@@ -1571,7 +1588,7 @@ def _mixed_sequence_runner(seq):
     seq = tuple(_sequence_kind(e) for e in seq)
     BOOL, ND = np.bool_, np.ndarray
     putmask = np.putmask
-    refcount = sys.getrefcount
+    refcount = _refcount
 
     def run_mixed(ctx, f):
         it = iter(seq)
@@ -2263,7 +2280,7 @@ def _update_in_place_runner(op, ins, out, known, dead_slots, reads, fed=None):
         return None
     given = tuple((s, known.get(s, _NOTHING)) for s in ins[2:])
     ND = np.ndarray
-    refcount = sys.getrefcount
+    refcount = _refcount
     NOTHING = _NOTHING
 
     if fed is not None:
@@ -2430,7 +2447,7 @@ def _scatter_in_place_runner(op, ins, out, known, dead_slots, reads):
     i_const = known.get(i_slot, _NOTHING)
     u_const = known.get(u_slot, _NOTHING)
     ND = np.ndarray
-    refcount = sys.getrefcount
+    refcount = _refcount
     NOTHING = _NOTHING
 
     def scatter_in_place(ctx, f):
