@@ -242,46 +242,50 @@ def threefry_rounds(x0, x1, ka, kb, kc, ra, rb, j: int, iterations: int, tick=No
 _SMALL = 8
 
 
-def _rotl(v: int, r: int) -> int:
-    """StableHLO's (v << r) | (v >> (32 - r)) on u32 (a shift by 32 or more gives 0)."""
-    s = (32 - r) & _M32
-    return (((v << r) & _M32) if r < 32 else 0) | ((v >> s) if s < 32 else 0)
+def _rotation_kinds(rs):
+    """Each rotation amount as (r, 32 - r) for 0 < r < 32, 1 for one that leaves the word
+    (0 or 32), 0 for one past 32 (StableHLO's shifts by 32 or more give 0: so do both
+    halves of the rotation)."""
+    return [(r, 32 - r) if 0 < r < 32 else 1 if r == 0 or r == 32 else 0 for r in rs]
 
 
 def threefry_rounds_small(x0, x1, ka, kb, kc, ra, rb, j: int, iterations: int, tick=None,
                           bits: int = 32):
     """`threefry_rounds` in Python integers, for a few words (keys: ints or lists of the
-    words' ints)."""
+    words' ints), word by word; the `iterations` ticks are all taken first (the words are
+    computed only once every tick has passed, so a limit stops the loop as it would stop
+    the vector rounds: nothing else is written)."""
     shape = np.shape(x0)
-    ra, rb = [int(r) for r in ra], [int(r) for r in rb]
-    a = np.asarray(x0, dtype=_U32).reshape(-1).tolist()
-    b = np.asarray(x1, dtype=_U32).reshape(-1).tolist()
-    n = len(a)
-    ka, kb, kc = ([k] * n if k.__class__ is int else k for k in (ka, kb, kc))
+    rots = (_rotation_kinds([int(r) for r in ra]), _rotation_kinds([int(r) for r in rb]))
+    xs0 = np.asarray(x0, dtype=_U32).reshape(-1).tolist()
+    xs1 = np.asarray(x1, dtype=_U32).reshape(-1).tolist()
+    n = len(xs0)
+    ks = [[k] * n if k.__class__ is int else k for k in (ka, kb, kc)]
     m = _M32
-    for _ in range(iterations):
-        if tick is not None:
+    if tick is not None:
+        for _ in range(iterations):
             tick()
-        for r in ra:
-            if 0 < r < 32:
-                s = 32 - r
-                for e in range(n):
-                    u = (a[e] + b[e]) & m
-                    v = b[e]
-                    a[e] = u
-                    b[e] = (((v << r) & m) | (v >> s)) ^ u
-            else:
-                for e in range(n):
-                    u = (a[e] + b[e]) & m
-                    a[e] = u
-                    b[e] = _rotl(b[e], r) ^ u
+    # per iteration: (rotations, key index for x0, key index for x1, u32(j + 1))
+    steps = []
+    for it in range(iterations):
         j = wrap_signed(j + 1, bits)
-        jj = j & m
-        a = [(v + k) & m for v, k in zip(a, ka)]
-        b = [(v + k + jj) & m for v, k in zip(b, kb)]
-        ka, kb, kc = kb, kc, ka
-        ra, rb = rb, ra
-    return np.array(a, dtype=_U32).reshape(shape), np.array(b, dtype=_U32).reshape(shape), j
+        steps.append((rots[it % 2], it % 3, (it + 1) % 3, j & m))
+    for e in range(n):
+        a, b = xs0[e], xs1[e]
+        k = (ks[0][e], ks[1][e], ks[2][e])
+        for rs, i0, i1, jj in steps:
+            for rot in rs:
+                a = (a + b) & m
+                if rot.__class__ is tuple:
+                    b = (((b << rot[0]) & m) | (b >> rot[1])) ^ a
+                elif rot:
+                    b ^= a
+                else:
+                    b = a                # (0 ^ a: the rotation gave 0)
+            a = (a + k[i0]) & m
+            b = (b + k[i1] + jj) & m
+        xs0[e], xs1[e] = a, b
+    return np.array(xs0, dtype=_U32).reshape(shape), np.array(xs1, dtype=_U32).reshape(shape), j
 
 
 def _run_threefry_loop(ctx, op, args, counter):
