@@ -89,7 +89,8 @@ func.func private @closed_call(%arg0: tensor<CT>, %arg1: tensor<TT>, %arg2: tens
   %38 = stablehlo.shift_right_logical %30, %37 : tensor<TT>
   %39 = stablehlo.or %35, %38 : tensor<TT>
   %40 = stablehlo.xor %33, %39 : tensor<TT>
-KEYS  %c_4 = stablehlo.constant dense<1> : tensor<CT>
+KEYS
+  %c_4 = stablehlo.constant dense<1> : tensor<CT>
   %45 = stablehlo.add %arg0, %c_4 : tensor<CT>
   %46 = stablehlo.convert %45 : (tensor<CT>) -> tensor<ui32>
   %47 = stablehlo.broadcast_in_dim %46, dims = [] : (tensor<ui32>) -> tensor<TT>
@@ -117,7 +118,7 @@ def loop_text(tt: str, counter: str = "i32", keys: str = "ui32") -> str:
     of type tensor<`keys`>: 'ui32' (broadcast in the body) or `tt` itself (added as they
     are)."""
     inject = _SAME_TYPE_KEYS if keys == tt else _BROADCAST_KEYS
-    return (_THREEFRY_LOOP.replace("KEYS", inject).replace("CT", counter)
+    return (_THREEFRY_LOOP.replace("KEYS\n", inject).replace("CT", counter)
             .replace("KT", keys).replace("TT", tt))
 
 
