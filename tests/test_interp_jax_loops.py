@@ -189,3 +189,29 @@ def test_a_hoisted_loop_with_another_constant_runs_op_by_op():
     src = HOISTED.replace("%c_1 = stablehlo.constant dense<1> : tensor<i32>\n  ", "%c_1 = stablehlo.constant dense<2> : tensor<i32>\n  ", 1)
     assert src != HOISTED
     assert not _used(src)
+
+
+def test_pivot_loop_with_an_added_attribute_runs_op_by_op():
+    # (jax_loops.same_loop compares the while op's attributes with the template's)
+    from stablehlo_ref.ir.attributes import StringAttr
+    module = parse(_program(4))
+    loop = module.functions["main"].regions[0].blocks[0].operations[0]
+    assert loop.name == "stablehlo.while"
+    loop.attributes["tag"] = StringAttr("x")
+    seen = []
+    saved = control.pivot_loop
+
+    def spy(ctx, op):
+        r = saved(ctx, op)
+        seen.append(r is not None)
+        return r
+    control.pivot_loop = spy
+    try:
+        z = np.array([2, 3, 3, 3], np.int32)
+        p = np.arange(4, dtype=np.int32)
+        got = stablehlo_ref.run(module, z, np.int32(0), np.int32(0), p)
+    finally:
+        control.pivot_loop = saved
+    assert seen and not any(seen)
+    _same(got, _op_by_op(_program(4), z, np.int32(0), np.int32(0), p))
+    assert _used(_program(4))

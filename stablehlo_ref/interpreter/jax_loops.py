@@ -19,7 +19,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from ..ir.attributes import DenseElementsAttr
+from ..ir.attributes import DenseArrayAttr, DenseElementsAttr
 from .registry import op_cache
 
 _PIVOT_LOOP = """
@@ -114,16 +114,24 @@ def _function(functions, name):
 
 
 def _same_attributes(pa, qa) -> bool:
-    """pa == qa, small dense constants compared by type and bytes (what their equality
-    compares, in a fraction of its time)."""
+    """pa == qa, small dense constants compared by type and bytes and dense arrays by their
+    values (what their equality compares, in a fraction of its time)."""
     if len(pa) != len(qa):
         return False
     for k, v in pa.items():
         w = qa.get(k, _MISSING)
         if w is v:
             continue
-        if v.__class__ is DenseElementsAttr and w.__class__ is DenseElementsAttr \
-                and v.array.size <= 64:
+        c = v.__class__
+        if c is not w.__class__:
+            if v != w:
+                return False
+        elif c is DenseArrayAttr:
+            # (equal tuples: each pair identical or ==, so DenseArrayAttr's equality holds)
+            if v.values != w.values or v.element_type != w.element_type:
+                if v != w:
+                    return False
+        elif c is DenseElementsAttr and v.array.size <= 64:
             x, y = v.array, w.array
             if x.shape != y.shape or x.dtype != y.dtype or v.type != w.type or x.tobytes() != y.tobytes():
                 return False
@@ -132,45 +140,76 @@ def _same_attributes(pa, qa) -> bool:
     return True
 
 
-def _same_constant(x, y) -> bool:
+def _same_type(x, y, teq) -> bool:
+    """x == y for types, remembered in `teq` (id of the template's type -> the type found equal
+    to it: a module's equal types are mostly one object, so most comparisons are one look-up)."""
+    if teq.get(id(x)) is y:
+        return True
+    if x != y:
+        return False
+    teq[id(x)] = y
+    return True
+
+
+def _same_constant(x, y, teq) -> bool:
     """Whether the template's value `x` is a constant and `y` a constant of the same type and
     value, wherever it is defined (JAX's exports hoist and share constants)."""
     xo, yo = x.owner, y.owner
     return getattr(xo, "name", None) == _CONSTANT and getattr(yo, "name", None) == _CONSTANT \
-        and x.type == y.type and _same_attributes(xo.attributes, yo.attributes)
+        and _same_type(x.type, y.type, teq) and _same_attributes(xo.attributes, yo.attributes)
 
 
-def _same_ops(t_ops, a_ops, t_funcs, a_funcs, vmap, depth) -> bool:
-    """Whether the ops `a_ops` (of the functions `a_funcs`) are the template's `t_ops` (of `t_funcs`):
-    the same names, attributes, result types, regions and called functions, each operand
-    the value `vmap` maps the template's operand to or a constant equal to the template's
-    (constants compared where they are used, not where they stand); `vmap` grows by the
-    results."""
-    t_ops = [p for p in t_ops if p.name != _CONSTANT]
+_PROGRAMS: dict = {}        # id(template block) -> (the block, its ops as _same_ops reads them)
+
+
+def _template_program(tb):
+    """The template block's ops other than constants as tuples (op, name, operands, results,
+    result types, number of regions, attributes, whether a call): read once per template."""
+    hit = _PROGRAMS.get(id(tb))
+    if hit is None or hit[0] is not tb:
+        if len(_PROGRAMS) >= 4 * _MAX_TEMPLATES:
+            _PROGRAMS.clear()
+        prog = tuple((p, p.name, tuple(p.operands), tuple(p.results), tuple(r.type for r in p.results),
+                      len(p.regions), p.attributes, p.name == "func.call")
+                     for p in tb.operations if p.name != _CONSTANT)
+        hit = _PROGRAMS[id(tb)] = (tb, prog)
+    return hit[1]
+
+
+def _same_ops(tb, a_ops, t_funcs, a_funcs, vmap, depth, teq) -> bool:
+    """Whether the ops `a_ops` (of the functions `a_funcs`) are those of the template block
+    `tb` (of `t_funcs`): the same names, attributes, result types, regions and called
+    functions, each operand the value `vmap` maps the template's operand to or a constant
+    equal to the template's (constants compared where they are used, not where they stand);
+    `vmap` grows by the results; `teq` remembers the types found equal (see `_same_type`)."""
+    prog = _template_program(tb)
     a_ops = [q for q in a_ops if q.name != _CONSTANT]
-    if len(t_ops) != len(a_ops):
+    if len(prog) != len(a_ops):
         return False
     get = vmap.get
-    for p, q in zip(t_ops, a_ops):
-        po, qo, pr, qr = p.operands, q.operands, p.results, q.results
-        if p.name != q.name or len(po) != len(qo) or len(pr) != len(qr) \
-                or len(p.regions) != len(q.regions) or q.successors:
+    tget = teq.get
+    for (p, name, po, pr, prt, nreg, pa, is_call), q in zip(prog, a_ops):
+        qo, qr = q.operands, q.results
+        if q.name != name or len(qo) != len(po) or len(qr) != len(pr) \
+                or len(q.regions) != nreg or q.successors:
             return False
         for x, y in zip(po, qo):
             m = get(x)
-            if m is not y and (m is not None or not _same_constant(x, y)):
+            if m is not y and (m is not None or not _same_constant(x, y, teq)):
                 return False
-        for x, y in zip(pr, qr):
-            if x.type != y.type:
+        for xt, y in zip(prt, qr):
+            yt = y.type
+            if tget(id(xt)) is not yt and not _same_type(xt, yt, teq):
                 return False
-        if p.name == "func.call":
-            if p.attributes.keys() != q.attributes.keys() or depth <= 0:
+        qa = q.attributes
+        if is_call:
+            if pa.keys() != qa.keys() or depth <= 0:
                 return False
-            for k, v in p.attributes.items():
-                if k != "callee" and q.attributes[k] != v:
+            for k, v in pa.items():
+                if k != "callee" and qa[k] != v:
                     return False
-            tf = _function(t_funcs, getattr(p.attributes.get("callee"), "root", None))
-            af = _function(a_funcs, getattr(q.attributes.get("callee"), "root", None))
+            tf = _function(t_funcs, getattr(pa.get("callee"), "root", None))
+            af = _function(a_funcs, getattr(qa.get("callee"), "root", None))
             if tf is None or af is None:
                 return False
             # (several loops call one function: compared with the template's once)
@@ -179,34 +218,64 @@ def _same_ops(t_ops, a_ops, t_funcs, a_funcs, vmap, depth) -> bool:
             same = cache.get(key)
             if same is None or same[0] is not tf:
                 same = cache[key] = (tf, _same_body(tf.regions[0].blocks[0], af.regions[0].blocks[0],
-                                                    t_funcs, a_funcs, depth - 1))
+                                                    t_funcs, a_funcs, depth - 1, teq))
             if not same[1]:
                 return False
-        elif not _same_attributes(p.attributes, q.attributes):
+        elif (pa or qa) and not _same_attributes(pa, qa):
             return False
-        for r, s in zip(p.regions, q.regions):
-            if len(r.blocks) != 1 or len(s.blocks) != 1:
-                return False
-            if not _same_block(r.blocks[0], s.blocks[0], t_funcs, a_funcs, vmap, depth):
-                return False
-        for x, y in zip(p.results, q.results):
+        if nreg:
+            for r, s in zip(p.regions, q.regions):
+                if len(r.blocks) != 1 or len(s.blocks) != 1:
+                    return False
+                if not _same_block(r.blocks[0], s.blocks[0], t_funcs, a_funcs, vmap, depth, teq):
+                    return False
+        for x, y in zip(pr, qr):
             vmap[x] = y
     return True
 
 
-def _same_block(tb, ab, t_funcs, a_funcs, vmap, depth) -> bool:
+def _same_block(tb, ab, t_funcs, a_funcs, vmap, depth, teq) -> bool:
     if len(tb.arguments) != len(ab.arguments):
         return False
     for x, y in zip(tb.arguments, ab.arguments):
-        if x.type != y.type:
+        if not _same_type(x.type, y.type, teq):
             return False
         vmap[x] = y
-    return _same_ops(tb.operations, ab.operations, t_funcs, a_funcs, vmap, depth)
+    return _same_ops(tb, ab.operations, t_funcs, a_funcs, vmap, depth, teq)
 
 
-def _same_body(tb, ab, t_funcs, a_funcs, depth) -> bool:
+def _same_body(tb, ab, t_funcs, a_funcs, depth, teq) -> bool:
     """A called function's body: its own values only (a fresh map)."""
-    return _same_block(tb, ab, t_funcs, a_funcs, {}, depth)
+    return _same_block(tb, ab, t_funcs, a_funcs, {}, depth, teq)
+
+
+def same_loop(ctx, op, t_funcs, t_loop) -> bool:
+    """Whether the `while` op `op` is the template's `t_loop` (of the template functions
+    `t_funcs`): the same attributes, operand and result types, and condition and body (op by
+    op, called functions included, through `_same_block`); callees are looked up in the
+    interpreter's functions (`ctx.functions`). Shared by the loop recognizers (pivot_loop here,
+    jax_threefry.threefry_loop)."""
+    functions = getattr(ctx, "functions", None)      # (the interpreter's: how it finds callees)
+    if not isinstance(functions, dict):
+        return False
+    if len(op.operands) != len(t_loop.operands) or len(op.results) != len(t_loop.results) \
+            or len(op.regions) != len(t_loop.regions) or op.successors:
+        return False
+    if not _same_attributes(t_loop.attributes, op.attributes):
+        return False
+    teq = {}                     # (the types found equal: see _same_type)
+    for x, y in zip(t_loop.operands, op.operands):
+        if not _same_type(x.type, y.type, teq):
+            return False
+    for x, y in zip(t_loop.results, op.results):
+        if not _same_type(x.type, y.type, teq):
+            return False
+    vmap = {}
+    for r, s in zip(t_loop.regions, op.regions):
+        if len(r.blocks) != 1 or len(s.blocks) != 1 \
+                or not _same_block(r.blocks[0], s.blocks[0], t_funcs, functions, vmap, 2, teq):
+            return False
+    return True
 
 
 def _matches_pivot_loop(ctx, op):
@@ -223,23 +292,13 @@ def _matches_pivot_loop(ctx, op):
         return None                      # (a quick look before the op-by-op comparison)
     n = shape[0]
     t_funcs, t_loop = _template(n)
-    functions = getattr(ctx, "functions", None)      # (the interpreter's: how it finds callees)
-    if not isinstance(functions, dict):
-        return None
-    if op.attributes != t_loop.attributes:
-        return None
-    for x, y in zip(t_loop.operands, op.operands):
-        if x.type != y.type:
-            return None
-    for x, y in zip(t_loop.results, op.results):
-        if x.type != y.type:
-            return None
-    vmap = {}
-    for r, s in zip(t_loop.regions, op.regions):
-        if len(r.blocks) != 1 or len(s.blocks) != 1 \
-                or not _same_block(r.blocks[0], s.blocks[0], t_funcs, functions, vmap, 2):
-            return None
-    return n
+    return n if same_loop(ctx, op, t_funcs, t_loop) else None
+
+
+def wrap_signed(v: int, bits: int = 32) -> int:
+    """v wrapped to a signed integer of `bits` bits (two's complement, as iN arithmetic)."""
+    half = 1 << (bits - 1)
+    return ((v + half) & ((half << 1) - 1)) - half
 
 
 def _i32(v: int) -> int:

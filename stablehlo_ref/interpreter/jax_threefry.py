@@ -5,42 +5,46 @@ JAX lowers `threefry2x32` to a private function holding a `while` of 5 iteration
 calls a function of 4 Threefry rounds (add, rotate left by shift_left / shift_right_logical /
 or, xor) plus the key injection, on counter words of any static shape. `threefry_loop`
 recognizes that `while` by comparing it, its condition, its body and the called function op by
-op with the program JAX writes (parsed once per counter type from `_THREEFRY_LOOP`; the
-comparison is jax_loops.py's: names, attributes, types, operand wiring, constants by type and
-value wherever they stand). A loop that differs in anything runs as usual.
+op with the program JAX writes (`loop_text`, parsed once per form; the comparison is
+jax_loops.py's `same_loop`: attributes, names, types, operand wiring, constants by type and
+value wherever they stand). The template is parametrized over the forms JAX has written: the
+iteration counters i32 (today's JAX) or i64 (the exports of upstream StableHLO's testdata), and
+the keys rank-0 u32 broadcast to the words' type in the body, or of the words' own type added
+as they are. A loop that differs in anything runs as usual.
 
 The known loop runs the same arithmetic on whole uint32 arrays with in-place numpy ufuncs,
-for any loop values: the iteration counter and the round counter wrap as i32, a rotation
-amount read from the loop's rotation operands each round, with StableHLO's shift semantics
-for amounts past the width (a shift by 32 or more gives 0: a rotation by 0 or 32 leaves the
-word, one past 32 gives 0); the iterations are counted against `max_steps` and the deadline as
-the `while` kernel counts them. Not used while a trace is recorded, nor for rank-0 counters.
+for any loop values: the iteration counter and the round counter wrap as the counter type, a
+rotation amount read from the loop's rotation operands each round, with StableHLO's shift
+semantics for amounts past the width (a shift by 32 or more gives 0: a rotation by 0 or 32
+leaves the word, one past 32 gives 0), u32 additions wrapping; the iterations are counted
+against `max_steps` and the deadline as the `while` kernel counts them. Not used while a
+trace is recorded, nor for rank-0 counter words.
 """
 from __future__ import annotations
 
 import numpy as np
 
-from .jax_loops import _same_block
+from .jax_loops import same_loop, wrap_signed
 from .registry import op_cache
 
 _THREEFRY_LOOP = """
-func.func @main(%a0: tensor<i32>, %a1: tensor<i32>, %a2: tensor<TT>, %a3: tensor<TT>, %a4: tensor<ui32>, %a5: tensor<ui32>, %a6: tensor<ui32>, %a7: tensor<4xui32>, %a8: tensor<4xui32>) -> (tensor<i32>, tensor<i32>, tensor<TT>, tensor<TT>, tensor<ui32>, tensor<ui32>, tensor<ui32>, tensor<4xui32>, tensor<4xui32>) {
-  %6:9 = stablehlo.while(%iterArg = %a0, %iterArg_4 = %a1, %iterArg_5 = %a2, %iterArg_6 = %a3, %iterArg_7 = %a4, %iterArg_8 = %a5, %iterArg_9 = %a6, %iterArg_10 = %a7, %iterArg_11 = %a8) : tensor<i32>, tensor<i32>, tensor<TT>, tensor<TT>, tensor<ui32>, tensor<ui32>, tensor<ui32>, tensor<4xui32>, tensor<4xui32>
+func.func @main(%a0: tensor<CT>, %a1: tensor<CT>, %a2: tensor<TT>, %a3: tensor<TT>, %a4: tensor<KT>, %a5: tensor<KT>, %a6: tensor<KT>, %a7: tensor<4xui32>, %a8: tensor<4xui32>) -> (tensor<CT>, tensor<CT>, tensor<TT>, tensor<TT>, tensor<KT>, tensor<KT>, tensor<KT>, tensor<4xui32>, tensor<4xui32>) {
+  %6:9 = stablehlo.while(%iterArg = %a0, %iterArg_4 = %a1, %iterArg_5 = %a2, %iterArg_6 = %a3, %iterArg_7 = %a4, %iterArg_8 = %a5, %iterArg_9 = %a6, %iterArg_10 = %a7, %iterArg_11 = %a8) : tensor<CT>, tensor<CT>, tensor<TT>, tensor<TT>, tensor<KT>, tensor<KT>, tensor<KT>, tensor<4xui32>, tensor<4xui32>
   cond {
-    %c_12 = stablehlo.constant dense<5> : tensor<i32>
-    %7 = stablehlo.compare LT, %iterArg, %c_12, SIGNED : (tensor<i32>, tensor<i32>) -> tensor<i1>
+    %c_12 = stablehlo.constant dense<5> : tensor<CT>
+    %7 = stablehlo.compare LT, %iterArg, %c_12, SIGNED : (tensor<CT>, tensor<CT>) -> tensor<i1>
     stablehlo.return %7 : tensor<i1>
   } do {
-    %7:8 = func.call @closed_call(%iterArg_4, %iterArg_5, %iterArg_6, %iterArg_7, %iterArg_8, %iterArg_9, %iterArg_10, %iterArg_11) : (tensor<i32>, tensor<TT>, tensor<TT>, tensor<ui32>, tensor<ui32>, tensor<ui32>, tensor<4xui32>, tensor<4xui32>) -> (tensor<i32>, tensor<TT>, tensor<TT>, tensor<ui32>, tensor<ui32>, tensor<ui32>, tensor<4xui32>, tensor<4xui32>)
-    %c_12 = stablehlo.constant dense<1> : tensor<i32>
-    %8 = stablehlo.add %iterArg, %c_12 : tensor<i32>
-    stablehlo.return %8, %7#0, %7#1, %7#2, %7#3, %7#4, %7#5, %7#6, %7#7 : tensor<i32>, tensor<i32>, tensor<TT>, tensor<TT>, tensor<ui32>, tensor<ui32>, tensor<ui32>, tensor<4xui32>, tensor<4xui32>
+    %7:8 = func.call @closed_call(%iterArg_4, %iterArg_5, %iterArg_6, %iterArg_7, %iterArg_8, %iterArg_9, %iterArg_10, %iterArg_11) : (tensor<CT>, tensor<TT>, tensor<TT>, tensor<KT>, tensor<KT>, tensor<KT>, tensor<4xui32>, tensor<4xui32>) -> (tensor<CT>, tensor<TT>, tensor<TT>, tensor<KT>, tensor<KT>, tensor<KT>, tensor<4xui32>, tensor<4xui32>)
+    %c_12 = stablehlo.constant dense<1> : tensor<CT>
+    %8 = stablehlo.add %iterArg, %c_12 : tensor<CT>
+    stablehlo.return %8, %7#0, %7#1, %7#2, %7#3, %7#4, %7#5, %7#6, %7#7 : tensor<CT>, tensor<CT>, tensor<TT>, tensor<TT>, tensor<KT>, tensor<KT>, tensor<KT>, tensor<4xui32>, tensor<4xui32>
   }
-  return %6#0, %6#1, %6#2, %6#3, %6#4, %6#5, %6#6, %6#7, %6#8 : tensor<i32>, tensor<i32>, tensor<TT>, tensor<TT>, tensor<ui32>, tensor<ui32>, tensor<ui32>, tensor<4xui32>, tensor<4xui32>
+  return %6#0, %6#1, %6#2, %6#3, %6#4, %6#5, %6#6, %6#7, %6#8 : tensor<CT>, tensor<CT>, tensor<TT>, tensor<TT>, tensor<KT>, tensor<KT>, tensor<KT>, tensor<4xui32>, tensor<4xui32>
 }
-func.func private @closed_call(%arg0: tensor<i32>, %arg1: tensor<TT>, %arg2: tensor<TT>, %arg3: tensor<ui32>, %arg4: tensor<ui32>, %arg5: tensor<ui32>, %arg6: tensor<4xui32>, %arg7: tensor<4xui32>) -> (tensor<i32>, tensor<TT>, tensor<TT>, tensor<ui32>, tensor<ui32>, tensor<ui32>, tensor<4xui32>, tensor<4xui32>) {
-  %c = stablehlo.constant dense<1> : tensor<i32>
-  %0 = stablehlo.add %arg0, %c : tensor<i32>
+func.func private @closed_call(%arg0: tensor<CT>, %arg1: tensor<TT>, %arg2: tensor<TT>, %arg3: tensor<KT>, %arg4: tensor<KT>, %arg5: tensor<KT>, %arg6: tensor<4xui32>, %arg7: tensor<4xui32>) -> (tensor<CT>, tensor<TT>, tensor<TT>, tensor<KT>, tensor<KT>, tensor<KT>, tensor<4xui32>, tensor<4xui32>) {
+  %c = stablehlo.constant dense<1> : tensor<CT>
+  %0 = stablehlo.add %arg0, %c : tensor<CT>
   %1 = stablehlo.slice %arg6 [0:1] : (tensor<4xui32>) -> tensor<1xui32>
   %2 = stablehlo.reshape %1 : (tensor<1xui32>) -> tensor<ui32>
   %3 = stablehlo.add %arg1, %arg2 : tensor<TT>
@@ -85,88 +89,117 @@ func.func private @closed_call(%arg0: tensor<i32>, %arg1: tensor<TT>, %arg2: ten
   %38 = stablehlo.shift_right_logical %30, %37 : tensor<TT>
   %39 = stablehlo.or %35, %38 : tensor<TT>
   %40 = stablehlo.xor %33, %39 : tensor<TT>
-  %41 = stablehlo.broadcast_in_dim %arg3, dims = [] : (tensor<ui32>) -> tensor<TT>
-  %42 = stablehlo.add %33, %41 : tensor<TT>
-  %43 = stablehlo.broadcast_in_dim %arg4, dims = [] : (tensor<ui32>) -> tensor<TT>
-  %44 = stablehlo.add %40, %43 : tensor<TT>
-  %c_4 = stablehlo.constant dense<1> : tensor<i32>
-  %45 = stablehlo.add %arg0, %c_4 : tensor<i32>
-  %46 = stablehlo.convert %45 : (tensor<i32>) -> tensor<ui32>
+KEYS
+  %c_4 = stablehlo.constant dense<1> : tensor<CT>
+  %45 = stablehlo.add %arg0, %c_4 : tensor<CT>
+  %46 = stablehlo.convert %45 : (tensor<CT>) -> tensor<ui32>
   %47 = stablehlo.broadcast_in_dim %46, dims = [] : (tensor<ui32>) -> tensor<TT>
   %48 = stablehlo.add %44, %47 : tensor<TT>
-  return %0, %42, %48, %arg4, %arg5, %arg3, %arg7, %arg6 : tensor<i32>, tensor<TT>, tensor<TT>, tensor<ui32>, tensor<ui32>, tensor<ui32>, tensor<4xui32>, tensor<4xui32>
+  return %0, %42, %48, %arg4, %arg5, %arg3, %arg7, %arg6 : tensor<CT>, tensor<TT>, tensor<TT>, tensor<KT>, tensor<KT>, tensor<KT>, tensor<4xui32>, tensor<4xui32>
 }
 """
 
-_TEMPLATES: dict = {}        # counter type text -> (the template's functions, its while op)
+# the key injection: keys of rank 0 broadcast to the counters' type (JAX's i32 form), or keys
+# of the counters' own type added as they are (the form of older exports, with i64 counters)
+_BROADCAST_KEYS = """  %41 = stablehlo.broadcast_in_dim %arg3, dims = [] : (tensor<KT>) -> tensor<TT>
+  %42 = stablehlo.add %33, %41 : tensor<TT>
+  %43 = stablehlo.broadcast_in_dim %arg4, dims = [] : (tensor<KT>) -> tensor<TT>
+  %44 = stablehlo.add %40, %43 : tensor<TT>
+"""
+_SAME_TYPE_KEYS = """  %42 = stablehlo.add %33, %arg3 : tensor<TT>
+  %44 = stablehlo.add %40, %arg4 : tensor<TT>
+"""
+_COUNTERS = {"i32": (np.int32, 32), "i64": (np.int64, 64)}
+
+
+def loop_text(tt: str, counter: str = "i32", keys: str = "ui32") -> str:
+    """The program JAX writes for threefry2x32 on counter words of type tensor<`tt`> (e.g.
+    '4096xui32'), with iteration counters of type tensor<`counter`> ('i32' or 'i64') and keys
+    of type tensor<`keys`>: 'ui32' (broadcast in the body) or `tt` itself (added as they
+    are)."""
+    inject = _SAME_TYPE_KEYS if keys == tt else _BROADCAST_KEYS
+    return (_THREEFRY_LOOP.replace("KEYS\n", inject).replace("CT", counter)
+            .replace("KT", keys).replace("TT", tt))
+
+
+_TEMPLATES: dict = {}        # (counter words, counter, key type texts) -> (functions, while op)
 _MAX_TEMPLATES = 64
 _MISSING = object()
 _U32 = np.uint32
 _M32 = 0xFFFFFFFF
 
 
-def _template(tt: str):
-    hit = _TEMPLATES.get(tt)
+def _template(form):
+    hit = _TEMPLATES.get(form)
     if hit is None:
         from ..text import parse
-        functions = parse(_THREEFRY_LOOP.replace("TT", tt)).functions
+        functions = parse(loop_text(*form)).functions
         loop = functions["main"].regions[0].blocks[0].operations[0]
         if len(_TEMPLATES) >= _MAX_TEMPLATES:
             _TEMPLATES.clear()
-        hit = _TEMPLATES[tt] = (functions, loop)
+        hit = _TEMPLATES[form] = (functions, loop)
     return hit
 
 
-def _counter_type_text(t):
-    """'4096x4xui32' for tensor<4096x4xui32> of static rank >= 1, else None."""
+def _type_text(t):
+    """'4096x4xui32' for tensor<4096x4xui32> of static shape, 'i64' for tensor<i64>; None for
+    anything else (dynamic dimensions, not a ranked tensor)."""
     shape = getattr(t, "shape", None)
-    if not shape or any(not isinstance(d, int) or d < 0 for d in shape):
+    et = getattr(t, "element_type", None)
+    if shape is None or et is None or any(not isinstance(d, int) or d < 0 for d in shape):
         return None
-    if str(getattr(t, "element_type", "")) != "ui32":
+    if getattr(t, "encoding", None) is not None:
         return None
-    return "x".join(str(d) for d in shape) + "xui32"
+    return "".join(str(d) + "x" for d in shape) + str(et)
+
+
+def _loop_form(op):
+    """(counter words, counter, key type texts) of the template `op` would be, from its
+    operand types; None where no template has these types."""
+    tt = _type_text(op.operands[2].type)
+    if tt is None or not tt.endswith("xui32"):        # (rank >= 1 u32 words)
+        return None
+    counter = _type_text(op.operands[0].type)
+    if counter not in _COUNTERS:
+        return None
+    keys = _type_text(op.operands[4].type)
+    if keys != "ui32" and keys != tt:
+        return None
+    return tt, counter, keys
 
 
 def _matches_threefry_loop(ctx, op):
-    """The counter type text where `op` is JAX's threefry2x32 loop, else None."""
-    if len(op.operands) != 9 or len(op.results) != 9 or len(op.regions) != 2 or op.attributes:
+    """The loop's form (see `_loop_form`) where `op` is JAX's threefry2x32 loop, else None."""
+    if len(op.operands) != 9 or len(op.results) != 9 or len(op.regions) != 2:
         return None
     body = op.regions[1].blocks
     if len(body) != 1 or not 3 <= len(body[0].operations) <= 4 \
             or body[0].operations[0].name != "func.call":
         return None                      # (a quick look before the op-by-op comparison)
-    tt = _counter_type_text(op.operands[2].type)
-    if tt is None:
+    form = _loop_form(op)
+    if form is None:
         return None
-    functions = getattr(ctx, "functions", None)      # (the interpreter's: how it finds callees)
-    if not isinstance(functions, dict):
-        return None
-    t_funcs, t_loop = _template(tt)
-    for x, y in zip(t_loop.operands, op.operands):
-        if x.type != y.type:
-            return None
-    for x, y in zip(t_loop.results, op.results):
-        if x.type != y.type:
-            return None
-    vmap = {}
-    for r, s in zip(t_loop.regions, op.regions):
-        if len(r.blocks) != 1 or len(s.blocks) != 1 \
-                or not _same_block(r.blocks[0], s.blocks[0], t_funcs, functions, vmap, 2):
-            return None
-    return tt
+    t_funcs, t_loop = _template(form)
+    return form if same_loop(ctx, op, t_funcs, t_loop) else None
 
 
-def _i32(v: int) -> int:
-    return ((v + 0x80000000) & 0xFFFFFFFF) - 0x80000000
+def _key_values(k, small: bool):
+    """A key operand as the rounds take it: a Python int for a rank-0 key, else the words (a
+    list of ints for the small rounds, a uint32 array for the vector rounds)."""
+    a = np.asarray(k)
+    if a.ndim == 0:
+        return int(a)
+    return a.reshape(-1).tolist() if small else np.asarray(a, dtype=_U32)
 
 
-def threefry_rounds(x0, x1, ka: int, kb: int, kc: int, ra, rb, j: int, iterations: int,
-                    tick=None):
+def threefry_rounds(x0, x1, ka, kb, kc, ra, rb, j: int, iterations: int, tick=None,
+                    bits: int = 32):
     """`iterations` runs of the loop body on counter words x0, x1 (uint32 arrays, not
     written): per iteration 4 rounds rotating by `ra` (x0 += x1; x1 = rotl(x1, r) ^ x0), then
-    x0 += ka, x1 += kb + u32(j + 1), j += 1 (i32), the keys rotated (ka, kb, kc) <- (kb, kc, ka)
-    and the rotation lists swapped; `tick()` is called before each iteration. Returns
-    (x0, x1, ka, kb, kc, ra, rb, j)."""
+    x0 += ka, x1 += kb + u32(j + 1), j += 1 (wrapping as a `bits`-bit signed counter), the
+    keys rotated (ka, kb, kc) <- (kb, kc, ka) and the rotation lists swapped; the keys are
+    ints or uint32 arrays of the words' shape; `tick()` is called before each iteration.
+    Returns (x0, x1, j)."""
     ra, rb = [int(r) for r in ra], [int(r) for r in rb]
     x1 = np.array(x1, dtype=_U32, copy=True)
     x0 = np.asarray(x0, dtype=_U32)
@@ -193,12 +226,16 @@ def threefry_rounds(x0, x1, ka: int, kb: int, kc: int, ra, rb, j: int, iteration
         if fresh:
             x0 = np.array(x0, dtype=_U32, copy=True)
             fresh = False
-        add(x0, _U32(ka), out=x0)
-        j = _i32(j + 1)
-        add(x1, _U32((kb + (j & _M32)) & _M32), out=x1)
+        add(x0, _U32(ka) if ka.__class__ is int else ka, out=x0)
+        j = wrap_signed(j + 1, bits)
+        if kb.__class__ is int:
+            add(x1, _U32((kb + (j & _M32)) & _M32), out=x1)
+        else:
+            add(x1, kb, out=x1)
+            add(x1, _U32(j & _M32), out=x1)
         ka, kb, kc = kb, kc, ka
         ra, rb = rb, ra
-    return x0, x1, ka, kb, kc, ra, rb, j
+    return x0, x1, j
 
 
 # counters of at most this many elements run in Python integers (a numpy call per round costs
@@ -206,52 +243,59 @@ def threefry_rounds(x0, x1, ka: int, kb: int, kc: int, ra, rb, j: int, iteration
 _SMALL = 8
 
 
-def _rotl(v: int, r: int) -> int:
-    """StableHLO's (v << r) | (v >> (32 - r)) on u32 (a shift by 32 or more gives 0)."""
-    s = (32 - r) & _M32
-    return (((v << r) & _M32) if r < 32 else 0) | ((v >> s) if s < 32 else 0)
+def _rotation_kinds(rs):
+    """Each rotation amount as (r, 32 - r) for 0 < r < 32, 1 for one that leaves the word
+    (0 or 32), 0 for one past 32 (StableHLO's shifts by 32 or more give 0: so do both
+    halves of the rotation)."""
+    return [(r, 32 - r) if 0 < r < 32 else 1 if r == 0 or r == 32 else 0 for r in rs]
 
 
-def threefry_rounds_small(x0, x1, ka: int, kb: int, kc: int, ra, rb, j: int, iterations: int,
-                          tick=None):
-    """`threefry_rounds` in Python integers, for a few words."""
+def threefry_rounds_small(x0, x1, ka, kb, kc, ra, rb, j: int, iterations: int, tick=None,
+                          bits: int = 32):
+    """`threefry_rounds` in Python integers, for a few words (keys: ints or lists of the
+    words' ints), word by word; the `iterations` ticks are all taken first (the words are
+    computed only once every tick has passed, so a limit stops the loop as it would stop
+    the vector rounds: nothing else is written)."""
     shape = np.shape(x0)
-    ra, rb = [int(r) for r in ra], [int(r) for r in rb]
-    a = np.asarray(x0, dtype=_U32).reshape(-1).tolist()
-    b = np.asarray(x1, dtype=_U32).reshape(-1).tolist()
+    rots = (_rotation_kinds([int(r) for r in ra]), _rotation_kinds([int(r) for r in rb]))
+    xs0 = np.asarray(x0, dtype=_U32).reshape(-1).tolist()
+    xs1 = np.asarray(x1, dtype=_U32).reshape(-1).tolist()
+    n = len(xs0)
+    ks = [[k] * n if k.__class__ is int else k for k in (ka, kb, kc)]
     m = _M32
-    for _ in range(iterations):
-        if tick is not None:
+    if tick is not None:
+        for _ in range(iterations):
             tick()
-        for r in ra:
-            if 0 < r < 32:
-                s = 32 - r
-                for e in range(len(a)):
-                    u = (a[e] + b[e]) & m
-                    v = b[e]
-                    a[e] = u
-                    b[e] = (((v << r) & m) | (v >> s)) ^ u
-            else:
-                for e in range(len(a)):
-                    u = (a[e] + b[e]) & m
-                    a[e] = u
-                    b[e] = _rotl(b[e], r) ^ u
-        j = _i32(j + 1)
-        k1 = (kb + (j & m)) & m
-        a = [(v + ka) & m for v in a]
-        b = [(v + k1) & m for v in b]
-        ka, kb, kc = kb, kc, ka
-        ra, rb = rb, ra
-    return (np.array(a, dtype=_U32).reshape(shape), np.array(b, dtype=_U32).reshape(shape),
-            ka, kb, kc, ra, rb, j)
+    # per iteration: (rotations, key index for x0, key index for x1, u32(j + 1))
+    steps = []
+    for it in range(iterations):
+        j = wrap_signed(j + 1, bits)
+        steps.append((rots[it % 2], it % 3, (it + 1) % 3, j & m))
+    for e in range(n):
+        a, b = xs0[e], xs1[e]
+        k = (ks[0][e], ks[1][e], ks[2][e])
+        for rs, i0, i1, jj in steps:
+            for rot in rs:
+                a = (a + b) & m
+                if rot.__class__ is tuple:
+                    b = (((b << rot[0]) & m) | (b >> rot[1])) ^ a
+                elif rot:
+                    b ^= a
+                else:
+                    b = a                # (0 ^ a: the rotation gave 0)
+            a = (a + k[i0]) & m
+            b = (b + k[i1] + jj) & m
+        xs0[e], xs1[e] = a, b
+    return np.array(xs0, dtype=_U32).reshape(shape), np.array(xs1, dtype=_U32).reshape(shape), j
 
 
-def _run_threefry_loop(ctx, op, args):
+def _run_threefry_loop(ctx, op, args, counter):
     i, j, x0, x1, ka, kb, kc, ra, rb = args
     i = int(i)
     if i >= 5:
         return list(args)
     n = 5 - i
+    ctype, bits = _COUNTERS[counter]
     max_steps = ctx.max_steps
     deadline = ctx.deadline
 
@@ -261,17 +305,17 @@ def _run_threefry_loop(ctx, op, args):
             ctx.tick(op, counted=True)
     keys = (ka, kb, kc)
     rots = (ra, rb)
-    r_lists = (np.asarray(ra).tolist(), np.asarray(rb).tolist())
-    rounds = threefry_rounds_small if np.size(x0) <= _SMALL else threefry_rounds
-    x0, x1, _, _, _, _, _, j = rounds(x0, x1, int(ka), int(kb), int(kc),
-                                               r_lists[0], r_lists[1], int(j), n, tick)
+    small = np.size(x0) <= _SMALL
+    rounds = threefry_rounds_small if small else threefry_rounds
+    x0, x1, j = rounds(x0, x1, *(_key_values(k, small) for k in keys),
+                       np.asarray(ra).tolist(), np.asarray(rb).tolist(), int(j), n, tick, bits)
     # the key and rotation operands come back as the same objects, rotated (swapped) once
     # per iteration
     s = n % 3
     keys = keys[s:] + keys[:s]
     if n % 2:
         rots = rots[::-1]
-    return [np.int32(5), np.int32(j), x0, x1, keys[0], keys[1], keys[2], rots[0], rots[1]]
+    return [ctype(5), ctype(j), x0, x1, keys[0], keys[1], keys[2], rots[0], rots[1]]
 
 
 def threefry_loop(ctx, op):
@@ -280,13 +324,14 @@ def threefry_loop(ctx, op):
     if ctx.trace is not None:
         return None
     cache = op_cache(op)
-    tt = cache.get("threefry_loop", _MISSING)
-    if tt is _MISSING:
+    form = cache.get("threefry_loop", _MISSING)
+    if form is _MISSING:
         try:
-            tt = _matches_threefry_loop(ctx, op)
+            form = _matches_threefry_loop(ctx, op)
         except Exception:  # noqa: BLE001 - anything unexpected: the loop runs op by op
-            tt = None
-        cache["threefry_loop"] = tt
-    if tt is None:
+            form = None
+        cache["threefry_loop"] = form
+    if form is None:
         return None
-    return _run_threefry_loop
+    counter = form[1]
+    return lambda ctx, op, args: _run_threefry_loop(ctx, op, args, counter)
