@@ -320,10 +320,10 @@ def _roots(kind):
     r = _ROOTS.get(kind)
     if r is not None:
         return r
-    table = _read_roots_table()
-    if table is not None and kind in table:
-        _ROOTS[kind] = table[kind]
-    else:
+    if not _ROOTS:
+        # every kind at once: lgamma and digamma each read the whole file otherwise
+        _ROOTS.update(_read_roots_table() or {})
+    if kind not in _ROOTS:
         _ROOTS[kind] = compute_roots(kind)
     return _ROOTS[kind]
 
