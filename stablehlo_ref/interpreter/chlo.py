@@ -718,7 +718,9 @@ def _ratio(cols, z):
 def _dd_sqrt(v):
     """sqrt(v) (v > 0) as hi + lo."""
     hi = np.sqrt(v)
-    sq, sq_lo = _two_prod(hi, hi)
+    sq = hi * hi
+    h, l = _split(hi)                     # _two_prod(hi, hi) with one split
+    sq_lo = ((h * h - sq) + h * l + l * h) + l * l
     return hi, ((v - sq) - sq_lo) / (2.0 * hi)
 
 
@@ -743,7 +745,8 @@ def erf_inv(y):
             y0 = _ERFINV_SMALL[0]
             r = _ratio(_ERFINV_SMALL_PQ, ps)
             h, h_lo = _two_sum(10.0 * y0, ps * (y0 + r) + 10.0 * r)
-            out[small] = _dd_mul(ps, 0.0, h, h_lo)[0]
+            pr, pr_lo = _two_prod(ps, h)
+            out[small] = pr + (pr_lo + ps * h_lo)
         if mid.any():
             qs = q[mid]
             g, g_lo = _dd_sqrt(-2.0 * np.log(qs))
@@ -761,7 +764,8 @@ def erf_inv(y):
                 if m.any():
                     tm = t[m]
                     s, s_lo = _two_sum(y0, _ratio(cols, tm - shift))
-                    res[m] = _dd_mul(tm, t_lo[m], s, s_lo)[0]
+                    pr, pr_lo = _two_prod(tm, s)
+                    res[m] = pr + (pr_lo + (tm * s_lo + t_lo[m] * s))
             out[tail] = res
         out[p == 1] = np.inf
         out[~(p <= 1)] = np.nan           # |y| > 1, NaN
