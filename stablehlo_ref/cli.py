@@ -431,6 +431,13 @@ def _convert_legalize(module, args) -> list:
 def cmd_spec(args) -> int:
     from . import spec
     from .specinfo import format_op_with_types, resolve_op
+    if args.check:
+        problems = spec.check()
+        for p in problems:
+            print(f"error: {p}", file=sys.stderr)
+        if not problems:
+            print(f"spec: every file is valid and consistent; {spec.BUNDLE_NAME} is up to date")
+        return 1 if problems else 0
     if args.op:
         print(format_op_with_types(resolve_op(args.op)))
     else:
@@ -759,6 +766,9 @@ def build_parser() -> argparse.ArgumentParser:
     s = sub.add_parser("spec", help="list ops, or show one op's spec entry",
                        description="List the ops of the spec, or show one op's entry with its type classes spelled out.")
     s.add_argument("op", nargs="?", metavar="OP", help="an op name: add, stablehlo.add, chlo.erf, erf")
+    s.add_argument("--check", action="store_true",
+                   help="validate every spec file against its schema, run the consistency checks and check "
+                        "that spec/validated.json (what runs load) matches the files; exit 1 on a problem")
     s.set_defaults(fn=cmd_spec)
 
     ins = sub.add_parser("inspect", help="summarize a module: version, producer, signature, ops, dialects",

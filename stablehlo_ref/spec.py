@@ -6,6 +6,13 @@ package ``stablehlo_ref.specdata``: one YAML file per op under
 each validated against the JSON Schemas in ``schema/``.  Everything is loaded
 and validated once per process (:func:`load` is cached); the accessors below
 are what the parser, verifier, interpreter, serializer and CLI read.
+
+Validation costs more than the rest of a small run, so ``spec/validated.json`` holds the
+documents already validated, with the SHA-256 of the files they came from: :func:`load` reads
+it when that digest is the files' own, and reads and validates the YAML files otherwise (an
+edited spec/ is validated at every load until ``python -m stablehlo_ref.spec --write``
+rewrites the bundle). ``python -m stablehlo_ref.spec --check`` (``stablehlo-ref spec --check``)
+and the test suite validate the YAML files whatever the bundle says.
 """
 
 from __future__ import annotations
@@ -426,32 +433,97 @@ def _op_from_doc(doc: dict, where: str) -> OpSpec:
     )
 
 
-@functools.lru_cache(maxsize=None)
-def load() -> Spec:
-    """Load and schema-validate every spec file (once per process)."""
-    root = _data_root()
+# The spec as the YAML files hold it, already validated: `spec/validated.json` (written by
+# `python -m stablehlo_ref.spec --write`) holds every document with the digest of the files it
+# came from. `load` uses it when that digest is the spec files' own, so a run neither imports
+# PyYAML and jsonschema nor validates 187 documents (~0.4 s); when any spec or schema file
+# differs (an edited spec/), `load` reads and validates the YAML files as before, at every
+# load until the bundle is rewritten. `check` and the test suite always validate the YAML.
+BUNDLE_NAME = "validated.json"
+_BUNDLE_FORMAT = 1
+
+
+def _source_files(root) -> list:
+    """(name, file) of every file that `_read_documents` reads, in a fixed order."""
+    out = [(f"ops/{Path(str(f)).parent.name}/{f.name}", f) for f in _op_files(root)]
+    out += [(n, root.joinpath(n)) for n in ("element_types.yaml", "versions.yaml", "attributes.yaml")]
+    sdir = root.joinpath("schema")
+    out += [(f"schema/{f.name}", f)
+            for f in sorted((f for f in sdir.iterdir() if f.name.endswith(".json")), key=lambda f: f.name)]
+    return out
+
+
+def source_digest(root=None) -> str:
+    """SHA-256 over the names and bytes of the spec's YAML files and JSON Schemas."""
+    import hashlib
+
+    h = hashlib.sha256()
+    for name, f in _source_files(root or _data_root()):
+        data = f.read_bytes()
+        h.update(f"{name}\0{len(data)}\0".encode())
+        h.update(data)
+    return h.hexdigest()
+
+
+def _read_documents(root) -> dict:
+    """Every spec document read from its YAML file and validated against its schema:
+    {"ops": [[where, doc], ...], "element_types": doc, "versions": doc, "attributes": doc}."""
     loader = _yaml_loader()
     op_validator = _validator(root, "op.schema.json")
-    ops_by_name: dict[str, OpSpec] = {}
+    op_docs = []
     for f in _op_files(root):
         where = f"ops/{Path(str(f)).parent.name}/{f.name}"
         doc = _read_yaml(f, loader)
         _validate(op_validator, doc, where)
+        op_docs.append([where, doc])
+    docs: dict = {"ops": op_docs}
+    for key in ("element_types", "versions", "attributes"):
+        doc = _read_yaml(root.joinpath(f"{key}.yaml"), loader)
+        _validate(_validator(root, f"{key}.schema.json"), doc, f"{key}.yaml")
+        docs[key] = doc
+    return docs
+
+
+def _read_bundle(root, digest: str) -> dict | None:
+    """The bundle's documents when it was written from files with this digest; else None."""
+    f = root.joinpath(BUNDLE_NAME)
+    try:
+        bundle = json.loads(f.read_text(encoding="utf-8"))
+    except (OSError, ValueError):
+        return None
+    if not isinstance(bundle, dict) or bundle.get("format") != _BUNDLE_FORMAT or bundle.get("digest") != digest:
+        return None
+    return bundle.get("documents")
+
+
+def _load_documents(root) -> dict:
+    docs = _read_bundle(root, source_digest(root))
+    return docs if docs is not None else _read_documents(root)
+
+
+@functools.lru_cache(maxsize=None)
+def load() -> Spec:
+    """The spec (once per process): from the validated bundle when it matches the spec files,
+    else read from the YAML files and schema-validated."""
+    return _spec_from_documents(_load_documents(_data_root()))
+
+
+def _spec_from_documents(docs: dict) -> Spec:
+    ops_by_name: dict[str, OpSpec] = {}
+    for where, doc in docs["ops"]:
         o = _op_from_doc(doc, where)
         if o.name in ops_by_name:
             raise SpecError(f"{where}: op {o.name} is defined twice")
         ops_by_name[o.name] = o
     if not ops_by_name:
-        raise SpecError(f"no op files found under {root}/ops")
+        raise SpecError("no op files found under the spec's ops/ folder")
 
-    et_doc = _read_yaml(root.joinpath("element_types.yaml"), loader)
-    _validate(_validator(root, "element_types.schema.json"), et_doc, "element_types.yaml")
+    et_doc = docs["element_types"]
     ets = tuple(ElementTypeSpec(e["text"], e["kind"], e["bits"], e["numpy"], e["vhlo"], str(e["since"]),
                                 e.get("spec_name"), e.get("exponent_bits"), e.get("mantissa_bits"), e.get("component"))
                 for e in et_doc["element_types"])
 
-    v_doc = _read_yaml(root.joinpath("versions.yaml"), loader)
-    _validate(_validator(root, "versions.schema.json"), v_doc, "versions.yaml")
+    v_doc = docs["versions"]
     vs = tuple(VersionSpec(str(v["version"]), v["bytecode"], tuple(v["adds"]), tuple(v.get("last_for", ())),
                            bool(v.get("current", False)))
                for v in v_doc["versions"])
@@ -467,9 +539,7 @@ def load() -> Spec:
     def windows(key):
         return tuple((w["name"], str(w["from"]), str(w["to"])) for w in v_doc.get(key, ()))
 
-    a_doc = _read_yaml(root.joinpath("attributes.yaml"), loader)
-    _validate(_validator(root, "attributes.schema.json"), a_doc, "attributes.yaml")
-    enums_by_name, structs_by_name = _attributes_from_doc(a_doc)
+    enums_by_name, structs_by_name = _attributes_from_doc(docs["attributes"])
 
     return Spec(
         ops=dict(sorted(ops_by_name.items())), element_types=ets, versions=vs,
@@ -479,6 +549,45 @@ def load() -> Spec:
         vhlo_to_ops=vhlo_map, element_types_by_text={e.text: e for e in ets},
         enums=enums_by_name, structs=structs_by_name,
     )
+
+
+def bundle_text(root=None) -> str:
+    """The text of `spec/validated.json` for the spec files as they are now: reads and validates
+    every YAML file and runs the consistency checks (SpecError when any fails). One op per line."""
+    root = root or _data_root()
+    digest = source_digest(root)
+    docs = _read_documents(root)
+    problems = check_consistency(_spec_from_documents(docs))
+    if problems:
+        raise SpecError("the spec is not consistent:\n" + "\n".join(f"  {p}" for p in problems))
+    if json.loads(json.dumps(docs)) != docs:
+        raise SpecError("the spec holds values that JSON cannot carry over unchanged (non-string keys, NaN, dates)")
+    dump = functools.partial(json.dumps, ensure_ascii=False, allow_nan=False)
+    lines = ["{", f' "format": {_BUNDLE_FORMAT},', f' "digest": {dump(digest)},', ' "documents": {', '  "ops": [']
+    lines += [f"   {dump(entry)}{',' if i + 1 < len(docs['ops']) else ''}" for i, entry in enumerate(docs["ops"])]
+    lines.append("  ],")
+    lines += [f'  {dump(k)}: {dump(docs[k])}{"," if k != "attributes" else ""}'
+              for k in ("element_types", "versions", "attributes")]
+    lines += [" }", "}", ""]
+    return "\n".join(lines)
+
+
+def check(root=None) -> list[str]:
+    """Validate every YAML file against its schema, run the consistency checks and compare the
+    bundle with the files: the problems found (empty when all is well)."""
+    root = root or _data_root()
+    try:
+        text = bundle_text(root)
+    except SpecError as e:
+        return [str(e)]
+    try:
+        current = root.joinpath(BUNDLE_NAME).read_text(encoding="utf-8")
+    except OSError:
+        current = None
+    if current != text:
+        return [f"{BUNDLE_NAME} does not match the spec files (run `python -m stablehlo_ref.spec --write`); "
+                "until it does, every load reads and validates the YAML files"]
+    return []
 
 
 def _frozen(v):
@@ -810,3 +919,36 @@ def format_op(name: str) -> str:
             for d in v.downgrade_requires:
                 out.append(f"      for targets below {d.below}: {d.text}")
     return "\n".join(out)
+
+
+def main(argv=None) -> int:
+    """`python -m stablehlo_ref.spec --check | --write`."""
+    import argparse
+    import sys
+
+    ap = argparse.ArgumentParser(prog="python -m stablehlo_ref.spec",
+                                 description="Validate the spec files, or rewrite spec/" + BUNDLE_NAME + " from them.")
+    g = ap.add_mutually_exclusive_group(required=True)
+    g.add_argument("--check", action="store_true", help="validate every file and compare the bundle with them")
+    g.add_argument("--write", action="store_true", help="validate every file and rewrite the bundle")
+    args = ap.parse_args(argv)
+    root = _data_root()
+    if args.write:
+        try:
+            text = bundle_text(root)
+        except SpecError as e:
+            print(f"error: {e}", file=sys.stderr)
+            return 1
+        Path(str(root.joinpath(BUNDLE_NAME))).write_text(text, encoding="utf-8")
+        print(f"wrote {root.joinpath(BUNDLE_NAME)}")
+        return 0
+    problems = check(root)
+    for p in problems:
+        print(f"error: {p}", file=sys.stderr)
+    if not problems:
+        print(f"spec: {len(_source_files(root))} files valid and consistent; {BUNDLE_NAME} up to date")
+    return 1 if problems else 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())

@@ -1,13 +1,15 @@
 """The f64 special-function kernels (lgamma, digamma, erf_inv) against mpmath on dense
 sweeps, including the neighbourhoods of the functions' zeros (where the reflection formulas
 cancel), tiny arguments and erf_inv's arguments next to +-1. The bounds are the generated
-suite's (conformance/README.md, 'Accuracy'): lgamma, digamma 16 ULP, erf_inv 8 ULP in f64,
-measured in ULPs of the exact result."""
+suite's (conformance/README.md, 'Accuracy'): lgamma, digamma 16 ULP in f64, measured in ULPs
+of the exact result; erf_inv is held to 2 ULP (the suite allows 8), and its f32, f16 and bf16
+results to the correctly rounded exact value."""
 import math
 
 import mpmath
 import numpy as np
 import pytest
+from hypothesis import given, settings, strategies as st
 
 from stablehlo_ref.interpreter import chlo
 
@@ -68,12 +70,102 @@ def test_lgamma_f64_sweep(rng):
 
 
 def test_erf_inv_f64_sweep(rng):
+    # the generated suite allows 8 ULP; the kernel itself is held to 2 (it measures under 1.3)
     ys = list(rng.uniform(-1, 1, 400))
     ys += [1 - 2.0 ** -k for k in range(1, 54)] + [-(1 - 2.0 ** -k) for k in range(1, 54)]
     ys += [math.nextafter(1.0, 0.0), -math.nextafter(1.0, 0.0), 2.0 ** -30, -(2.0 ** -1000), 0.5, -0.5000000000000001]
     got = chlo.erf_inv(np.array(ys))
     err, at = _max_ulp(ys, got, mpmath.erfinv)
-    assert err <= 8, (err, at)
+    assert err <= 2, (err, at)
+
+
+def test_erf_inv_f64_near_zero_and_one(rng):
+    """Dense sweeps where erf_inv(y) ~ sqrt(pi)/2 y (down to the subnormals) and next to +-1
+    (1 - k 2^-53: the last doubles below 1), and across the kernel's piece boundaries."""
+    ys = [float(v) for v in rng.uniform(0.5, 1, 150) * 2.0 ** -rng.integers(1, 1074, 150)]
+    ys += [k * 5e-324 for k in (1, 2, 3, 7, 100)] + [2.0 ** -1022, math.nextafter(2.0 ** -1022, 0)]
+    ys += [1 - k * 2.0 ** -53 for k in range(1, 120, 3)] + [1 - k * 2.0 ** -40 for k in range(1, 60, 7)]
+    ys += [1 - float(v) for v in 2.0 ** -rng.uniform(2, 53, 200)]
+    for b in (0.5, 0.75, 1 - math.exp(-9), 1 - math.exp(-36)):       # p = 0.5, q = 0.25, t = 3, 6
+        ys += [b + k * math.ulp(b) for k in range(-3, 4)]
+    ys = [y for y in ys if y < 1]
+    ys += [-y for y in ys[::3]]
+    got = chlo.erf_inv(np.array(ys))
+    err, at = _max_ulp(ys, got, mpmath.erfinv)
+    assert err <= 2, (err, at)
+
+
+@settings(max_examples=300, deadline=None)
+@given(st.floats(-1.0, 1.0, allow_nan=False, exclude_min=True, exclude_max=True)
+       | st.integers(0, (1 << 62) - 1).map(lambda b: 1.0 - float(np.array(b, np.int64).view(np.float64))))
+def test_erf_inv_f64_hypothesis(y):
+    if not -1 < y < 1:
+        return
+    got = float(chlo.erf_inv(np.array([y]))[0])
+    err, at = _max_ulp([y], [got], mpmath.erfinv)
+    assert err <= 2, (err, at, got)
+
+
+def test_erf_inv_special_values():
+    nan_payload = np.array([0x7FF8000000000123, 0xFFF0000000000001], np.uint64).view(np.float64)
+    ys = np.concatenate([[0.0, -0.0, 1.0, -1.0, 1.0000000000000002, -2.0, np.inf, -np.inf], nan_payload])
+    got = chlo.erf_inv(ys)
+    assert got[0] == 0 and not np.signbit(got[0]) and got[1] == 0 and np.signbit(got[1])
+    assert got[2] == np.inf and got[3] == -np.inf
+    assert np.isnan(got[4:8]).all()
+    assert (got[8:].view(np.uint64) == nan_payload.view(np.uint64)).all()
+    assert chlo.erf_inv(np.zeros((0, 3))).shape == (0, 3)
+    assert np.asarray(chlo.erf_inv(np.float32(-0.0))).shape == ()
+    grid = np.linspace(-0.9, 0.9, 12).reshape(3, 4)
+    assert chlo.erf_inv(grid).shape == (3, 4)
+    assert (chlo.erf_inv(grid) == -chlo.erf_inv(-grid)).all()
+
+
+def _narrow_mismatches(ys, dt, utype, slack=3, direct=2000):
+    """Positive ys of a format dt whose f64 erf_inv, rounded to dt as the kernels do, differs
+    from the correctly rounded exact value. A result whose f64 value lies within `slack` f64 ULP
+    of a midpoint between two neighbours in dt is decided by mpmath; every other one is
+    decided by the f64 bound (2 ULP, tested above) and cannot round differently. `direct`
+    values spread over ys are decided by mpmath whatever their distance to a midpoint."""
+    ys = np.asarray(ys, dt)
+    x = chlo.erf_inv(ys.astype(np.float64))
+    got = x.astype(dt)
+    bits = got.view(utype).astype(np.int64)
+    lo = np.array(bits - 1, utype).view(dt).astype(np.float64)
+    hi = np.array(bits + 1, utype).view(dt).astype(np.float64)
+    c = got.astype(np.float64)
+    m_lo, m_hi = (lo + c) / 2, (c + hi) / 2          # exact in f64
+    u = np.spacing(x) * slack
+    unsure = ~((x - u > m_lo) & (x + u < m_hi))
+    spread = np.zeros(len(ys), bool)
+    spread[np.linspace(0, len(ys) - 1, min(direct, len(ys))).astype(np.int64)] = True
+    bad = []
+    for i in np.nonzero(unsure | spread)[0]:
+        e = mpmath.erfinv(mpmath.mpf(float(ys[i])))
+        if not (mpmath.mpf(float(m_lo[i])) < e < mpmath.mpf(float(m_hi[i]))):
+            bad.append((float(ys[i]), float(got[i]), float(e)))
+    return bad, int(unsure.sum())
+
+
+@pytest.mark.parametrize("name", ["f16", "bf16"])
+def test_erf_inv_every_f16_and_bf16_value_rounds_as_the_exact_value(name):
+    import ml_dtypes
+    dt = {"f16": np.float16, "bf16": ml_dtypes.bfloat16}[name]
+    one = int(np.array(1.0, dt).view(np.uint16))
+    ys = np.arange(1, one, dtype=np.uint16).view(dt)       # every value in (0, 1)
+    bad, unsure = _narrow_mismatches(ys, dt, np.uint16)
+    assert not bad, bad[:5]
+    assert unsure < len(ys) // 20                      # the filter does filter
+
+
+def test_erf_inv_f32_sample_rounds_as_the_exact_value(rng):
+    ys = rng.integers(1, 0x3F800000, 300000, dtype=np.uint32).view(np.float32)     # (0, 1)
+    ys = np.concatenate([ys, rng.uniform(0, 1, 100000).astype(np.float32),
+                         1 - np.arange(1, 3000, dtype=np.float32) * np.float32(2.0 ** -24)])
+    ys = ys[(ys > 0) & (ys < 1)]
+    bad, unsure = _narrow_mismatches(ys, np.float32, np.uint32)
+    assert not bad, bad[:5]
+    assert unsure < len(ys) // 1000
 
 
 @pytest.mark.parametrize("et", ["f4E2M1FN", "f6E2M3FN", "f8E4M3FN", "f8E4M3FNUZ", "f8E5M2", "f8E8M0FNU", "f8E3M4"])

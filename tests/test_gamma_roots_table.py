@@ -53,3 +53,17 @@ def test_the_kernels_use_the_table_near_a_root(monkeypatch):
     x = np.array([hi, np.nextafter(hi, 0), np.nextafter(hi, -np.inf)])
     out = chlo.lgamma(x)
     assert np.all(np.abs(out) < 1e-14) and np.all(out != 0)
+
+
+def test_the_table_is_read_once_for_every_kind(monkeypatch):
+    monkeypatch.setattr(chlo, "_ROOTS", {})
+    calls = []
+    read = chlo._read_roots_table
+    monkeypatch.setattr(chlo, "_read_roots_table", lambda: calls.append(1) or read())
+    got = [chlo._roots(k) for k in ("lgamma", "digamma", "digamma_pos", "lgamma")]
+    assert calls == [1]
+    table = read()
+    for g, k in zip(got, ("lgamma", "digamma", "digamma_pos")):
+        entries = [g] if k == "digamma_pos" else g
+        want = [table[k]] if k == "digamma_pos" else table[k]
+        assert all(a[:3] == b[:3] and np.array_equal(a[3], b[3]) for a, b in zip(entries, want))

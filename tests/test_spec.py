@@ -700,6 +700,94 @@ def test_misplaced_file_is_rejected(tmp_path, monkeypatch):
         spec.load.__wrapped__()
 
 
+# --------------------------------------------------------------------------- the validated bundle
+
+
+def _copy_spec(tmp_path, monkeypatch):
+    copy = tmp_path / "spec"
+    shutil.copytree(SPEC_DIR, copy, ignore=shutil.ignore_patterns("__pycache__"))
+    monkeypatch.setattr(spec, "_data_root", lambda: copy)
+    return copy
+
+
+def test_bundle_is_up_to_date_and_every_file_validates():
+    # validates every YAML file whatever the bundle says; fails until `python -m
+    # stablehlo_ref.spec --write` has rewritten spec/validated.json after a spec edit
+    assert spec.check() == []
+    bundle = json.loads((SPEC_DIR / spec.BUNDLE_NAME).read_text())
+    assert bundle["digest"] == spec.source_digest(SPEC_DIR)
+    assert len(bundle["documents"]["ops"]) == len(OP_FILES)
+
+
+def test_bundle_gives_the_spec_the_yaml_files_give():
+    from_yaml = spec._spec_from_documents(spec._read_documents(SPEC_DIR))
+    assert repr(from_yaml) == repr(spec.load())          # dict orders included
+    assert from_yaml == spec.load()
+
+
+def test_load_reads_the_bundle_when_it_matches(tmp_path, monkeypatch):
+    _copy_spec(tmp_path, monkeypatch)
+
+    def no_yaml(root):
+        raise AssertionError("read the YAML files although the bundle matches")
+    monkeypatch.setattr(spec, "_read_documents", no_yaml)
+    assert spec.load.__wrapped__() == spec.load()
+
+
+def test_an_edited_spec_is_read_and_validated_from_its_files(tmp_path, monkeypatch):
+    copy = _copy_spec(tmp_path, monkeypatch)
+    add = copy / "ops" / "stablehlo" / "add.yaml"
+    text = add.read_text()
+    old = spec.op("stablehlo.add").summary
+    add.write_text(text.replace(old.split()[0], "Edited", 1))
+    assert spec.load.__wrapped__().ops["stablehlo.add"].summary.startswith("Edited")
+    problems = spec.check(copy)
+    assert len(problems) == 1 and "--write" in problems[0]
+    # an edited schema is a different spec too
+    add.write_text(text)
+    assert spec.check(copy) == []
+    schema = copy / "schema" / "versions.schema.json"
+    schema.write_text(schema.read_text() + "\n")
+    assert spec.source_digest(copy) != spec.source_digest(SPEC_DIR)
+    assert spec._read_bundle(copy, spec.source_digest(copy)) is None
+
+
+@pytest.mark.parametrize("damage", ["missing", "not json", "other format"])
+def test_a_missing_or_damaged_bundle_falls_back_to_the_files(tmp_path, monkeypatch, damage):
+    copy = _copy_spec(tmp_path, monkeypatch)
+    bundle = copy / spec.BUNDLE_NAME
+    if damage == "missing":
+        bundle.unlink()
+    elif damage == "not json":
+        bundle.write_text("{")
+    else:
+        bundle.write_text(bundle.read_text().replace('"format": 1', '"format": 99', 1))
+    calls = []
+    read = spec._read_documents
+    monkeypatch.setattr(spec, "_read_documents", lambda root: calls.append(root) or read(root))
+    assert spec.load.__wrapped__() == spec.load()
+    assert calls == [copy]
+    assert spec.check(copy) != []
+
+
+def test_write_then_check(tmp_path, monkeypatch, capsys):
+    copy = _copy_spec(tmp_path, monkeypatch)
+    add = copy / "ops" / "stablehlo" / "add.yaml"
+    add.write_text(add.read_text().replace("status: spec", "status: maybe"))
+    assert spec.main(["--write"]) == 1                    # an invalid spec is never bundled
+    assert "status" in capsys.readouterr().err
+    add.write_text((SPEC_DIR / "ops" / "stablehlo" / "add.yaml").read_text() + "# edited\n")
+    assert spec.main(["--check"]) == 1
+    assert spec.main(["--write"]) == 0
+    assert spec.main(["--check"]) == 0
+    capsys.readouterr()
+    rc, out, err = _cli(capsys, "spec", "--check")
+    assert rc == 0 and "up to date" in out and err == ""
+    (copy / spec.BUNDLE_NAME).write_text("{}")
+    rc, out, err = _cli(capsys, "spec", "--check")
+    assert rc == 1 and "--write" in err
+
+
 # --------------------------------------------------------------------------- command line
 
 
