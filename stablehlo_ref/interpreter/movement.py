@@ -43,14 +43,14 @@ def _decode_ints(op, name):
 @kernel("stablehlo.constant")
 def constant(ctx, op):
     v = op.attributes["value"]
-    if isinstance(v, DenseResourceAttr):
+    if v.__class__ is not DenseElementsAttr and isinstance(v, DenseResourceAttr):
         from ..ir.resources import resource_array
         try:
             return resource_array(ctx.module, v)
         except StableHLOError as e:
             raise InterpreterError(e.message) from None
     arr = v.array
-    if arr.base is not None and arr.strides == (0,) * arr.ndim and arr.ndim:
+    if arr.base is not None and arr.ndim and not any(arr.strides):
         return np.array(arr)      # materialize splats so kernels may write views safely
     return arr
 

@@ -718,8 +718,10 @@ def run_once(ctx, block, args, last, limits):
                 x1 = env[operands[1]]
             elif nin == 1:
                 x0 = env[operands[0]]
-            else:
+            elif nin:
                 vals = [env[v] for v in operands]
+            else:
+                vals = []
         except KeyError:
             raise InterpreterError(f"{name}: operand used before it is defined",
                                    op.where()) from None
@@ -778,7 +780,22 @@ def run_once(ctx, block, args, last, limits):
             err = LimitError(f"{name}: the values alive at once would take {live} bytes, "
                              f"over the limit of {max_live}", op.where(),
                              FLAGS["max_live_bytes"])
-        v = _once_apply(ctx, op, name, fn, err, nin, x0, x1, vals)
+        # (`_once_apply`, in line)
+        try:
+            if err is not None:
+                raise err
+            if nin == 2:
+                v = fn(ctx, op, x0, x1)
+            elif nin == 1:
+                v = fn(ctx, op, x0)
+            else:
+                v = fn(ctx, op, *vals)
+        except StableHLOError as e:
+            if e.location is None:
+                e.location = op.where()
+            raise
+        except KERNEL_ERRORS as e:
+            raise InterpreterError(f"{name}: {e}", op.where()) from None
         n = len(results)
         if n == 1:
             r = results[0]
