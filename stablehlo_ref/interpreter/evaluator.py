@@ -515,10 +515,14 @@ def check_results(func, name: str, values) -> None:
     i = 0
     for v, t in zip(values, ft.results):
         # (the common case, an array of the declared static shape and element dtype, in line)
-        if t.__class__ is not TensorType or v.__class__ is not np.ndarray \
-                or v.shape != t.shape or t.element_type.__class__ is not ElementType \
-                or v.dtype != t.element_type.dtype:
-            _check_value(v, t, (name, i), func, elem)
+        if t.__class__ is TensorType and v.__class__ is np.ndarray and v.shape == t.shape:
+            et = t.element_type
+            if et.__class__ is ElementType:
+                dt = v.dtype
+                if dt is et.dtype or dt == et.dtype:
+                    i += 1
+                    continue
+        _check_value(v, t, (name, i), func, elem)
         i += 1
 
 

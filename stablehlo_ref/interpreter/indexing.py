@@ -578,7 +578,7 @@ def direct_targets(input_shape, scatter_indices, updates_shape, dims):
         return None
     if 0 in input_shape:
         return [0] * size, [False] * size     # an empty input has no elements
-    if idx.dtype == np.uint64:
+    if idx.dtype.kind == "u" and idx.dtype == np.uint64:     # (the kind first: cheap)
         idx = np.minimum(idx, np.uint64(_INT64_SAFE))
     vecs = idx.reshape(-1).tolist()          # the index vectors, k numbers each, in order
     strides = [1] * rank

@@ -728,12 +728,35 @@ def run_once(ctx, block, args, last, limits):
         if name in TERMINATORS:
             return [x0, x1] if nin == 2 else [x0] if nin == 1 else vals
         results = op.results
-        if not other:
-            for r in results:
-                t = r.type
-                if t.__class__ is not TensorType or t.element_type.__class__ is not ElementType:
+        over = None              # the results over the tensor-size limits, if any
+        for r in results:
+            t = r.type
+            if t.__class__ is TensorType:
+                if t.element_type.__class__ is not ElementType:
                     other = True
-                    break
+                sb = getattr(t, "_sb", _MISSING)
+                if sb is _MISSING:
+                    sb = _static_bytes(t)
+            else:
+                other = True
+                sb = None
+            if sb is None:
+                if dying is None:
+                    dying = {}
+                dying.setdefault(last.get(r, i), []).append(r)
+                continue
+            if sb[0] > max_elements or sb[1] > max_bytes:
+                if over is None:
+                    over = []
+                over.append((t, sb))
+            live += sb[1]
+            if sb[0] >= _FREE_ELEMENTS:
+                if dying is None:
+                    dying = {}
+                if sizes is None:
+                    sizes = {}
+                sizes[r] = sb[1]
+                dying.setdefault(last.get(r, i), []).append(r)
         fn = kernels.get(name)
         err = None
         if fn is None:
@@ -749,33 +772,14 @@ def run_once(ctx, block, args, last, limits):
             # (as in `plan_block`: over an op's missing kernel)
             err = LimitError(f"{name}: regions nested more than {limits.max_nesting} deep",
                              op.where(), FLAGS["max_nesting"])
-        for r in results:
-            t = r.type
-            if t.__class__ is TensorType:
-                sb = getattr(t, "_sb", _MISSING)
-                if sb is _MISSING:
-                    sb = _static_bytes(t)
-            else:
-                sb = None
-            if sb is None:
-                if dying is None:
-                    dying = {}
-                dying.setdefault(last.get(r, i), []).append(r)
-                continue
-            if err is None and (sb[0] > max_elements or sb[1] > max_bytes):
-                try:
-                    check_tensor(t.shape, 8 * sb[1] // sb[0] if sb[0] else 8,
-                                 name, op.where(), limits)
-                except LimitError as e:
-                    err = e
-            live += sb[1]
-            if sb[0] >= _FREE_ELEMENTS:
-                if dying is None:
-                    dying = {}
-                if sizes is None:
-                    sizes = {}
-                sizes[r] = sb[1]
-                dying.setdefault(last.get(r, i), []).append(r)
+        if over is not None:
+            for t, sb in over:
+                if err is None:
+                    try:
+                        check_tensor(t.shape, 8 * sb[1] // sb[0] if sb[0] else 8,
+                                     name, op.where(), limits)
+                    except LimitError as e:
+                        err = e
         if live > max_live and err is None:
             err = LimitError(f"{name}: the values alive at once would take {live} bytes, "
                              f"over the limit of {max_live}", op.where(),
