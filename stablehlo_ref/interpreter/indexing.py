@@ -534,7 +534,7 @@ def window_scatter(x, indices, u, dims, body, et):
     if fn is None:
         view[...] = u
     else:
-        fn(view, u, out=view)
+        fn(view, u, view)               # (out given by position: no keyword to parse)
     return out
 
 

@@ -763,11 +763,23 @@ def run_once(ctx, block, args, last, limits):
             fn = HARNESS_OPS.get(name)
             if fn is None:
                 err = NotImplementedOpError(name)
-        elif other or name == "func.call":
+        elif other:
             fn, err, callee = _once_kernel(op, name, fn, results, last)
             if callee is not None:
                 vals = (callee, [x0, x1] if nin == 2 else [x0] if nin == 1 else vals)
                 nin = -1
+        elif name == "func.call":
+            # (`_once_kernel` for a call of plain types: the interpreter's call, or its
+            # call_discarded where no result is used, called directly with the callee's name)
+            callee = getattr(op.attributes.get("callee"), "root", None)
+            if isinstance(callee, str):
+                fn = ctx.call_discarded
+                for r in results:
+                    if r in last:
+                        fn = ctx.call
+                        break
+                vals = (callee, [x0, x1] if nin == 2 else [x0] if nin == 1 else vals)
+                nin = -2
         if op.regions and 1 > limits.max_nesting:
             # (as in `plan_block`: over an op's missing kernel)
             err = LimitError(f"{name}: regions nested more than {limits.max_nesting} deep",
@@ -792,6 +804,8 @@ def run_once(ctx, block, args, last, limits):
                 v = fn(ctx, op, x0, x1)
             elif nin == 1:
                 v = fn(ctx, op, x0)
+            elif nin == -2:
+                v = fn(vals[0], vals[1])
             else:
                 v = fn(ctx, op, *vals)
         except StableHLOError as e:
