@@ -316,3 +316,33 @@ def test_quantized_values_take_the_quantization_plan_in_one_pass(arg_quantized):
         args = [np.array([1.5, -2.25, 3.0], np.float32)]
     out = _check(src, args)
     assert out[0] == "ok"
+
+
+@pytest.mark.parametrize("limits", [Limits(max_tensor_elements=10), Limits(max_tensor_bytes=50),
+                                    Limits(max_live_bytes=100)])
+@pytest.mark.parametrize("op", ['"foo.bar"(%a)', 'stablehlo.negate %a', '"stablehlo.while"(%a)'])
+def test_a_missing_kernel_or_a_limit_is_the_error_the_plan_gives_first(limits, op):
+    # (the one pass checks every result's size in the same pass that looks for quantized
+    # types, and reports what the plan reports first: a missing kernel over a size limit)
+    types = ": (tensor<4x8xf32>) -> (tensor<8x8xf32>, tensor<16x8xf32>)"
+    if "while" in op:
+        op += ' ({\n  ^bb0(%x: tensor<4x8xf32>):\n    %p = stablehlo.constant dense<false> : tensor<i1>\n' \
+              '    stablehlo.return %p : tensor<i1>\n  }, {\n  ^bb0(%x: tensor<4x8xf32>):\n' \
+              '    stablehlo.return %x : tensor<4x8xf32>\n  })'
+        types = ": (tensor<4x8xf32>) -> tensor<4x8xf32>"
+        results, ret = "%b", "%b : tensor<4x8xf32>"
+        sig = "tensor<4x8xf32>"
+    elif "negate" in op:
+        types = ": tensor<4x8xf32>"
+        results, ret = "%b", "%b : tensor<4x8xf32>"
+        sig = "tensor<4x8xf32>"
+    else:
+        results, ret = "%b:2", "%b#0, %b#1 : tensor<8x8xf32>, tensor<16x8xf32>"
+        sig = "tensor<8x8xf32>, tensor<16x8xf32>"
+    src = f"""func.func @main() -> ({sig}) {{
+  %a = stablehlo.constant dense<1.0> : tensor<4x8xf32>
+  {results} = {op} {types}
+  return {ret}
+}}"""
+    out = _check(src, limits=limits)
+    assert out[0] == "error"

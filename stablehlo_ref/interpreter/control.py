@@ -4,6 +4,7 @@ from __future__ import annotations
 import numpy as np
 
 from ..errors import InterpreterError, NotImplementedOpError
+from .check import CUSTOM_CALL_CHECKS
 from .jax_loops import pivot_loop
 from .jax_threefry import threefry_loop
 from .plan import _COMPILE_AFTER_RUNS
@@ -68,14 +69,19 @@ def case(ctx, op, index):
     return ctx.run_region(op.regions[i], [])
 
 
+_JAX_CUSTOM_CALLS = None       # jax_calls.JAX_CUSTOM_CALLS, imported on first use
+
+
 @kernel("stablehlo.custom_call")
 def custom_call(ctx, op, *args):
+    global _JAX_CUSTOM_CALLS
     target = op.attributes["call_target_name"].value
-    from .check import CUSTOM_CALL_CHECKS
     fn = CUSTOM_CALL_CHECKS.get(target)
     if fn is None:
-        from .jax_calls import JAX_CUSTOM_CALLS
-        fn = JAX_CUSTOM_CALLS.get(target)
+        if _JAX_CUSTOM_CALLS is None:
+            from .jax_calls import JAX_CUSTOM_CALLS
+            _JAX_CUSTOM_CALLS = JAX_CUSTOM_CALLS
+        fn = _JAX_CUSTOM_CALLS.get(target)
     if fn is not None:
         out = fn(ctx, op, *args)
         return out if out is not None else []

@@ -394,17 +394,46 @@ class _TargetPlan:
 _DIRECT_TARGETS = 48
 
 
+def _window_dims(dims, rank, nu, k):
+    """The input dimensions that have a window (those not inserted), in order, where the
+    dimension numbers `dims` of a scatter without batching dims fit an input of rank `rank`,
+    updates of rank `nu` and index vectors of `k` components: `k` distinct
+    scatter_dims_to_operand_dims and distinct inserted_window_dims, all in [0, rank), and
+    sorted, distinct update_window_dims in [0, nu), one per window dimension. None for any
+    other (the plan reports what is wrong). Shared by `one_window` and `direct_targets`."""
+    if dims["input_batching_dims"] or dims["scatter_indices_batching_dims"]:
+        return None
+    s2o = dims["scatter_dims_to_operand_dims"]
+    if len(s2o) != k:
+        return None
+    seen = 0                   # (a bit per dimension already listed)
+    for d in s2o:
+        if d < 0 or d >= rank or (seen >> d) & 1:
+            return None
+        seen |= 1 << d
+    inserted = 0
+    for d in dims["inserted_window_dims"]:
+        if d < 0 or d >= rank or (inserted >> d) & 1:
+            return None
+        inserted |= 1 << d
+    prev = -1
+    uwd = dims["update_window_dims"]
+    for a in uwd:              # (strictly increasing: sorted and distinct)
+        if a <= prev or a >= nu:
+            return None
+        prev = a
+    wid = [d for d in range(rank) if not (inserted >> d) & 1]
+    if len(wid) != len(uwd):
+        return None
+    return wid
+
+
 def one_window(input_shape, scatter_indices, updates_shape, dims):
     """For a scatter of a single index vector (one update window), without batching dims,
     whose whole window lies inside the input: (start, window) per input dimension (the
     window's first index and its size; an inserted dimension's size is 1), the updates being
     that window in row-major order. None for any other scatter (also for dimension numbers
     that do not fit the shapes: the general path reports what is wrong)."""
-    if dims["input_batching_dims"] or dims["scatter_indices_batching_dims"]:
-        return None
-    uwd = dims["update_window_dims"]
-    iwd = dims["inserted_window_dims"]
-    s2o = dims["scatter_dims_to_operand_dims"]
     ivd = dims["index_vector_dim"]
     ishape = scatter_indices.shape
     nd = len(ishape)
@@ -421,20 +450,11 @@ def one_window(input_shape, scatter_indices, updates_shape, dims):
             return None
     rank = len(input_shape)
     nu = len(updates_shape)
-    if len(s2o) != k or len(set(s2o)) != k or len(set(iwd)) != len(iwd) \
-            or len(set(uwd)) != len(uwd) or sorted(uwd) != uwd or nu - len(uwd) != len(sshape):
+    uwd = dims["update_window_dims"]
+    if nu - len(uwd) != len(sshape):
         return None
-    for d in s2o:
-        if d < 0 or d >= rank:
-            return None
-    for d in iwd:
-        if d < 0 or d >= rank:
-            return None
-    for a in uwd:
-        if a < 0 or a >= nu:
-            return None
-    wid = [d for d in range(rank) if d not in iwd]
-    if len(wid) != len(uwd):
+    wid = _window_dims(dims, rank, nu, k)
+    if wid is None:
         return None
     for a in range(nu):
         if updates_shape[a] != 1 and a not in uwd:
@@ -444,7 +464,7 @@ def one_window(input_shape, scatter_indices, updates_shape, dims):
         window[d] = updates_shape[uwd[j]]
     start = [0] * rank
     vec = scatter_indices.reshape(-1).tolist()
-    for j, d in enumerate(s2o):
+    for j, d in enumerate(dims["scatter_dims_to_operand_dims"]):
         start[d] = vec[j]
     for d in range(rank):
         s, w = start[d], window[d]
@@ -514,7 +534,7 @@ def window_scatter(x, indices, u, dims, body, et):
     if fn is None:
         view[...] = u
     else:
-        fn(view, u, out=view)
+        fn(view, u, view)               # (out given by position: no keyword to parse)
     return out
 
 
@@ -525,15 +545,12 @@ def direct_targets(input_shape, scatter_indices, updates_shape, dims):
     pays off only when the op runs again, and numpy's calls cost more than the few elements
     do. None for any other scatter, or dimension numbers that do not fit the shapes (the plan
     reports what is wrong)."""
-    if dims["input_batching_dims"] or dims["scatter_indices_batching_dims"]:
-        return None
     size = 1
     for n in updates_shape:
         size *= n
     if size > _DIRECT_TARGETS:
         return None
     uwd = dims["update_window_dims"]
-    iwd = dims["inserted_window_dims"]
     s2o = dims["scatter_dims_to_operand_dims"]
     ivd = dims["index_vector_dim"]
     rank = len(input_shape)
@@ -553,25 +570,15 @@ def direct_targets(input_shape, scatter_indices, updates_shape, dims):
         return None
     # the window dims of the input (those not inserted), in order, follow the update window
     # dims, in order; the other update dims are the scatter dims, in the order of `sshape`
-    wid = [d for d in range(rank) if d not in iwd]
-    if len(wid) != len(uwd) or len(s2o) != k or len(set(s2o)) != k \
-            or len(set(iwd)) != len(iwd) or sorted(uwd) != uwd or len(set(uwd)) != len(uwd):
+    wid = _window_dims(dims, rank, nu, k)
+    if wid is None:
         return None
-    for d in s2o:
-        if d < 0 or d >= rank:
-            return None
-    for d in iwd:
-        if d < 0 or d >= rank:
-            return None
-    for a in uwd:
-        if a < 0 or a >= nu:
-            return None
     sax = [a for a in range(nu) if a not in uwd]
     if tuple([updates_shape[a] for a in sax]) != tuple(sshape):
         return None
     if 0 in input_shape:
         return [0] * size, [False] * size     # an empty input has no elements
-    if idx.dtype == np.uint64:
+    if idx.dtype.kind == "u" and idx.dtype == np.uint64:     # (the kind first: cheap)
         idx = np.minimum(idx, np.uint64(_INT64_SAFE))
     vecs = idx.reshape(-1).tolist()          # the index vectors, k numbers each, in order
     strides = [1] * rank

@@ -34,7 +34,7 @@ def _ints(op, name):
 def _decode_ints(op, name):
     a = op.attributes[name]
     if hasattr(a, "values"):
-        return tuple(int(v) for v in a.values)
+        return tuple(map(int, a.values))
     if isinstance(a, DenseElementsAttr):
         return tuple(int(v) for v in a.array.reshape(-1))
     raise InterpreterError(f"{op.name}: attribute {name} has unexpected form")
@@ -43,14 +43,14 @@ def _decode_ints(op, name):
 @kernel("stablehlo.constant")
 def constant(ctx, op):
     v = op.attributes["value"]
-    if isinstance(v, DenseResourceAttr):
+    if v.__class__ is not DenseElementsAttr and isinstance(v, DenseResourceAttr):
         from ..ir.resources import resource_array
         try:
             return resource_array(ctx.module, v)
         except StableHLOError as e:
             raise InterpreterError(e.message) from None
     arr = v.array
-    if arr.base is not None and arr.strides == (0,) * arr.ndim and arr.ndim:
+    if arr.base is not None and arr.ndim and not any(arr.strides):
         return np.array(arr)      # materialize splats so kernels may write views safely
     return arr
 
@@ -131,8 +131,11 @@ def broadcast_in_dim(ctx, op, x):
             n *= d
         # dimensions mapped out of order transpose the operand (result dimension dims[i] is
         # operand dimension i)
-        order = sorted(range(len(dims)), key=dims.__getitem__)
-        perm = tuple(order) if order != list(range(len(dims))) else None
+        perm = None
+        for i in range(1, len(dims)):
+            if dims[i] < dims[i - 1]:
+                perm = tuple(sorted(range(len(dims)), key=dims.__getitem__))
+                break
         plan = cache["broadcast"] = (x.shape, tuple(view), shape, n <= _SMALL, perm)
     _, view, shape, small, perm = plan
     if perm is not None:
@@ -220,6 +223,8 @@ def reshape(ctx, op, x):
             raise InterpreterError(f"{op.name}: cannot infer {shape.count(None)} dynamic dimensions "
                                    f"of the result from an operand of shape {list(x.shape)}")
         shape = tuple(-1 if d is None else d for d in shape)
+    if x.__class__ is np.ndarray:
+        return x.reshape(shape)         # (what np.reshape calls)
     return np.reshape(x, shape)
 
 
@@ -246,7 +251,7 @@ def slice_(ctx, op, x):
     start = _ints(op, "start_indices")
     limit = _ints(op, "limit_indices")
     strides = _ints(op, "strides")
-    return x[tuple(slice(s, l, st) for s, l, st in zip(start, limit, strides))]
+    return x[tuple(map(slice, start, limit, strides))]
 
 
 @specializer("stablehlo.slice")
@@ -315,9 +320,12 @@ def pad(ctx, op, x, value):
 
 def _clamped_starts(x_shape, sizes, starts):
     out = []
-    for d, s in enumerate(starts):
-        s = int(np.asarray(s).reshape(()))
+    d = 0
+    for s in starts:
+        # (a rank-0 array, as the types have it, read with int(), else made one first)
+        s = int(s) if s.__class__ is np.ndarray and not s.shape else int(np.asarray(s).reshape(()))
         out.append(min(max(s, 0), x_shape[d] - sizes[d]))
+        d += 1
     return out
 
 
@@ -325,14 +333,14 @@ def _clamped_starts(x_shape, sizes, starts):
 def dynamic_slice(ctx, op, x, *starts):
     sizes = _ints(op, "slice_sizes")
     st = _clamped_starts(x.shape, sizes, starts)
-    return x[tuple(slice(s, s + n) for s, n in zip(st, sizes))]
+    return x[tuple([slice(s, s + n) for s, n in zip(st, sizes)])]
 
 
 @kernel("stablehlo.dynamic_update_slice")
 def dynamic_update_slice(ctx, op, x, update, *starts):
     st = _clamped_starts(x.shape, update.shape, starts)
     out = np.array(x, copy=True)
-    out[tuple(slice(s, s + n) for s, n in zip(st, update.shape))] = update
+    out[tuple([slice(s, s + n) for s, n in zip(st, update.shape)])] = update
     return out
 
 

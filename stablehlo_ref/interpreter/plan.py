@@ -718,54 +718,37 @@ def run_once(ctx, block, args, last, limits):
                 x1 = env[operands[1]]
             elif nin == 1:
                 x0 = env[operands[0]]
-            else:
+            elif nin:
                 vals = [env[v] for v in operands]
+            else:
+                vals = []
         except KeyError:
             raise InterpreterError(f"{name}: operand used before it is defined",
                                    op.where()) from None
         if name in TERMINATORS:
             return [x0, x1] if nin == 2 else [x0] if nin == 1 else vals
         results = op.results
-        if not other:
-            for r in results:
-                t = r.type
-                if t.__class__ is not TensorType or t.element_type.__class__ is not ElementType:
-                    other = True
-                    break
-        fn = kernels.get(name)
-        err = None
-        if fn is None:
-            fn = HARNESS_OPS.get(name)
-            if fn is None:
-                err = NotImplementedOpError(name)
-        elif other or name == "func.call":
-            fn, err, callee = _once_kernel(op, name, fn, results, last)
-            if callee is not None:
-                vals = (callee, [x0, x1] if nin == 2 else [x0] if nin == 1 else vals)
-                nin = -1
-        if op.regions and 1 > limits.max_nesting:
-            # (as in `plan_block`: over an op's missing kernel)
-            err = LimitError(f"{name}: regions nested more than {limits.max_nesting} deep",
-                             op.where(), FLAGS["max_nesting"])
+        over = None              # the results over the tensor-size limits, if any
         for r in results:
             t = r.type
             if t.__class__ is TensorType:
+                if t.element_type.__class__ is not ElementType:
+                    other = True
                 sb = getattr(t, "_sb", _MISSING)
                 if sb is _MISSING:
                     sb = _static_bytes(t)
             else:
+                other = True
                 sb = None
             if sb is None:
                 if dying is None:
                     dying = {}
                 dying.setdefault(last.get(r, i), []).append(r)
                 continue
-            if err is None and (sb[0] > max_elements or sb[1] > max_bytes):
-                try:
-                    check_tensor(t.shape, 8 * sb[1] // sb[0] if sb[0] else 8,
-                                 name, op.where(), limits)
-                except LimitError as e:
-                    err = e
+            if sb[0] > max_elements or sb[1] > max_bytes:
+                if over is None:
+                    over = []
+                over.append((t, sb))
             live += sb[1]
             if sb[0] >= _FREE_ELEMENTS:
                 if dying is None:
@@ -774,11 +757,63 @@ def run_once(ctx, block, args, last, limits):
                     sizes = {}
                 sizes[r] = sb[1]
                 dying.setdefault(last.get(r, i), []).append(r)
+        fn = kernels.get(name)
+        err = None
+        if fn is None:
+            fn = HARNESS_OPS.get(name)
+            if fn is None:
+                err = NotImplementedOpError(name)
+        elif other:
+            fn, err, callee = _once_kernel(op, name, fn, results, last)
+            if callee is not None:
+                vals = (callee, [x0, x1] if nin == 2 else [x0] if nin == 1 else vals)
+                nin = -1
+        elif name == "func.call":
+            # (`_once_kernel` for a call of plain types: the interpreter's call, or its
+            # call_discarded where no result is used, called directly with the callee's name)
+            callee = getattr(op.attributes.get("callee"), "root", None)
+            if isinstance(callee, str):
+                fn = ctx.call_discarded
+                for r in results:
+                    if r in last:
+                        fn = ctx.call
+                        break
+                vals = (callee, [x0, x1] if nin == 2 else [x0] if nin == 1 else vals)
+                nin = -2
+        if op.regions and 1 > limits.max_nesting:
+            # (as in `plan_block`: over an op's missing kernel)
+            err = LimitError(f"{name}: regions nested more than {limits.max_nesting} deep",
+                             op.where(), FLAGS["max_nesting"])
+        if over is not None:
+            for t, sb in over:
+                if err is None:
+                    try:
+                        check_tensor(t.shape, 8 * sb[1] // sb[0] if sb[0] else 8,
+                                     name, op.where(), limits)
+                    except LimitError as e:
+                        err = e
         if live > max_live and err is None:
             err = LimitError(f"{name}: the values alive at once would take {live} bytes, "
                              f"over the limit of {max_live}", op.where(),
                              FLAGS["max_live_bytes"])
-        v = _once_apply(ctx, op, name, fn, err, nin, x0, x1, vals)
+        # (`_once_apply`, in line)
+        try:
+            if err is not None:
+                raise err
+            if nin == 2:
+                v = fn(ctx, op, x0, x1)
+            elif nin == 1:
+                v = fn(ctx, op, x0)
+            elif nin == -2:
+                v = fn(vals[0], vals[1])
+            else:
+                v = fn(ctx, op, *vals)
+        except StableHLOError as e:
+            if e.location is None:
+                e.location = op.where()
+            raise
+        except KERNEL_ERRORS as e:
+            raise InterpreterError(f"{name}: {e}", op.where()) from None
         n = len(results)
         if n == 1:
             r = results[0]

@@ -142,7 +142,12 @@ class Module:
 
     @property
     def functions(self) -> Dict[str, Operation]:
-        return {f.attributes["sym_name"].value: f for f in self.body.operations if f.name == "func.func"}
+        # (a plain loop: read on the first run of every freshly parsed module)
+        out = {}
+        for f in self.op.regions[0].blocks[0].operations:
+            if f.name == "func.func":
+                out[f.attributes["sym_name"].value] = f
+        return out
 
     def function(self, name: str) -> Operation:
         fns = self.functions
