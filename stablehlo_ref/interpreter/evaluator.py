@@ -478,13 +478,7 @@ def _constants_once(ctx, func, limits):
     consts = (ops[:-1], where, literal)
     if vals is None:
         return consts, None
-    out = []
-    for i in where:
-        v = vals[i]
-        if v.__class__ is list or v.__class__ is tuple:
-            v = v[0]
-        out.append(v)
-    return consts, out
+    return consts, _picked(vals, where)
 
 
 def _run_constants(ctx, consts):
@@ -496,6 +490,11 @@ def _run_constants(ctx, consts):
         vals = [fn(ctx, op) for op in ops]
     except Exception:  # noqa: BLE001 - rerun the general way, which reports it
         return None
+    return _picked(vals, where)
+
+
+def _picked(vals, where) -> list:
+    """The constants' values that a constant-only function returns, in its return's order."""
     out = []
     for i in where:
         v = vals[i]
