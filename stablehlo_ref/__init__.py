@@ -17,7 +17,7 @@ from .errors import (CheckFailure, InterpreterError, LimitError, NotImplementedO
 
 
 def __getattr__(name):
-    # `Module` (and with it ml_dtypes, ~0.5 s to import) loads on first use, so that
+    # `Module` (the IR, with the spec it reads) loads on first use, so that
     # commands such as `stablehlo-ref spec` start fast.
     if name == "Module":
         from .ir import Module

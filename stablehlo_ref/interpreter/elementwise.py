@@ -728,17 +728,17 @@ def complex_(ctx, op, a, b):
 
 # ------------------------------------------------------------------ compare / select / clamp
 
-try:
-    import ml_dtypes as _ml
-    _E8M0 = np.dtype(_ml.float8_e8m0fnu)
-except (ImportError, AttributeError):      # (an ml_dtypes without the type)
-    _E8M0 = None
+
+
+def _is_e8m0(dt) -> bool:
+    # (ml_dtypes' float8_e8m0fnu: numpy has no dtype of that name)
+    return dt is not None and dt.name == "float8_e8m0fnu"
 
 
 def total_order_key(x: np.ndarray, et=None):
     """Map floats to signed integers that sort in IEEE totalOrder (sub-byte floats use their
     own width, whose sign bit is not the storage byte's top bit)."""
-    if (et is not None and et.name == "f8E8M0FNU") or getattr(x, "dtype", None) == _E8M0:
+    if (et is not None and et.name == "f8E8M0FNU") or _is_e8m0(getattr(x, "dtype", None)):
         # no sign bit: the bit pattern orders the values (0xFF, NaN, last)
         return contiguous(x).view(np.uint8).astype(np.int64)
     if et is not None and et.bits < 8:

@@ -5,7 +5,6 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Optional, Tuple, Union
 
-import ml_dtypes
 import numpy as np
 
 from .. import spec as _spec
@@ -43,7 +42,10 @@ class ElementType(Type):
 
     @property
     def dtype(self) -> np.dtype:
-        return _DTYPES[self.name]
+        try:
+            return _DTYPES[self.name]
+        except KeyError:
+            return _ml_dtype(self.name)
 
     @property
     def is_integer(self) -> bool:
@@ -71,18 +73,44 @@ class ElementType(Type):
 
 
 # Element types from spec/element_types.yaml: tf32 has no numpy type and is held in float32.
+# The types numpy has are made here; the others (bf16, f8*, f4, sub-byte ints) come from
+# ml_dtypes, imported at their first use: its import costs 0.5-1 s (it registers hundreds of
+# ufunc loops), most of a command-line run of a program that uses none of them.
 ELEMENT_TYPES: dict[str, ElementType] = {}
 _DTYPES: dict[str, np.dtype] = {}
 _BY_DTYPE = {}
+_ML_NAMES: dict[str, str] = {}        # element type -> ml_dtypes attribute, until loaded
 for _e in _spec.element_types():
     _dt = _e.numpy or "float32"
     ELEMENT_TYPES[_e.text] = ElementType(_e.text, _e.kind, _e.bits, _dt)
-    _DTYPES[_e.text] = np.dtype(getattr(ml_dtypes, _dt) if not hasattr(np, _dt) else _dt)
-    if _e.numpy is not None and _e.kind != "index":
-        _BY_DTYPE[_DTYPES[_e.text]] = ELEMENT_TYPES[_e.text]
+    if hasattr(np, _dt):
+        _DTYPES[_e.text] = np.dtype(_dt)
+        if _e.numpy is not None and _e.kind != "index":
+            _BY_DTYPE[_DTYPES[_e.text]] = ELEMENT_TYPES[_e.text]
+    else:
+        _ML_NAMES[_e.text] = _dt
 # MLIR also spells signed integers with an explicit `si` prefix.
 for _b in (2, 4, 8, 16, 32, 64):
     ELEMENT_TYPES[f"si{_b}"] = ELEMENT_TYPES[f"i{_b}"]
+
+
+def load_ml_dtypes() -> None:
+    """Import ml_dtypes and make the element types it stores (once; also what
+    `element_type_for_dtype` needs before it can know an ml_dtypes array's type)."""
+    if not _ML_NAMES:
+        return
+    import ml_dtypes
+    for text, name in list(_ML_NAMES.items()):
+        dt = np.dtype(getattr(ml_dtypes, name))
+        _DTYPES[text] = dt
+        if ELEMENT_TYPES[text].kind != "index":
+            _BY_DTYPE[dt] = ELEMENT_TYPES[text]
+        del _ML_NAMES[text]
+
+
+def _ml_dtype(name: str) -> np.dtype:
+    load_ml_dtypes()
+    return _DTYPES[name]
 
 
 def element_type(name: str) -> ElementType:
@@ -92,6 +120,11 @@ def element_type(name: str) -> ElementType:
 
 def element_type_for_dtype(dtype) -> ElementType:
     dt = np.dtype(dtype)
+    try:
+        return _BY_DTYPE[dt]
+    except KeyError:
+        pass
+    load_ml_dtypes()
     try:
         return _BY_DTYPE[dt]
     except KeyError:

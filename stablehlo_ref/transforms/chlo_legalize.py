@@ -31,7 +31,6 @@ from __future__ import annotations
 import math
 from typing import Callable, Dict, List
 
-import ml_dtypes
 import numpy as np
 
 from ..errors import NotImplementedOpError, StableHLOError
@@ -410,7 +409,7 @@ def _acos(b, x):
 def _acosh(b, x):
     two = b.const(2.0, x)
     one = b.const(1.0, x)
-    big = b.cmp(x, b.div(b.const(float(ml_dtypes.finfo(_et(x).dtype).max), x), two), "GE")
+    big = b.cmp(x, b.div(b.const(float(_finfo(_et(x).dtype).max), x), two), "GE")
     s = b.sqrt(b.sub(x, one))
     return b.select(big, b.add(b.log(two), b.log(x)), b.log1p(b.mul(s, b.add(b.sqrt(b.add(x, one)), s))))
 
@@ -418,7 +417,7 @@ def _acosh(b, x):
 def _asinh(b, x):
     ax = b.abs(x)
     one = b.const(1.0, x)
-    big = b.cmp(ax, b.sqrt(b.const(float(ml_dtypes.finfo(_et(x).dtype).max), x)), "GE")
+    big = b.cmp(ax, b.sqrt(b.const(float(_finfo(_et(x).dtype).max), x)), "GE")
     ax2 = b.mul(ax, ax)
     small = b.log1p(b.add(ax, b.div(ax2, b.add(one, b.sqrt(b.add(one, ax2))))))
     return b.mul(b.sign(x), b.select(big, b.add(b.log(b.const(2.0, x)), b.log(ax)), small))
@@ -688,7 +687,7 @@ def _zeta_upcast(b, x, q):
     tail = b.mul(q_neg_power, b.add(b.const(0.5, x),
                                     b.mul(b.div(x, acc), b.add(b.const(1.0 / _ZETA_COEFFS[-1], x), horner))))
     accurate = b.add(b.add(power_sum, correction), tail)
-    tiny = float(ml_dtypes.finfo(_et(x).dtype).smallest_subnormal)
+    tiny = float(_finfo(_et(x).dtype).smallest_subnormal)
     out = b.select(b.cmp(b.abs(q_neg_power), b.mul(b.abs(power_sum), b.const(tiny, x)), "LT"),
                    power_sum, accurate)
     nan, inf = b.const(math.nan, x), b.const(math.inf, x)
@@ -776,7 +775,7 @@ def _nary(fn, check=None):
 # atan(z) = -i atanh(i z), and atanh has its own safe-region formula.
 
 def _max_finite(x) -> float:
-    return float(ml_dtypes.finfo(_et(x).dtype).max)
+    return float(_finfo(_et(x).dtype).max)
 
 
 def _hypot(b, a, c):
@@ -813,7 +812,7 @@ def _asin_acos_kernel(b, z):
     huge = b.cmp(mx1, b.select(y_big, safe_max_opt, safe_max), "GE")
     xoy = b.select(b.and_(y_big, b.not_(b.cmp(y, b.const(math.inf, sy), "EQ"))), b.div(x, y), zero)
     im_huge = b.add(b.add(b.log(two), b.log(mx1)), b.mul(half, b.log1p(b.mul(xoy, xoy))))
-    tiny_y = b.and_(b.cmp(y, b.mul(b.sqrt(b.const(float(ml_dtypes.finfo(_et(sx).dtype).tiny), sx)),
+    tiny_y = b.and_(b.cmp(y, b.mul(b.sqrt(b.const(float(_finfo(_et(sx).dtype).tiny), sx)),
                                    b.const(4.0, sx)), "LT"),
                     b.cmp(x, one, "LT"))
     ap1 = b.add(a, one)
@@ -1214,3 +1213,8 @@ def _parent_blocks(module: Module) -> Dict[int, Block]:
         for o in blk.operations:
             out[id(o)] = blk
     return out
+
+
+def _finfo(dtype):
+    import ml_dtypes         # (imported at first use: see ir/types.py)
+    return ml_dtypes.finfo(dtype)

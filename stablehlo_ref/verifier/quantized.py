@@ -4,7 +4,6 @@ movement ops (broadcast_in_dim, transpose, reshape), elementwise binary ops and 
 the verifiers of uniform_quantize and uniform_dequantize."""
 from __future__ import annotations
 
-import ml_dtypes
 import numpy as np
 
 from ..ir.types import ElementType, OpaqueType, QuantizedType, TupleType
@@ -28,6 +27,7 @@ def element_type_problem(et):
     if et.quantized_dimension is not None and et.quantized_dimension < 0:
         return f"illegal quantized dimension: {et.quantized_dimension}"
     try:
+        import ml_dtypes         # (imported at first use: see ir/types.py)
         info = ml_dtypes.finfo(ex.dtype)
         lo, hi = float(info.smallest_subnormal), float(info.max)
     except (TypeError, ValueError, AttributeError):
