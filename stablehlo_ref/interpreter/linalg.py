@@ -163,6 +163,13 @@ def dot_general_specialized(op, known=None):
         a2 = (csize,) if len(lshape) == 1 else (L, csize)
         b2 = (csize,) if len(rshape) == 1 else (csize, R)
         natural = tuple(a2[:-1]) + tuple(b2[1:])
+        if len(lshape) <= 2 and len(rshape) <= 2 and len(lc) == 1 and len(rc) == 1:
+            # the operands the general kernel (`_dot_matrices`) gives BLAS, in the same memory
+            # order, so that a first run and a compiled one give the same bytes: a GEMV's
+            # kernels for the two orders sum in different orders (and use FMA differently)
+            two = len(lshape) == 2 and len(rshape) == 2
+            plain = two and lc == (1,) and rc == (0,)
+            l_order = r_order = "K" if plain or (two and L > 1 and R > 1) else "C"
         lt_shape = lshape if lperm is None else tuple(lshape[i] for i in lperm)
         rt_shape = rshape if rperm is None else tuple(rshape[i] for i in rperm)
         return _dot_static_2d(lshape, rshape, lperm, rperm, a2 if a2 != lt_shape else None,
