@@ -59,7 +59,6 @@ def run_text(text: str, filename: str, limits=None) -> List[CaseResult]:
     """Every chunk's public argument-free functions, each within `limits` (a
     stablehlo_ref.limits.Limits; a LimitError makes that case an error)."""
     from .text import parse
-    from .interpreter import Interpreter
     results = []
     for ci, chunk in enumerate(split_chunks(text)):
         if not chunk.strip() or not re.search(r"\S", re.sub(r"//[^\n]*", "", chunk)):
@@ -70,36 +69,66 @@ def run_text(text: str, filename: str, limits=None) -> List[CaseResult]:
         except StableHLOError as e:
             results.append(CaseResult(filename, ci, "", "error", f"parse error: {e}", time.perf_counter() - t0))
             continue
-        for name in entry_functions(module):
-            t0 = time.perf_counter()
-            status, reason = "pass", ""
-            try:
-                Interpreter(module, limits=limits).call(name, [])
-            except CheckFailure as e:
-                status, reason = "fail", str(e)
-            except NotImplementedOpError as e:
-                status, reason = "unsupported", str(e)
-            except StableHLOError as e:
-                status, reason = "error", str(e)
-            except RecursionError:
-                status, reason = "error", "recursion too deep"
-            except Exception as e:  # a bug in the interpreter: report, never crash the run
-                status, reason = "error", f"internal error: {type(e).__name__}: {e}"
-            results.append(CaseResult(filename, ci, name, status, reason, time.perf_counter() - t0))
+        results.extend(run_module(module, filename, ci, limits))
     return results
 
 
-def read_text(path: str) -> str:
-    """A test file's text, read as `stablehlo-ref run --check` reads it: `-` is stdin; a
-    directory, a device or a FIFO without a writer is a UsageError, as is text not in UTF-8."""
+def run_module(module, filename: str, chunk: int = 0, limits=None) -> List[CaseResult]:
+    """Each public function of `module` (one chunk of a test file, or a whole portable
+    artifact) run without arguments, its check ops evaluated: one CaseResult each."""
+    from .interpreter import Interpreter
+    results = []
+    for name in entry_functions(module):
+        t0 = time.perf_counter()
+        status, reason = "pass", ""
+        try:
+            Interpreter(module, limits=limits).call(name, [])
+        except CheckFailure as e:
+            status, reason = "fail", str(e)
+        except NotImplementedOpError as e:
+            status, reason = "unsupported", str(e)
+        except StableHLOError as e:
+            status, reason = "error", str(e)
+        except RecursionError:
+            status, reason = "error", "recursion too deep"
+        except Exception as e:  # a bug in the interpreter: report, never crash the run
+            status, reason = "error", f"internal error: {type(e).__name__}: {e}"
+        results.append(CaseResult(filename, chunk, name, status, reason, time.perf_counter() - t0))
+    return results
+
+
+def read_source(path: str):
+    """A test file as `stablehlo-ref run --check` takes it: its text, or the bytes of a
+    portable artifact (MLIR bytecode) or jax.export payload, whose functions run as one chunk.
+    `-` is stdin; other bytes not in UTF-8 are a UsageError."""
     from .errors import UsageError
     from .fileio import read_input
+    from .serialization.jax_export import is_jax_exported
     data = read_input(path, "test file", allow_empty=True)
+    if data[:4] == b"ML\xefR":
+        return data
     try:
         return data.decode("utf-8")
     except UnicodeDecodeError as e:
-        raise UsageError(f"{path}: not a UTF-8 text file (byte {e.start})") from None
+        if is_jax_exported(data):
+            return data
+        raise UsageError(f"{path}: neither UTF-8 text, MLIR bytecode nor a jax.export payload "
+                         f"(byte {e.start})") from None
+
+
+def run_source(source, filename: str, limits=None) -> List[CaseResult]:
+    """`run_text` for text; for an artifact's bytes, its functions as one chunk (a file that
+    does not load is one error case, as a chunk that does not parse is)."""
+    if isinstance(source, str):
+        return run_text(source, filename, limits)
+    from . import load_bytes
+    t0 = time.perf_counter()
+    try:
+        module = load_bytes(source, filename, limits=limits)
+    except StableHLOError as e:
+        return [CaseResult(filename, 0, "", "error", f"load error: {e}", time.perf_counter() - t0)]
+    return run_module(module, filename, 0, limits)
 
 
 def run_file(path: str) -> List[CaseResult]:
-    return run_text(read_text(path), path)
+    return run_source(read_source(path), path)

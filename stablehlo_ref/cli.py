@@ -220,19 +220,20 @@ def _check_output_dir(path: str) -> None:
 
 
 def cmd_check(args) -> int:
-    from .checkrun import read_text, run_text
+    from .checkrun import read_source, run_source
     limits = limits_from_args(args)
     _check_stdin_once(args.files)
     if args.json and args.json != "-":
         _check_output_dir(args.json)
     all_results = []
     for path in args.files:
-        text = read_text(path)
-        if not text:
+        source = read_source(path)
+        if not source:
             raise UsageError(f"{'stdin' if path == '-' else path}: test file is empty")
         name = path
-        _SOURCES[name] = text
-        res = run_text(text, name, limits)
+        if isinstance(source, str):
+            _SOURCES[name] = source
+        res = run_source(source, name, limits)
         all_results.extend(res)
         for r in res:
             if r.status != "pass":
@@ -704,7 +705,7 @@ def build_parser() -> argparse.ArgumentParser:
                    help="save the results: OUT.npy for a single result, else an .npz of result_0, result_1, ... "
                         "(written atomically; - writes the .npz to stdout instead of the printed results)")
     r.add_argument("--check", action="store_true",
-                   help="run each // ----- chunk's public functions without arguments, evaluating check ops")
+                   help="run each // ----- chunk's public functions (an artifact's, as one chunk) without arguments, evaluating check ops")
     r.add_argument("--json", metavar="OUT.json", help="with --check: write every case's outcome as JSON")
     r.add_argument("--trace", action="store_true", help="print each op's location, name and results to stderr")
     r.add_argument("--trace-op", action="append", metavar="NAME",

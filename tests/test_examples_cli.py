@@ -140,3 +140,29 @@ def test_cli_print_debuginfo(capsys):
     assert stablehlo_ref.parse(out) == stablehlo_ref.load(EX / "mlp.mlir")
     assert main(["print", "--debuginfo", "--strip-debuginfo", str(EX / "mlp.mlir")]) == 2
     assert "exclude each other" in capsys.readouterr().err
+
+
+def test_cli_check_runs_a_portable_artifact_as_one_chunk(tmp_path, capsys):
+    """`run --check` on MLIR bytecode (upstream's interpret tests ship as artifacts): its
+    public functions run as one chunk, check ops evaluated; bytes that are neither text nor an
+    artifact are one usage error."""
+    import stablehlo_ref as shlo
+    ok = "\n".join([f"""func.func @{name}() {{
+  %0 = stablehlo.constant dense<[1, 2]> : tensor<2xi32>
+  %1 = stablehlo.add %0, %0 : tensor<2xi32>
+  %2 = stablehlo.constant dense<{want}> : tensor<2xi32>
+  stablehlo.custom_call @check.expect_eq(%1, %2) {{has_side_effect = true}} : (tensor<2xi32>, tensor<2xi32>) -> ()
+  func.return
+}}""" for name, want in (("ok", "[2, 4]"), ("bad", "[2, 5]"))])
+    f = tmp_path / "t.mlirbc"
+    f.write_bytes(shlo.serialize(shlo.parse(ok)))
+    j = tmp_path / "r.json"
+    rc = main(["run", "--check", str(f), "--json", str(j)])
+    out = capsys.readouterr().out.strip().splitlines()
+    assert rc == 1 and out[-1] == "1 passed, 1 failed"
+    st = {c["function"]: (c["status"], c["chunk"]) for c in json.loads(j.read_text())["cases"]}
+    assert st == {"ok": ("pass", 0), "bad": ("fail", 0)}
+    g = tmp_path / "g.bin"
+    g.write_bytes(b"\xff\xfe\x00")
+    assert main(["run", "--check", str(g)]) == 2
+    assert "neither UTF-8 text, MLIR bytecode nor a jax.export payload" in capsys.readouterr().err
