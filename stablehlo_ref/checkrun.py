@@ -55,6 +55,12 @@ def entry_functions(module):
     return out
 
 
+# why a test file gave no case (`stablehlo-ref run --check` makes that file one error case)
+NO_CASES = ("no public function without arguments to run: --check runs each chunk's public "
+            "functions that take no arguments (run a function that takes arguments with "
+            "`stablehlo-ref run FILE --entry NAME --input ...`)")
+
+
 def run_text(text: str, filename: str, limits=None) -> List[CaseResult]:
     """Every chunk's public argument-free functions, each within `limits` (a
     stablehlo_ref.limits.Limits; a LimitError makes that case an error)."""

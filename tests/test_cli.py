@@ -573,6 +573,22 @@ def test_every_command_reads_stdin(d, capsys, monkeypatch):
     assert rc == 0 and out.strip() == "1 passed, 0 failed"
 
 
+def test_check_of_a_file_with_nothing_to_run_fails(d, capsys, monkeypatch):
+    # every function takes arguments (or is private): no case runs, which must not read as a pass
+    for text in (ONE, "func.func private @p() {\n  func.return\n}\n", "// only a comment\n"):
+        rc, out, _ = cli(capsys, monkeypatch, "run", "--check", "-", "--json", d / "c.json",
+                         stdin=text.encode())
+        assert rc == 1, text
+        assert "ERROR: - chunk 0: no public function without arguments to run" in out
+        assert out.strip().endswith("0 passed, 1 failed")
+        cases = json.loads((d / "c.json").read_text())["cases"]
+        assert [c["status"] for c in cases] == ["error"]
+    good = d / "good.mlir"
+    good.write_text("func.func @t() {\n  func.return\n}\n")
+    rc, out, _ = cli(capsys, monkeypatch, "run", "--check", good, "-", stdin=ONE.encode())
+    assert rc == 1 and out.strip().endswith("1 passed, 1 failed")
+
+
 # ------------------------------------------------------------------ the Python API
 def test_api_arguments_give_project_errors(d):
     with pytest.raises(shlo.UsageError, match="NUL byte"):
