@@ -22,6 +22,7 @@ import numpy as np
 
 from ..errors import InterpreterError, NotImplementedOpError
 from ..ir.defaults import default_of
+from ..ir.types import element_type_for_dtype
 from .numerics import elem
 from .registry import kernel
 
@@ -191,6 +192,19 @@ def sort_permutation(ctx, region, columns: list, ets):
     return merge_sort_permutation(less, columns)
 
 
+def _key_sources(columns, ets):
+    """The arrays `_verified_candidate` takes keys from, most significant first, with their
+    element types: each operand, a complex one as its real part then its imaginary part
+    (the lexicographic order complex comparators build, as the spec's compare does)."""
+    for x, et in zip(columns, ets):
+        if et.is_complex and x.dtype.kind == "c":
+            part = element_type_for_dtype(x.real.dtype)
+            yield np.ascontiguousarray(x.real), part
+            yield np.ascontiguousarray(x.imag), part
+        else:
+            yield x, et
+
+
 def _verified_candidate(less, columns, ets):
     """The stable sort permutation under `less`, found as a lexicographic order of the first
     operands (each ascending or descending, floats in natural or total order) built one key
@@ -206,12 +220,11 @@ def _verified_candidate(less, columns, ets):
     such an order."""
     chosen = []
     rows, n = columns[0].shape
-    for j in range(min(len(columns), 4)):
-        et = ets[j]
+    for x, et in _key_sources(columns[:4], ets[:4]):
         kinds = ("", "TOTALORDER") if et.is_float else ("",)
         found = False
         for ctype in kinds:
-            pair = _candidate_keys(columns[j], et, ctype)
+            pair = _candidate_keys(x, et, ctype)
             if pair is None:
                 return None
             for key in pair:
