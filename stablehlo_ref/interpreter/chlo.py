@@ -251,16 +251,22 @@ def _lgamma_stirling(x):
     return (x - 0.5) * np.log(x) - x + _HALF_LOG_2PI + acc * inv
 
 
-def _lgamma_pos(x):
-    """lgamma(x) for x >= 0.5 (finite)."""
+def _lgamma_pos(x, series1_too=None):
+    """lgamma(x) for x >= 0.5 (finite). `series1_too`: also `_lgamma_series1` of that array
+    (one series call for both), returned second."""
     out = np.empty_like(x)
     m1 = x < 1.5
     m2 = (x >= 1.5) & (x < 2.5)
     m3 = (x >= 2.5) & (x < 10)
     m4 = x >= 10
-    out[m1] = _lgamma_series1(x[m1] - 1)
-    out[m2] = _lgamma_series2(x[m2] - 2)
-    if m3.any():
+    if series1_too is None:
+        out[m1] = _lgamma_series1(x[m1] - 1)
+    else:
+        out[m1], series1_too = _joined(_lgamma_series1, [x[m1] - 1, series1_too])
+    z2 = x[m2] - 2
+    if not m3.any():
+        out[m2] = _lgamma_series2(z2)
+    else:
         v = x[m3]
         n = np.floor(v - 1.5)              # shifts down to [1.5, 2.5)
         prod = np.ones_like(v)
@@ -270,9 +276,10 @@ def _lgamma_pos(x):
             y = np.where(more, y - 1, y)
             prod = np.where(more, prod * y, prod)
             n = n - 1
-        out[m3] = np.log(prod) + _lgamma_series2(y - 2)
+        out[m2], s3 = _joined(_lgamma_series2, [z2, y - 2])
+        out[m3] = np.log(prod) + s3
     out[m4] = _lgamma_stirling(x[m4])
-    return out
+    return out if series1_too is None else (out, series1_too)
 
 
 def _lgamma_reflect(x):
@@ -296,12 +303,66 @@ def _taylor(coeffs, t):
 
 
 def _near_roots(x, out, roots):
-    """Replace out where x lies within a root's window by the Taylor expansion there."""
-    for hi, lo, w, coeffs in roots:
-        m = np.abs(x - hi) < w
-        if m.any():
-            t = (x[m] - hi) - lo
-            out[m] = _taylor(coeffs, t)
+    """Replace out where x lies within a root's window by the Taylor expansion there (where
+    windows overlap, the last root's). All roots at once: each element's window test, and
+    its root's Horner steps on a row of per-element coefficients, are the operations a loop
+    over the roots does for it (the same roundings), in a few numpy calls rather than a
+    Horner scheme's hundred per root."""
+    table = _root_arrays(roots)
+    if table is None or x.ndim != 1:
+        for hi, lo, w, coeffs in roots:
+            m = np.abs(x - hi) < w
+            if m.any():
+                t = (x[m] - hi) - lo
+                out[m] = _taylor(coeffs, t)
+        return out
+    HI, LO, W, CT = table
+    near = np.abs(x[:, None] - HI) < W           # (elements, roots)
+    hit = near.any(axis=1)
+    if not hit.any():
+        return out
+    idx = (len(HI) - 1) - np.argmax(near[hit, ::-1], axis=1)    # the last root that holds it
+    t = (x[hit] - HI[idx]) - LO[idx]
+    cols = CT[:, idx]                            # the coefficients by power, then element
+    acc = cols[-1].copy()
+    add, mul = np.add, np.multiply
+    for c in cols[-2::-1]:
+        mul(acc, t, out=acc)
+        add(acc, c, out=acc)
+    out[hit] = acc * t
+    return out
+
+
+_ROOT_ARRAYS = {}
+
+
+def _root_arrays(roots):
+    """(hi, lo, window, coefficients by power (terms, roots)) of a list of roots, as arrays
+    (kept per list); None where the roots' series differ in length."""
+    hit = _ROOT_ARRAYS.get(id(roots))
+    if hit is not None and hit[0] is roots:
+        return hit[1]
+    if len({len(r[3]) for r in roots}) != 1:
+        table = None
+    else:
+        table = (np.array([r[0] for r in roots]), np.array([r[1] for r in roots]),
+                 np.array([r[2] for r in roots]),
+                 np.ascontiguousarray(np.array([r[3] for r in roots], dtype=np.float64).T))
+    _ROOT_ARRAYS[id(roots)] = (roots, table)
+    return table
+
+
+def _joined(fn, parts):
+    """[fn(p) for p in parts] by one call of fn on the parts' concatenation: the same values
+    for an fn that computes each element from that element alone (all the series here), at
+    the numpy call overhead of one call."""
+    if len(parts) == 1:
+        return [fn(parts[0])]
+    r = fn(np.concatenate([p.reshape(-1) for p in parts]))
+    out, i = [], 0
+    for p in parts:
+        out.append(r[i:i + p.size].reshape(p.shape))
+        i += p.size
     return out
 
 
@@ -408,11 +469,18 @@ def lgamma(x):
         xs = np.where(finite, x, 1.0)
         small = np.abs(xs) < 0.5
         refl = xs <= -0.5
-        # |x| < 0.5: lgamma(1 + x) - log|x| (the series in x itself: 1 + x would round)
-        sm = _lgamma_series1(np.where(small, xs, 0.0)) - np.log(np.abs(np.where(small, xs, 1.0)))
-        out = np.where(small, sm, _lgamma_pos(np.where(small | refl, 1.0, xs)))
-        if refl.any():
-            r = _lgamma_reflect(np.where(refl, xs, -0.75))
+        # |x| < 0.5: lgamma(1 + x) - log|x| (the series in x itself: 1 + x would round);
+        # x <= -0.5: by reflection (`_lgamma_reflect`); one `_lgamma_pos` for both sides
+        any_refl = bool(refl.any())
+        pos_in = np.where(small | refl, 1.0, xs).reshape(-1)
+        if any_refl:
+            xr = np.where(refl, xs, -0.75)
+            pos_in = np.concatenate([pos_in, (1.0 - xr).reshape(-1)])
+        pos, s1 = _lgamma_pos(pos_in, np.where(small, xs, 0.0))
+        sm = s1 - np.log(np.abs(np.where(small, xs, 1.0)))
+        out = np.where(small, sm, pos[:xs.size].reshape(xs.shape))
+        if any_refl:
+            r = _LOG_PI - np.log(np.abs(_sinpi(xr))) - pos[xs.size:].reshape(xs.shape)
             r = np.where(refl & (xs == np.floor(xs)), np.inf, r)
             out = np.where(refl, r, out)
             neg = refl & (xs > -14)
@@ -438,20 +506,28 @@ def _two_sum(a, b):
     return s, (a - (s - bb)) + (b - bb)
 
 
-def _digamma_pos(x):
+def _digamma_pos(x, taylor_too=None):
     """digamma(x), x >= 1 (finite): the expansion about its zero x0 on [1, x0 + 1); above,
     shifted down into [x0, x0 + 1) (exactly: x - n) with the recurrence's reciprocals summed
-    with compensation (all terms positive there); the asymptotic series from 10."""
+    with compensation (all terms positive there); the asymptotic series from 10.
+    `taylor_too`: also that expansion at those offsets from x0 (one Horner scheme for both),
+    returned second."""
     out = np.empty_like(x)
     big = x >= 10
     out[big] = _digamma_asym(x[big])
     mid = ~big
+    hi, lo, _, coeffs = _roots("digamma_pos")
+    if taylor_too is not None:
+        if not mid.any():
+            return out, _taylor(coeffs, taylor_too)
     if mid.any():
         v = x[mid]
-        hi, lo, _, coeffs = _roots("digamma_pos")
         n = np.maximum(np.ceil(v - (hi + 1.0)), 0.0)
         y = v - n
-        s = _taylor(coeffs, (y - hi) - lo)
+        if taylor_too is None:
+            s = _taylor(coeffs, (y - hi) - lo)
+        else:
+            s, taylor_too = _joined(lambda t: _taylor(coeffs, t), [(y - hi) - lo, taylor_too])
         c = np.zeros_like(s)
         for k in range(9):
             more = k < n
@@ -459,7 +535,7 @@ def _digamma_pos(x):
             s, e = _two_sum(s, r)
             c = c + e
         out[mid] = s + c
-    return out
+    return out if taylor_too is None else (out, taylor_too)
 
 
 def _digamma_reflect(x):
@@ -474,18 +550,22 @@ def digamma(x):
         xs = np.where(finite, x, 1.0)
         out = np.empty_like(xs)
         ge1 = xs >= 1
-        out[ge1] = _digamma_pos(xs[ge1])
         unit = (xs > 0) & ~ge1
-        if unit.any():
-            # digamma(x + 1) - 1/x, about x0 - 1 (x + 1 itself would round)
-            hi, lo, _, coeffs = _roots("digamma_pos")
-            v = xs[unit]
-            out[unit] = _taylor(coeffs, (v - (hi - 1.0)) - lo) - 1.0 / v
         neg = xs <= 0
-        if neg.any():
-            v = xs[neg]
-            sub = _digamma_reflect(v)
-            out[neg] = _near_roots(v, sub, _roots("digamma"))
+        # one `_digamma_pos` for x >= 1 and the reflection's 1 - x (x <= 0), whose expansion
+        # about x0 also gives 0 < x < 1: digamma(x + 1) - 1/x, about x0 - 1 (x + 1 itself
+        # would round)
+        hi, lo, _, coeffs = _roots("digamma_pos")
+        vu = xs[unit]
+        vn = xs[neg]
+        pos, tu = _digamma_pos(np.concatenate([xs[ge1], 1.0 - vn]),
+                               (vu - (hi - 1.0)) - lo)
+        k = int(np.count_nonzero(ge1))
+        out[ge1] = pos[:k]
+        out[unit] = tu - 1.0 / vu
+        if vn.size:
+            sub = pos[k:] - _PI / _tanpi(vn)      # _digamma_reflect(vn)
+            out[neg] = _near_roots(vn, sub, _roots("digamma"))
         pole = (x <= 0) & (x == np.floor(x))
         out = np.where(pole, np.nan, out)
         out = np.where(x == np.inf, np.inf, out)
