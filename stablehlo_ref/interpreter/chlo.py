@@ -34,9 +34,13 @@ def _f64(x):
     return np.asarray(x).astype(np.float64)
 
 
-def _real_unary(op, x, fn, complex_fn=None):
+def _real_unary(op, x, fn, complex_fn=None, narrow=None):
+    """`fn` in f64, rounded once to the result type; `narrow(x, dtype)` instead, where given,
+    for f32, f16 and bf16 results (a cheaper form that rounds to the same values)."""
     # (numpy floating-point warnings are off for the whole run: set by the evaluator)
     et = _rt(op)
+    if narrow is not None and et.name in _NARROW:
+        return narrow(_f64(x), et.dtype)
     if et.is_complex:
         if complex_fn is None:
             raise NotImplementedOpError(op.name, f"dtype {et}")
@@ -48,6 +52,9 @@ def _real_unary(op, x, fn, complex_fn=None):
 
 
 # ------------------------------------------------------------------ special functions (f64)
+
+_NARROW = ("f32", "f16", "bf16")
+
 
 def _sinpi(x):
     """sin(pi x) with exact argument reduction (x finite)."""
@@ -810,7 +817,39 @@ def erf_inv(y):
     rational approximations above. -1 and 1 give -inf and inf, |y| > 1 and NaN give NaN, -0
     stays -0. Numpy only: this kernel used SciPy's special.erfinv before, whose import cost
     90-220 ms at the first erf_inv of a process, most of a first run of jax.random.normal."""
+    return _erf_inv(_f64(y), True)
+
+
+# the plain evaluation (no double-double steps) is within a few f64 ULPs (2^-52 relative) of
+# the refined one: 2^-40 relative leaves a margin of thousands of them
+_ERFINV_PLAIN_TOL = 2.0 ** -40
+_UINT_OF_SIZE = {2: np.uint16, 4: np.uint32}
+
+
+def erf_inv_narrow(y, dtype):
+    """erf_inv(y) rounded to `dtype` (f32, f16 or bf16), the bytes of
+    `erf_inv(y).astype(dtype)`: the rational approximations evaluated plainly, without the
+    double-double steps, rounded; an element is computed again by `erf_inv` unless both ends
+    of the interval +-2^-40 relative around its plain value round to the same value (rounding
+    is monotonic, and the refined value lies inside that interval: it then rounds the same).
+    For f32 about one element in 2^15 is computed again."""
     y = _f64(y)
+    u = _UINT_OF_SIZE.get(np.dtype(dtype).itemsize)
+    if u is None:
+        return erf_inv(y).astype(dtype)
+    x = _erf_inv(y, False)
+    with np.errstate(all="ignore"):
+        r = x.astype(dtype)
+        d = np.abs(x) * _ERFINV_PLAIN_TOL
+        unsure = (x - d).astype(dtype).view(u) != (x + d).astype(dtype).view(u)
+        if unsure.any():
+            r[unsure] = erf_inv(y[unsure]).astype(dtype)
+    return r
+
+
+def _erf_inv(y, refine: bool):
+    """`erf_inv` of f64 `y`; without `refine` the approximations' last steps in plain f64
+    (off by up to ~2.7 ULP: for `erf_inv_narrow`)."""
     out = np.empty_like(y)
     with np.errstate(all="ignore"):
         p = np.abs(y)
@@ -824,18 +863,27 @@ def erf_inv(y):
             ps = p[small]
             y0 = _ERFINV_SMALL[0]
             r = _ratio(_ERFINV_SMALL_PQ, ps)
-            h, h_lo = _two_sum(10.0 * y0, ps * (y0 + r) + 10.0 * r)
-            pr, pr_lo = _two_prod(ps, h)
-            out[small] = pr + (pr_lo + ps * h_lo)
+            if not refine:
+                out[small] = ps * (10.0 * y0 + (ps * (y0 + r) + 10.0 * r))
+            else:
+                h, h_lo = _two_sum(10.0 * y0, ps * (y0 + r) + 10.0 * r)
+                pr, pr_lo = _two_prod(ps, h)
+                out[small] = pr + (pr_lo + ps * h_lo)
         if mid.any():
             qs = q[mid]
-            g, g_lo = _dd_sqrt(-2.0 * np.log(qs))
-            d, d_lo = _two_sum(_ERFINV_MID[0], _ratio(_ERFINV_MID_PQ, qs - 0.25))
-            x = g / d                     # (g + g_lo) / (d + d_lo), one correction step
-            pr, pr_lo = _two_prod(x, d)
-            out[mid] = x + (((g - pr) - pr_lo) + g_lo - x * d_lo) / d
+            if not refine:
+                out[mid] = np.sqrt(-2.0 * np.log(qs)) / (_ERFINV_MID[0] + _ratio(_ERFINV_MID_PQ, qs - 0.25))
+            else:
+                g, g_lo = _dd_sqrt(-2.0 * np.log(qs))
+                d, d_lo = _two_sum(_ERFINV_MID[0], _ratio(_ERFINV_MID_PQ, qs - 0.25))
+                x = g / d                     # (g + g_lo) / (d + d_lo), one correction step
+                pr, pr_lo = _two_prod(x, d)
+                out[mid] = x + (((g - pr) - pr_lo) + g_lo - x * d_lo) / d
         if tail.any():
-            t, t_lo = _dd_sqrt(-np.log(q[tail]))
+            if not refine:
+                t = np.sqrt(-np.log(q[tail]))
+            else:
+                t, t_lo = _dd_sqrt(-np.log(q[tail]))
             res = np.empty_like(t)
             for i, (lo, shift, y0, cols) in enumerate(_ERFINV_TAIL_PQ):
                 m = t >= lo
@@ -843,6 +891,9 @@ def erf_inv(y):
                     m &= t < _ERFINV_TAIL_PQ[i + 1][0]
                 if m.any():
                     tm = t[m]
+                    if not refine:
+                        res[m] = tm * (y0 + _ratio(cols, tm - shift))
+                        continue
                     s, s_lo = _two_sum(y0, _ratio(cols, tm - shift))
                     pr, pr_lo = _two_prod(tm, s)
                     res[m] = pr + (pr_lo + (tm * s_lo + t_lo[m] * s))
@@ -1188,7 +1239,7 @@ _REAL_UNARY_KERNELS = {
     "chlo.digamma": args(digamma),
     "chlo.erf": args(erf),
     "chlo.erfc": args(erfc),
-    "chlo.erf_inv": args(erf_inv),
+    "chlo.erf_inv": args(erf_inv, narrow=erf_inv_narrow),
     "chlo.bessel_i1e": args(bessel_i1e),
     "chlo.asin": args(np.arcsin, casin),
     "chlo.acos": args(np.arccos, cacos),
