@@ -632,15 +632,29 @@ def _exp_neg_sq(x):
     return np.exp(-hi * hi) * np.exp(-(2 * hi * lo + lo * lo))
 
 
-def _erf_series(x):
-    """erf(x) for |x| < 0.5 by its Taylor series (Horner in x^2)."""
-    x2 = x * x
-    acc = np.zeros_like(x)
+def _erf_series_coefficients():
     fact = [1.0]
     for n in range(1, 20):
         fact.append(fact[-1] * n)
-    for n in range(19, -1, -1):
-        acc = acc * x2 + (-1) ** n / (fact[n] * (2 * n + 1))
+    return tuple((-1) ** n / (fact[n] * (2 * n + 1)) for n in range(19, -1, -1))
+
+
+_ERF_SERIES = _erf_series_coefficients()      # highest power first
+
+
+def _erf_series(x):
+    """erf(x) for |x| < 0.5 by its Taylor series (Horner in x^2; in place on a float64
+    array: the same roundings as acc = acc * x2 + c)."""
+    x2 = x * x
+    acc = np.zeros_like(x)
+    if acc.__class__ is np.ndarray and acc.dtype == np.float64 and x2.__class__ is np.ndarray:
+        add, mul = np.add, np.multiply
+        for c in _ERF_SERIES:
+            mul(acc, x2, out=acc)
+            add(acc, c, out=acc)
+    else:
+        for c in _ERF_SERIES:
+            acc = acc * x2 + c
     return 2.0 / np.sqrt(_PI) * x * acc
 
 
@@ -651,9 +665,11 @@ def _erfc_cf_tail(x):
         return x.copy()
     xmin = max(float(np.min(x)), 0.5)
     depth = int(min(3000, 60 + 700.0 / (xmin * xmin)))
-    t = x.copy()
+    t = np.array(x, dtype=np.float64, copy=True)
+    div, add = np.divide, np.add
     for k in range(depth, 0, -1):
-        t = x + (0.5 * k) / t
+        div(0.5 * k, t, out=t)            # t = x + (0.5 k) / t, in place
+        add(x, t, out=t)
     return _exp_neg_sq(x) / (np.sqrt(_PI) * t)
 
 
@@ -678,7 +694,8 @@ def _erfc_table():
             fact *= n
             table[:, n] = -((-1.0) ** (n - 1)) * h * e / fact
             h_prev, h = h, 2 * centres * h - 2 * (n - 1) * h_prev
-        _ERFC_TABLE = (centres, table)
+        # (by term, then centre: a term's coefficients for many elements are one row)
+        _ERFC_TABLE = (centres, np.ascontiguousarray(table.T))
     return _ERFC_TABLE
 
 
@@ -695,10 +712,12 @@ def _erfc_cf(x):
         xn = x[near]
         idx = np.clip(((xn - _ERFC_LO) / _ERFC_STEP).astype(np.int64), 0, len(centres) - 1)
         t = xn - centres[idx]
-        coef = table[idx]
-        acc = coef[:, -1].copy()
+        coef = table[:, idx]
+        acc = coef[-1].copy()
+        add, mul = np.add, np.multiply
         for n in range(_ERFC_TERMS - 2, -1, -1):
-            acc = acc * t + coef[:, n]
+            mul(acc, t, out=acc)          # acc = acc * t + coef[n], in place
+            add(acc, coef[n], out=acc)
         out[near] = acc
     return out
 
