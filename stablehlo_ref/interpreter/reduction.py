@@ -6,8 +6,9 @@ import operator
 
 import numpy as np
 
+from ..errors import InterpreterError
 from .numerics import compute_dtype, elem, from_compute
-from .registry import kernel, specializer
+from .registry import kernel, op_cache, specializer
 
 _PRIMITIVES = {
     "stablehlo.add": ("add", np.add, np.logical_or),
@@ -61,8 +62,75 @@ def reduce_with_primitive(name, x, axes, init, et):
     return from_compute(fn(r, init.astype(cd, copy=False)), et)
 
 
-def tree_reduce(ctx, region, xs, inits, axes):
-    """Reduce tuples of arrays `xs` over `axes` by applying `region` on whole arrays, pairwise."""
+# elementwise ops a reduction body may be made of to run by their kernels one after another
+# (`straight_runner`): plain functions of their operands, no region, no outer value
+_STRAIGHT_OPS = frozenset(
+    "stablehlo." + n for n in ("compare", "and", "or", "xor", "not", "select", "real", "imag",
+                               "maximum", "minimum", "add", "subtract", "multiply", "negate",
+                               "abs"))
+
+
+def _straight_body(region):
+    """(steps (kernel, op, operand slots), returned slots, number of arguments) where
+    `region` is one block of `_STRAIGHT_OPS` on its arguments and earlier results, ended by its
+    return (slots: the arguments, then each op's result); else None."""
+    from .registry import KERNELS
+    if len(region.blocks) != 1:
+        return None
+    block = region.blocks[0]
+    ops = block.operations
+    if not ops or ops[-1].name != "stablehlo.return":
+        return None
+    slot = {id(a): i for i, a in enumerate(block.arguments)}
+    steps = []
+    for o in ops[:-1]:
+        k = KERNELS.get(o.name)
+        if o.name not in _STRAIGHT_OPS or k is None or o.regions or len(o.results) != 1 \
+                or not all(id(v) in slot for v in o.operands):
+            return None
+        steps.append((k, o, tuple(slot[id(v)] for v in o.operands)))
+        slot[id(o.results[0])] = len(slot)
+    ret = ops[-1].operands
+    if not all(id(v) in slot for v in ret):
+        return None
+    return tuple(steps), tuple(slot[id(v)] for v in ret), len(block.arguments)
+
+
+def straight_runner(ctx, region, cache=None):
+    """`ctx.region_runner(region)`, or, for a body of a few elementwise ops
+    (`_straight_body`) and no trace, a function that runs those ops' kernels in order on a
+    dict of values: the kernels a run of the region calls, the same values, without the
+    analysis and plan of a region run (most of a first run of an argmax's reduction, whose
+    body runs once per level of the tree). `cache`: a dict kept with the op that owns
+    `region`, for the recognized body."""
+    if ctx.trace is not None:
+        return ctx.region_runner(region)
+    key = ("straight_body", id(region))
+    hit = cache.get(key) if cache is not None else None
+    if hit is None or hit[0] is not region:
+        hit = (region, _straight_body(region))
+        if cache is not None:
+            cache[key] = hit
+    body = hit[1]
+    if body is None:
+        return ctx.region_runner(region)
+    steps, ret, nargs = body
+
+    def run(args):
+        if len(args) != nargs:
+            raise InterpreterError(f"a reduction body takes {nargs} arguments, got {len(args)}")
+        env = list(args)
+        add = env.append
+        for k, o, ins in steps:
+            add(k(ctx, o, *[env[i] for i in ins]))
+        return [env[i] for i in ret]
+    return run
+
+
+def tree_reduce(ctx, region, xs, inits, axes, cache=None):
+    """Reduce tuples of arrays `xs` over `axes` by applying `region` on whole arrays, pairwise.
+    (`cache`: see `straight_runner`.)"""
+    run_region = straight_runner(ctx, region, cache)
     # move reduced axes to the front and flatten them into one axis
     nd = xs[0].ndim
     keep = [d for d in range(nd) if d not in axes]
@@ -74,13 +142,13 @@ def tree_reduce(ctx, region, xs, inits, axes):
         half = n // 2
         a = [c[:half] for c in cur]
         b = [c[half:2 * half] for c in cur]
-        res = ctx.run_region(region, a + b)
+        res = run_region(a + b)
         res = [np.asarray(r) for r in res]
         if n % 2:
             res = [np.concatenate([r, c[2 * half:]], axis=0) for r, c in zip(res, cur)]
         cur = res
     if cur[0].shape[0] == 1:
-        res = ctx.run_region(region, [c[0] for c in cur] + accs)
+        res = run_region([c[0] for c in cur] + accs)
     else:
         res = accs
     return [np.asarray(r) for r in res]
@@ -97,7 +165,7 @@ def reduce(ctx, op, *args):
         if name is not None:
             et = elem(op.results[0].type)
             return reduce_with_primitive(name, xs[0], axes, inits[0], et)
-    res = tree_reduce(ctx, region, xs, inits, axes)
+    res = tree_reduce(ctx, region, xs, inits, axes, op_cache(op))
     return [r.astype(elem(t.type).dtype, copy=False) if hasattr(t.type, "element_type") else r
             for r, t in zip(res, op.results)]
 
