@@ -112,3 +112,42 @@ def test_complex_min_gives_the_region_runs_bytes(data, n, m):
     x = np.array([complex(a, b) for a, b in parts], dtype=np.complex64).reshape(n, m)
     src = _fill(CMIN, N=str(n), M=str(m))
     _same(*_both(src, x))
+
+
+SORT = """
+func.func @main(%a: tensor<@N@xi32>, %b: tensor<@N@xf32>) -> (tensor<@N@xi32>, tensor<@N@xf32>) {
+  %r:2 = "stablehlo.sort"(%a, %b) <{dimension = 0 : i64, is_stable = true}> ({
+  ^bb0(%arg0: tensor<i32>, %arg1: tensor<i32>, %arg4: tensor<f32>, %arg5: tensor<f32>):
+    %cst = stablehlo.constant dense<0.000000e+00> : tensor<f32>
+    %3 = stablehlo.compare  EQ, %arg4, %cst,  FLOAT : (tensor<f32>, tensor<f32>) -> tensor<i1>
+    %4 = stablehlo.select %3, %cst, %arg4 : tensor<i1>, tensor<f32>
+    %5 = stablehlo.compare  NE, %arg4, %arg4,  FLOAT : (tensor<f32>, tensor<f32>) -> tensor<i1>
+    %cst_1 = stablehlo.constant dense<0x7FC00000> : tensor<f32>
+    %6 = stablehlo.select %5, %cst_1, %4 : tensor<i1>, tensor<f32>
+    %7 = stablehlo.compare  EQ, %arg5, %cst,  FLOAT : (tensor<f32>, tensor<f32>) -> tensor<i1>
+    %8 = stablehlo.select %7, %cst, %arg5 : tensor<i1>, tensor<f32>
+    %9 = stablehlo.compare  NE, %arg5, %arg5,  FLOAT : (tensor<f32>, tensor<f32>) -> tensor<i1>
+    %10 = stablehlo.select %9, %cst_1, %8 : tensor<i1>, tensor<f32>
+    %11 = stablehlo.compare  @DIR@, %6, %10,  TOTALORDER : (tensor<f32>, tensor<f32>) -> tensor<i1>
+    %16 = stablehlo.compare  LT, %arg0, %arg1,  SIGNED : (tensor<i32>, tensor<i32>) -> tensor<i1>
+    %17 = stablehlo.compare  EQ, %arg0, %arg1,  SIGNED : (tensor<i32>, tensor<i32>) -> tensor<i1>
+    %18 = stablehlo.and %17, %11 : tensor<i1>
+    %19 = stablehlo.or %16, %18 : tensor<i1>
+    stablehlo.return %19 : tensor<i1>
+  }) : (tensor<@N@xi32>, tensor<@N@xf32>) -> (tensor<@N@xi32>, tensor<@N@xf32>)
+  func.return %r#0, %r#1 : tensor<@N@xi32>, tensor<@N@xf32>
+}
+"""
+
+
+@settings(max_examples=60, deadline=None)
+@given(data=st.data(), n=st.integers(2, 40), direction=st.sampled_from(["LT", "GT"]))
+def test_sort_comparator_with_constants_gives_the_region_runs_bytes(data, n, direction):
+    # a comparator with constants (JAX's canonicalizing float compare) runs straight too
+    a = np.array(data.draw(st.lists(st.integers(-2, 2), min_size=n, max_size=n)), np.int32)
+    b = np.array(data.draw(st.lists(VALUES, min_size=n, max_size=n)), np.float32)
+    src = _fill(SORT, N=str(n), DIR=direction)
+    m = parse(src)
+    sort_op = m.functions["main"].regions[0].blocks[0].operations[0]
+    assert _straight_body(sort_op.regions[0]) is not None
+    _same(*_both(src, a, b))

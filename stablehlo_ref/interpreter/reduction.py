@@ -62,18 +62,20 @@ def reduce_with_primitive(name, x, axes, init, et):
     return from_compute(fn(r, init.astype(cd, copy=False)), et)
 
 
-# elementwise ops a reduction body may be made of to run by their kernels one after another
-# (`straight_runner`): plain functions of their operands, no region, no outer value
+# elementwise ops a reduction body or comparator may be made of to run by their kernels one
+# after another (`straight_runner`): plain functions of their operands (a constant: of
+# none, a 0-d value as a region run binds it), no region, no outer value
 _STRAIGHT_OPS = frozenset(
     "stablehlo." + n for n in ("compare", "and", "or", "xor", "not", "select", "real", "imag",
                                "maximum", "minimum", "add", "subtract", "multiply", "negate",
-                               "abs"))
+                               "abs", "constant"))
 
 
 def _straight_body(region):
-    """(steps (kernel, op, operand slots), returned slots, number of arguments) where
-    `region` is one block of `_STRAIGHT_OPS` on its arguments and earlier results, ended by its
-    return (slots: the arguments, then each op's result); else None."""
+    """(steps (kernel, op, operand slots, result slot), constant ops (op, kernel, slot),
+    returned slots, number of arguments, number of slots) where `region` is one block of
+    `_STRAIGHT_OPS` on its arguments and earlier results, ended by its return (slots: the
+    arguments, then each op's result); else None."""
     from .registry import KERNELS
     if len(region.blocks) != 1:
         return None
@@ -81,28 +83,43 @@ def _straight_body(region):
     ops = block.operations
     if not ops or ops[-1].name != "stablehlo.return":
         return None
-    slot = {id(a): i for i, a in enumerate(block.arguments)}
-    steps = []
+    slot = {}
+    for a in block.arguments:
+        slot[id(a)] = len(slot)
+    steps, consts = [], []
+    straight = _STRAIGHT_OPS
     for o in ops[:-1]:
-        k = KERNELS.get(o.name)
-        if o.name not in _STRAIGHT_OPS or k is None or o.regions or len(o.results) != 1 \
-                or not all(id(v) in slot for v in o.operands):
+        name = o.name
+        k = KERNELS.get(name)
+        if name not in straight or k is None or o.regions or len(o.results) != 1:
             return None
-        steps.append((k, o, tuple(slot[id(v)] for v in o.operands)))
-        slot[id(o.results[0])] = len(slot)
-    ret = ops[-1].operands
-    if not all(id(v) in slot for v in ret):
-        return None
-    return tuple(steps), tuple(slot[id(v)] for v in ret), len(block.arguments)
+        ins = []
+        for v in o.operands:
+            i = slot.get(id(v))
+            if i is None:
+                return None
+            ins.append(i)
+        out = slot[id(o.results[0])] = len(slot)
+        if name == "stablehlo.constant":
+            consts.append((o, k, out))
+        else:
+            steps.append((k, o, tuple(ins), out))
+    ret = []
+    for v in ops[-1].operands:
+        i = slot.get(id(v))
+        if i is None:
+            return None
+        ret.append(i)
+    return tuple(steps), tuple(consts), tuple(ret), len(block.arguments), len(slot)
 
 
 def straight_runner(ctx, region, cache=None):
     """`ctx.region_runner(region)`, or, for a body of a few elementwise ops
     (`_straight_body`) and no trace, a function that runs those ops' kernels in order on a
-    dict of values: the kernels a run of the region calls, the same values, without the
-    analysis and plan of a region run (most of a first run of an argmax's reduction, whose
-    body runs once per level of the tree). `cache`: a dict kept with the op that owns
-    `region`, for the recognized body."""
+    list of values: the kernels a run of the region calls, the same values, without the
+    region run's plan (most of a first run of an argmax's reduction, whose body runs once
+    per level of the tree). Constants are made once per call of this function. `cache`: a
+    dict kept with the op that owns `region`, for the recognized body."""
     if ctx.trace is not None:
         return ctx.region_runner(region)
     key = ("straight_body", id(region))
@@ -114,15 +131,18 @@ def straight_runner(ctx, region, cache=None):
     body = hit[1]
     if body is None:
         return ctx.region_runner(region)
-    steps, ret, nargs = body
+    steps, consts, ret, nargs, nslots = body
+    template = [None] * nslots
+    for o, k, i in consts:
+        template[i] = k(ctx, o)
 
     def run(args):
         if len(args) != nargs:
-            raise InterpreterError(f"a reduction body takes {nargs} arguments, got {len(args)}")
-        env = list(args)
-        add = env.append
-        for k, o, ins in steps:
-            add(k(ctx, o, *[env[i] for i in ins]))
+            raise InterpreterError(f"a region of {nargs} arguments given {len(args)}")
+        env = template.copy()
+        env[:nargs] = args
+        for k, o, ins, out in steps:
+            env[out] = k(ctx, o, *[env[i] for i in ins])
         return [env[i] for i in ret]
     return run
 

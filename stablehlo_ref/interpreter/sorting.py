@@ -24,7 +24,8 @@ from ..errors import InterpreterError, NotImplementedOpError
 from ..ir.defaults import default_of
 from ..ir.types import element_type_for_dtype
 from .numerics import elem
-from .registry import kernel
+from .reduction import straight_runner
+from .registry import kernel, op_cache
 
 
 def total_order_key(x: np.ndarray) -> np.ndarray:
@@ -167,7 +168,7 @@ def merge_sort_permutation(less, columns: list) -> np.ndarray:
     return perm
 
 
-def sort_permutation(ctx, region, columns: list, ets):
+def sort_permutation(ctx, region, columns: list, ets, cache=None):
     """The stable sort permutation of the (rows, n) `columns` under the comparator `region`,
     or (that permutation, the sorted columns) where finding it sorted them already."""
     n = len(columns)
@@ -177,7 +178,7 @@ def sort_permutation(ctx, region, columns: list, ets):
         keys = _candidate_keys(columns[0], ets[0], ctype or "")
         if keys is not None:
             return np.argsort(keys[1] if direction == "GT" else keys[0], axis=-1, kind="stable")
-    run = ctx.region_runner(region)
+    run = straight_runner(ctx, region, cache)
     shape = columns[0].shape
 
     def less(lhs, rhs):
@@ -280,7 +281,7 @@ def sort(ctx, op, *xs):
         return [np.array(x, copy=True) for x in xs]
     flat = [m.reshape(-1, ncols) for m in moved]
     ets = [elem(v.type) for v in op.operands]
-    perm = sort_permutation(ctx, op.regions[0], flat, ets)
+    perm = sort_permutation(ctx, op.regions[0], flat, ets, op_cache(op))
     if perm.__class__ is tuple:                 # (permutation, the columns it sorted)
         done = perm[1]
     else:
