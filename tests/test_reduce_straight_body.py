@@ -151,3 +151,37 @@ def test_sort_comparator_with_constants_gives_the_region_runs_bytes(data, n, dir
     sort_op = m.functions["main"].regions[0].blocks[0].operations[0]
     assert _straight_body(sort_op.regions[0]) is not None
     _same(*_both(src, a, b))
+
+
+SAS = """
+func.func @main(%x: tensor<2x4x6x@T@>, %s: tensor<1x3x5x@T@>) -> tensor<2x4x6x@T@> {
+  %init = stablehlo.constant dense<@ZERO@> : tensor<@T@>
+  %r = "stablehlo.select_and_scatter"(%x, %s, %init) <{window_dimensions = array<i64: 2, 2, 2>}> ({
+  ^bb0(%arg0: tensor<@T@>, %arg1: tensor<@T@>):
+    %5 = stablehlo.compare  @DIR@, %arg0, %arg1,  @CT@ : (tensor<@T@>, tensor<@T@>) -> tensor<i1>
+    stablehlo.return %5 : tensor<i1>
+  }, {
+  ^bb0(%arg0: tensor<@T@>, %arg1: tensor<@T@>):
+    %5 = stablehlo.add %arg0, %arg1 : tensor<@T@>
+    stablehlo.return %5 : tensor<@T@>
+  }) : (tensor<2x4x6x@T@>, tensor<1x3x5x@T@>, tensor<@T@>) -> tensor<2x4x6x@T@>
+  func.return %r : tensor<2x4x6x@T@>
+}
+"""
+
+
+@settings(max_examples=40, deadline=None)
+@given(data=st.data(), t=st.sampled_from(["f32", "i32"]), direction=st.sampled_from(["GE", "LT"]))
+def test_select_and_scatter_select_gives_the_region_runs_bytes(data, t, direction):
+    dt, ct, _ = TYPES[t]
+    x = np.array(data.draw(st.lists(st.sampled_from([0, 1, -1, 3]), min_size=48, max_size=48)),
+                 dtype=dt).reshape(2, 4, 6)
+    if dt(0).dtype.kind == "f":
+        x.reshape(-1)[data.draw(st.integers(0, 47))] = np.nan
+    s = np.arange(15, dtype=dt).reshape(1, 3, 5)
+    src = _fill(SAS, T=t, DIR=direction, CT=ct, ZERO="0.0" if t == "f32" else "0")
+    fast = stablehlo_ref.run(parse(src), x, s)
+    seen = []
+    traced = stablehlo_ref.run(parse(src), x, s, trace=lambda op, results: seen.append(op.name))
+    assert "stablehlo.compare" in seen
+    _same(fast, traced)
