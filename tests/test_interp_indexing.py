@@ -6,7 +6,9 @@ import pytest
 from hypothesis import given, settings, strategies as st
 
 import stablehlo_ref
-from stablehlo_ref.interpreter.sorting import merge_sort_permutation, total_order_key
+from stablehlo_ref.interpreter.sorting import (_verified_candidate, merge_sort_permutation,
+                                               total_order_key)
+from stablehlo_ref.ir.types import element_type
 
 
 def _ty(shape, et):
@@ -212,6 +214,39 @@ def test_merge_sort_permutation_is_stable_argsort(rows, xs):
     x = (x + np.arange(rows)[:, None]) % 4
     perm = merge_sort_permutation(lambda a, b: a[0] < b[0], [x])
     np.testing.assert_array_equal(perm, np.argsort(x, axis=1, kind="stable"))
+
+
+def _jax_complex_less(lhs, rhs):
+    """JAX's comparator for a sort of complex numbers: real then imaginary parts, each with
+    -0 made +0 and every NaN the canonical one, compared in total order."""
+    def key(v):
+        v = np.where(v == 0, 0.0, v)
+        return total_order_key(np.where(v != v, np.nan, v))
+    (a,), (b,) = lhs, rhs
+    ra, rb, ia, ib = key(a.real), key(b.real), key(a.imag), key(b.imag)
+    return (ra < rb) | ((ra == rb) & (ia < ib))
+
+
+_PARTS = st.sampled_from([0.0, -0.0, 1.0, -1.0, 2.5, np.nan, np.inf, -np.inf])
+
+
+@settings(max_examples=60, deadline=None)
+@given(st.integers(1, 3), st.lists(st.tuples(_PARTS, _PARTS), min_size=2, max_size=20),
+       st.sampled_from(["complex<f64>", "complex<f32>"]))
+def test_complex_sort_by_verified_keys_is_the_merge_sort(rows, parts, ty):
+    # a complex comparator's order is found as the stable sort on (real, imaginary) keys
+    # (verified by the comparator) instead of the merge sort's many comparator calls; the
+    # permutation is the merge sort's
+    et = element_type(ty)
+    row = np.array([complex(r, i) for r, i in parts], dtype=et.dtype)
+    x = np.stack([np.roll(row, k) for k in range(rows)])
+    found = _verified_candidate(_jax_complex_less, [x], [et])
+    assert found is not None
+    perm, (sorted_,) = found
+    expect = merge_sort_permutation(_jax_complex_less, [x])
+    np.testing.assert_array_equal(perm, expect)
+    np.testing.assert_array_equal(sorted_.view(np.uint8),
+                                  np.take_along_axis(x, expect, axis=1).view(np.uint8))
 
 
 def test_total_order_key_orders_signed_zeros_and_nans():

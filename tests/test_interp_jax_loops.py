@@ -72,6 +72,20 @@ def test_pivot_loop_matches_the_loop_run_op_by_op(data, n):
     _same(stablehlo_ref.run(parse(src), swaps, count, k, perm), _op_by_op(src, swaps, count, k, perm))
 
 
+@settings(max_examples=60, deadline=None)
+@given(data=st.data(), n=st.integers(1, 12))
+def test_pivot_loop_in_bounds_matches_the_loop_run_op_by_op(data, n):
+    # LU's pivots: every swap index and every step's k within the matrix (the loop's
+    # swap-only form), including steps already taken and a few more steps than that leaves
+    swaps = np.array(data.draw(st.lists(st.integers(0, n - 1), min_size=n, max_size=n)), np.int32)
+    perm = np.array(data.draw(st.permutations(range(n))), np.int32)
+    count = data.draw(st.integers(0, n))
+    k = np.int32(data.draw(st.integers(0, count + 1)))
+    src = _program(n)
+    _same(stablehlo_ref.run(parse(src), swaps, np.int32(count), k, perm),
+          _op_by_op(src, swaps, np.int32(count), k, perm))
+
+
 def test_pivot_loop_is_recognized_in_jax_form():
     assert _used(_program(32))
     assert _used(_program(1))

@@ -19,7 +19,7 @@ _FLOPS_PER_THREAD = 2e8
 # thread whatever its thread count (a GEMM below 65536 * 4 for m*n*k): for calls of fewer
 # flops than the smaller of the two the count is left as it is (changing it costs about
 # 0.1-0.2 ms, far more than such a matmul: the tiny dots of upstream's test programs)
-_SINGLE_THREADED_FLOPS = 2.0 * 2304 * 4
+SINGLE_THREADED_FLOPS = 2.0 * 2304 * 4
 _lock = threading.Lock()
 _state = {"controllers": None, "current": None, "original": None, "runs": 0}
 
@@ -49,7 +49,7 @@ def threads_for(flops: float) -> int:
 
 def use_threads(flops: float) -> None:
     """Set the BLAS thread count for a call of about `flops` floating-point operations."""
-    if flops < _SINGLE_THREADED_FLOPS:
+    if flops < SINGLE_THREADED_FLOPS:
         return
     want = 1 if flops < 2 * _FLOPS_PER_THREAD else threads_for(flops)
     if want == _state["current"]:

@@ -34,9 +34,13 @@ def _f64(x):
     return np.asarray(x).astype(np.float64)
 
 
-def _real_unary(op, x, fn, complex_fn=None):
+def _real_unary(op, x, fn, complex_fn=None, narrow=None):
+    """`fn` in f64, rounded once to the result type; `narrow(x, dtype)` instead, where given,
+    for f32, f16 and bf16 results (a cheaper form that rounds to the same values)."""
     # (numpy floating-point warnings are off for the whole run: set by the evaluator)
     et = _rt(op)
+    if narrow is not None and et.name in _NARROW:
+        return narrow(_f64(x), et.dtype)
     if et.is_complex:
         if complex_fn is None:
             raise NotImplementedOpError(op.name, f"dtype {et}")
@@ -48,6 +52,9 @@ def _real_unary(op, x, fn, complex_fn=None):
 
 
 # ------------------------------------------------------------------ special functions (f64)
+
+_NARROW = ("f32", "f16", "bf16")
+
 
 def _sinpi(x):
     """sin(pi x) with exact argument reduction (x finite)."""
@@ -251,16 +258,22 @@ def _lgamma_stirling(x):
     return (x - 0.5) * np.log(x) - x + _HALF_LOG_2PI + acc * inv
 
 
-def _lgamma_pos(x):
-    """lgamma(x) for x >= 0.5 (finite)."""
+def _lgamma_pos(x, series1_too=None):
+    """lgamma(x) for x >= 0.5 (finite). `series1_too`: also `_lgamma_series1` of that array
+    (one series call for both), returned second."""
     out = np.empty_like(x)
     m1 = x < 1.5
     m2 = (x >= 1.5) & (x < 2.5)
     m3 = (x >= 2.5) & (x < 10)
     m4 = x >= 10
-    out[m1] = _lgamma_series1(x[m1] - 1)
-    out[m2] = _lgamma_series2(x[m2] - 2)
-    if m3.any():
+    if series1_too is None:
+        out[m1] = _lgamma_series1(x[m1] - 1)
+    else:
+        out[m1], series1_too = _joined(_lgamma_series1, [x[m1] - 1, series1_too])
+    z2 = x[m2] - 2
+    if not m3.any():
+        out[m2] = _lgamma_series2(z2)
+    else:
         v = x[m3]
         n = np.floor(v - 1.5)              # shifts down to [1.5, 2.5)
         prod = np.ones_like(v)
@@ -270,9 +283,10 @@ def _lgamma_pos(x):
             y = np.where(more, y - 1, y)
             prod = np.where(more, prod * y, prod)
             n = n - 1
-        out[m3] = np.log(prod) + _lgamma_series2(y - 2)
+        out[m2], s3 = _joined(_lgamma_series2, [z2, y - 2])
+        out[m3] = np.log(prod) + s3
     out[m4] = _lgamma_stirling(x[m4])
-    return out
+    return out if series1_too is None else (out, series1_too)
 
 
 def _lgamma_reflect(x):
@@ -296,12 +310,66 @@ def _taylor(coeffs, t):
 
 
 def _near_roots(x, out, roots):
-    """Replace out where x lies within a root's window by the Taylor expansion there."""
-    for hi, lo, w, coeffs in roots:
-        m = np.abs(x - hi) < w
-        if m.any():
-            t = (x[m] - hi) - lo
-            out[m] = _taylor(coeffs, t)
+    """Replace out where x lies within a root's window by the Taylor expansion there (where
+    windows overlap, the last root's). All roots at once: each element's window test, and
+    its root's Horner steps on a row of per-element coefficients, are the operations a loop
+    over the roots does for it (the same roundings), in a few numpy calls rather than a
+    Horner scheme's hundred per root."""
+    table = _root_arrays(roots)
+    if table is None or x.ndim != 1:
+        for hi, lo, w, coeffs in roots:
+            m = np.abs(x - hi) < w
+            if m.any():
+                t = (x[m] - hi) - lo
+                out[m] = _taylor(coeffs, t)
+        return out
+    HI, LO, W, CT = table
+    near = np.abs(x[:, None] - HI) < W           # (elements, roots)
+    hit = near.any(axis=1)
+    if not hit.any():
+        return out
+    idx = (len(HI) - 1) - np.argmax(near[hit, ::-1], axis=1)    # the last root that holds it
+    t = (x[hit] - HI[idx]) - LO[idx]
+    cols = CT[:, idx]                            # the coefficients by power, then element
+    acc = cols[-1].copy()
+    add, mul = np.add, np.multiply
+    for c in cols[-2::-1]:
+        mul(acc, t, out=acc)
+        add(acc, c, out=acc)
+    out[hit] = acc * t
+    return out
+
+
+_ROOT_ARRAYS = {}
+
+
+def _root_arrays(roots):
+    """(hi, lo, window, coefficients by power (terms, roots)) of a list of roots, as arrays
+    (kept per list); None where the roots' series differ in length."""
+    hit = _ROOT_ARRAYS.get(id(roots))
+    if hit is not None and hit[0] is roots:
+        return hit[1]
+    if len({len(r[3]) for r in roots}) != 1:
+        table = None
+    else:
+        table = (np.array([r[0] for r in roots]), np.array([r[1] for r in roots]),
+                 np.array([r[2] for r in roots]),
+                 np.ascontiguousarray(np.array([r[3] for r in roots], dtype=np.float64).T))
+    _ROOT_ARRAYS[id(roots)] = (roots, table)
+    return table
+
+
+def _joined(fn, parts):
+    """[fn(p) for p in parts] by one call of fn on the parts' concatenation: the same values
+    for an fn that computes each element from that element alone (all the series here), at
+    the numpy call overhead of one call."""
+    if len(parts) == 1:
+        return [fn(parts[0])]
+    r = fn(np.concatenate([p.reshape(-1) for p in parts]))
+    out, i = [], 0
+    for p in parts:
+        out.append(r[i:i + p.size].reshape(p.shape))
+        i += p.size
     return out
 
 
@@ -408,11 +476,18 @@ def lgamma(x):
         xs = np.where(finite, x, 1.0)
         small = np.abs(xs) < 0.5
         refl = xs <= -0.5
-        # |x| < 0.5: lgamma(1 + x) - log|x| (the series in x itself: 1 + x would round)
-        sm = _lgamma_series1(np.where(small, xs, 0.0)) - np.log(np.abs(np.where(small, xs, 1.0)))
-        out = np.where(small, sm, _lgamma_pos(np.where(small | refl, 1.0, xs)))
-        if refl.any():
-            r = _lgamma_reflect(np.where(refl, xs, -0.75))
+        # |x| < 0.5: lgamma(1 + x) - log|x| (the series in x itself: 1 + x would round);
+        # x <= -0.5: by reflection (`_lgamma_reflect`); one `_lgamma_pos` for both sides
+        any_refl = bool(refl.any())
+        pos_in = np.where(small | refl, 1.0, xs).reshape(-1)
+        if any_refl:
+            xr = np.where(refl, xs, -0.75)
+            pos_in = np.concatenate([pos_in, (1.0 - xr).reshape(-1)])
+        pos, s1 = _lgamma_pos(pos_in, np.where(small, xs, 0.0))
+        sm = s1 - np.log(np.abs(np.where(small, xs, 1.0)))
+        out = np.where(small, sm, pos[:xs.size].reshape(xs.shape))
+        if any_refl:
+            r = _LOG_PI - np.log(np.abs(_sinpi(xr))) - pos[xs.size:].reshape(xs.shape)
             r = np.where(refl & (xs == np.floor(xs)), np.inf, r)
             out = np.where(refl, r, out)
             neg = refl & (xs > -14)
@@ -438,20 +513,28 @@ def _two_sum(a, b):
     return s, (a - (s - bb)) + (b - bb)
 
 
-def _digamma_pos(x):
+def _digamma_pos(x, taylor_too=None):
     """digamma(x), x >= 1 (finite): the expansion about its zero x0 on [1, x0 + 1); above,
     shifted down into [x0, x0 + 1) (exactly: x - n) with the recurrence's reciprocals summed
-    with compensation (all terms positive there); the asymptotic series from 10."""
+    with compensation (all terms positive there); the asymptotic series from 10.
+    `taylor_too`: also that expansion at those offsets from x0 (one Horner scheme for both),
+    returned second."""
     out = np.empty_like(x)
     big = x >= 10
     out[big] = _digamma_asym(x[big])
     mid = ~big
+    hi, lo, _, coeffs = _roots("digamma_pos")
+    if taylor_too is not None:
+        if not mid.any():
+            return out, _taylor(coeffs, taylor_too)
     if mid.any():
         v = x[mid]
-        hi, lo, _, coeffs = _roots("digamma_pos")
         n = np.maximum(np.ceil(v - (hi + 1.0)), 0.0)
         y = v - n
-        s = _taylor(coeffs, (y - hi) - lo)
+        if taylor_too is None:
+            s = _taylor(coeffs, (y - hi) - lo)
+        else:
+            s, taylor_too = _joined(lambda t: _taylor(coeffs, t), [(y - hi) - lo, taylor_too])
         c = np.zeros_like(s)
         for k in range(9):
             more = k < n
@@ -459,7 +542,7 @@ def _digamma_pos(x):
             s, e = _two_sum(s, r)
             c = c + e
         out[mid] = s + c
-    return out
+    return out if taylor_too is None else (out, taylor_too)
 
 
 def _digamma_reflect(x):
@@ -474,18 +557,22 @@ def digamma(x):
         xs = np.where(finite, x, 1.0)
         out = np.empty_like(xs)
         ge1 = xs >= 1
-        out[ge1] = _digamma_pos(xs[ge1])
         unit = (xs > 0) & ~ge1
-        if unit.any():
-            # digamma(x + 1) - 1/x, about x0 - 1 (x + 1 itself would round)
-            hi, lo, _, coeffs = _roots("digamma_pos")
-            v = xs[unit]
-            out[unit] = _taylor(coeffs, (v - (hi - 1.0)) - lo) - 1.0 / v
         neg = xs <= 0
-        if neg.any():
-            v = xs[neg]
-            sub = _digamma_reflect(v)
-            out[neg] = _near_roots(v, sub, _roots("digamma"))
+        # one `_digamma_pos` for x >= 1 and the reflection's 1 - x (x <= 0), whose expansion
+        # about x0 also gives 0 < x < 1: digamma(x + 1) - 1/x, about x0 - 1 (x + 1 itself
+        # would round)
+        hi, lo, _, coeffs = _roots("digamma_pos")
+        vu = xs[unit]
+        vn = xs[neg]
+        pos, tu = _digamma_pos(np.concatenate([xs[ge1], 1.0 - vn]),
+                               (vu - (hi - 1.0)) - lo)
+        k = int(np.count_nonzero(ge1))
+        out[ge1] = pos[:k]
+        out[unit] = tu - 1.0 / vu
+        if vn.size:
+            sub = pos[k:] - _PI / _tanpi(vn)      # _digamma_reflect(vn)
+            out[neg] = _near_roots(vn, sub, _roots("digamma"))
         pole = (x <= 0) & (x == np.floor(x))
         out = np.where(pole, np.nan, out)
         out = np.where(x == np.inf, np.inf, out)
@@ -545,15 +632,29 @@ def _exp_neg_sq(x):
     return np.exp(-hi * hi) * np.exp(-(2 * hi * lo + lo * lo))
 
 
-def _erf_series(x):
-    """erf(x) for |x| < 0.5 by its Taylor series (Horner in x^2)."""
-    x2 = x * x
-    acc = np.zeros_like(x)
+def _erf_series_coefficients():
     fact = [1.0]
     for n in range(1, 20):
         fact.append(fact[-1] * n)
-    for n in range(19, -1, -1):
-        acc = acc * x2 + (-1) ** n / (fact[n] * (2 * n + 1))
+    return tuple((-1) ** n / (fact[n] * (2 * n + 1)) for n in range(19, -1, -1))
+
+
+_ERF_SERIES = _erf_series_coefficients()      # highest power first
+
+
+def _erf_series(x):
+    """erf(x) for |x| < 0.5 by its Taylor series (Horner in x^2; in place on a float64
+    array: the same roundings as acc = acc * x2 + c)."""
+    x2 = x * x
+    acc = np.zeros_like(x)
+    if acc.__class__ is np.ndarray and acc.dtype == np.float64 and x2.__class__ is np.ndarray:
+        add, mul = np.add, np.multiply
+        for c in _ERF_SERIES:
+            mul(acc, x2, out=acc)
+            add(acc, c, out=acc)
+    else:
+        for c in _ERF_SERIES:
+            acc = acc * x2 + c
     return 2.0 / np.sqrt(_PI) * x * acc
 
 
@@ -564,9 +665,11 @@ def _erfc_cf_tail(x):
         return x.copy()
     xmin = max(float(np.min(x)), 0.5)
     depth = int(min(3000, 60 + 700.0 / (xmin * xmin)))
-    t = x.copy()
+    t = np.array(x, dtype=np.float64, copy=True)
+    div, add = np.divide, np.add
     for k in range(depth, 0, -1):
-        t = x + (0.5 * k) / t
+        div(0.5 * k, t, out=t)            # t = x + (0.5 k) / t, in place
+        add(x, t, out=t)
     return _exp_neg_sq(x) / (np.sqrt(_PI) * t)
 
 
@@ -591,7 +694,8 @@ def _erfc_table():
             fact *= n
             table[:, n] = -((-1.0) ** (n - 1)) * h * e / fact
             h_prev, h = h, 2 * centres * h - 2 * (n - 1) * h_prev
-        _ERFC_TABLE = (centres, table)
+        # (by term, then centre: a term's coefficients for many elements are one row)
+        _ERFC_TABLE = (centres, np.ascontiguousarray(table.T))
     return _ERFC_TABLE
 
 
@@ -608,10 +712,12 @@ def _erfc_cf(x):
         xn = x[near]
         idx = np.clip(((xn - _ERFC_LO) / _ERFC_STEP).astype(np.int64), 0, len(centres) - 1)
         t = xn - centres[idx]
-        coef = table[idx]
-        acc = coef[:, -1].copy()
+        coef = table[:, idx]
+        acc = coef[-1].copy()
+        add, mul = np.add, np.multiply
         for n in range(_ERFC_TERMS - 2, -1, -1):
-            acc = acc * t + coef[:, n]
+            mul(acc, t, out=acc)          # acc = acc * t + coef[n], in place
+            add(acc, coef[n], out=acc)
         out[near] = acc
     return out
 
@@ -730,7 +836,39 @@ def erf_inv(y):
     rational approximations above. -1 and 1 give -inf and inf, |y| > 1 and NaN give NaN, -0
     stays -0. Numpy only: this kernel used SciPy's special.erfinv before, whose import cost
     90-220 ms at the first erf_inv of a process, most of a first run of jax.random.normal."""
+    return _erf_inv(_f64(y), True)
+
+
+# the plain evaluation (no double-double steps) is within a few f64 ULPs (2^-52 relative) of
+# the refined one: 2^-40 relative leaves a margin of thousands of them
+_ERFINV_PLAIN_TOL = 2.0 ** -40
+_UINT_OF_SIZE = {2: np.uint16, 4: np.uint32}
+
+
+def erf_inv_narrow(y, dtype):
+    """erf_inv(y) rounded to `dtype` (f32, f16 or bf16), the bytes of
+    `erf_inv(y).astype(dtype)`: the rational approximations evaluated plainly, without the
+    double-double steps, rounded; an element is computed again by `erf_inv` unless both ends
+    of the interval +-2^-40 relative around its plain value round to the same value (rounding
+    is monotonic, and the refined value lies inside that interval: it then rounds the same).
+    For f32 about one element in 2^15 is computed again."""
     y = _f64(y)
+    u = _UINT_OF_SIZE.get(np.dtype(dtype).itemsize)
+    if u is None:
+        return erf_inv(y).astype(dtype)
+    x = _erf_inv(y, False)
+    with np.errstate(all="ignore"):
+        r = x.astype(dtype)
+        d = np.abs(x) * _ERFINV_PLAIN_TOL
+        unsure = (x - d).astype(dtype).view(u) != (x + d).astype(dtype).view(u)
+        if unsure.any():
+            r[unsure] = erf_inv(y[unsure]).astype(dtype)
+    return r
+
+
+def _erf_inv(y, refine: bool):
+    """`erf_inv` of f64 `y`; without `refine` the approximations' last steps in plain f64
+    (off by up to ~2.7 ULP: for `erf_inv_narrow`)."""
     out = np.empty_like(y)
     with np.errstate(all="ignore"):
         p = np.abs(y)
@@ -744,18 +882,27 @@ def erf_inv(y):
             ps = p[small]
             y0 = _ERFINV_SMALL[0]
             r = _ratio(_ERFINV_SMALL_PQ, ps)
-            h, h_lo = _two_sum(10.0 * y0, ps * (y0 + r) + 10.0 * r)
-            pr, pr_lo = _two_prod(ps, h)
-            out[small] = pr + (pr_lo + ps * h_lo)
+            if not refine:
+                out[small] = ps * (10.0 * y0 + (ps * (y0 + r) + 10.0 * r))
+            else:
+                h, h_lo = _two_sum(10.0 * y0, ps * (y0 + r) + 10.0 * r)
+                pr, pr_lo = _two_prod(ps, h)
+                out[small] = pr + (pr_lo + ps * h_lo)
         if mid.any():
             qs = q[mid]
-            g, g_lo = _dd_sqrt(-2.0 * np.log(qs))
-            d, d_lo = _two_sum(_ERFINV_MID[0], _ratio(_ERFINV_MID_PQ, qs - 0.25))
-            x = g / d                     # (g + g_lo) / (d + d_lo), one correction step
-            pr, pr_lo = _two_prod(x, d)
-            out[mid] = x + (((g - pr) - pr_lo) + g_lo - x * d_lo) / d
+            if not refine:
+                out[mid] = np.sqrt(-2.0 * np.log(qs)) / (_ERFINV_MID[0] + _ratio(_ERFINV_MID_PQ, qs - 0.25))
+            else:
+                g, g_lo = _dd_sqrt(-2.0 * np.log(qs))
+                d, d_lo = _two_sum(_ERFINV_MID[0], _ratio(_ERFINV_MID_PQ, qs - 0.25))
+                x = g / d                     # (g + g_lo) / (d + d_lo), one correction step
+                pr, pr_lo = _two_prod(x, d)
+                out[mid] = x + (((g - pr) - pr_lo) + g_lo - x * d_lo) / d
         if tail.any():
-            t, t_lo = _dd_sqrt(-np.log(q[tail]))
+            if not refine:
+                t = np.sqrt(-np.log(q[tail]))
+            else:
+                t, t_lo = _dd_sqrt(-np.log(q[tail]))
             res = np.empty_like(t)
             for i, (lo, shift, y0, cols) in enumerate(_ERFINV_TAIL_PQ):
                 m = t >= lo
@@ -763,6 +910,9 @@ def erf_inv(y):
                     m &= t < _ERFINV_TAIL_PQ[i + 1][0]
                 if m.any():
                     tm = t[m]
+                    if not refine:
+                        res[m] = tm * (y0 + _ratio(cols, tm - shift))
+                        continue
                     s, s_lo = _two_sum(y0, _ratio(cols, tm - shift))
                     pr, pr_lo = _two_prod(tm, s)
                     res[m] = pr + (pr_lo + (tm * s_lo + t_lo[m] * s))
@@ -1108,7 +1258,7 @@ _REAL_UNARY_KERNELS = {
     "chlo.digamma": args(digamma),
     "chlo.erf": args(erf),
     "chlo.erfc": args(erfc),
-    "chlo.erf_inv": args(erf_inv),
+    "chlo.erf_inv": args(erf_inv, narrow=erf_inv_narrow),
     "chlo.bessel_i1e": args(bessel_i1e),
     "chlo.asin": args(np.arcsin, casin),
     "chlo.acos": args(np.arccos, cacos),

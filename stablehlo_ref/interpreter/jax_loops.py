@@ -314,6 +314,16 @@ def _run_pivot_loop(ctx, op, n, args):
     last = n - 1
     max_steps = ctx.max_steps
     deadline = ctx.deadline
+    todo = n - count
+    if 0 < todo and deadline is None and ctx.steps + todo <= max_steps and 0 <= k \
+            and k + todo <= n and min(s) >= 0 and max(s) <= last:
+        # every step in bounds and within the step limit (no tick would act): each step
+        # swaps p[k] and p[s[k]], as the general loop below does for such indices
+        ctx.steps += todo
+        for i in range(k, k + todo):
+            j = s[i]
+            p[i], p[j] = p[j], p[i]
+        return [swaps, np.int32(n), np.int32(k + todo), np.array(p, dtype=np.int32)]
     while count < n:
         steps = ctx.steps = ctx.steps + 1
         if steps > max_steps or deadline is not None:

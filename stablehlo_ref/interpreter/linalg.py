@@ -5,7 +5,7 @@ import math
 
 import numpy as np
 
-from .blas import RUN, use_threads
+from .blas import SINGLE_THREADED_FLOPS, RUN, use_threads
 from .numerics import accumulation_dtype, elem, from_compute
 from .registry import kernel, specializer
 
@@ -210,6 +210,9 @@ def _dot_static_2d(lshape, rshape, lperm, rperm, a_shape, b_shape, out_shape, l_
     kernel keeps them."""
     last = [(None, None, -1), (None, None, -1)]
     dot = np.ndarray.dot
+    # (use_threads leaves the count alone below this: the call is skipped, as for the small
+    # products of a scan's step)
+    threads = flops >= SINGLE_THREADED_FLOPS
 
     def dot_general_2d(ctx, op, lhs, rhs):
         if lhs.shape != lshape or rhs.shape != rshape:
@@ -233,7 +236,8 @@ def _dot_static_2d(lshape, rshape, lperm, rperm, a_shape, b_shape, out_shape, l_
                 b = b.reshape(b_shape)
             if keep_r:
                 last[1] = (rhs, b, run)
-        use_threads(flops)
+        if threads:
+            use_threads(flops)
         out = dot(a, b)
         if out_shape is not None:
             out = out.reshape(out_shape)

@@ -6,8 +6,9 @@ import operator
 
 import numpy as np
 
+from ..errors import InterpreterError
 from .numerics import compute_dtype, elem, from_compute
-from .registry import kernel, specializer
+from .registry import kernel, op_cache, specializer
 
 _PRIMITIVES = {
     "stablehlo.add": ("add", np.add, np.logical_or),
@@ -61,8 +62,95 @@ def reduce_with_primitive(name, x, axes, init, et):
     return from_compute(fn(r, init.astype(cd, copy=False)), et)
 
 
-def tree_reduce(ctx, region, xs, inits, axes):
-    """Reduce tuples of arrays `xs` over `axes` by applying `region` on whole arrays, pairwise."""
+# elementwise ops a reduction body or comparator may be made of to run by their kernels one
+# after another (`straight_runner`): plain functions of their operands (a constant: of
+# none, a 0-d value as a region run binds it), no region, no outer value
+_STRAIGHT_OPS = frozenset(
+    "stablehlo." + n for n in ("compare", "and", "or", "xor", "not", "select", "real", "imag",
+                               "maximum", "minimum", "add", "subtract", "multiply", "negate",
+                               "abs", "constant"))
+
+
+def _straight_body(region):
+    """(steps (kernel, op, operand slots, result slot), constant ops (op, kernel, slot),
+    returned slots, number of arguments, number of slots) where `region` is one block of
+    `_STRAIGHT_OPS` on its arguments and earlier results, ended by its return (slots: the
+    arguments, then each op's result); else None."""
+    from .registry import KERNELS
+    if len(region.blocks) != 1:
+        return None
+    block = region.blocks[0]
+    ops = block.operations
+    if not ops or ops[-1].name != "stablehlo.return":
+        return None
+    slot = {}
+    for a in block.arguments:
+        slot[id(a)] = len(slot)
+    steps, consts = [], []
+    straight = _STRAIGHT_OPS
+    for o in ops[:-1]:
+        name = o.name
+        k = KERNELS.get(name)
+        if name not in straight or k is None or o.regions or len(o.results) != 1:
+            return None
+        ins = []
+        for v in o.operands:
+            i = slot.get(id(v))
+            if i is None:
+                return None
+            ins.append(i)
+        out = slot[id(o.results[0])] = len(slot)
+        if name == "stablehlo.constant":
+            consts.append((o, k, out))
+        else:
+            steps.append((k, o, tuple(ins), out))
+    ret = []
+    for v in ops[-1].operands:
+        i = slot.get(id(v))
+        if i is None:
+            return None
+        ret.append(i)
+    return tuple(steps), tuple(consts), tuple(ret), len(block.arguments), len(slot)
+
+
+def straight_runner(ctx, region, cache=None):
+    """`ctx.region_runner(region)`, or, for a body of a few elementwise ops
+    (`_straight_body`) and no trace, a function that runs those ops' kernels in order on a
+    list of values: the kernels a run of the region calls, the same values, without the
+    region run's plan (most of a first run of an argmax's reduction, whose body runs once
+    per level of the tree). Constants are made once per call of this function. `cache`: a
+    dict kept with the op that owns `region`, for the recognized body."""
+    if ctx.trace is not None:
+        return ctx.region_runner(region)
+    key = ("straight_body", id(region))
+    hit = cache.get(key) if cache is not None else None
+    if hit is None or hit[0] is not region:
+        hit = (region, _straight_body(region))
+        if cache is not None:
+            cache[key] = hit
+    body = hit[1]
+    if body is None:
+        return ctx.region_runner(region)
+    steps, consts, ret, nargs, nslots = body
+    template = [None] * nslots
+    for o, k, i in consts:
+        template[i] = k(ctx, o)
+
+    def run(args):
+        if len(args) != nargs:
+            raise InterpreterError(f"a region of {nargs} arguments given {len(args)}")
+        env = template.copy()
+        env[:nargs] = args
+        for k, o, ins, out in steps:
+            env[out] = k(ctx, o, *[env[i] for i in ins])
+        return [env[i] for i in ret]
+    return run
+
+
+def tree_reduce(ctx, region, xs, inits, axes, cache=None):
+    """Reduce tuples of arrays `xs` over `axes` by applying `region` on whole arrays, pairwise.
+    (`cache`: see `straight_runner`.)"""
+    run_region = straight_runner(ctx, region, cache)
     # move reduced axes to the front and flatten them into one axis
     nd = xs[0].ndim
     keep = [d for d in range(nd) if d not in axes]
@@ -74,13 +162,13 @@ def tree_reduce(ctx, region, xs, inits, axes):
         half = n // 2
         a = [c[:half] for c in cur]
         b = [c[half:2 * half] for c in cur]
-        res = ctx.run_region(region, a + b)
+        res = run_region(a + b)
         res = [np.asarray(r) for r in res]
         if n % 2:
             res = [np.concatenate([r, c[2 * half:]], axis=0) for r, c in zip(res, cur)]
         cur = res
     if cur[0].shape[0] == 1:
-        res = ctx.run_region(region, [c[0] for c in cur] + accs)
+        res = run_region([c[0] for c in cur] + accs)
     else:
         res = accs
     return [np.asarray(r) for r in res]
@@ -97,7 +185,7 @@ def reduce(ctx, op, *args):
         if name is not None:
             et = elem(op.results[0].type)
             return reduce_with_primitive(name, xs[0], axes, inits[0], et)
-    res = tree_reduce(ctx, region, xs, inits, axes)
+    res = tree_reduce(ctx, region, xs, inits, axes, op_cache(op))
     return [r.astype(elem(t.type).dtype, copy=False) if hasattr(t.type, "element_type") else r
             for r, t in zip(res, op.results)]
 

@@ -22,8 +22,10 @@ import numpy as np
 
 from ..errors import InterpreterError, NotImplementedOpError
 from ..ir.defaults import default_of
+from ..ir.types import element_type_for_dtype
 from .numerics import elem
-from .registry import kernel
+from .reduction import straight_runner
+from .registry import kernel, op_cache
 
 
 def total_order_key(x: np.ndarray) -> np.ndarray:
@@ -166,7 +168,7 @@ def merge_sort_permutation(less, columns: list) -> np.ndarray:
     return perm
 
 
-def sort_permutation(ctx, region, columns: list, ets):
+def sort_permutation(ctx, region, columns: list, ets, cache=None):
     """The stable sort permutation of the (rows, n) `columns` under the comparator `region`,
     or (that permutation, the sorted columns) where finding it sorted them already."""
     n = len(columns)
@@ -176,7 +178,7 @@ def sort_permutation(ctx, region, columns: list, ets):
         keys = _candidate_keys(columns[0], ets[0], ctype or "")
         if keys is not None:
             return np.argsort(keys[1] if direction == "GT" else keys[0], axis=-1, kind="stable")
-    run = ctx.region_runner(region)
+    run = straight_runner(ctx, region, cache)
     shape = columns[0].shape
 
     def less(lhs, rhs):
@@ -189,6 +191,19 @@ def sort_permutation(ctx, region, columns: list, ets):
     if found is not None:
         return found
     return merge_sort_permutation(less, columns)
+
+
+def _key_sources(columns, ets):
+    """The arrays `_verified_candidate` takes keys from, most significant first, with their
+    element types: each operand, a complex one as its real part then its imaginary part
+    (the lexicographic order complex comparators build, as the spec's compare does)."""
+    for x, et in zip(columns, ets):
+        if et.is_complex and x.dtype.kind == "c":
+            part = element_type_for_dtype(x.real.dtype)
+            yield np.ascontiguousarray(x.real), part
+            yield np.ascontiguousarray(x.imag), part
+        else:
+            yield x, et
 
 
 def _verified_candidate(less, columns, ets):
@@ -206,12 +221,11 @@ def _verified_candidate(less, columns, ets):
     such an order."""
     chosen = []
     rows, n = columns[0].shape
-    for j in range(min(len(columns), 4)):
-        et = ets[j]
+    for x, et in _key_sources(columns[:4], ets[:4]):
         kinds = ("", "TOTALORDER") if et.is_float else ("",)
         found = False
         for ctype in kinds:
-            pair = _candidate_keys(columns[j], et, ctype)
+            pair = _candidate_keys(x, et, ctype)
             if pair is None:
                 return None
             for key in pair:
@@ -267,7 +281,7 @@ def sort(ctx, op, *xs):
         return [np.array(x, copy=True) for x in xs]
     flat = [m.reshape(-1, ncols) for m in moved]
     ets = [elem(v.type) for v in op.operands]
-    perm = sort_permutation(ctx, op.regions[0], flat, ets)
+    perm = sort_permutation(ctx, op.regions[0], flat, ets, op_cache(op))
     if perm.__class__ is tuple:                 # (permutation, the columns it sorted)
         done = perm[1]
     else:

@@ -11,8 +11,9 @@ from numpy.lib.stride_tricks import sliding_window_view
 from ..errors import InterpreterError
 from .indexing import apply_updates
 from .numerics import elem
-from .reduction import _PRIMITIVES, recognize_binary_body, reduce_with_primitive, tree_reduce
-from .registry import kernel
+from .reduction import (_PRIMITIVES, recognize_binary_body, reduce_with_primitive, straight_runner,
+                        tree_reduce)
+from .registry import kernel, op_cache
 
 
 def _array_attr(op, name, rank, default):
@@ -212,7 +213,7 @@ def reduce_window(ctx, op, *args):
             return [reduce_with_primitive(name, np.ascontiguousarray(acc), (), inits[0], et)]
         if name is not None:
             return [reduce_with_primitive(name, views[0], axes, inits[0], et)]
-    res = tree_reduce(ctx, region, views, inits, axes)
+    res = tree_reduce(ctx, region, views, inits, axes, op_cache(op))
     return [np.asarray(r).astype(elem(t).dtype, copy=False) for r, t in zip(res, result_types)]
 
 
@@ -245,10 +246,11 @@ def select_and_scatter(ctx, op, operand, source, init_value):
     sel_val = vals[:, 0].copy()
     sel_pos = pos[:, 0].copy()
     has = sel_pos >= 0
+    run_select = straight_runner(ctx, select_region, op_cache(op))
     for k in range(1, w):
         v, p = vals[:, k], pos[:, k]
         real = p >= 0
-        keep = np.asarray(ctx.run_region(select_region, [sel_val, v])[0]).astype(bool)
+        keep = np.asarray(run_select([sel_val, v])[0]).astype(bool)
         keep = np.broadcast_to(keep, (m,))
         take = real & (~has | ~keep)
         sel_val = np.where(take, v, sel_val)
