@@ -163,3 +163,41 @@ def test_broadcast_in_dim_transposes_exactly_when_the_dims_are_out_of_order(dims
         view[d] = xshape[i]
     want = np.broadcast_to(np.transpose(x, order).reshape(view), out_shape)
     np.testing.assert_array_equal(got, want)
+
+
+# ------------------------------------------------------------------ recognized reduction bodies
+def _recognize_reference(region):
+    """`reduction.recognize_binary_body` as it was written with sets of ids."""
+    from stablehlo_ref.interpreter.reduction import _PRIMITIVES
+    if len(region.blocks) != 1:
+        return None
+    b = region.blocks[0]
+    if len(b.arguments) != 2 or len(b.operations) != 2:
+        return None
+    inner, ret = b.operations
+    if inner.name not in _PRIMITIVES or set(map(id, inner.operands)) != set(map(id, b.arguments)):
+        return None
+    if len(inner.operands) != 2 or len(ret.operands) != 1 or ret.operands[0] is not inner.results[0]:
+        return None
+    return inner.name
+
+
+_BODY_OPERANDS = ["%a, %b", "%b, %a", "%a, %a", "%b, %b", "%a, %c", "%c, %c"]
+
+
+@pytest.mark.parametrize("opname", ["add", "maximum", "subtract", "and"])
+@pytest.mark.parametrize("operands", _BODY_OPERANDS)
+@pytest.mark.parametrize("ret", ["%r", "%a", "%c"])
+def test_recognized_reduce_bodies_are_the_set_based_ones(opname, operands, ret):
+    from stablehlo_ref.interpreter.reduction import recognize_binary_body
+    src = f"""func.func @main(%x: tensor<4xf32>, %c: tensor<f32>) -> tensor<f32> {{
+  %0 = stablehlo.reduce(%x init: %c) across dimensions = [0] : (tensor<4xf32>, tensor<f32>) -> tensor<f32>
+   reducer(%a: tensor<f32>, %b: tensor<f32>) {{
+    %r = stablehlo.{opname} {operands} : tensor<f32>
+    stablehlo.return {ret} : tensor<f32>
+  }}
+  return %0 : tensor<f32>
+}}"""
+    m = parse(src)
+    op = m.functions["main"].regions[0].blocks[0].operations[0]
+    assert recognize_binary_body(op.regions[0]) == _recognize_reference(op.regions[0])

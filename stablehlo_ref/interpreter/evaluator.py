@@ -39,6 +39,9 @@ from .registry import KERNELS, TOKEN
 
 _NEVER = sys.maxsize
 _MISSING = object()
+ND = np.ndarray
+getrecursionlimit = sys.getrecursionlimit
+gc_isenabled, gc_disable = gc.isenabled, gc.disable
 
 
 class Interpreter:
@@ -145,9 +148,14 @@ class Interpreter:
         depth = 0 if once is not None else function_info(func, block).max_depth
         need = 1000 + 8 * (min(depth, limits.max_nesting) + 2000)
         blas_enter()
-        _pause_gc()
+        # (`_pause_gc`, in line: a first run of a small program pays for every call)
+        with _gc_lock:
+            runs = _gc_state[0] = _gc_state[0] + 1
+            if runs == 1 and gc_isenabled():
+                gc_disable()
+                _gc_state[1] = True
         try:
-            old_limit = sys.getrecursionlimit()
+            old_limit = getrecursionlimit()
             if need > old_limit:
                 sys.setrecursionlimit(need)
             # kernels compute with numpy's floating-point warnings off (overflow to inf, NaN
@@ -172,11 +180,17 @@ class Interpreter:
                     sys.setrecursionlimit(old_limit)
             check_results(func, name, out)
             for v in out:
-                if isinstance(v, np.generic):
+                if v.__class__ is not ND and isinstance(v, np.generic):
                     return [np.asarray(v) if isinstance(v, np.generic) else v for v in out]
-            return list(out)
+            # (`run_once` returns a list of its own)
+            return out if once is not None else list(out)
         finally:
-            _resume_gc()
+            # (`_resume_gc`, in line)
+            with _gc_lock:
+                runs = _gc_state[0] = _gc_state[0] - 1
+                if runs == 0 and _gc_state[1]:
+                    _gc_state[1] = False
+                    gc.enable()
             blas_leave()
             if own_deadline:
                 self.deadline = None
@@ -562,7 +576,8 @@ def run(module: Module, *arrays, entry: str = "main", trace=None,
     `limits` (a `stablehlo_ref.limits.Limits`) bounds tensor sizes, live memory, loop
     iterations, wall time and nesting; the defaults apply without it."""
     interp = Interpreter(module, trace=trace, limits=limits)
-    func = interp.functions.get(entry)
+    functions = interp._functions = module.functions
+    func = functions.get(entry)
     if func is None:
         module.function(entry)          # raises, naming the functions there are
     ft = func.attributes["function_type"].type
