@@ -76,6 +76,35 @@ def test_a_constant_callee_checked_and_run_in_one_pass_is_body_then_results(t, a
     assert out[0] is out[2]             # (one value returned twice is one object)
 
 
+_CALLEES = [
+    # (body of @f: () -> (tensor<2xf32>, ...), its result types)
+    ("%c = stablehlo.constant dense<1.0> : tensor<2xf32>\n  return %c", "tensor<2xf32>"),
+    ("%c = stablehlo.constant dense<1.0> : tensor<2xf32>\n  %d = stablehlo.constant dense<2.0> : tensor<3xf32>\n"
+     "  return %d, %c, %d", "tensor<3xf32>, tensor<2xf32>, tensor<3xf32>"),
+    ("%c = stablehlo.constant dense_resource<missing> : tensor<2xf32>\n  return %c", "tensor<2xf32>"),
+    ("%c = stablehlo.constant dense<1.0> : tensor<2xf32>\n  %d = stablehlo.negate %c : tensor<2xf32>\n"
+     "  return %d", "tensor<2xf32>"),
+    ("%c = stablehlo.constant dense<1.0> : tensor<2xf32>\n  %t = stablehlo.tuple %c : tuple<tensor<2xf32>>\n"
+     "  return %c", "tensor<2xf32>"),
+    ("%c = stablehlo.constant dense<[1, 2]> : tensor<2xi64>\n  return %c", "tensor<2xi64>"),
+    ("%c = stablehlo.constant dense<1.0> : tensor<4096xf32>\n  return %c", "tensor<4096xf32>"),
+    ("return", ""),
+]
+
+
+@pytest.mark.parametrize("body,types", _CALLEES)
+@pytest.mark.parametrize("limits", [Limits(), Limits(max_tensor_elements=2), Limits(max_live_bytes=20),
+                                    Limits(max_tensor_bytes=10), Limits(max_live_bytes=8000)])
+def test_a_discarded_callee_is_skipped_exactly_where_its_constant_body_is_literal(body, types, limits):
+    src = f"func.func private @f() -> ({types}) {{\n  {body} : {types}\n}}" if types else \
+        f"func.func private @f() -> () {{\n  {body}\n}}"
+    func = parse(src).functions["f"]
+    want = evaluator._constant_body(func, limits)
+    got = evaluator._discarded_results(func, limits)
+    assert got == (len(want[1]) if want is not None and want[2] else -1)
+    assert evaluator._discarded_results(None, limits) == -1
+
+
 def test_a_constant_callee_with_a_failing_constant_runs_the_general_way():
     src = """func.func @main() -> tensor<2xf32> {
   %0 = call @inputs() : () -> tensor<2xf32>
@@ -201,3 +230,22 @@ def test_recognized_reduce_bodies_are_the_set_based_ones(opname, operands, ret):
     m = parse(src)
     op = m.functions["main"].regions[0].blocks[0].operations[0]
     assert recognize_binary_body(op.regions[0]) == _recognize_reference(op.regions[0])
+
+
+# ------------------------------------------------------------------ reverse
+@pytest.mark.parametrize("shape,dims", [((5,), [0]), ((4, 5), [0]), ((4, 5), [1]), ((4, 5), [0, 1]),
+                                        ((4, 5), [1, 0]), ((2, 3, 4), [2, 0]), ((2, 3, 4), []),
+                                        ((2, 0, 3), [1]), ((1, 2, 3, 4), [3, 1, 2])])
+def test_reverse_indexes_the_view_np_flip_makes(shape, dims):
+    t = "x".join(map(str, shape)) + "xi32"
+    src = f"""func.func @main(%x: tensor<{t}>) -> tensor<{t}> {{
+  %0 = stablehlo.reverse %x, dims = {dims} : tensor<{t}>
+  return %0 : tensor<{t}>
+}}"""
+    op = parse(src).functions["main"].regions[0].blocks[0].operations[0]
+    x = np.arange(int(np.prod(shape)), dtype=np.int32).reshape(shape)
+    got = movement.reverse(None, op, x)
+    want = np.flip(x, axis=tuple(dims)) if dims else x
+    assert got.shape == want.shape and got.strides == want.strides
+    assert got.tobytes() == want.tobytes()
+    assert np.shares_memory(got, x) or not x.size

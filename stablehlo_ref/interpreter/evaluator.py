@@ -63,6 +63,7 @@ class Interpreter:
         self._info = None            # and its FunctionInfo
         self._isolated = {}          # id(block) -> (block, FunctionInfo) of regions run alone
         self._consts = {}            # name -> _constant_body(...) of the functions called
+        self._discards = {}          # name -> _discarded_results(...) of discarded callees
         self._loops = {}             # id(block) -> (block, whether it runs a loop)
 
     @property
@@ -107,12 +108,17 @@ class Interpreter:
         """`call` for a call op none of whose results is used: a callee that `_constant_body`
         accepts, whose constants are all dense literals (their kernel cannot fail), is not
         run at all (its results are None)."""
-        if not args and self.depth and self.trace is None:
+        if not args and self.depth and self.trace is None and self.depth < 2000:
             consts = self._consts.get(name, _MISSING)
             if consts is _MISSING:
-                consts = self._consts[name] = _constant_body(self.functions.get(name),
-                                                             self.limits)
-            if consts is not None and consts[2] and self.depth < 2000:
+                # (the callee's first call: only whether it may be skipped is decided)
+                n = self._discards.get(name)
+                if n is None:
+                    n = self._discards[name] = _discarded_results(self.functions.get(name),
+                                                                  self.limits)
+                if n >= 0:
+                    return [None] * n
+            elif consts is not None and consts[2]:
                 return [None] * len(consts[1])
         return self.call(name, args)
 
@@ -335,12 +341,22 @@ except ImportError:  # pragma: no cover - numpy 1.x
     _make_extobj = _extobj_contextvar = None
 
 
+# (the error state a run last started from, and the quiet one made from it: the state is an
+# immutable object, and one made with all="ignore" from the same current state is the same)
+_QUIET = (None, None)
+
+
 def _quiet():
+    global _QUIET
     if _extobj_contextvar is None:  # pragma: no cover - numpy 1.x
         state = np.errstate(all="ignore")
         state.__enter__()
         return state
-    return _extobj_contextvar.set(_make_extobj(all="ignore"))
+    cur = _extobj_contextvar.get()
+    made = _QUIET
+    if made[0] is not cur:
+        made = _QUIET = (cur, _make_extobj(all="ignore"))
+    return _extobj_contextvar.set(made[1])
 
 
 def _loud(token) -> None:
@@ -493,6 +509,69 @@ def _constants_once(ctx, func, limits):
     if vals is None:
         return consts, None
     return consts, _picked(vals, where)
+
+
+def _discarded_results(func, limits) -> int:
+    """For a call none of whose results is used: the number of results of `func` where
+    `_constant_body(func, limits)` accepts it and its constants are all dense literals (so
+    that none of their kernels can fail: the call need not run), else -1. The same checks
+    as `_constants_once`, made without building the body's index (a discarded call is made
+    once per run of most test programs)."""
+    if func is None:
+        return -1
+    regions = func.regions
+    if len(regions) != 1:
+        return -1
+    blocks = regions[0].blocks
+    if len(blocks) != 1:
+        return -1
+    block = blocks[0]
+    ft = func.attributes.get("function_type")
+    if block.arguments or getattr(ft, "type", None) is None or ft.type.inputs:
+        return -1
+    ops = block.operations
+    n = len(ops) - 1
+    if n < 0 or ops[n].name != "func.return":
+        return -1
+    max_elements, max_bytes = limits.max_tensor_elements, limits.max_tensor_bytes
+    max_live = limits.max_live_bytes
+    live = 0
+    i = 0
+    while i < n:
+        op = ops[i]
+        i += 1
+        results = op.results
+        if op.name != "stablehlo.constant" or op.operands or op.regions or len(results) != 1 \
+                or op.attributes.get("value").__class__ is not DenseElementsAttr:
+            return -1
+        t = results[0].type
+        if t.__class__ is not TensorType or t.element_type.__class__ is not ElementType:
+            return -1
+        sb = getattr(t, "_sb", _MISSING)
+        if sb is _MISSING:
+            sb = _static_bytes(t)
+        if sb is None or sb[0] > max_elements or sb[1] > max_bytes:
+            return -1
+        live += sb[1]
+        if live > max_live:
+            return -1
+    # (the returned values are results of those constants: a value of another block, or
+    # one defined later, is not)
+    outs = ops[n].operands
+    if n <= 8:
+        for v in outs:
+            owner = v.owner
+            j = 0
+            while j < n and ops[j] is not owner:
+                j += 1
+            if j == n:
+                return -1
+    else:
+        own = set(ops)
+        for v in outs:
+            if v.owner not in own:
+                return -1
+    return len(outs)
 
 
 def _run_constants(ctx, consts):
