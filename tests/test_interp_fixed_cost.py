@@ -249,3 +249,31 @@ def test_reverse_indexes_the_view_np_flip_makes(shape, dims):
     assert got.shape == want.shape and got.strides == want.strides
     assert got.tobytes() == want.tobytes()
     assert np.shares_memory(got, x) or not x.size
+
+
+# ------------------------------------------------------------------ real / imag
+@pytest.mark.parametrize("ct,rt", [("complex<f32>", "f32"), ("complex<f64>", "f64"), ("f32", "f32"),
+                                   ("f64", "f64")])
+@pytest.mark.parametrize("part", ["real", "imag"])
+@pytest.mark.parametrize("scalar", [False, True])
+def test_complex_parts_are_np_real_and_imag(ct, rt, part, scalar):
+    from stablehlo_ref.interpreter import elementwise
+    shape = "" if scalar else "3x"
+    src = f"""func.func @main(%x: tensor<{shape}{ct}>) -> tensor<{shape}{rt}> {{
+  %0 = stablehlo.{part} %x : (tensor<{shape}{ct}>) -> tensor<{shape}{rt}>
+  return %0 : tensor<{shape}{rt}>
+}}"""
+    op = parse(src).functions["main"].regions[0].blocks[0].operations[0]
+    dt = ELEMENT_TYPES[ct].dtype
+    x = (np.array([1.5 - 2j, np.nan + 1j, -0.0 + np.inf * 1j]) if ct.startswith("complex")
+         else np.array([1.5, np.nan, -0.0])).astype(dt)
+    if scalar:
+        x = x[0]
+    got = getattr(elementwise, part)(None, op, x)
+    rdt = ELEMENT_TYPES[rt].dtype
+    if np.iscomplexobj(x):
+        want = (np.real(x) if part == "real" else np.imag(x)).astype(rdt)
+    else:
+        want = x.copy() if part == "real" else np.zeros(np.shape(x), dtype=rdt)
+    assert got.__class__ is want.__class__ and got.dtype == want.dtype
+    assert np.asarray(got).tobytes() == np.asarray(want).tobytes()

@@ -452,16 +452,22 @@ def _constants_once(ctx, func, limits):
     """(`_constant_body(func, limits)`, the function's results): with `ctx`, the constants
     are run in the same pass that checks them, and the results are what `_run_constants`
     gives (None where the body is not accepted, a kernel fails, or without `ctx`)."""
-    if func is None or len(func.regions) != 1 or len(func.regions[0].blocks) != 1:
+    if func is None:
         return None, None
-    block = func.regions[0].blocks[0]
+    regions = func.regions
+    if len(regions) != 1:
+        return None, None
+    blocks = regions[0].blocks
+    if len(blocks) != 1:
+        return None, None
+    block = blocks[0]
     ft = func.attributes.get("function_type")
     if block.arguments or getattr(ft, "type", None) is None or ft.type.inputs:
         return None, None
     ops = block.operations
-    if not ops or ops[-1].name != "func.return":
+    n = len(ops) - 1
+    if n < 0 or ops[n].name != "func.return":
         return None, None
-    index = {}
     live = 0
     literal = True
     max_elements, max_bytes = limits.max_tensor_elements, limits.max_tensor_bytes
@@ -470,20 +476,16 @@ def _constants_once(ctx, func, limits):
     if ctx is not None:
         vals = []
         fn = KERNELS["stablehlo.constant"]
-    last = len(ops) - 1
     i = 0
-    for op in ops:
-        if op.name != "stablehlo.constant":
-            if i == last:
-                break
-            return None, None
+    while i < n:
+        op = ops[i]
+        i += 1
         results = op.results
-        if op.operands or op.regions or len(results) != 1:
+        if op.name != "stablehlo.constant" or op.operands or op.regions or len(results) != 1:
             return None, None
         if op.attributes.get("value").__class__ is not DenseElementsAttr:
             literal = False
-        r = results[0]
-        t = r.type
+        t = results[0].type
         if t.__class__ is not TensorType or t.element_type.__class__ is not ElementType:
             return None, None
         sb = getattr(t, "_sb", _MISSING)
@@ -494,17 +496,36 @@ def _constants_once(ctx, func, limits):
         live += sb[1]
         if live > max_live:
             return None, None
-        index[r] = i
-        i += 1
         if vals is not None:
             try:
                 vals.append(fn(ctx, op))
             except Exception:  # noqa: BLE001 - rerun the general way, which reports it
                 vals = None
-    try:
-        where = tuple([index[v] for v in ops[-1].operands])
-    except KeyError:
-        return None, None
+    # the op each returned value is the result of (a value of another block, or one
+    # defined later, is none of them)
+    outs = ops[n].operands
+    where = []
+    if n <= 8:
+        for v in outs:
+            owner = v.owner
+            j = 0
+            while j < n and ops[j] is not owner:
+                j += 1
+            if j == n:
+                return None, None
+            where.append(j)
+    else:
+        index = {}
+        j = 0
+        while j < n:
+            index[ops[j]] = j
+            j += 1
+        for v in outs:
+            j = index.get(v.owner)
+            if j is None:
+                return None, None
+            where.append(j)
+    where = tuple(where)
     consts = (ops[:-1], where, literal)
     if vals is None:
         return consts, None

@@ -308,7 +308,9 @@ def pad(ctx, op, x, value):
         shape = tuple(lo[i] + hi[i] + n + max(n - 1, 0) * interior[i] for i, n in enumerate(x.shape))
         if any(d < 0 for d in shape):
             raise InterpreterError(f"{op.name}: negative dimension size in output shape {list(shape)}")
-    out = np.full(shape, value.reshape(()), dtype=x.dtype)
+    # (what np.full does, without its Python-level call)
+    out = np.empty(shape, dtype=x.dtype)
+    np.copyto(out, value.reshape(()), casting="unsafe")
     src_sl = []
     dst_sl = []
     for i in range(x.ndim):
