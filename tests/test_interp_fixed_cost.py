@@ -76,6 +76,35 @@ def test_a_constant_callee_checked_and_run_in_one_pass_is_body_then_results(t, a
     assert out[0] is out[2]             # (one value returned twice is one object)
 
 
+_CALLEES = [
+    # (body of @f: () -> (tensor<2xf32>, ...), its result types)
+    ("%c = stablehlo.constant dense<1.0> : tensor<2xf32>\n  return %c", "tensor<2xf32>"),
+    ("%c = stablehlo.constant dense<1.0> : tensor<2xf32>\n  %d = stablehlo.constant dense<2.0> : tensor<3xf32>\n"
+     "  return %d, %c, %d", "tensor<3xf32>, tensor<2xf32>, tensor<3xf32>"),
+    ("%c = stablehlo.constant dense_resource<missing> : tensor<2xf32>\n  return %c", "tensor<2xf32>"),
+    ("%c = stablehlo.constant dense<1.0> : tensor<2xf32>\n  %d = stablehlo.negate %c : tensor<2xf32>\n"
+     "  return %d", "tensor<2xf32>"),
+    ("%c = stablehlo.constant dense<1.0> : tensor<2xf32>\n  %t = stablehlo.tuple %c : tuple<tensor<2xf32>>\n"
+     "  return %c", "tensor<2xf32>"),
+    ("%c = stablehlo.constant dense<[1, 2]> : tensor<2xi64>\n  return %c", "tensor<2xi64>"),
+    ("%c = stablehlo.constant dense<1.0> : tensor<4096xf32>\n  return %c", "tensor<4096xf32>"),
+    ("return", ""),
+]
+
+
+@pytest.mark.parametrize("body,types", _CALLEES)
+@pytest.mark.parametrize("limits", [Limits(), Limits(max_tensor_elements=2), Limits(max_live_bytes=20),
+                                    Limits(max_tensor_bytes=10), Limits(max_live_bytes=8000)])
+def test_a_discarded_callee_is_skipped_exactly_where_its_constant_body_is_literal(body, types, limits):
+    src = f"func.func private @f() -> ({types}) {{\n  {body} : {types}\n}}" if types else \
+        f"func.func private @f() -> () {{\n  {body}\n}}"
+    func = parse(src).functions["f"]
+    want = evaluator._constant_body(func, limits)
+    got = evaluator._discarded_results(func, limits)
+    assert got == (len(want[1]) if want is not None and want[2] else -1)
+    assert evaluator._discarded_results(None, limits) == -1
+
+
 def test_a_constant_callee_with_a_failing_constant_runs_the_general_way():
     src = """func.func @main() -> tensor<2xf32> {
   %0 = call @inputs() : () -> tensor<2xf32>
@@ -163,3 +192,88 @@ def test_broadcast_in_dim_transposes_exactly_when_the_dims_are_out_of_order(dims
         view[d] = xshape[i]
     want = np.broadcast_to(np.transpose(x, order).reshape(view), out_shape)
     np.testing.assert_array_equal(got, want)
+
+
+# ------------------------------------------------------------------ recognized reduction bodies
+def _recognize_reference(region):
+    """`reduction.recognize_binary_body` as it was written with sets of ids."""
+    from stablehlo_ref.interpreter.reduction import _PRIMITIVES
+    if len(region.blocks) != 1:
+        return None
+    b = region.blocks[0]
+    if len(b.arguments) != 2 or len(b.operations) != 2:
+        return None
+    inner, ret = b.operations
+    if inner.name not in _PRIMITIVES or set(map(id, inner.operands)) != set(map(id, b.arguments)):
+        return None
+    if len(inner.operands) != 2 or len(ret.operands) != 1 or ret.operands[0] is not inner.results[0]:
+        return None
+    return inner.name
+
+
+_BODY_OPERANDS = ["%a, %b", "%b, %a", "%a, %a", "%b, %b", "%a, %c", "%c, %c"]
+
+
+@pytest.mark.parametrize("opname", ["add", "maximum", "subtract", "and"])
+@pytest.mark.parametrize("operands", _BODY_OPERANDS)
+@pytest.mark.parametrize("ret", ["%r", "%a", "%c"])
+def test_recognized_reduce_bodies_are_the_set_based_ones(opname, operands, ret):
+    from stablehlo_ref.interpreter.reduction import recognize_binary_body
+    src = f"""func.func @main(%x: tensor<4xf32>, %c: tensor<f32>) -> tensor<f32> {{
+  %0 = stablehlo.reduce(%x init: %c) across dimensions = [0] : (tensor<4xf32>, tensor<f32>) -> tensor<f32>
+   reducer(%a: tensor<f32>, %b: tensor<f32>) {{
+    %r = stablehlo.{opname} {operands} : tensor<f32>
+    stablehlo.return {ret} : tensor<f32>
+  }}
+  return %0 : tensor<f32>
+}}"""
+    m = parse(src)
+    op = m.functions["main"].regions[0].blocks[0].operations[0]
+    assert recognize_binary_body(op.regions[0]) == _recognize_reference(op.regions[0])
+
+
+# ------------------------------------------------------------------ reverse
+@pytest.mark.parametrize("shape,dims", [((5,), [0]), ((4, 5), [0]), ((4, 5), [1]), ((4, 5), [0, 1]),
+                                        ((4, 5), [1, 0]), ((2, 3, 4), [2, 0]), ((2, 3, 4), []),
+                                        ((2, 0, 3), [1]), ((1, 2, 3, 4), [3, 1, 2])])
+def test_reverse_indexes_the_view_np_flip_makes(shape, dims):
+    t = "x".join(map(str, shape)) + "xi32"
+    src = f"""func.func @main(%x: tensor<{t}>) -> tensor<{t}> {{
+  %0 = stablehlo.reverse %x, dims = {dims} : tensor<{t}>
+  return %0 : tensor<{t}>
+}}"""
+    op = parse(src).functions["main"].regions[0].blocks[0].operations[0]
+    x = np.arange(int(np.prod(shape)), dtype=np.int32).reshape(shape)
+    got = movement.reverse(None, op, x)
+    want = np.flip(x, axis=tuple(dims)) if dims else x
+    assert got.shape == want.shape and got.strides == want.strides
+    assert got.tobytes() == want.tobytes()
+    assert np.shares_memory(got, x) or not x.size
+
+
+# ------------------------------------------------------------------ real / imag
+@pytest.mark.parametrize("ct,rt", [("complex<f32>", "f32"), ("complex<f64>", "f64"), ("f32", "f32"),
+                                   ("f64", "f64")])
+@pytest.mark.parametrize("part", ["real", "imag"])
+@pytest.mark.parametrize("scalar", [False, True])
+def test_complex_parts_are_np_real_and_imag(ct, rt, part, scalar):
+    from stablehlo_ref.interpreter import elementwise
+    shape = "" if scalar else "3x"
+    src = f"""func.func @main(%x: tensor<{shape}{ct}>) -> tensor<{shape}{rt}> {{
+  %0 = stablehlo.{part} %x : (tensor<{shape}{ct}>) -> tensor<{shape}{rt}>
+  return %0 : tensor<{shape}{rt}>
+}}"""
+    op = parse(src).functions["main"].regions[0].blocks[0].operations[0]
+    dt = ELEMENT_TYPES[ct].dtype
+    x = (np.array([1.5 - 2j, np.nan + 1j, -0.0 + np.inf * 1j]) if ct.startswith("complex")
+         else np.array([1.5, np.nan, -0.0])).astype(dt)
+    if scalar:
+        x = x[0]
+    got = getattr(elementwise, part)(None, op, x)
+    rdt = ELEMENT_TYPES[rt].dtype
+    if np.iscomplexobj(x):
+        want = (np.real(x) if part == "real" else np.imag(x)).astype(rdt)
+    else:
+        want = x.copy() if part == "real" else np.zeros(np.shape(x), dtype=rdt)
+    assert got.__class__ is want.__class__ and got.dtype == want.dtype
+    assert np.asarray(got).tobytes() == np.asarray(want).tobytes()

@@ -39,6 +39,9 @@ from .registry import KERNELS, TOKEN
 
 _NEVER = sys.maxsize
 _MISSING = object()
+ND = np.ndarray
+getrecursionlimit = sys.getrecursionlimit
+gc_isenabled, gc_disable = gc.isenabled, gc.disable
 
 
 class Interpreter:
@@ -60,6 +63,7 @@ class Interpreter:
         self._info = None            # and its FunctionInfo
         self._isolated = {}          # id(block) -> (block, FunctionInfo) of regions run alone
         self._consts = {}            # name -> _constant_body(...) of the functions called
+        self._discards = {}          # name -> _discarded_results(...) of discarded callees
         self._loops = {}             # id(block) -> (block, whether it runs a loop)
 
     @property
@@ -104,12 +108,17 @@ class Interpreter:
         """`call` for a call op none of whose results is used: a callee that `_constant_body`
         accepts, whose constants are all dense literals (their kernel cannot fail), is not
         run at all (its results are None)."""
-        if not args and self.depth and self.trace is None:
+        if not args and self.depth and self.trace is None and self.depth < 2000:
             consts = self._consts.get(name, _MISSING)
             if consts is _MISSING:
-                consts = self._consts[name] = _constant_body(self.functions.get(name),
-                                                             self.limits)
-            if consts is not None and consts[2] and self.depth < 2000:
+                # (the callee's first call: only whether it may be skipped is decided)
+                n = self._discards.get(name)
+                if n is None:
+                    n = self._discards[name] = _discarded_results(self.functions.get(name),
+                                                                  self.limits)
+                if n >= 0:
+                    return [None] * n
+            elif consts is not None and consts[2]:
                 return [None] * len(consts[1])
         return self.call(name, args)
 
@@ -145,9 +154,14 @@ class Interpreter:
         depth = 0 if once is not None else function_info(func, block).max_depth
         need = 1000 + 8 * (min(depth, limits.max_nesting) + 2000)
         blas_enter()
-        _pause_gc()
+        # (`_pause_gc`, in line: a first run of a small program pays for every call)
+        with _gc_lock:
+            runs = _gc_state[0] = _gc_state[0] + 1
+            if runs == 1 and gc_isenabled():
+                gc_disable()
+                _gc_state[1] = True
         try:
-            old_limit = sys.getrecursionlimit()
+            old_limit = getrecursionlimit()
             if need > old_limit:
                 sys.setrecursionlimit(need)
             # kernels compute with numpy's floating-point warnings off (overflow to inf, NaN
@@ -172,11 +186,17 @@ class Interpreter:
                     sys.setrecursionlimit(old_limit)
             check_results(func, name, out)
             for v in out:
-                if isinstance(v, np.generic):
+                if v.__class__ is not ND and isinstance(v, np.generic):
                     return [np.asarray(v) if isinstance(v, np.generic) else v for v in out]
-            return list(out)
+            # (`run_once` returns a list of its own)
+            return out if once is not None else list(out)
         finally:
-            _resume_gc()
+            # (`_resume_gc`, in line)
+            with _gc_lock:
+                runs = _gc_state[0] = _gc_state[0] - 1
+                if runs == 0 and _gc_state[1]:
+                    _gc_state[1] = False
+                    gc.enable()
             blas_leave()
             if own_deadline:
                 self.deadline = None
@@ -321,12 +341,22 @@ except ImportError:  # pragma: no cover - numpy 1.x
     _make_extobj = _extobj_contextvar = None
 
 
+# (the error state a run last started from, and the quiet one made from it: the state is an
+# immutable object, and one made with all="ignore" from the same current state is the same)
+_QUIET = (None, None)
+
+
 def _quiet():
+    global _QUIET
     if _extobj_contextvar is None:  # pragma: no cover - numpy 1.x
         state = np.errstate(all="ignore")
         state.__enter__()
         return state
-    return _extobj_contextvar.set(_make_extobj(all="ignore"))
+    cur = _extobj_contextvar.get()
+    made = _QUIET
+    if made[0] is not cur:
+        made = _QUIET = (cur, _make_extobj(all="ignore"))
+    return _extobj_contextvar.set(made[1])
 
 
 def _loud(token) -> None:
@@ -422,16 +452,22 @@ def _constants_once(ctx, func, limits):
     """(`_constant_body(func, limits)`, the function's results): with `ctx`, the constants
     are run in the same pass that checks them, and the results are what `_run_constants`
     gives (None where the body is not accepted, a kernel fails, or without `ctx`)."""
-    if func is None or len(func.regions) != 1 or len(func.regions[0].blocks) != 1:
+    if func is None:
         return None, None
-    block = func.regions[0].blocks[0]
+    regions = func.regions
+    if len(regions) != 1:
+        return None, None
+    blocks = regions[0].blocks
+    if len(blocks) != 1:
+        return None, None
+    block = blocks[0]
     ft = func.attributes.get("function_type")
     if block.arguments or getattr(ft, "type", None) is None or ft.type.inputs:
         return None, None
     ops = block.operations
-    if not ops or ops[-1].name != "func.return":
+    n = len(ops) - 1
+    if n < 0 or ops[n].name != "func.return":
         return None, None
-    index = {}
     live = 0
     literal = True
     max_elements, max_bytes = limits.max_tensor_elements, limits.max_tensor_bytes
@@ -440,20 +476,16 @@ def _constants_once(ctx, func, limits):
     if ctx is not None:
         vals = []
         fn = KERNELS["stablehlo.constant"]
-    last = len(ops) - 1
     i = 0
-    for op in ops:
-        if op.name != "stablehlo.constant":
-            if i == last:
-                break
-            return None, None
+    while i < n:
+        op = ops[i]
+        i += 1
         results = op.results
-        if op.operands or op.regions or len(results) != 1:
+        if op.name != "stablehlo.constant" or op.operands or op.regions or len(results) != 1:
             return None, None
         if op.attributes.get("value").__class__ is not DenseElementsAttr:
             literal = False
-        r = results[0]
-        t = r.type
+        t = results[0].type
         if t.__class__ is not TensorType or t.element_type.__class__ is not ElementType:
             return None, None
         sb = getattr(t, "_sb", _MISSING)
@@ -464,21 +496,103 @@ def _constants_once(ctx, func, limits):
         live += sb[1]
         if live > max_live:
             return None, None
-        index[r] = i
-        i += 1
         if vals is not None:
             try:
                 vals.append(fn(ctx, op))
             except Exception:  # noqa: BLE001 - rerun the general way, which reports it
                 vals = None
-    try:
-        where = tuple([index[v] for v in ops[-1].operands])
-    except KeyError:
-        return None, None
+    # the op each returned value is the result of (a value of another block, or one
+    # defined later, is none of them)
+    outs = ops[n].operands
+    where = []
+    if n <= 8:
+        for v in outs:
+            owner = v.owner
+            j = 0
+            while j < n and ops[j] is not owner:
+                j += 1
+            if j == n:
+                return None, None
+            where.append(j)
+    else:
+        index = {}
+        j = 0
+        while j < n:
+            index[ops[j]] = j
+            j += 1
+        for v in outs:
+            j = index.get(v.owner)
+            if j is None:
+                return None, None
+            where.append(j)
+    where = tuple(where)
     consts = (ops[:-1], where, literal)
     if vals is None:
         return consts, None
     return consts, _picked(vals, where)
+
+
+def _discarded_results(func, limits) -> int:
+    """For a call none of whose results is used: the number of results of `func` where
+    `_constant_body(func, limits)` accepts it and its constants are all dense literals (so
+    that none of their kernels can fail: the call need not run), else -1. The same checks
+    as `_constants_once`, made without building the body's index (a discarded call is made
+    once per run of most test programs)."""
+    if func is None:
+        return -1
+    regions = func.regions
+    if len(regions) != 1:
+        return -1
+    blocks = regions[0].blocks
+    if len(blocks) != 1:
+        return -1
+    block = blocks[0]
+    ft = func.attributes.get("function_type")
+    if block.arguments or getattr(ft, "type", None) is None or ft.type.inputs:
+        return -1
+    ops = block.operations
+    n = len(ops) - 1
+    if n < 0 or ops[n].name != "func.return":
+        return -1
+    max_elements, max_bytes = limits.max_tensor_elements, limits.max_tensor_bytes
+    max_live = limits.max_live_bytes
+    live = 0
+    i = 0
+    while i < n:
+        op = ops[i]
+        i += 1
+        results = op.results
+        if op.name != "stablehlo.constant" or op.operands or op.regions or len(results) != 1 \
+                or op.attributes.get("value").__class__ is not DenseElementsAttr:
+            return -1
+        t = results[0].type
+        if t.__class__ is not TensorType or t.element_type.__class__ is not ElementType:
+            return -1
+        sb = getattr(t, "_sb", _MISSING)
+        if sb is _MISSING:
+            sb = _static_bytes(t)
+        if sb is None or sb[0] > max_elements or sb[1] > max_bytes:
+            return -1
+        live += sb[1]
+        if live > max_live:
+            return -1
+    # (the returned values are results of those constants: a value of another block, or
+    # one defined later, is not)
+    outs = ops[n].operands
+    if n <= 8:
+        for v in outs:
+            owner = v.owner
+            j = 0
+            while j < n and ops[j] is not owner:
+                j += 1
+            if j == n:
+                return -1
+    else:
+        own = set(ops)
+        for v in outs:
+            if v.owner not in own:
+                return -1
+    return len(outs)
 
 
 def _run_constants(ctx, consts):
@@ -562,7 +676,8 @@ def run(module: Module, *arrays, entry: str = "main", trace=None,
     `limits` (a `stablehlo_ref.limits.Limits`) bounds tensor sizes, live memory, loop
     iterations, wall time and nesting; the defaults apply without it."""
     interp = Interpreter(module, trace=trace, limits=limits)
-    func = interp.functions.get(entry)
+    functions = interp._functions = module.functions
+    func = functions.get(entry)
     if func is None:
         module.function(entry)          # raises, naming the functions there are
     ft = func.attributes["function_type"].type

@@ -277,10 +277,24 @@ def concatenate(ctx, op, *xs):
     return np.concatenate(xs, axis=dim)
 
 
+_ALL = slice(None)
+_BACKWARD = slice(None, None, -1)
+
+
 @kernel("stablehlo.reverse")
 def reverse(ctx, op, x):
     dims = _ints(op, "dimensions")
-    return np.flip(x, axis=dims) if dims else x
+    if not dims:
+        return x
+    # (the view `np.flip` makes, indexed directly for distinct dims in range; np.flip itself,
+    # with its errors, for any other)
+    nd = x.ndim
+    idx = [_ALL] * nd
+    for d in dims:
+        if d < 0 or d >= nd or idx[d] is _BACKWARD:
+            return np.flip(x, axis=dims)
+        idx[d] = _BACKWARD
+    return x[tuple(idx)]
 
 
 @kernel("stablehlo.pad")
@@ -294,7 +308,9 @@ def pad(ctx, op, x, value):
         shape = tuple(lo[i] + hi[i] + n + max(n - 1, 0) * interior[i] for i, n in enumerate(x.shape))
         if any(d < 0 for d in shape):
             raise InterpreterError(f"{op.name}: negative dimension size in output shape {list(shape)}")
-    out = np.full(shape, value.reshape(()), dtype=x.dtype)
+    # (what np.full does, without its Python-level call)
+    out = np.empty(shape, dtype=x.dtype)
+    np.copyto(out, value.reshape(()), casting="unsafe")
     src_sl = []
     dst_sl = []
     for i in range(x.ndim):

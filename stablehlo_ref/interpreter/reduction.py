@@ -23,17 +23,30 @@ _PRIMITIVES = {
 
 def recognize_binary_body(region):
     """If the region is `return op(arg0, arg1)` for a known commutative op, its name."""
-    if len(region.blocks) != 1:
+    blocks = region.blocks
+    if len(blocks) != 1:
         return None
-    b = region.blocks[0]
-    if len(b.arguments) != 2 or len(b.operations) != 2:
+    b = blocks[0]
+    bargs = b.arguments
+    ops = b.operations
+    if len(bargs) != 2 or len(ops) != 2:
         return None
-    inner, ret = b.operations
-    if inner.name not in _PRIMITIVES or set(map(id, inner.operands)) != set(map(id, b.arguments)):
+    inner, ret = ops
+    name = inner.name
+    if name not in _PRIMITIVES:
         return None
-    if len(inner.operands) != 2 or len(ret.operands) != 1 or ret.operands[0] is not inner.results[0]:
+    # (the operands are the two arguments, in either order)
+    x = inner.operands
+    if len(x) != 2:
         return None
-    return inner.name
+    a0, a1 = bargs
+    x0, x1 = x
+    if not ((x0 is a0 and x1 is a1) or (x0 is a1 and x1 is a0)):
+        return None
+    r = ret.operands
+    if len(r) != 1 or r[0] is not inner.results[0]:
+        return None
+    return name
 
 
 def reduce_with_primitive(name, x, axes, init, et):
