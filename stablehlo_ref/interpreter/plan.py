@@ -1433,6 +1433,16 @@ def _picker(fn, op):
 # from about 4096 elements on, `where` is as fast or faster
 _PUTMASK_ELEMENTS = 1024
 
+# the number of true elements of a predicate array (numpy's C function: `np.count_nonzero`'s
+# Python wrapper costs three times as much on small arrays)
+try:
+    from numpy._core.multiarray import count_nonzero as _count_true
+except ImportError:              # (numpy 1.x)
+    try:
+        from numpy.core.multiarray import count_nonzero as _count_true
+    except ImportError:
+        _count_true = np.count_nonzero
+
 
 def _array_select(op):
     """The select of arrays of one static shape (`_WHERE`) as a function `sel(c, a, b)` of
@@ -1449,9 +1459,18 @@ def _array_select(op):
     if not _putmask_select(op):
         return sel_where
     putmask = np.putmask
+    count = _count_true
 
     def sel(c, a, b):
         if a.dtype is b.dtype:
+            # a predicate all false or all true selects one operand whole: that array
+            # itself (its values are the select's; no update in place writes into an array
+            # another slot holds)
+            k = count(c)
+            if k == 0:
+                return b
+            if k == c.size:
+                return a
             v = b.copy()
             putmask(v, c, a)
             return v
@@ -1624,9 +1643,15 @@ def _mixed_sequence_runner(seq):
     BOOL, ND = np.bool_, np.ndarray
     putmask = np.putmask
     refcount = _refcount
+    count = _count_true
 
     def run_mixed(ctx, f):
         it = iter(seq)
+        # the last predicate array of a select of arrays and its number of true elements
+        # (selects in a row often share their predicate; a predicate all false or all true
+        # selects one operand whole, that array itself, see `_array_select`)
+        mp = None
+        mn = 0
         try:
             for k, fn, a, b, c, out, op in it:
                 if k == 0:
@@ -1647,9 +1672,17 @@ def _mixed_sequence_runner(seq):
                     y = f[c]
                     if p.__class__ is ND and x.__class__ is ND and y.__class__ is ND \
                             and x.dtype is y.dtype:
-                        y = y.copy()
-                        putmask(y, p, x)
-                        f[out] = y
+                        if p is not mp:
+                            mp = p
+                            mn = count(p)
+                        if mn == 0:
+                            f[out] = y
+                        elif mn == p.size:
+                            f[out] = x
+                        else:
+                            y = y.copy()
+                            putmask(y, p, x)
+                            f[out] = y
                     else:
                         f[out] = fn(ctx, p, x, y)
                 elif k == 4:
@@ -1668,6 +1701,17 @@ def _mixed_sequence_runner(seq):
                     y = f[c]
                     if p.__class__ is ND and x.__class__ is ND and y.__class__ is ND \
                             and x.dtype is y.dtype and y.base is None and refcount(y) == 3:
+                        if p is not mp:
+                            mp = p
+                            mn = count(p)
+                        if mn == 0:
+                            f[c] = None
+                            f[out] = y
+                            continue
+                        if mn == p.size:
+                            f[c] = None
+                            f[out] = x
+                            continue
                         try:
                             putmask(y, p, x)
                         except ValueError:   # (a read-only array: into a copy)
