@@ -154,3 +154,23 @@ def test_abs_specialized_is_the_general_kernel(t, data, shape):
         assert np.asarray(got).dtype == np.asarray(want).dtype
         assert np.asarray(got).tobytes() == np.asarray(want).tobytes()
     assert element_type(t).dtype == np.asarray(fn(None, op, x)).dtype
+
+
+@settings(max_examples=200, deadline=None)
+@given(data=st.data(), rank=st.integers(0, 4))
+def test_window_maker_is_window(data, rank):
+    """`plan._window_maker` makes the windows `plan._window` makes (known and frame starts,
+    clamped; slices or, with unit flags, indices), for one, several or no frame starts."""
+    starts, frame = [], []
+    for k in range(rank):
+        n = data.draw(st.integers(1, 5))
+        hi = data.draw(st.integers(0, 6))
+        if data.draw(st.booleans()):
+            starts.append((k, data.draw(st.integers(0, hi)), n, hi))
+        else:
+            starts.append((k, plan._NOTHING, n, hi))
+        frame.append(np.int32(data.draw(st.integers(-3, 10))))
+    starts = tuple(starts)
+    unit = tuple(data.draw(st.booleans()) for _ in range(rank)) if data.draw(st.booleans()) \
+        else None
+    assert plan._window_maker(starts, unit)(frame) == plan._window(frame, starts, unit)

@@ -1866,12 +1866,24 @@ class _ReadLog(set):
 
     def add(self, s):
         set.add(self, s)
-        self.log.setdefault(s, set()).add(len(self.em.runners))
+        got = self.log.get(s)
+        if got is None:
+            self.log[s] = {len(self.em.runners)}
+        else:
+            got.add(len(self.em.runners))
 
     def update(self, *its):
+        log = self.log
+        i = len(self.em.runners)
+        add = set.add
         for it in its:
             for s in it:
-                self.add(s)
+                add(self, s)
+                got = log.get(s)
+                if got is None:
+                    log[s] = {i}
+                else:
+                    got.add(i)
 
 
 class _Emitter:
@@ -2140,13 +2152,13 @@ class _Emitter:
         self.reads.update(s for s, c, _, _ in starts if c is _NOTHING)
         self.reads.add(a)
         self.moves.append((index, src))
-        unit = tuple(n == 1 for n in sizes)
+        window = _window_maker(starts, tuple(n == 1 for n in sizes))
         ND = np.ndarray
 
         def slice_reshape(ctx, f):
             x = f[a]
             if x.__class__ is ND and x.shape == xshape:
-                f[out] = x[_window(f, starts, unit)]
+                f[out] = x[window(f)]
                 return
             ds_run(ctx, f)
             reshape_run(ctx, f)
@@ -2361,25 +2373,31 @@ def _update_in_place_runner(op, ins, out, known, dead_slots, reads, fed=None):
     ND = np.ndarray
     refcount = _refcount
     NOTHING = _NOTHING
+    window = _window_maker(starts)
+    shape_of = np.shape
 
     if fed is not None:
         _, src, src_shape, bcast_run = fed
 
         def update_fed(ctx, f):
             x = f[a]
-            if x.__class__ is ND and x.base is None and x.shape == xshape \
-                    and x.flags.writeable:
+            if x.__class__ is ND and x.base is None and x.shape == xshape:
                 n = refcount(x) - 3
                 if f[out] is x:
                     n -= 1
                 for s in dead_slots:
                     if f[s] is x:
                         n -= 1
-                u = f[src]
-                if n == 0 and (u.shape if u.__class__ is ND else np.shape(u)) == src_shape:
-                    x[_window(f, starts)] = u
-                    f[out] = x
-                    return
+                if n == 0:
+                    u = f[src]
+                    try:
+                        ushape = u.shape         # (numpy scalars have one too)
+                    except AttributeError:
+                        ushape = shape_of(u)
+                    if ushape == src_shape and x.flags.writeable:
+                        x[window(f)] = u
+                        f[out] = x
+                        return
             bcast_run(ctx, f)
             u = f[us]
             v = copy_kernel(ctx, op, x, u, *[f[s] if c is NOTHING else c for s, c in given])
@@ -2389,7 +2407,7 @@ def _update_in_place_runner(op, ins, out, known, dead_slots, reads, fed=None):
     def update_in_place(ctx, f):
         x = f[a]
         u = f[us] if u_const is NOTHING else u_const
-        if x.__class__ is ND and x.base is None and x.shape == xshape and x.flags.writeable:
+        if x.__class__ is ND and x.base is None and x.shape == xshape:
             # references: the local x, getrefcount's argument, the operand's slot
             n = refcount(x) - 3
             if f[out] is x:
@@ -2397,10 +2415,15 @@ def _update_in_place_runner(op, ins, out, known, dead_slots, reads, fed=None):
             for s in dead_slots:
                 if f[s] is x:
                     n -= 1
-            if n == 0 and (u.shape if u.__class__ is ND else np.shape(u)) == ushape:
-                x[_window(f, starts)] = u
-                f[out] = x
-                return
+            if n == 0:
+                try:
+                    ok = u.shape == ushape       # (numpy scalars have a shape too)
+                except AttributeError:
+                    ok = shape_of(u) == ushape
+                if ok and x.flags.writeable:
+                    x[window(f)] = u
+                    f[out] = x
+                    return
         v = copy_kernel(ctx, op, x, u, *[f[s] if c is NOTHING else c for s, c in given])
         f[out] = v[0] if v.__class__ in _SEQ else v
     return update_in_place
@@ -2440,6 +2463,52 @@ def _window(f, starts, unit=None):
     if unit is not None:
         idx.append(Ellipsis)             # (an array of rank 0 where every index is one)
     return tuple(idx)
+
+
+def _window_maker(starts, unit=None):
+    """`_window(f, starts, unit)` as a function `window(f)` made once: the known starts'
+    slices (or indices) made here, and for a window of one start read from the frame, the
+    tuple made of the known parts around that one (the same slices and indices)."""
+    dyn = [k for k, (_, c, _, _) in enumerate(starts) if c is _NOTHING]
+    if len(dyn) > 1:
+        def window(f):
+            return _window(f, starts, unit)
+        return window
+    parts = []
+    for k, (s, c, n, hi) in enumerate(starts):
+        if c is _NOTHING:
+            parts.append(None)
+        else:
+            parts.append(c if unit is not None and unit[k] else slice(c, c + n))
+    if unit is not None:
+        parts.append(Ellipsis)
+    if not dyn:
+        whole = tuple(parts)
+
+        def window(f):
+            return whole
+        return window
+    k = dyn[0]
+    s, _, n, hi = starts[k]
+    head, tail = tuple(parts[:k]), tuple(parts[k + 1:])
+    if unit is not None and unit[k]:
+        def window(f):
+            c = int(f[s])
+            if c < 0:
+                c = 0
+            if c > hi:
+                c = hi
+            return head + (c,) + tail
+        return window
+
+    def window(f):
+        c = int(f[s])
+        if c < 0:
+            c = 0
+        if c > hi:
+            c = hi
+        return head + (slice(c, c + n),) + tail
+    return window
 
 
 def _static_shape_of(t):
@@ -2498,10 +2567,12 @@ def _dynamic_slice_runner(op, ins, out, known, reads):
     ND = np.ndarray
     NOTHING = _NOTHING
 
+    window = _window_maker(starts)
+
     def dynamic_slice(ctx, f):
         x = f[a]
         if x.__class__ is ND and x.shape == xshape:
-            f[out] = x[_window(f, starts)]
+            f[out] = x[window(f)]
             return
         v = kernel(ctx, op, x, *[f[s] if c is NOTHING else c for s, c in given])
         f[out] = v[0] if v.__class__ in _SEQ else v
