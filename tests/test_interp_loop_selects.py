@@ -174,3 +174,90 @@ def test_window_maker_is_window(data, rank):
     unit = tuple(data.draw(st.booleans()) for _ in range(rank)) if data.draw(st.booleans()) \
         else None
     assert plan._window_maker(starts, unit)(frame) == plan._window(frame, starts, unit)
+
+
+# kernels of one or two operands that are not elementwise (dot_general, a reduce by a
+# recognized body, transpose, a reduce by a body the kernel runs) between Python-operator
+# steps: one merged sequence (`call` entries), with the errors of a kernel in it located at
+# its op
+KERNEL_LOOP = """func.func @main(%h0: tensor<4x{t}>, %w: tensor<4x4x{t}>) -> (tensor<4x{t}>, tensor<{t}>, tensor<4x4x{t}>) {{
+  %c0 = stablehlo.constant dense<0> : tensor<i32>
+  %z = stablehlo.constant dense<{zero}> : tensor<{t}>
+  %r:5 = stablehlo.while(%i = %c0, %h = %h0, %s = %z, %m = %w, %k = %c0) : tensor<i32>, tensor<4x{t}>, tensor<{t}>, tensor<4x4x{t}>, tensor<i32>
+   cond {{
+    %n = stablehlo.constant dense<{n}> : tensor<i32>
+    %lt = stablehlo.compare LT, %i, %n, SIGNED : (tensor<i32>, tensor<i32>) -> tensor<i1>
+    stablehlo.return %lt : tensor<i1>
+  }} do {{
+    %one = stablehlo.constant dense<1> : tensor<i32>
+    %i2 = stablehlo.add %i, %one : tensor<i32>
+    %d = stablehlo.dot_general %h, %m, contracting_dims = [0] x [0] : (tensor<4x{t}>, tensor<4x4x{t}>) -> tensor<4x{t}>
+    %e = stablehlo.add %d, %h : tensor<4x{t}>
+    %q = stablehlo.reduce(%e init: %z) applies stablehlo.add across dimensions = [0] : (tensor<4x{t}>, tensor<{t}>) -> tensor<{t}>
+    %s2 = stablehlo.add %s, %q : tensor<{t}>
+    %mt = stablehlo.transpose %m, dims = [1, 0] : (tensor<4x4x{t}>) -> tensor<4x4x{t}>
+    %mx = stablehlo.reduce(%e init: %z) across dimensions = [0] : (tensor<4x{t}>, tensor<{t}>) -> tensor<{t}>
+     reducer(%a: tensor<{t}>, %b: tensor<{t}>) {{
+      %x = stablehlo.maximum %a, %b : tensor<{t}>
+      %y = stablehlo.minimum %x, %a : tensor<{t}>
+      stablehlo.return %y : tensor<{t}>
+    }}
+    %k2 = stablehlo.custom_call @CHECK(%i2) : (tensor<i32>) -> tensor<i32>
+    %s3 = stablehlo.add %s2, %mx : tensor<{t}>
+    stablehlo.return %i2, %e, %s3, %mt, %k2 : tensor<i32>, tensor<4x{t}>, tensor<{t}>, tensor<4x4x{t}>, tensor<i32>
+  }}
+  return %r#1, %r#2, %r#3 : tensor<4x{t}>, tensor<{t}>, tensor<4x4x{t}>
+}}"""
+
+
+def _kernel_loop_handler(fail_at=None):
+    seen = []
+
+    def handler(target, op, args):
+        seen.append(int(args[0]))
+        if len(seen) == fail_at:
+            raise ValueError("bad k")
+        return [args[0]]
+    return handler, seen
+
+
+@pytest.mark.parametrize("t", ["f32", "f64", "i32"])
+@pytest.mark.parametrize("n", [1, 3, ITERATIONS, 20])
+def test_kernels_in_sequences_match_the_general_path(t, n):
+    from stablehlo_ref.interpreter.evaluator import Interpreter
+    dt = element_type(t).dtype
+    h = ((np.arange(4) - 1.5) / 3).astype(dt) if t != "i32" else np.arange(4, dtype=dt) - 2
+    w = (np.arange(16).reshape(4, 4) % 5 - 2).astype(element_type(t).dtype)
+    src = KERNEL_LOOP.format(t=t, n=n, zero="0" if t == "i32" else "0.0")
+    handler, _ = _kernel_loop_handler()
+    compiled = Interpreter(parse(src), custom_call_handler=handler).call("main", [h, w])
+    old = plan._MAX_COMPILED_STEPS
+    plan._MAX_COMPILED_STEPS = -1
+    try:
+        stepwise = Interpreter(parse(src), custom_call_handler=handler).call("main", [h, w])
+    finally:
+        plan._MAX_COMPILED_STEPS = old
+    for a, b in zip(compiled, stepwise):
+        a, b = np.asarray(a), np.asarray(b)
+        assert a.dtype == b.dtype and a.shape == b.shape and a.tobytes() == b.tobytes()
+
+
+def test_kernels_join_sequences_and_errors_are_located(monkeypatch):
+    from stablehlo_ref.errors import StableHLOError
+    from stablehlo_ref.interpreter.evaluator import Interpreter
+    kinds = []
+    orig = plan._mixed_sequence_runner
+
+    def spy(seq):
+        kinds.extend(e[5] for e in seq if len(e) > 5)
+        return orig(seq)
+    monkeypatch.setattr(plan, "_mixed_sequence_runner", spy)
+    h = np.linspace(-1, 1, 4).astype(np.float32)
+    w = np.eye(4, dtype=np.float32)
+    handler, seen = _kernel_loop_handler(fail_at=12)     # in the fused part of the loop
+    with pytest.raises(StableHLOError) as e:
+        Interpreter(parse(KERNEL_LOOP.format(t="f32", n=20, zero="0.0")),
+                    custom_call_handler=handler).call("main", [h, w])
+    assert "bad k" in str(e.value) and len(seen) == 12
+    assert str(e.value.location).endswith(":23:11")     # the custom_call
+    assert kinds.count("call") >= 3

@@ -1566,7 +1566,7 @@ def _sequence_runner(seq):
 
 # the kinds of a merged sequence's entries (see `_mixed_sequence_runner`)
 _SEQ_KINDS = {"operator": 0, "kernel": 3, "select": 1, "call3": 2, "putmask": 7, "fused": 8,
-              "putmask_in_place": 9}
+              "putmask_in_place": 9, "call": 10}
 
 
 def _selects_in_place(entries, indices, readers, dropped):
@@ -1606,6 +1606,8 @@ def _sequence_kind(e):
         return (8, fn, a, b, c, out, op)
     if kind == "putmask_in_place":
         return (9, fn, a, b, c, out, op)
+    if kind == "call":
+        return (10 if b < 0 else 11, fn, a, b, c, out, op)
     if c >= 0:
         return (2, fn, a, b, c, out, op)
     return (5 if b < 0 else 6, fn, a, b, c, out, op)
@@ -1636,7 +1638,8 @@ def _mixed_sequence_runner(seq):
     operand with the true one put in, made in the loop where all three are arrays and both
     operands have one dtype, else by `fn`, its `_wherer`; 8: a step of several ops made one,
     `fn(ctx, f, f[a])`, see `jax_idioms`; 9: kind 7 with the true operand put into the
-    false operand's own array, see `_selects_in_place`)."""
+    false operand's own array, see `_selects_in_place`; 10/11: any other kernel of one/two
+    operands called with its op, the one value of a list it returns stored)."""
     n = len(seq)
     length_hint = operator.length_hint
     seq = tuple(_sequence_kind(e) for e in seq)
@@ -1687,6 +1690,12 @@ def _mixed_sequence_runner(seq):
                         f[out] = fn(ctx, p, x, y)
                 elif k == 4:
                     f[out] = fn(ctx, op, f[a], f[b])
+                elif k == 11:
+                    v = fn(ctx, op, f[a], f[b])
+                    f[out] = v[0] if v.__class__ in _SEQ else v
+                elif k == 10:
+                    v = fn(ctx, op, f[a])
+                    f[out] = v[0] if v.__class__ in _SEQ else v
                 elif k == 2:
                     f[out] = fn(ctx, f[a], f[b], f[c])
                 elif k == 5:
@@ -2108,6 +2117,15 @@ class _Emitter:
             # op bound
             self.seq[len(self.runners)] = (fn, ins[0], ins[1] if len(ins) == 2 else -1, -2,
                                            out, "kernel", op)
+            self.reads.update(ins)
+        elif exact and mode == 1 and fast is None and not frees and 1 <= len(ins) <= 2 \
+                and name != "func.call" \
+                and (not op.regions or getattr(fn, "runs_no_region", False)):
+            # any other kernel of one or two operands and one result (dot_general, reduce,
+            # ...) may join a sequence too, called there with its op, its value taken as
+            # the runner takes it (the one value of a list)
+            self.seq[len(self.runners)] = (fn, ins[0], ins[1] if len(ins) == 2 else -1, -4,
+                                           out, "call", op)
             self.reads.update(ins)
         run = _runner(self.ctx, op, fn, ins, out, mode, frees, fast, known, self.reads)
         made = None
