@@ -1857,10 +1857,26 @@ def _cse_key(op, ins, known):
         key = (op.name, tuple(sorted(op.attributes.items())),
                tuple([r.type for r in op.results]),
                tuple([("k", _value_key(known[s])) if s in known else s for s in ins]))
-        hash(key)
+        h = hash(key)
     except Exception:  # noqa: BLE001 - an unhashable attribute: no key
         return None
-    return key
+    return _HashedKey(key, h)
+
+
+class _HashedKey:
+    """A `_cse_key` with its hash computed once (a tuple's is computed again at each dict
+    look-up, and the types in it hash by a Python method)."""
+    __slots__ = ("key", "h")
+
+    def __init__(self, key, h):
+        self.key = key
+        self.h = h
+
+    def __hash__(self):
+        return self.h
+
+    def __eq__(self, other):
+        return other.__class__ is _HashedKey and self.h == other.h and self.key == other.key
 
 
 class _ReadLog(set):
