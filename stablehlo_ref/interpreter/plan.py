@@ -1659,14 +1659,6 @@ def _mixed_sequence_runner(seq):
             for k, fn, a, b, c, out, op in it:
                 if k == 0:
                     f[out] = fn(f[a], f[b])
-                elif k == 1:
-                    p = f[a]
-                    x = f[b]
-                    y = f[c]
-                    if p.__class__ is BOOL and x.__class__ is not ND and y.__class__ is not ND:
-                        f[out] = x if p else y
-                    else:
-                        f[out] = fn(ctx, p, x, y)
                 elif k == 3:
                     f[out] = fn(ctx, op, f[a])
                 elif k == 7:
@@ -1688,48 +1680,49 @@ def _mixed_sequence_runner(seq):
                             f[out] = y
                     else:
                         f[out] = fn(ctx, p, x, y)
+                elif k > 7:
+                    if k == 9:
+                        # (nothing else reads the false operand's slot, see `_selects_in_place`;
+                        # references to its array: the local y, getrefcount's argument, the slot)
+                        p = f[a]
+                        x = f[b]
+                        y = f[c]
+                        if p.__class__ is ND and x.__class__ is ND and y.__class__ is ND \
+                                and x.dtype is y.dtype and y.base is None and refcount(y) == 3:
+                            # (the true operand put into the false operand's array costs
+                            # little more than counting the predicate's true elements: it
+                            # is not counted)
+                            try:
+                                putmask(y, p, x)
+                            except ValueError:   # (a read-only array: into a copy)
+                                y = y.copy()
+                                putmask(y, p, x)
+                            f[c] = None
+                            f[out] = y
+                        else:
+                            f[out] = fn(ctx, p, x, y)
+                    elif k == 8:
+                        f[out] = fn(ctx, f, f[a])
+                    elif k == 11:
+                        v = fn(ctx, op, f[a], f[b])
+                        f[out] = v[0] if v.__class__ in _SEQ else v
+                    else:
+                        v = fn(ctx, op, f[a])
+                        f[out] = v[0] if v.__class__ in _SEQ else v
+                elif k == 1:
+                    p = f[a]
+                    x = f[b]
+                    y = f[c]
+                    if p.__class__ is BOOL and x.__class__ is not ND and y.__class__ is not ND:
+                        f[out] = x if p else y
+                    else:
+                        f[out] = fn(ctx, p, x, y)
                 elif k == 4:
                     f[out] = fn(ctx, op, f[a], f[b])
-                elif k == 11:
-                    v = fn(ctx, op, f[a], f[b])
-                    f[out] = v[0] if v.__class__ in _SEQ else v
-                elif k == 10:
-                    v = fn(ctx, op, f[a])
-                    f[out] = v[0] if v.__class__ in _SEQ else v
                 elif k == 2:
                     f[out] = fn(ctx, f[a], f[b], f[c])
                 elif k == 5:
                     f[out] = fn(ctx, f[a])
-                elif k == 8:
-                    f[out] = fn(ctx, f, f[a])
-                elif k == 9:
-                    # (nothing else reads the false operand's slot, see `_selects_in_place`;
-                    # references to its array: the local y, getrefcount's argument, the slot)
-                    p = f[a]
-                    x = f[b]
-                    y = f[c]
-                    if p.__class__ is ND and x.__class__ is ND and y.__class__ is ND \
-                            and x.dtype is y.dtype and y.base is None and refcount(y) == 3:
-                        if p is not mp:
-                            mp = p
-                            mn = count(p)
-                        if mn == 0:
-                            f[c] = None
-                            f[out] = y
-                            continue
-                        if mn == p.size:
-                            f[c] = None
-                            f[out] = x
-                            continue
-                        try:
-                            putmask(y, p, x)
-                        except ValueError:   # (a read-only array: into a copy)
-                            y = y.copy()
-                            putmask(y, p, x)
-                        f[c] = None
-                        f[out] = y
-                    else:
-                        f[out] = fn(ctx, p, x, y)
                 else:
                     f[out] = fn(ctx, f[a], f[b])
         except Exception as e:
