@@ -28,11 +28,12 @@ Python operator keeps (+, -, * with integer wrap-around and float rounding in th
 dtype, float division, comparisons, and/or/xor, select of a rank-0 predicate), the operator
 itself runs instead of a kernel call; a select of arrays of one static shape is numpy's
 `where`; consecutive such steps, and ops whose specializer made an elementwise or
-data-movement kernel of one or two operands, run in one loop (`_sequence_runner`); numpy
+data-movement kernel of one or two operands, and any other kernel of one or two operands
+and one result (dot_general, a reduce, ...), run in one loop (`_sequence_runner`); numpy
 scalars then stay numpy scalars, so a loop over scalars costs no numpy array call per op. A
 dynamic_slice reads its start indices from their slots (known ones clamped once); a select
 of small arrays of a native type is a copy of its false operand with the true one put in
-(`_array_select`). A `while` whose body is about to run has both its blocks compiled on
+(`_array_select`), or where its predicate is all false or all true that operand itself. A `while` whose body is about to run has both its blocks compiled on
 their next run (`Plan.compile_soon`: the body for its first run, the condition for its
 second), so that a loop of a dozen iterations runs fused from its second iteration (a body
 that runs loops of its own waits for the ordinary tier: its inner loops compile themselves,
