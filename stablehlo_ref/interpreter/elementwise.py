@@ -1264,6 +1264,26 @@ for _name, (_positional, _keywords) in _UNARY_KERNELS.items():
     if _positional and isinstance(_positional[0], np.ufunc):
         specializer(_name)(_unary_float_specializer(_name, _positional[0]))
 
+
+@specializer("stablehlo.abs")
+def abs_specialized(op, known=None):
+    """abs of an f32/f64 array of rank >= 1 of the result type: numpy's `absolute` itself,
+    as `abs_` computes it for those (`_unary`: f32 arrays in f32, f64 in f64, and the
+    dtype kept), without its dispatch; anything else (rank 0, another class or dtype) takes
+    the general kernel."""
+    et = _rt(op)
+    if getattr(et, "name", None) not in ("f32", "f64") or _ot(op) != et:
+        return None
+    dt = et.dtype
+    absolute = np.absolute
+    ND = _ND
+
+    def abs_float(ctx, op, x):
+        if x.__class__ is ND and x.dtype == dt and x.ndim:
+            return absolute(x)
+        return abs_(ctx, op, x)
+    return abs_float
+
 _BITWISE_KERNELS = {
     "stablehlo.and": args(np.bitwise_and),
     "stablehlo.or": args(np.bitwise_or),

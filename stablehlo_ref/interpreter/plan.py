@@ -28,11 +28,12 @@ Python operator keeps (+, -, * with integer wrap-around and float rounding in th
 dtype, float division, comparisons, and/or/xor, select of a rank-0 predicate), the operator
 itself runs instead of a kernel call; a select of arrays of one static shape is numpy's
 `where`; consecutive such steps, and ops whose specializer made an elementwise or
-data-movement kernel of one or two operands, run in one loop (`_sequence_runner`); numpy
+data-movement kernel of one or two operands, and any other kernel of one or two operands
+and one result (dot_general, a reduce, ...), run in one loop (`_sequence_runner`); numpy
 scalars then stay numpy scalars, so a loop over scalars costs no numpy array call per op. A
 dynamic_slice reads its start indices from their slots (known ones clamped once); a select
 of small arrays of a native type is a copy of its false operand with the true one put in
-(`_array_select`). A `while` whose body is about to run has both its blocks compiled on
+(`_array_select`), or where its predicate is all false or all true that operand itself. A `while` whose body is about to run has both its blocks compiled on
 their next run (`Plan.compile_soon`: the body for its first run, the condition for its
 second), so that a loop of a dozen iterations runs fused from its second iteration (a body
 that runs loops of its own waits for the ordinary tier: its inner loops compile themselves,
@@ -1433,6 +1434,16 @@ def _picker(fn, op):
 # from about 4096 elements on, `where` is as fast or faster
 _PUTMASK_ELEMENTS = 1024
 
+# the number of true elements of a predicate array (numpy's C function: `np.count_nonzero`'s
+# Python wrapper costs three times as much on small arrays)
+try:
+    from numpy._core.multiarray import count_nonzero as _count_true
+except ImportError:              # (numpy 1.x)
+    try:
+        from numpy.core.multiarray import count_nonzero as _count_true
+    except ImportError:
+        _count_true = np.count_nonzero
+
 
 def _array_select(op):
     """The select of arrays of one static shape (`_WHERE`) as a function `sel(c, a, b)` of
@@ -1449,9 +1460,18 @@ def _array_select(op):
     if not _putmask_select(op):
         return sel_where
     putmask = np.putmask
+    count = _count_true
 
     def sel(c, a, b):
         if a.dtype is b.dtype:
+            # a predicate all false or all true selects one operand whole: that array
+            # itself (its values are the select's; no update in place writes into an array
+            # another slot holds)
+            k = count(c)
+            if k == 0:
+                return b
+            if k == c.size:
+                return a
             v = b.copy()
             putmask(v, c, a)
             return v
@@ -1547,7 +1567,7 @@ def _sequence_runner(seq):
 
 # the kinds of a merged sequence's entries (see `_mixed_sequence_runner`)
 _SEQ_KINDS = {"operator": 0, "kernel": 3, "select": 1, "call3": 2, "putmask": 7, "fused": 8,
-              "putmask_in_place": 9}
+              "putmask_in_place": 9, "call": 10}
 
 
 def _selects_in_place(entries, indices, readers, dropped):
@@ -1587,6 +1607,8 @@ def _sequence_kind(e):
         return (8, fn, a, b, c, out, op)
     if kind == "putmask_in_place":
         return (9, fn, a, b, c, out, op)
+    if kind == "call":
+        return (10 if b < 0 else 11, fn, a, b, c, out, op)
     if c >= 0:
         return (2, fn, a, b, c, out, op)
     return (5 if b < 0 else 6, fn, a, b, c, out, op)
@@ -1617,28 +1639,27 @@ def _mixed_sequence_runner(seq):
     operand with the true one put in, made in the loop where all three are arrays and both
     operands have one dtype, else by `fn`, its `_wherer`; 8: a step of several ops made one,
     `fn(ctx, f, f[a])`, see `jax_idioms`; 9: kind 7 with the true operand put into the
-    false operand's own array, see `_selects_in_place`)."""
+    false operand's own array, see `_selects_in_place`; 10/11: any other kernel of one/two
+    operands called with its op, the one value of a list it returns stored)."""
     n = len(seq)
     length_hint = operator.length_hint
     seq = tuple(_sequence_kind(e) for e in seq)
     BOOL, ND = np.bool_, np.ndarray
     putmask = np.putmask
     refcount = _refcount
+    count = _count_true
 
     def run_mixed(ctx, f):
         it = iter(seq)
+        # the last predicate array of a select of arrays and its number of true elements
+        # (selects in a row often share their predicate; a predicate all false or all true
+        # selects one operand whole, that array itself, see `_array_select`)
+        mp = None
+        mn = 0
         try:
             for k, fn, a, b, c, out, op in it:
                 if k == 0:
                     f[out] = fn(f[a], f[b])
-                elif k == 1:
-                    p = f[a]
-                    x = f[b]
-                    y = f[c]
-                    if p.__class__ is BOOL and x.__class__ is not ND and y.__class__ is not ND:
-                        f[out] = x if p else y
-                    else:
-                        f[out] = fn(ctx, p, x, y)
                 elif k == 3:
                     f[out] = fn(ctx, op, f[a])
                 elif k == 7:
@@ -1647,9 +1668,54 @@ def _mixed_sequence_runner(seq):
                     y = f[c]
                     if p.__class__ is ND and x.__class__ is ND and y.__class__ is ND \
                             and x.dtype is y.dtype:
-                        y = y.copy()
-                        putmask(y, p, x)
-                        f[out] = y
+                        if p is not mp:
+                            mp = p
+                            mn = count(p)
+                        if mn == 0:
+                            f[out] = y
+                        elif mn == p.size:
+                            f[out] = x
+                        else:
+                            y = y.copy()
+                            putmask(y, p, x)
+                            f[out] = y
+                    else:
+                        f[out] = fn(ctx, p, x, y)
+                elif k > 7:
+                    if k == 9:
+                        # (nothing else reads the false operand's slot, see `_selects_in_place`;
+                        # references to its array: the local y, getrefcount's argument, the slot)
+                        p = f[a]
+                        x = f[b]
+                        y = f[c]
+                        if p.__class__ is ND and x.__class__ is ND and y.__class__ is ND \
+                                and x.dtype is y.dtype and y.base is None and refcount(y) == 3:
+                            # (the true operand put into the false operand's array costs
+                            # little more than counting the predicate's true elements: it
+                            # is not counted)
+                            try:
+                                putmask(y, p, x)
+                            except ValueError:   # (a read-only array: into a copy)
+                                y = y.copy()
+                                putmask(y, p, x)
+                            f[c] = None
+                            f[out] = y
+                        else:
+                            f[out] = fn(ctx, p, x, y)
+                    elif k == 8:
+                        f[out] = fn(ctx, f, f[a])
+                    elif k == 11:
+                        v = fn(ctx, op, f[a], f[b])
+                        f[out] = v[0] if v.__class__ in _SEQ else v
+                    else:
+                        v = fn(ctx, op, f[a])
+                        f[out] = v[0] if v.__class__ in _SEQ else v
+                elif k == 1:
+                    p = f[a]
+                    x = f[b]
+                    y = f[c]
+                    if p.__class__ is BOOL and x.__class__ is not ND and y.__class__ is not ND:
+                        f[out] = x if p else y
                     else:
                         f[out] = fn(ctx, p, x, y)
                 elif k == 4:
@@ -1658,25 +1724,6 @@ def _mixed_sequence_runner(seq):
                     f[out] = fn(ctx, f[a], f[b], f[c])
                 elif k == 5:
                     f[out] = fn(ctx, f[a])
-                elif k == 8:
-                    f[out] = fn(ctx, f, f[a])
-                elif k == 9:
-                    # (nothing else reads the false operand's slot, see `_selects_in_place`;
-                    # references to its array: the local y, getrefcount's argument, the slot)
-                    p = f[a]
-                    x = f[b]
-                    y = f[c]
-                    if p.__class__ is ND and x.__class__ is ND and y.__class__ is ND \
-                            and x.dtype is y.dtype and y.base is None and refcount(y) == 3:
-                        try:
-                            putmask(y, p, x)
-                        except ValueError:   # (a read-only array: into a copy)
-                            y = y.copy()
-                            putmask(y, p, x)
-                        f[c] = None
-                        f[out] = y
-                    else:
-                        f[out] = fn(ctx, p, x, y)
                 else:
                     f[out] = fn(ctx, f[a], f[b])
         except Exception as e:
@@ -1804,10 +1851,26 @@ def _cse_key(op, ins, known):
         key = (op.name, tuple(sorted(op.attributes.items())),
                tuple([r.type for r in op.results]),
                tuple([("k", _value_key(known[s])) if s in known else s for s in ins]))
-        hash(key)
+        h = hash(key)
     except Exception:  # noqa: BLE001 - an unhashable attribute: no key
         return None
-    return key
+    return _HashedKey(key, h)
+
+
+class _HashedKey:
+    """A `_cse_key` with its hash computed once (a tuple's is computed again at each dict
+    look-up, and the types in it hash by a Python method)."""
+    __slots__ = ("key", "h")
+
+    def __init__(self, key, h):
+        self.key = key
+        self.h = h
+
+    def __hash__(self):
+        return self.h
+
+    def __eq__(self, other):
+        return other.__class__ is _HashedKey and self.h == other.h and self.key == other.key
 
 
 class _ReadLog(set):
@@ -1822,12 +1885,24 @@ class _ReadLog(set):
 
     def add(self, s):
         set.add(self, s)
-        self.log.setdefault(s, set()).add(len(self.em.runners))
+        got = self.log.get(s)
+        if got is None:
+            self.log[s] = {len(self.em.runners)}
+        else:
+            got.add(len(self.em.runners))
 
     def update(self, *its):
+        log = self.log
+        i = len(self.em.runners)
+        add = set.add
         for it in its:
             for s in it:
-                self.add(s)
+                add(self, s)
+                got = log.get(s)
+                if got is None:
+                    log[s] = {i}
+                else:
+                    got.add(i)
 
 
 class _Emitter:
@@ -2053,6 +2128,15 @@ class _Emitter:
             self.seq[len(self.runners)] = (fn, ins[0], ins[1] if len(ins) == 2 else -1, -2,
                                            out, "kernel", op)
             self.reads.update(ins)
+        elif exact and mode == 1 and fast is None and not frees and 1 <= len(ins) <= 2 \
+                and name != "func.call" \
+                and (not op.regions or getattr(fn, "runs_no_region", False)):
+            # any other kernel of one or two operands and one result (dot_general, reduce,
+            # ...) may join a sequence too, called there with its op, its value taken as
+            # the runner takes it (the one value of a list)
+            self.seq[len(self.runners)] = (fn, ins[0], ins[1] if len(ins) == 2 else -1, -4,
+                                           out, "call", op)
+            self.reads.update(ins)
         run = _runner(self.ctx, op, fn, ins, out, mode, frees, fast, known, self.reads)
         made = None
         if name == "stablehlo.broadcast_in_dim" and mode == 1 and plain and not frees \
@@ -2096,13 +2180,13 @@ class _Emitter:
         self.reads.update(s for s, c, _, _ in starts if c is _NOTHING)
         self.reads.add(a)
         self.moves.append((index, src))
-        unit = tuple(n == 1 for n in sizes)
+        window = _window_maker(starts, tuple(n == 1 for n in sizes))
         ND = np.ndarray
 
         def slice_reshape(ctx, f):
             x = f[a]
             if x.__class__ is ND and x.shape == xshape:
-                f[out] = x[_window(f, starts, unit)]
+                f[out] = x[window(f)]
                 return
             ds_run(ctx, f)
             reshape_run(ctx, f)
@@ -2317,25 +2401,31 @@ def _update_in_place_runner(op, ins, out, known, dead_slots, reads, fed=None):
     ND = np.ndarray
     refcount = _refcount
     NOTHING = _NOTHING
+    window = _window_maker(starts)
+    shape_of = np.shape
 
     if fed is not None:
         _, src, src_shape, bcast_run = fed
 
         def update_fed(ctx, f):
             x = f[a]
-            if x.__class__ is ND and x.base is None and x.shape == xshape \
-                    and x.flags.writeable:
+            if x.__class__ is ND and x.base is None and x.shape == xshape:
                 n = refcount(x) - 3
                 if f[out] is x:
                     n -= 1
                 for s in dead_slots:
                     if f[s] is x:
                         n -= 1
-                u = f[src]
-                if n == 0 and (u.shape if u.__class__ is ND else np.shape(u)) == src_shape:
-                    x[_window(f, starts)] = u
-                    f[out] = x
-                    return
+                if n == 0:
+                    u = f[src]
+                    try:
+                        ushape = u.shape         # (numpy scalars have one too)
+                    except AttributeError:
+                        ushape = shape_of(u)
+                    if ushape == src_shape and x.flags.writeable:
+                        x[window(f)] = u
+                        f[out] = x
+                        return
             bcast_run(ctx, f)
             u = f[us]
             v = copy_kernel(ctx, op, x, u, *[f[s] if c is NOTHING else c for s, c in given])
@@ -2345,7 +2435,7 @@ def _update_in_place_runner(op, ins, out, known, dead_slots, reads, fed=None):
     def update_in_place(ctx, f):
         x = f[a]
         u = f[us] if u_const is NOTHING else u_const
-        if x.__class__ is ND and x.base is None and x.shape == xshape and x.flags.writeable:
+        if x.__class__ is ND and x.base is None and x.shape == xshape:
             # references: the local x, getrefcount's argument, the operand's slot
             n = refcount(x) - 3
             if f[out] is x:
@@ -2353,10 +2443,15 @@ def _update_in_place_runner(op, ins, out, known, dead_slots, reads, fed=None):
             for s in dead_slots:
                 if f[s] is x:
                     n -= 1
-            if n == 0 and (u.shape if u.__class__ is ND else np.shape(u)) == ushape:
-                x[_window(f, starts)] = u
-                f[out] = x
-                return
+            if n == 0:
+                try:
+                    ok = u.shape == ushape       # (numpy scalars have a shape too)
+                except AttributeError:
+                    ok = shape_of(u) == ushape
+                if ok and x.flags.writeable:
+                    x[window(f)] = u
+                    f[out] = x
+                    return
         v = copy_kernel(ctx, op, x, u, *[f[s] if c is NOTHING else c for s, c in given])
         f[out] = v[0] if v.__class__ in _SEQ else v
     return update_in_place
@@ -2396,6 +2491,52 @@ def _window(f, starts, unit=None):
     if unit is not None:
         idx.append(Ellipsis)             # (an array of rank 0 where every index is one)
     return tuple(idx)
+
+
+def _window_maker(starts, unit=None):
+    """`_window(f, starts, unit)` as a function `window(f)` made once: the known starts'
+    slices (or indices) made here, and for a window of one start read from the frame, the
+    tuple made of the known parts around that one (the same slices and indices)."""
+    dyn = [k for k, (_, c, _, _) in enumerate(starts) if c is _NOTHING]
+    if len(dyn) > 1:
+        def window(f):
+            return _window(f, starts, unit)
+        return window
+    parts = []
+    for k, (s, c, n, hi) in enumerate(starts):
+        if c is _NOTHING:
+            parts.append(None)
+        else:
+            parts.append(c if unit is not None and unit[k] else slice(c, c + n))
+    if unit is not None:
+        parts.append(Ellipsis)
+    if not dyn:
+        whole = tuple(parts)
+
+        def window(f):
+            return whole
+        return window
+    k = dyn[0]
+    s, _, n, hi = starts[k]
+    head, tail = tuple(parts[:k]), tuple(parts[k + 1:])
+    if unit is not None and unit[k]:
+        def window(f):
+            c = int(f[s])
+            if c < 0:
+                c = 0
+            if c > hi:
+                c = hi
+            return head + (c,) + tail
+        return window
+
+    def window(f):
+        c = int(f[s])
+        if c < 0:
+            c = 0
+        if c > hi:
+            c = hi
+        return head + (slice(c, c + n),) + tail
+    return window
 
 
 def _static_shape_of(t):
@@ -2454,10 +2595,12 @@ def _dynamic_slice_runner(op, ins, out, known, reads):
     ND = np.ndarray
     NOTHING = _NOTHING
 
+    window = _window_maker(starts)
+
     def dynamic_slice(ctx, f):
         x = f[a]
         if x.__class__ is ND and x.shape == xshape:
-            f[out] = x[_window(f, starts)]
+            f[out] = x[window(f)]
             return
         v = kernel(ctx, op, x, *[f[s] if c is NOTHING else c for s, c in given])
         f[out] = v[0] if v.__class__ in _SEQ else v
