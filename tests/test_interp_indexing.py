@@ -665,3 +665,38 @@ def test_simple_tensor_types_are_shared_between_parses():
     assert a is b and str(a) == "tensor<3x4xf32>"
     from stablehlo_ref.text import parse_attrs
     assert len(parse_attrs.SHARED_TYPES) <= parse_attrs._MAX_SHARED_TYPES
+
+
+@st.composite
+def _in_bounds_scatter_configs(draw):
+    """`_scatter_configs` with the index vectors redrawn so that most windows lie inside the
+    input (several windows, often overlapping, occasionally one out of bounds)."""
+    xshape, indices, ushape, dims = draw(_scatter_configs())
+    rank = len(xshape)
+    wid = [d for d in range(rank) if d not in dims["inserted_window_dims"]]
+    window = [1] * rank
+    for j, d in enumerate(wid):
+        if j < len(dims["update_window_dims"]):
+            window[d] = ushape[dims["update_window_dims"][j]]
+    ivd = dims["index_vector_dim"]
+    moved = indices[..., None] if ivd >= indices.ndim else np.moveaxis(indices, ivd, -1)
+    vecs = np.array(moved, copy=True)
+    for j, d in enumerate(dims["scatter_dims_to_operand_dims"]):
+        hi = max(xshape[d] - window[d], 0) + draw(st.sampled_from([0, 0, 0, 1]))
+        vals = draw(st.lists(st.integers(0, hi), min_size=vecs[..., j].size,
+                             max_size=vecs[..., j].size))
+        vecs[..., j] = np.array(vals).reshape(vecs[..., j].shape)
+    back = vecs[..., 0] if ivd >= indices.ndim else np.moveaxis(vecs, -1, ivd)
+    return xshape, np.ascontiguousarray(back).astype(indices.dtype), ushape, dims
+
+
+@settings(max_examples=400, deadline=None)
+@given(_in_bounds_scatter_configs(), st.sampled_from(sorted(_WINDOW_DTYPES)),
+       st.sampled_from(["replace", "stablehlo.add", "stablehlo.multiply", "stablehlo.maximum",
+                        "stablehlo.minimum", "stablehlo.and", "stablehlo.or", "stablehlo.xor"]),
+       st.integers(0, 2**32 - 1))
+def test_several_window_scatter_matches_the_general_path(cfg, et_name, body, seed):
+    """`window_scatter` of several windows inside the input (each written or combined on a
+    view, one after the other) gives the bits of the general path: later updates win, float
+    folds of overlapping windows in the updates' order (NaNs and signed zeros too)."""
+    test_window_scatter_matches_the_general_path.hypothesis.inner_test(cfg, et_name, body, seed)

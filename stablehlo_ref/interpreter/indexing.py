@@ -10,6 +10,8 @@ and, for any other body, rounds of region calls on whole arrays in which every t
 at most once."""
 from __future__ import annotations
 
+from itertools import product
+
 import numpy as np
 
 from ..errors import InterpreterError, NotImplementedOpError
@@ -250,8 +252,8 @@ def _scatter_dims(op) -> dict:
         for k, v in op.attributes["scatter_dimension_numbers"].fields:
             if k == "index_vector_dim":
                 dims[k] = int(v)
-            elif k in dims:
-                dims[k] = list(map(int, v))
+            elif v and k in dims:          # (an empty list is there already)
+                dims[k] = [int(x) for x in v]
         c["scatter_dims"] = dims
     return dims
 
@@ -505,36 +507,167 @@ _WINDOW_FLOAT_BODIES = frozenset(("stablehlo.add", "stablehlo.multiply", "stable
                                   "stablehlo.minimum"))
 
 
+# a scatter's first run writes at most this many windows one by one on views of the input
+_WINDOW_LIMIT = 8
+
+
+def scatter_windows(input_shape, scatter_indices, updates_shape, dims, ordered):
+    """For a scatter without batching dims of 2 to `_WINDOW_LIMIT` index vectors (update
+    windows) of more than one element each, each wholly inside the input: per window, in
+    the order of the updates' scatter positions, (the input slices of its window, the index
+    of its update window in the updates). Where `ordered` (the body's result depends on the
+    order in which two updates of one element are folded), only where the update window
+    dims are the trailing ones (so that windows applied one after the other fold in the
+    updates' row-major order); where `ordered` is 2, only windows of which no two share an
+    element. None for any other scatter (also for dimension numbers that do not fit the
+    shapes: the general path reports what is wrong)."""
+    ivd = dims["index_vector_dim"]
+    ishape = scatter_indices.shape
+    nd = len(ishape)
+    if ivd >= nd:
+        k = 1
+        sshape = ishape
+    elif ivd >= 0:
+        k = ishape[ivd]
+        sshape = ishape[:ivd] + ishape[ivd + 1:]
+    else:
+        return None
+    m = 1
+    for n in sshape:
+        m *= n
+    if m > _WINDOW_LIMIT or m < 2 or 0 in input_shape:
+        return None
+    rank = len(input_shape)
+    nu = len(updates_shape)
+    uwd = dims["update_window_dims"]
+    nw = len(uwd)
+    ns = nu - nw
+    if ns != len(sshape) or not nw:
+        return None
+    # the update axes that are not window axes are the scatter axes, in the order of sshape
+    if uwd != list(range(ns, nu)):
+        if ordered:
+            return None
+        sax = [a for a in range(nu) if a not in uwd]
+        for a, n in zip(sax, sshape):
+            if updates_shape[a] != n:
+                return None
+    else:
+        sax = None
+        if tuple(updates_shape[:ns]) != tuple(sshape):
+            return None
+    wid = _window_dims(dims, rank, nu, k)
+    if wid is None:
+        return None
+    window = [1] * rank
+    size = 1
+    j = 0
+    for d in wid:
+        window[d] = w = updates_shape[uwd[j]]
+        if w < 1 or w > input_shape[d]:
+            return None             # (an empty window, or one overrunning the input)
+        size *= w
+        j += 1
+    if size == 1:
+        return None                 # (points: their targets are cheaper)
+    if ivd >= nd - 1:
+        vecs = scatter_indices.reshape(-1).tolist()
+    elif ivd == 0:
+        vecs = scatter_indices.reshape(k, m).T.reshape(-1).tolist()
+    else:
+        vecs = np.moveaxis(scatter_indices, ivd, -1).reshape(-1).tolist()
+    s2o = dims["scatter_dims_to_operand_dims"]
+    if ordered > 1:
+        # (only disjoint windows: apart in some dim with a start index; the others start at
+        # 0 and overlap)
+        ws = [window[d] for d in s2o]
+        for i in range(0, m * k, k):
+            for j in range(0, i, k):
+                for q in range(k):
+                    if abs(vecs[i + q] - vecs[j + q]) >= ws[q]:
+                        break
+                else:
+                    return None
+    base = [slice(0, w) for w in window]      # (the dims without a start index)
+    last = [(d, input_shape[d] - window[d], window[d]) for d in s2o]   # (the last start)
+    out = []
+    pos = 0
+    for c in product(*[range(n) for n in sshape]):    # the scatter positions, in order
+        sl = base.copy()
+        for d, hi, w in last:
+            a = vecs[pos]
+            pos += 1
+            if a < 0 or a > hi:
+                return None          # (a window not wholly inside)
+            sl[d] = slice(a, a + w)
+        if sax is not None:
+            ui = [_FULL] * nu
+            for a, i in zip(sax, c):
+                ui[a] = i
+            c = tuple(ui)
+        out.append((tuple(sl), c))
+    return out
+
+
+_FULL = slice(None)
+
+
 def window_scatter(x, indices, u, dims, body, et):
-    """A one-input scatter whose update is a single window wholly inside the input
-    (`one_window`), of body `return %update` or a recognized primitive on a native element
-    type: the input copied with the window written (or combined with the update), as the
-    general path computes it; None for any other (the general path runs)."""
+    """A one-input scatter of at most `_WINDOW_LIMIT` update windows, each wholly inside the
+    input (`scatter_windows`), of body `return %update` or a recognized primitive on a native
+    element type: the input copied with each window written (or combined with its update)
+    on a view, in the updates' order, as the general path computes it; None for any other
+    (the general path runs)."""
     if x.__class__ is not np.ndarray or u.__class__ is not np.ndarray \
             or indices.__class__ is not np.ndarray or x.dtype != u.dtype:
         return None
     name = et.name
     if body == "replace":
         fn = None
-    elif name in _WINDOW_INTS or name in _WINDOW_FLOATS and body in _WINDOW_FLOAT_BODIES:
+        ordered = 1
+    elif name in _WINDOW_INTS:
         fn = _PRIMITIVES[body][1]
+        ordered = 0              # (integer folds are exact and commutative)
+    elif name in _WINDOW_FLOATS and body in _WINDOW_FLOAT_BODIES:
+        fn = _PRIMITIVES[body][1]
+        # (signed zeros; a sum or product also rounds, and the NaN a sum or product of two
+        # NaNs keeps depends on the loop: one fold per element, as `apply_updates` does)
+        ordered = 2 if body == "stablehlo.add" or body == "stablehlo.multiply" else 1
     elif name == "i1":
         fn = _PRIMITIVES[body][2]
+        ordered = 0
     else:
         return None
     if x.dtype != et.dtype:
         return None
-    got = one_window(x.shape, indices, u.shape, dims)
+    ivd = dims["index_vector_dim"]
+    nd = indices.ndim
+    k = 1 if ivd >= nd or ivd < 0 else indices.shape[ivd]
+    if indices.size == k:
+        # one window
+        got = one_window(x.shape, indices, u.shape, dims)
+        if got is None:
+            return None
+        start, window = got
+        out = x.copy()
+        view = out[tuple([slice(s, s + w) for s, w in zip(start, window)])]
+        w = u.reshape(view.shape)
+        if fn is None:
+            view[...] = w
+        else:
+            fn(view, w, view)               # (out given by position: no keyword to parse)
+        return out
+    got = scatter_windows(x.shape, indices, u.shape, dims, ordered)
     if got is None:
         return None
-    start, window = got
     out = x.copy()
-    view = out[tuple([slice(s, s + w) for s, w in zip(start, window)])]
-    u = u.reshape(view.shape)
-    if fn is None:
-        view[...] = u
-    else:
-        fn(view, u, view)               # (out given by position: no keyword to parse)
+    for slices, uidx in got:
+        view = out[slices]
+        w = u[uidx].reshape(view.shape)
+        if fn is None:
+            view[...] = w
+        else:
+            fn(view, w, view)
     return out
 
 
