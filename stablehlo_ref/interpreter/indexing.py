@@ -475,6 +475,41 @@ def one_window(input_shape, scatter_indices, updates_shape, dims):
     return start, window
 
 
+def _one_window_slices(input_shape, indices, updates_shape, dims, k, ns):
+    """`one_window` for `indices` of one index vector of `k` components (its other `ns`
+    dims being 1), as the input's slices of the window; None as `one_window` gives it."""
+    rank = len(input_shape)
+    nu = len(updates_shape)
+    uwd = dims["update_window_dims"]
+    if nu - len(uwd) != ns:
+        return None
+    wid = _window_dims(dims, rank, nu, k)
+    if wid is None:
+        return None
+    for a in range(nu):
+        if updates_shape[a] != 1 and a not in uwd:
+            return None
+    window = [1] * rank
+    j = 0
+    for d in wid:
+        window[d] = updates_shape[uwd[j]]
+        j += 1
+    start = [0] * rank
+    vec = indices.reshape(-1).tolist()
+    j = 0
+    for d in dims["scatter_dims_to_operand_dims"]:
+        start[d] = vec[j]
+        j += 1
+    sl = []
+    for d in range(rank):
+        a = start[d]
+        w = window[d]
+        if w < 1 or a < 0 or a + w > input_shape[d]:
+            return None              # (an empty window, or one not wholly inside)
+        sl.append(slice(a, a + w))
+    return tuple(sl)
+
+
 def one_window_targets(input_shape, scatter_indices, updates_shape, dims):
     """The flat input index of every update element of a `one_window` scatter, in the
     updates' row-major order (int64), as `direct_targets` and `_TargetPlan` give them, with
@@ -642,15 +677,14 @@ def window_scatter(x, indices, u, dims, body, et):
         return None
     ivd = dims["index_vector_dim"]
     nd = indices.ndim
-    k = 1 if ivd >= nd or ivd < 0 else indices.shape[ivd]
-    if indices.size == k:
-        # one window
-        got = one_window(x.shape, indices, u.shape, dims)
-        if got is None:
+    k = 1 if ivd >= nd else indices.shape[ivd]
+    if indices.size == k and k and ivd >= 0:
+        # one window (the other index dims are 1)
+        sl = _one_window_slices(x.shape, indices, u.shape, dims, k, nd - (ivd < nd))
+        if sl is None:
             return None
-        start, window = got
         out = x.copy()
-        view = out[tuple([slice(s, s + w) for s, w in zip(start, window)])]
+        view = out[sl]
         w = u.reshape(view.shape)
         if fn is None:
             view[...] = w
@@ -969,12 +1003,12 @@ def scatter(ctx, op, *args):
         for t in result_types:
             if not hasattr(t, "element_type"):
                 raise NotImplementedOpError("stablehlo.scatter", f"result type {t}")
+        ets = [elem(t) for t in result_types]
         info = c["scatter"] = ({}, scatter_body(op, n), result_types,
-                               [elem(t).dtype for t in result_types])
-    plans, body, result_types, dtypes = info
+                               [e.dtype for e in ets], ets[0] if ets else None)
+    plans, body, result_types, dtypes, et0 = info
     if n == 1 and body is not None:
-        out = window_scatter(inputs[0], indices, updates[0], _scatter_dims(op), body,
-                             elem(result_types[0]))
+        out = window_scatter(inputs[0], indices, updates[0], _scatter_dims(op), body, et0)
         if out is not None:
             return [out]
     key = (inputs[0].shape, indices.shape, updates[0].shape, RUN[0])
