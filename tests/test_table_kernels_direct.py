@@ -102,3 +102,16 @@ def test_table_kernels_are_direct():
     # (the kernels registered are the direct ones, not `register_table`'s keyword closures)
     for name in list(ew._BINARY_KERNELS) + list(ew._UNARY_KERNELS):
         assert KERNELS[name].__code__.co_filename.endswith("elementwise.py")
+
+
+def test_top_level_call_restores_blas_run_count_and_checks_results():
+    # (the evaluator enters/leaves BLAS and checks plain results in line)
+    from stablehlo_ref.interpreter import blas
+    src = """func.func @main(%a: tensor<2xf32>) -> tensor<2xf32> {
+  %0 = stablehlo.add %a, %a : tensor<2xf32>
+  return %0 : tensor<2xf32>
+}"""
+    runs, started = blas._state["runs"], blas.RUN[0]
+    out, = shlo.run(shlo.parse(src), np.array([1, 2], np.float32))
+    assert out.dtype == np.float32 and out.tolist() == [2, 4]
+    assert blas._state["runs"] == runs and blas.RUN[0] == started + 1
