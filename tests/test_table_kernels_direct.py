@@ -115,3 +115,42 @@ def test_top_level_call_restores_blas_run_count_and_checks_results():
     out, = shlo.run(shlo.parse(src), np.array([1, 2], np.float32))
     assert out.dtype == np.float32 and out.tolist() == [2, 4]
     assert blas._state["runs"] == runs and blas.RUN[0] == started + 1
+
+
+@pytest.mark.parametrize("et", ["f16", "f32", "f64", "bf16", "i8", "i32", "ui8", "ui64", "i1",
+                                "complex<f32>", "i4"])
+@pytest.mark.parametrize("direction", ["EQ", "NE", "LT", "GE"])
+@pytest.mark.parametrize("ctype", [None, "FLOAT", "TOTALORDER", "SIGNED", "UNSIGNED"])
+def test_compare_plan_shared_across_ops_matches_direct_comparison(et, direction, ctype):
+    # (compare's first run takes its plan from a table shared by ops of the same
+    # direction, compare type and element type: the same one `_direct_comparison` decides,
+    # and the same result as the general kernel's)
+    ct = f", {ctype}" if ctype else ""
+    src = f"""func.func @main(%a: tensor<3x{et}>, %b: tensor<3x{et}>) -> tensor<3xi1> {{
+  %0 = stablehlo.compare {direction}, %a, %b{ct} : (tensor<3x{et}>, tensor<3x{et}>) -> tensor<3xi1>
+  return %0 : tensor<3xi1>
+}}"""
+    for _ in range(2):       # (the second parse finds the plan made for the first)
+        m = shlo.parse(src)
+        op = next(o for o in m.walk() if o.name == "stablehlo.compare")
+        rng = np.random.default_rng(0)
+        if et == "i4":
+            a = rng.integers(-8, 8, 3).astype(np.int8)
+            b = rng.integers(-8, 8, 3).astype(np.int8)
+        else:
+            a, b = _values(rng, et, (3,)), _values(rng, et, (3,))
+        try:
+            got = KERNELS["stablehlo.compare"](None, op, a, b)
+        except Exception as e:  # noqa: BLE001
+            got = type(e)
+        assert op._cache["compare"] is ew._direct_comparison(op)
+        fresh = next(o for o in shlo.parse(src).walk() if o.name == "stablehlo.compare")
+        fresh._cache = {"compare": None}          # (the general path, no direct comparison)
+        try:
+            want = KERNELS["stablehlo.compare"](None, fresh, a, b)
+        except Exception as e:  # noqa: BLE001
+            want = type(e)
+        if isinstance(want, type):
+            assert got is want
+        else:
+            _same(got, want)

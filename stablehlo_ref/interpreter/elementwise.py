@@ -788,6 +788,9 @@ def _direct_comparison(op):
 
 
 _NO_PLAN = object()
+# (direction, compare type, id(operand element type)) -> (that element type, the direct
+# comparison or None), as `_direct_comparison` decides it
+_COMPARE_PLANS = {}
 
 
 @kernel("stablehlo.compare", "chlo.compare")
@@ -797,7 +800,23 @@ def compare(ctx, op, a, b):
         cache = op_cache(op)
     fast = cache.get("compare", _NO_PLAN)
     if fast is _NO_PLAN:
-        fast = cache["compare"] = _direct_comparison(op)
+        # (`_direct_comparison`, decided once per (direction, compare type, element type):
+        # element types are shared objects, the entry holds its own so that its id stays it)
+        attrs = op.attributes
+        direction = attrs["comparison_direction"].value
+        ctype_attr = attrs.get("compare_type")
+        t = op.operands[0].type
+        et = t.element_type if t.__class__ is _TensorType else None
+        if et.__class__ is _ElementType:
+            key = (direction, ctype_attr.value if ctype_attr is not None else None, id(et))
+            plan = _COMPARE_PLANS.get(key)
+            if plan is None or plan[0] is not et:
+                if len(_COMPARE_PLANS) > 10_000:
+                    _COMPARE_PLANS.clear()
+                plan = _COMPARE_PLANS[key] = (et, _direct_comparison(op))
+            fast = cache["compare"] = plan[1]
+        else:
+            fast = cache["compare"] = _direct_comparison(op)
     if fast is not None and a.dtype == b.dtype:
         return fast(a, b)
     direction = op.attributes["comparison_direction"].value
