@@ -7,6 +7,7 @@ import numpy as np
 from ..errors import NotImplementedOpError
 from .numerics import contiguous, compute_dtype, elem, from_compute, to_compute, wrap_int
 from .registry import KERNELS, args, kernel, op_cache, register_table, specializer
+from ..ir.types import ElementType as _ElementType, TensorType as _TensorType
 
 
 def make_complex(re, im):
@@ -787,6 +788,9 @@ def _direct_comparison(op):
 
 
 _NO_PLAN = object()
+# (direction, compare type, id(operand element type)) -> (that element type, the direct
+# comparison or None), as `_direct_comparison` decides it
+_COMPARE_PLANS = {}
 
 
 @kernel("stablehlo.compare", "chlo.compare")
@@ -796,7 +800,23 @@ def compare(ctx, op, a, b):
         cache = op_cache(op)
     fast = cache.get("compare", _NO_PLAN)
     if fast is _NO_PLAN:
-        fast = cache["compare"] = _direct_comparison(op)
+        # (`_direct_comparison`, decided once per (direction, compare type, element type):
+        # element types are shared objects, the entry holds its own so that its id stays it)
+        attrs = op.attributes
+        direction = attrs["comparison_direction"].value
+        ctype_attr = attrs.get("compare_type")
+        t = op.operands[0].type
+        et = t.element_type if t.__class__ is _TensorType else None
+        if et.__class__ is _ElementType:
+            key = (direction, ctype_attr.value if ctype_attr is not None else None, id(et))
+            plan = _COMPARE_PLANS.get(key)
+            if plan is None or plan[0] is not et:
+                if len(_COMPARE_PLANS) > 10_000:
+                    _COMPARE_PLANS.clear()
+                plan = _COMPARE_PLANS[key] = (et, _direct_comparison(op))
+            fast = cache["compare"] = plan[1]
+        else:
+            fast = cache["compare"] = _direct_comparison(op)
     if fast is not None and a.dtype == b.dtype:
         return fast(a, b)
     direction = op.attributes["comparison_direction"].value
@@ -1192,7 +1212,38 @@ _BINARY_KERNELS = {
     "stablehlo.subtract": args(np.subtract, np.subtract, exact=True),
     "stablehlo.multiply": args(np.multiply, np.multiply, np.logical_and, exact=True),
 }
-register_table(_BINARY_KERNELS, _binary, 2)
+
+
+# (element type name -> its dtype) the types whose + - * numpy computes exactly in the
+# operands' own dtype: what `_binary`'s `exact` path takes (native floats, 8..64-bit integers)
+_EXACT_BINARY_TYPES = {n: np.dtype(d) for n, d in (
+    ("f16", np.float16), ("f32", np.float32), ("f64", np.float64),
+    ("i8", np.int8), ("i16", np.int16), ("i32", np.int32), ("i64", np.int64),
+    ("ui8", np.uint8), ("ui16", np.uint16), ("ui32", np.uint32), ("ui64", np.uint64))}
+
+
+def _exact_binary_kernel(name, int_fn, float_fn, bool_fn=None, exact=True):
+    """The kernel of + - *: operands of the result's dtype, for a type of
+    `_EXACT_BINARY_TYPES`, go to the ufunc directly (as `_binary` computes them, without
+    its dispatch through the table's arguments); anything else takes `_binary`."""
+    types = _EXACT_BINARY_TYPES
+    assert int_fn is float_fn and exact
+
+    def run(ctx, op, a, b):
+        t = op.results[0].type
+        if t.__class__ is _TensorType:
+            et = t.element_type
+            if et.__class__ is _ElementType:
+                dt = types.get(et.name)
+                if dt is not None and a.dtype == dt and b.dtype == dt:
+                    return float_fn(a, b)
+        return _binary(op, a, b, int_fn, float_fn, bool_fn, exact=True)
+    run.__name__ = run.__qualname__ = name
+    return run
+
+
+for _name, (_positional, _keywords) in _BINARY_KERNELS.items():
+    kernel(_name)(_exact_binary_kernel(_name, *_positional, **_keywords))
 
 _UNARY_KERNELS = {
     "stablehlo.negate": args(np.negative, lambda v: 0 - v.astype(np.int64) if v.dtype.kind == "u" else np.negative(v)),
@@ -1210,7 +1261,43 @@ _UNARY_KERNELS = {
     "stablehlo.ceil": args(np.ceil),
     "stablehlo.round_nearest_even": args(np.rint),
 }
-register_table(_UNARY_KERNELS, _unary, 1)
+
+# (element type name -> (its dtype, the dtype `_unary` computes it in)) the native floats
+_NATIVE_FLOAT_TYPES = {n: (np.dtype(d), np.dtype(np.float64)) for n, d in (
+    ("f16", np.float16), ("f32", np.float32), ("f64", np.float64))}
+
+
+def _unary_kernel(name, float_fn, int_fn=None, complex_fn=None, bool_fn=None):
+    """The kernel of a unary table op: an array of a native float type computed as `_unary`
+    computes it (its f32 shortcut, else in the compute dtype rounded once to the type) with
+    the helper and its table arguments resolved once; anything else takes `_unary`."""
+    types = _NATIVE_FLOAT_TYPES
+    in_f32 = float_fn in _EXACT_IN_F32
+    ND = _ND
+    asarray = np.asarray
+
+    def run(ctx, op, x):
+        if x.__class__ is ND:
+            t = op.results[0].type
+            if t.__class__ is _TensorType:
+                et = t.element_type
+                if et.__class__ is _ElementType:
+                    dts = types.get(et.name)
+                    if dts is not None:
+                        dt, cdt = dts
+                        if in_f32 and x.dtype == _F32 and x.ndim and dt == _F32:
+                            return float_fn(x)
+                        r = float_fn(x if x.dtype == cdt else x.astype(cdt))
+                        if r.__class__ is not ND:
+                            r = asarray(r)
+                        return r if r.dtype == dt else r.astype(dt)
+        return _unary(op, x, float_fn, int_fn, complex_fn, bool_fn)
+    run.__name__ = run.__qualname__ = name
+    return run
+
+
+for _name, (_positional, _keywords) in _UNARY_KERNELS.items():
+    kernel(_name)(_unary_kernel(_name, *_positional, **_keywords))
 
 _SCALAR_FLOATS = {"f16": np.float16, "f32": np.float32, "f64": np.float64}
 _EXACT_IN_TYPE = frozenset(("stablehlo.negate", "stablehlo.floor", "stablehlo.ceil",

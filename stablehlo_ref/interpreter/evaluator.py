@@ -28,9 +28,9 @@ import numpy as np
 from ..errors import InterpreterError, LimitError, StableHLOError
 from ..ir.attributes import DenseElementsAttr
 from ..ir.core import Module
-from ..ir.types import ElementType, TensorType, TokenType, TupleType
+from ..ir.types import _DTYPES, ElementType, TensorType, TokenType, TupleType
 from ..limits import DEFAULT, FLAGS, Limits
-from .blas import enter as blas_enter, leave as blas_leave
+from .blas import RUN as _blas_run, _state as _blas_state, leave as blas_leave
 from .plan import (KERNEL_ERRORS, RAN_ONCE, _static_bytes, function_info,
                    function_info_of_block, fused_while, once_uses, plan_block, run_once,
                    run_once_framed)
@@ -153,7 +153,9 @@ class Interpreter:
         once = once_uses(block) if block._cache is None and self.trace is None else None
         depth = 0 if once is not None else function_info(func, block).max_depth
         need = 1000 + 8 * (min(depth, limits.max_nesting) + 2000)
-        blas_enter()
+        # (`blas.enter`, in line)
+        _blas_state["runs"] += 1
+        _blas_run[0] += 1
         # (`_pause_gc`, in line: a first run of a small program pays for every call)
         with _gc_lock:
             runs = _gc_state[0] = _gc_state[0] + 1
@@ -184,10 +186,23 @@ class Interpreter:
             finally:
                 if need > old_limit:
                     sys.setrecursionlimit(old_limit)
-            check_results(func, name, out)
-            for v in out:
-                if v.__class__ is not ND and isinstance(v, np.generic):
-                    return [np.asarray(v) if isinstance(v, np.generic) else v for v in out]
+            # (`check_results`'s common case in line: arrays of the declared static shapes
+            # and native element dtypes, none of them a numpy scalar to wrap)
+            results = func.attributes["function_type"].type.results
+            plain = len(out) == len(results)
+            if plain:
+                for v, t in zip(out, results):
+                    if t.__class__ is TensorType and v.__class__ is ND and v.shape == t.shape:
+                        et = t.element_type
+                        if et.__class__ is ElementType and v.dtype is _DTYPES.get(et.name):
+                            continue
+                    plain = False
+                    break
+            if not plain:
+                check_results(func, name, out)
+                for v in out:
+                    if v.__class__ is not ND and isinstance(v, np.generic):
+                        return [np.asarray(v) if isinstance(v, np.generic) else v for v in out]
             # (`run_once` returns a list of its own)
             return out if once is not None else list(out)
         finally:
@@ -197,7 +212,11 @@ class Interpreter:
                 if runs == 0 and _gc_state[1]:
                     _gc_state[1] = False
                     gc.enable()
-            blas_leave()
+            # (`blas.leave`, in line where no BLAS thread count was changed)
+            runs = _blas_state["runs"] = _blas_state["runs"] - 1
+            if runs <= 0 and _blas_state["current"] is not None:
+                _blas_state["runs"] += 1
+                blas_leave()
             if own_deadline:
                 self.deadline = None
 
