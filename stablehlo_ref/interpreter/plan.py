@@ -1905,6 +1905,12 @@ class _ReadLog(set):
                     got.add(i)
 
 
+class _LazyRunner(tuple):
+    """The arguments of `_runner` for a sequence step (op, fn, ins, out, mode, fast, the
+    known values of its operands), made into a runner only where the step runs alone."""
+    __slots__ = ()
+
+
 class _Emitter:
     """Turns the steps of a block into closures, once, when the block is compiled:
 
@@ -1986,6 +1992,9 @@ class _Emitter:
                 ops.append(seq_ops)
             elif run:
                 r = self.runners[run[0]]
+                if r.__class__ is _LazyRunner:
+                    op, fn, ins, out, mode, fast, kn = r
+                    r = _runner(self.ctx, op, fn, ins, out, mode, (), fast, kn, None)
                 try:
                     r.step = self.seq[run[0]]    # (see `fused_while`)
                 except AttributeError:
@@ -2137,6 +2146,13 @@ class _Emitter:
             self.seq[len(self.runners)] = (fn, ins[0], ins[1] if len(ins) == 2 else -1, -4,
                                            out, "call", op)
             self.reads.update(ins)
+        if not frees and not op.regions and len(self.runners) in self.seq \
+                and name != "stablehlo.broadcast_in_dim":
+            # a step of a sequence (see `finish`) gets a runner of its own only where it ends
+            # up alone (its reads are logged above): `_LazyRunner`, made then
+            self.emit(_LazyRunner((op, fn, ins, out, mode, fast,
+                                   {s: known[s] for s in ins if s in known})), op)
+            return
         run = _runner(self.ctx, op, fn, ins, out, mode, frees, fast, known, self.reads)
         made = None
         if name == "stablehlo.broadcast_in_dim" and mode == 1 and plain and not frees \
