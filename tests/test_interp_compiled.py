@@ -945,3 +945,9 @@ def test_steps_alone_between_other_ops_match_the_step_by_step_run(opa, opb, xs, 
     x = np.array(xs[:3], dtype=np.float32)
     y = np.array(xs[3:], dtype=np.float32)
     _both(src, x, y, np.array(ps))
+
+
+def test_identity_operand_names_are_those_it_looks_at_first():
+    """`plan._identity_operand` returns early for names outside `_INT_IDENTITIES` (and
+    compare): the i1 identities' names must be among them."""
+    assert set(plan._I1_IDENTITIES) <= set(plan._INT_IDENTITIES)

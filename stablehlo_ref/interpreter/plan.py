@@ -1808,8 +1808,9 @@ def _identity_operand(op, ins, known):
         if len(ins) == 1 and ops[0].type == rt and _etname(rt) is not None:
             return ins[0]
         return None
-    if len(ins) != 2 or len(ops) != 2:
-        return None
+    if len(ins) != 2 or len(ops) != 2 or name not in _INT_IDENTITIES \
+            and name != "stablehlo.compare":
+        return None                # (the names of _I1_IDENTITIES are among _INT_IDENTITIES')
     r = _etname(rt)
     if r is None or ops[0].type != rt or ops[1].type != rt:
         return None
@@ -1848,7 +1849,8 @@ def _cse_key(op, ins, known):
     result types, on the same slots (or known values equal in dtype, shape and bits); None
     where one is not hashable."""
     try:
-        key = (op.name, tuple(sorted(op.attributes.items())),
+        attrs = op.attributes
+        key = (op.name, tuple(sorted(attrs.items())) if attrs else (),
                tuple([r.type for r in op.results]),
                tuple([("k", _value_key(known[s])) if s in known else s for s in ins]))
         h = hash(key)
