@@ -899,3 +899,56 @@ def test_one_element_scatter_is_made_in_place_when_nothing_else_holds_the_buffer
     assert len(copies) == 1
     assert not buf.any()
     assert [float(out[0][i, 2]) for i in range(8)] == [2.0 * i for i in range(8)]
+
+
+LONE_STEPS = """
+func.func @main(%x0: tensor<3xf32>, %y: tensor<3xf32>, %p: tensor<3xi1>) -> (tensor<3xf32>, tensor<f32>) {
+  %c0 = stablehlo.constant dense<0> : tensor<i32>
+  %d0 = stablehlo.constant dense<0.0> : tensor<f32>
+  %w:3 = stablehlo.while(%i = %c0, %x = %x0, %dd = %d0) : tensor<i32>, tensor<3xf32>, tensor<f32>
+   cond {
+    %n = stablehlo.constant dense<3> : tensor<i32>
+    %lt = stablehlo.compare LT, %i, %n, SIGNED : (tensor<i32>, tensor<i32>) -> tensor<i1>
+    stablehlo.return %lt : tensor<i1>
+  } do {
+    %one = stablehlo.constant dense<1> : tensor<i32>
+    %n3 = stablehlo.constant dense<3> : tensor<i32>
+    %i2 = stablehlo.add %i, %one : tensor<i32>
+    %c = stablehlo.constant dense<0.0> : tensor<f32>
+    %a = stablehlo.OPA %x, %y : tensor<3xf32>
+    %r = stablehlo.reduce(%a init: %c) applies stablehlo.add across dimensions = [0] : (tensor<3xf32>, tensor<f32>) -> tensor<f32>
+    %b = stablehlo.broadcast_in_dim %r, dims = [] : (tensor<f32>) -> tensor<3xf32>
+    %s = stablehlo.select %p, %b, %x : tensor<3xi1>, tensor<3xf32>
+    %z = stablehlo.constant dense<0> : tensor<i32>
+    %k = stablehlo.remainder %i, %n3 : tensor<i32>
+    %ds = stablehlo.dynamic_slice %s, %k, sizes = [2] : (tensor<3xf32>, tensor<i32>) -> tensor<2xf32>
+    %q = stablehlo.OPB %ds, %ds : tensor<2xf32>
+    %u = stablehlo.dynamic_update_slice %s, %q, %z : (tensor<3xf32>, tensor<2xf32>, tensor<i32>) -> tensor<3xf32>
+    %e = stablehlo.tanh %u : tensor<3xf32>
+    %d = stablehlo.dot_general %e, %y, contracting_dims = [0] x [0] : (tensor<3xf32>, tensor<3xf32>) -> tensor<f32>
+    %m = stablehlo.OPB %s, %a : tensor<3xf32>
+    stablehlo.return %i2, %m, %d : tensor<i32>, tensor<3xf32>, tensor<f32>
+  }
+  return %w#1, %w#2 : tensor<3xf32>, tensor<f32>
+}
+"""
+
+
+@settings(max_examples=25, deadline=None)
+@given(st.sampled_from(["add", "multiply", "subtract", "maximum"]),
+       st.sampled_from(["add", "divide", "minimum"]),
+       st.lists(st.floats(-4, 4, width=32), min_size=6, max_size=6),
+       st.lists(st.booleans(), min_size=3, max_size=3))
+def test_steps_alone_between_other_ops_match_the_step_by_step_run(opa, opb, xs, ps):
+    """A sequence step (an operator, a select) that ends up alone between other runners gets
+    its own runner, made when the block is finished (`plan._LazyRunner`): the same bytes."""
+    src = LONE_STEPS.replace("OPA", opa).replace("OPB", opb)
+    x = np.array(xs[:3], dtype=np.float32)
+    y = np.array(xs[3:], dtype=np.float32)
+    _both(src, x, y, np.array(ps))
+
+
+def test_identity_operand_names_are_those_it_looks_at_first():
+    """`plan._identity_operand` returns early for names outside `_INT_IDENTITIES` (and
+    compare): the i1 identities' names must be among them."""
+    assert set(plan._I1_IDENTITIES) <= set(plan._INT_IDENTITIES)

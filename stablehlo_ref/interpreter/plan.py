@@ -1808,8 +1808,9 @@ def _identity_operand(op, ins, known):
         if len(ins) == 1 and ops[0].type == rt and _etname(rt) is not None:
             return ins[0]
         return None
-    if len(ins) != 2 or len(ops) != 2:
-        return None
+    if len(ins) != 2 or len(ops) != 2 or name not in _INT_IDENTITIES \
+            and name != "stablehlo.compare":
+        return None                # (the names of _I1_IDENTITIES are among _INT_IDENTITIES')
     r = _etname(rt)
     if r is None or ops[0].type != rt or ops[1].type != rt:
         return None
@@ -1848,7 +1849,8 @@ def _cse_key(op, ins, known):
     result types, on the same slots (or known values equal in dtype, shape and bits); None
     where one is not hashable."""
     try:
-        key = (op.name, tuple(sorted(op.attributes.items())),
+        attrs = op.attributes
+        key = (op.name, tuple(sorted(attrs.items())) if attrs else (),
                tuple([r.type for r in op.results]),
                tuple([("k", _value_key(known[s])) if s in known else s for s in ins]))
         h = hash(key)
@@ -1903,6 +1905,12 @@ class _ReadLog(set):
                     log[s] = {i}
                 else:
                     got.add(i)
+
+
+class _LazyRunner(tuple):
+    """The arguments of `_runner` for a sequence step (op, fn, ins, out, mode, fast, the
+    known values of its operands), made into a runner only where the step runs alone."""
+    __slots__ = ()
 
 
 class _Emitter:
@@ -1986,6 +1994,9 @@ class _Emitter:
                 ops.append(seq_ops)
             elif run:
                 r = self.runners[run[0]]
+                if r.__class__ is _LazyRunner:
+                    op, fn, ins, out, mode, fast, kn = r
+                    r = _runner(self.ctx, op, fn, ins, out, mode, (), fast, kn, None)
                 try:
                     r.step = self.seq[run[0]]    # (see `fused_while`)
                 except AttributeError:
@@ -2137,6 +2148,13 @@ class _Emitter:
             self.seq[len(self.runners)] = (fn, ins[0], ins[1] if len(ins) == 2 else -1, -4,
                                            out, "call", op)
             self.reads.update(ins)
+        if not frees and not op.regions and len(self.runners) in self.seq \
+                and name != "stablehlo.broadcast_in_dim":
+            # a step of a sequence (see `finish`) gets a runner of its own only where it ends
+            # up alone (its reads are logged above): `_LazyRunner`, made then
+            self.emit(_LazyRunner((op, fn, ins, out, mode, fast,
+                                   {s: known[s] for s in ins if s in known})), op)
+            return
         run = _runner(self.ctx, op, fn, ins, out, mode, frees, fast, known, self.reads)
         made = None
         if name == "stablehlo.broadcast_in_dim" and mode == 1 and plain and not frees \
