@@ -520,31 +520,9 @@ def _constants_once(ctx, func, limits):
                 vals.append(fn(ctx, op))
             except Exception:  # noqa: BLE001 - rerun the general way, which reports it
                 vals = None
-    # the op each returned value is the result of (a value of another block, or one
-    # defined later, is none of them)
-    outs = ops[n].operands
-    where = []
-    if n <= 8:
-        for v in outs:
-            owner = v.owner
-            j = 0
-            while j < n and ops[j] is not owner:
-                j += 1
-            if j == n:
-                return None, None
-            where.append(j)
-    else:
-        index = {}
-        j = 0
-        while j < n:
-            index[ops[j]] = j
-            j += 1
-        for v in outs:
-            j = index.get(v.owner)
-            if j is None:
-                return None, None
-            where.append(j)
-    where = tuple(where)
+    where = _returned_positions(ops, n)
+    if where is None:
+        return None, None
     consts = (ops[:-1], where, literal)
     if vals is None:
         return consts, None
@@ -595,9 +573,18 @@ def _discarded_results(func, limits) -> int:
         live += sb[1]
         if live > max_live:
             return -1
-    # (the returned values are results of those constants: a value of another block, or
-    # one defined later, is not)
+    # (the returned values are results of those constants)
+    if _returned_positions(ops, n) is None:
+        return -1
+    return len(ops[n].operands)
+
+
+def _returned_positions(ops, n):
+    """The index among `ops[:n]` of the op each operand of `ops[n]` (the return) is the
+    result of, as a tuple; None where one is not (a value of another block, or one defined
+    later)."""
     outs = ops[n].operands
+    where = []
     if n <= 8:
         for v in outs:
             owner = v.owner
@@ -605,13 +592,20 @@ def _discarded_results(func, limits) -> int:
             while j < n and ops[j] is not owner:
                 j += 1
             if j == n:
-                return -1
+                return None
+            where.append(j)
     else:
-        own = set(ops)
+        index = {}
+        j = 0
+        while j < n:
+            index[ops[j]] = j
+            j += 1
         for v in outs:
-            if v.owner not in own:
-                return -1
-    return len(outs)
+            j = index.get(v.owner)
+            if j is None:
+                return None
+            where.append(j)
+    return tuple(where)
 
 
 def _run_constants(ctx, consts):

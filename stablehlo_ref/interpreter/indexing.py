@@ -430,23 +430,27 @@ def _window_dims(dims, rank, nu, k):
     return wid
 
 
+def _split_index_shape(ishape, ivd):
+    """(the length of an index vector, the shape of the scatter dims) of scatter indices of
+    shape `ishape` whose index vectors run along `ivd` (past the last dim: vectors of one
+    index); None for a negative `ivd`."""
+    if ivd >= len(ishape):
+        return 1, ishape
+    if ivd >= 0:
+        return ishape[ivd], ishape[:ivd] + ishape[ivd + 1:]
+    return None
+
+
 def one_window(input_shape, scatter_indices, updates_shape, dims):
     """For a scatter of a single index vector (one update window), without batching dims,
     whose whole window lies inside the input: (start, window) per input dimension (the
     window's first index and its size; an inserted dimension's size is 1), the updates being
     that window in row-major order. None for any other scatter (also for dimension numbers
     that do not fit the shapes: the general path reports what is wrong)."""
-    ivd = dims["index_vector_dim"]
-    ishape = scatter_indices.shape
-    nd = len(ishape)
-    if ivd >= nd:
-        k = 1
-        sshape = ishape
-    elif ivd >= 0:
-        k = ishape[ivd]
-        sshape = ishape[:ivd] + ishape[ivd + 1:]
-    else:
+    split = _split_index_shape(scatter_indices.shape, dims["index_vector_dim"])
+    if split is None:
         return None
+    k, sshape = split
     for n in sshape:
         if n != 1:
             return None
@@ -557,16 +561,11 @@ def scatter_windows(input_shape, scatter_indices, updates_shape, dims, ordered):
     element. None for any other scatter (also for dimension numbers that do not fit the
     shapes: the general path reports what is wrong)."""
     ivd = dims["index_vector_dim"]
-    ishape = scatter_indices.shape
-    nd = len(ishape)
-    if ivd >= nd:
-        k = 1
-        sshape = ishape
-    elif ivd >= 0:
-        k = ishape[ivd]
-        sshape = ishape[:ivd] + ishape[ivd + 1:]
-    else:
+    nd = scatter_indices.ndim
+    split = _split_index_shape(scatter_indices.shape, ivd)
+    if split is None:
         return None
+    k, sshape = split
     m = 1
     for n in sshape:
         m *= n
@@ -723,18 +722,12 @@ def direct_targets(input_shape, scatter_indices, updates_shape, dims):
     rank = len(input_shape)
     nu = len(updates_shape)
     idx = scatter_indices
-    ishape = idx.shape
-    nd = len(ishape)
-    if ivd >= nd:
-        k = 1
-        sshape = ishape
-    elif ivd >= 0:
-        k = ishape[ivd]
-        sshape = ishape[:ivd] + ishape[ivd + 1:]
-        if ivd != nd - 1:
-            idx = np.moveaxis(idx, ivd, -1)
-    else:
+    split = _split_index_shape(idx.shape, ivd)
+    if split is None:
         return None
+    k, sshape = split
+    if ivd < idx.ndim - 1:
+        idx = np.moveaxis(idx, ivd, -1)
     # the window dims of the input (those not inserted), in order, follow the update window
     # dims, in order; the other update dims are the scatter dims, in the order of `sshape`
     wid = _window_dims(dims, rank, nu, k)
