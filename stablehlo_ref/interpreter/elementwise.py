@@ -113,12 +113,36 @@ def _scalar_int_div_rem(a, b, et, rem: bool):
     return et.dtype.type(v)
 
 
+def _native_int_div_rem(a, b, et, rem: bool):
+    """Integer divide or remainder of two arrays (of rank 1 or more, one shape) of et's own
+    dtype, et of 8 or more bits, computed in that dtype: the truncated remainder is `fmod`
+    (`%` unsigned), the truncated quotient `(x - fmod(x, y)) // y` (an exact division: floor
+    and truncation agree; x - fmod(x, y) lies between 0 and x, no overflow), and numpy's
+    INT_MIN // -1 is INT_MIN, INT_MIN fmod -1 is 0, as the spec has them. Divisors of 0 give
+    numpy's 0, replaced by the spec's x / 0 = -1 (all ones unsigned) and x % 0 = x.
+    The values `_int_div` and `_int_rem` give, wrapped to et's dtype."""
+    signed = et.kind != "unsigned"         # (signed or index: et is an integer type)
+    if rem:
+        out = np.fmod(a, b) if signed else a % b
+        if not b.all():
+            zero = b == 0
+            out[zero] = a[zero]
+        return out
+    out = (a - np.fmod(a, b)) // b if signed else a // b
+    if not b.all():
+        out[b == 0] = -1 if signed else np.iinfo(a.dtype).max
+    return out
+
+
 @kernel("stablehlo.divide")
 def divide(ctx, op, a, b):
     et = _rt(op)
     if et.is_integer and not et.is_bool:
         if a.ndim == 0 and b.ndim == 0:
             return _scalar_int_div_rem(a, b, et, False)
+        if a.__class__ is np.ndarray and b.__class__ is np.ndarray and a.shape == b.shape \
+                and et.bits >= 8 and a.dtype == b.dtype == et.dtype:
+            return _native_int_div_rem(a, b, et, False)
         return wrap_int(_int_div(a, b, et), et)
     return _binary(op, a, b, None, np.divide, complex_fn=_complex_divide, exact=True)
 
@@ -135,6 +159,9 @@ def remainder(ctx, op, a, b):
     if et.is_integer and not et.is_bool:
         if a.ndim == 0 and b.ndim == 0:
             return _scalar_int_div_rem(a, b, et, True)
+        if a.__class__ is np.ndarray and b.__class__ is np.ndarray and a.shape == b.shape \
+                and et.bits >= 8 and a.dtype == b.dtype == et.dtype:
+            return _native_int_div_rem(a, b, et, True)
         return wrap_int(_int_rem(a, b, et), et)
     if et.is_complex:
         raise NotImplementedOpError(op.name, f"dtype {et}")
@@ -861,12 +888,30 @@ def _signed_view(x, et):
 
 @kernel("stablehlo.select")
 def select(ctx, op, pred, on_true, on_false):
+    if not pred.shape and on_true.shape == on_false.shape and on_true.dtype == on_false.dtype:
+        # (one predicate for the whole result: the chosen operand itself, the values and
+        # dtype np.where gives; values are never written into in place while shared)
+        return on_true if pred else on_false
     return np.where(pred, on_true, on_false).astype(on_true.dtype, copy=False)
+
+
+_CLAMP_KINDS = frozenset(("signed", "unsigned", "float"))
+
+
+def _clamp_native(et, lo, x, hi):
+    """Whether `clamp` computes in the operands' own dtype (f64, integers of 8+ bits: the
+    compute dtype is the stored one, so `to_compute` and `from_compute` keep the values)."""
+    dt = x.dtype
+    return lo.dtype == dt and hi.dtype == dt and et.kind in _CLAMP_KINDS \
+        and dt == et.dtype and compute_dtype(et) == dt
 
 
 @kernel("stablehlo.clamp")
 def clamp(ctx, op, lo, x, hi):
     et = _rt(op)
+    if _clamp_native(et, lo, x, hi):
+        out = np.minimum(np.maximum(x, lo), hi)
+        return out if out.__class__ is np.ndarray else np.asarray(out)
     if et.is_complex:
         # the spec: minimum(maximum(operand, min), max), both lexicographic on (real, imag)
         return np.broadcast_to(_complex_min(_complex_max(x, lo), hi), x.shape).astype(et.dtype)

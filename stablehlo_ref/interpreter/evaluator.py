@@ -188,13 +188,27 @@ class Interpreter:
                     sys.setrecursionlimit(old_limit)
             # (`check_results`'s common case in line: arrays of the declared static shapes
             # and native element dtypes, none of them a numpy scalar to wrap)
+            # (a rank-0 result that a kernel left as a numpy scalar of the declared dtype is
+            # wrapped here, as `check_results` and the wrapping below would)
             results = func.attributes["function_type"].type.results
             plain = len(out) == len(results)
             if plain:
+                i = 0
                 for v, t in zip(out, results):
-                    if t.__class__ is TensorType and v.__class__ is ND and v.shape == t.shape:
+                    if t.__class__ is TensorType:
                         et = t.element_type
-                        if et.__class__ is ElementType and v.dtype is _DTYPES.get(et.name):
+                        if v.__class__ is ND:
+                            if v.shape == t.shape and et.__class__ is ElementType \
+                                    and v.dtype is _DTYPES.get(et.name):
+                                i += 1
+                                continue
+                        elif not t.shape and et.__class__ is ElementType \
+                                and v.__class__ is getattr(_DTYPES.get(et.name), "type", ND):
+                            if once is None:
+                                out = list(out)
+                                once = True
+                            out[i] = np.asarray(v)
+                            i += 1
                             continue
                     plain = False
                     break

@@ -5,7 +5,7 @@ from __future__ import annotations
 import numpy as np
 
 from ..errors import InterpreterError, StableHLOError
-from ..ir.attributes import DenseElementsAttr, DenseResourceAttr
+from ..ir.attributes import DenseArrayAttr, DenseElementsAttr, DenseResourceAttr
 from .registry import op_cache
 from .numerics import elem, from_compute
 from .registry import clamped_window, kernel, specializer
@@ -246,11 +246,29 @@ def transpose(ctx, op, x):
     return np.transpose(x, _ints(op, "permutation"))
 
 
+def _array_values(a):
+    """The values of a `DenseArrayAttr` of an integer element type (as `_decode_ints` reads
+    them, without converting or keeping them: an op's first run, often its only one, pays
+    for no cache), else None."""
+    if a.__class__ is DenseArrayAttr and a.values.__class__ is tuple \
+            and a.element_type.kind in _INT_KINDS:
+        return a.values
+    return None
+
+
+_INT_KINDS = frozenset(("signed", "unsigned"))
+
+
 @kernel("stablehlo.slice")
 def slice_(ctx, op, x):
-    start = _ints(op, "start_indices")
-    limit = _ints(op, "limit_indices")
-    strides = _ints(op, "strides")
+    attrs = op.attributes
+    start = _array_values(attrs.get("start_indices"))
+    limit = _array_values(attrs.get("limit_indices"))
+    strides = _array_values(attrs.get("strides"))
+    if start is None or limit is None or strides is None:
+        start = _ints(op, "start_indices")
+        limit = _ints(op, "limit_indices")
+        strides = _ints(op, "strides")
     return x[tuple(map(slice, start, limit, strides))]
 
 
@@ -347,7 +365,9 @@ def _clamped_starts(x_shape, sizes, starts):
 
 @kernel("stablehlo.dynamic_slice")
 def dynamic_slice(ctx, op, x, *starts):
-    sizes = _ints(op, "slice_sizes")
+    sizes = _array_values(op.attributes.get("slice_sizes"))
+    if sizes is None:
+        sizes = _ints(op, "slice_sizes")
     st = _clamped_starts(x.shape, sizes, starts)
     return x[tuple([slice(s, s + n) for s, n in zip(st, sizes)])]
 
