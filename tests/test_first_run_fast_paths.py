@@ -157,3 +157,90 @@ def test_slices_match_numpy(shape, data):
     _bits_equal(got[0], x[tuple(slice(a, b, c) for a, b, c in zip(start, limit, strides))])
     cl = [min(max(s, 0), n - k) for s, n, k in zip(starts, shape, sizes)]
     _bits_equal(got[1], x[tuple(slice(s, s + k) for s, k in zip(cl, sizes))])
+
+
+@settings(max_examples=150, deadline=None)
+@given(st.sampled_from(["f32", "f64", "i8", "i32", "i64", "ui8", "ui64", "f16"]),
+       st.sampled_from(["stablehlo.add", "stablehlo.multiply", "stablehlo.maximum",
+                        "stablehlo.minimum", "stablehlo.and", "stablehlo.or", "stablehlo.xor"]),
+       st.sampled_from([((2, 3), (0,)), ((2, 3), (1,)), ((2, 3), (0, 1)), ((4,), (0,)),
+                        ((2, 2, 3), (0, 2))]),
+       st.data())
+def test_reduce_native_matches_conversions(name, prim, case, data):
+    """A reduction by a primitive in the stored dtype (f32/f64, 8+-bit integers) against
+    the conversions of the general computation (accumulator dtype, compute dtype), bit for
+    bit."""
+    from stablehlo_ref.interpreter.reduction import _PRIMITIVES, reduce_with_primitive
+    from stablehlo_ref.interpreter.numerics import compute_dtype
+    et = ELEMENT_TYPES[name]
+    if et.is_float and prim in ("stablehlo.and", "stablehlo.or", "stablehlo.xor"):
+        return
+    shape, axes = case
+    x, init = _values(data, name, shape), _values(data, name, ())
+    _, fn, _ = _PRIMITIVES[prim]
+    with np.errstate(all="ignore"):
+        got = reduce_with_primitive(prim, x, axes, init, et)
+        if et.is_float:
+            acc = np.float64 if name == "f64" else np.float32
+            ref = fn(fn.reduce(x.astype(acc), axis=axes), init.astype(acc)).astype(et.dtype)
+        else:
+            cd = compute_dtype(et)
+            ref = from_compute(fn(fn.reduce(x.astype(cd), axis=axes), init.astype(cd)), et)
+    _bits_equal(got, ref)
+
+
+@settings(max_examples=60, deadline=None)
+@given(st.sampled_from(["f32", "i8", "ui64", "f16"]), st.sampled_from([(3,), (2, 3), (1,)]),
+       st.data())
+def test_broadcast_scalar_matches_full(name, shape, data):
+    """broadcast_in_dim of a rank-0 value (made without the op's plan) against np.full."""
+    x = _values(data, name, ())
+    t = "x".join(map(str, shape))
+    src = f"""func.func @main(%x: tensor<{name}>) -> tensor<{t}x{name}> {{
+  %0 = stablehlo.broadcast_in_dim %x, dims = [] : (tensor<{name}>) -> tensor<{t}x{name}>
+  return %0 : tensor<{t}x{name}>
+}}"""
+    got = run(parse(src), x)[0]
+    _bits_equal(got, np.full(shape, x, dtype=x.dtype))
+    assert got.flags.writeable
+
+
+@settings(max_examples=60, deadline=None)
+@given(st.lists(st.integers(1, 4), min_size=1, max_size=2), st.data())
+def test_pad_matches_reference(shape, data):
+    """pad (attributes read without the op cache) against a reference built with numpy."""
+    x = np.arange(1, int(np.prod(shape)) + 1, dtype=np.int32).reshape(shape)
+    lo = [data.draw(st.integers(-2, 2)) for _ in shape]
+    hi = [data.draw(st.integers(-2, 2)) for _ in shape]
+    interior = [data.draw(st.integers(0, 2)) for _ in shape]
+    # the reference: interior padding, then edges (negative edges crop)
+    full = x
+    for d, k in enumerate(interior):
+        if k:
+            n = full.shape[d]
+            idx = np.arange(n) * (k + 1)
+            shp = list(full.shape)
+            shp[d] = (n - 1) * (k + 1) + 1
+            z = np.full(shp, -7, dtype=np.int32)
+            sl = [slice(None)] * full.ndim
+            sl[d] = idx
+            z[tuple(sl)] = full
+            full = z
+    for d in range(len(shape)):
+        pads = [(0, 0)] * full.ndim
+        pads[d] = (max(lo[d], 0), max(hi[d], 0))
+        full = np.pad(full, pads, constant_values=-7)
+        sl = [slice(None)] * full.ndim
+        sl[d] = slice(max(-lo[d], 0), full.shape[d] - max(-hi[d], 0))
+        full = full[tuple(sl)]
+    if any(n < 0 for n in full.shape):
+        return
+    t = "x".join(map(str, shape))
+    ot = "x".join(map(str, full.shape))
+    j = lambda v: ", ".join(map(str, v))  # noqa: E731
+    src = f"""func.func @main(%x: tensor<{t}xi32>, %v: tensor<i32>) -> tensor<{ot}xi32> {{
+  %0 = stablehlo.pad %x, %v, low = [{j(lo)}], high = [{j(hi)}], interior = [{j(interior)}] : (tensor<{t}xi32>, tensor<i32>) -> tensor<{ot}xi32>
+  return %0 : tensor<{ot}xi32>
+}}"""
+    got = run(parse(src), x, np.int32(-7))[0]
+    _bits_equal(got, full)

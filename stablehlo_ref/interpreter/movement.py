@@ -6,6 +6,7 @@ import numpy as np
 
 from ..errors import InterpreterError, StableHLOError
 from ..ir.attributes import DenseArrayAttr, DenseElementsAttr, DenseResourceAttr
+from ..ir.types import TensorType
 from .registry import op_cache
 from .numerics import elem, from_compute
 from .registry import clamped_window, kernel, specializer
@@ -110,6 +111,23 @@ def broadcast_array(x: np.ndarray, view, shape) -> np.ndarray:
 
 @kernel("stablehlo.broadcast_in_dim")
 def broadcast_in_dim(ctx, op, x):
+    if not x.shape:
+        # (a rank-0 operand, the commonest form, to a small static shape: what the plan
+        # below makes of it, a new array of its value, without making the plan)
+        dims = op.attributes.get("broadcast_dimensions")
+        t = op.results[0].type
+        if dims.__class__ is DenseArrayAttr and not dims.values and t.__class__ is TensorType:
+            shape = t.shape
+            n = 1
+            for d in shape:
+                if d is None:
+                    n = -1
+                    break
+                n *= d
+            if 0 <= n <= _SMALL:
+                out = np.empty(shape, dtype=x.dtype)
+                out[...] = x
+                return out
     cache = getattr(op, "_cache", None)
     if cache is None:
         cache = op_cache(op)
@@ -317,8 +335,12 @@ def reverse(ctx, op, x):
 
 @kernel("stablehlo.pad")
 def pad(ctx, op, x, value):
-    lo = _ints(op, "edge_padding_low")
-    interior = _ints(op, "interior_padding")
+    attrs = op.attributes
+    lo = _array_values(attrs.get("edge_padding_low"))
+    interior = _array_values(attrs.get("interior_padding"))
+    if lo is None or interior is None:
+        lo = _ints(op, "edge_padding_low")
+        interior = _ints(op, "interior_padding")
     shape = _shape(op)
     if _dynamic(shape):
         # the result's size comes from the operand's when the type leaves it open (`?`)

@@ -49,8 +49,25 @@ def recognize_binary_body(region):
     return name
 
 
+# element types whose reductions by a primitive compute in the stored dtype itself (f32 and
+# f64 accumulate natively, integers of 8+ bits wrap natively): `reduce_with_primitive`'s
+# conversions there keep every value as it is
+_NATIVE_REDUCE = frozenset(("f32", "f64", "i8", "i16", "i32", "i64", "ui8", "ui16", "ui32",
+                            "ui64"))
+
+
 def reduce_with_primitive(name, x, axes, init, et):
     _, fn, bool_fn = _PRIMITIVES[name]
+    if axes and x.__class__ is np.ndarray and x.size and et.name in _NATIVE_REDUCE:
+        dt = x.dtype
+        if init.dtype == dt and dt == et.dtype:
+            # (the values the conversions below give: no conversion changes them; numpy
+            # sums and multiplies narrow integers in its default integer, wrapped back here
+            # as `from_compute` wraps them)
+            out = fn(fn.reduce(x, axis=axes), init)
+            if out.dtype != dt:
+                out = out.astype(dt)
+            return out
     if x.size == 0 and axes:
         # nothing to combine: every result element is the init value (numpy's minimum/maximum
         # have no identity to start an empty reduction from)
