@@ -516,7 +516,8 @@ def _constants_once(ctx, func, limits):
         results = op.results
         if op.name != "stablehlo.constant" or op.operands or op.regions or len(results) != 1:
             return None, None
-        if op.attributes.get("value").__class__ is not DenseElementsAttr:
+        value = op.attributes.get("value")
+        if value.__class__ is not DenseElementsAttr:
             literal = False
         t = results[0].type
         if t.__class__ is not TensorType or t.element_type.__class__ is not ElementType:
@@ -530,6 +531,14 @@ def _constants_once(ctx, func, limits):
         if live > max_live:
             return None, None
         if vals is not None:
+            if literal:
+                # (the constant kernel of a dense literal, in line: its array, a splat's
+                # broadcast view made whole)
+                arr = value.array
+                if arr.base is not None and arr.ndim and not any(arr.strides):
+                    arr = np.array(arr)
+                vals.append(arr)
+                continue
             try:
                 vals.append(fn(ctx, op))
             except Exception:  # noqa: BLE001 - rerun the general way, which reports it
