@@ -19,6 +19,10 @@ another dtype, a 0-d array) run the original steps (see `_fused`).
 Likewise `a + convert(p)` of a boolean p into a's integer type (jnp's `c + (v != 1)`) is
 numpy's sum of the integer and boolean arrays, one call instead of two.
 
+And `1 / (1 + exp(-x))` (jax.nn.sigmoid) of f32/f64 arrays is one step with the four
+steps' values (`_fused_sigmoid`): the exponential in f64 rounded once to the type, on the
+negation made in f64 (exact either way), the sum and quotient with the known ones.
+
 Entries are those of `plan._sequence_runner`: (fn, a, b, -1, out) for a Python operator,
 (fn, a, b, c, out, kind, op) for the others."""
 from __future__ import annotations
@@ -263,6 +267,97 @@ def _fused_add_bool(scalar, a_slot, p_slot, original, out, first):
     return fused
 
 
+_FLOATS = {"f32": np.float32, "f64": np.float64}
+
+
+def _known_ones(known, slot, dtype):
+    """Whether the known value in `slot` is an array of `dtype` with every element 1."""
+    if slot not in known:
+        return False
+    v = known[slot]
+    return v.__class__ is np.ndarray and v.dtype == dtype and v.ndim > 0 \
+        and bool((v == 1).all())
+
+
+def _match_sigmoid(g, s):
+    """Members and (x, ones of the add, ones of the divide, add order, divide order, type)
+    of `1 / (1 + exp(-x))` (jax.nn.sigmoid's lowering) ending at the divide entry s: an f32
+    or f64 negate and exponential of x's type and shape, the ones known arrays of that type
+    and shape (either operand order for the add)."""
+    e = g.entries[s]
+    if not (len(e) == 5 and e[0] is operator.truediv and e[3] == -1):
+        return None
+    one_d, den = e[1], e[2]
+    a = g.producer(den, fn=operator.add)
+    if a is None:
+        return None
+    aa, ab = _operands(g.entries[a])
+    for one_a, ex_slot, one_first in ((aa, ab, True), (ab, aa, False)):
+        x_ = g.producer(ex_slot, kernel="stablehlo.exponential")
+        if x_ is None:
+            continue
+        ex = g.entries[x_]
+        n = g.producer(ex[1], kernel="stablehlo.negate")
+        if n is None or ex[2] >= 0:
+            continue
+        ng = g.entries[n]
+        if ng[2] >= 0:
+            continue
+        nop, xop = ng[6], ex[6]
+        t = _etname(nop.results[0].type)
+        scalar = _FLOATS.get(t)
+        if scalar is None:
+            continue
+        shape = getattr(nop.results[0].type, "shape", None)
+        if shape is None or None in shape or not shape:
+            continue
+        ok = all(_etname(v.type) == t and tuple(getattr(v.type, "shape", ()) or ()) == tuple(shape)
+                 for v in (nop.operands[0], nop.results[0], xop.operands[0], xop.results[0]))
+        dt = np.dtype(scalar)
+        if not ok or not _known_ones(g.known, one_a, dt) or not _known_ones(g.known, one_d, dt):
+            continue
+        if g.known[one_a].shape != tuple(shape) or g.known[one_d].shape != tuple(shape):
+            continue
+        return (n, x_, a), (ng[1], one_a, one_d, one_first, scalar, tuple(shape))
+    return None
+
+
+def _fused_sigmoid(x_slot, ones_a, ones_d, one_first, scalar, shape, original, out):
+    """The step `fn(ctx, f, x)` for `1 / (1 + exp(-x))` on an array of the pattern's type
+    and shape, as the four steps compute it: the exponential of an f32 array in f64 rounded
+    once to f32 (`elementwise`'s unary kernels), of the negation (exact in either type: the
+    f64 negation of x widened is the widened negation of x, NaNs included), the sum with the
+    known ones and the quotient of the known ones by it in the type, the operands in the
+    pattern's order; the intermediate arrays are the fused step's own (written in place).
+    Anything else runs the original steps."""
+    dtype = np.dtype(scalar)
+    wide = dtype == np.float64
+    f64 = np.dtype(np.float64)
+    ND = np.ndarray
+    neg, exp, add, div = np.negative, np.exp, np.add, np.true_divide
+
+    def fused(ctx, f, x):
+        if x.__class__ is ND and x.dtype == dtype and x.shape == shape:
+            if wide:
+                t = neg(x)
+                exp(t, out=t)
+                e = t
+            else:
+                t = x.astype(f64)
+                neg(t, out=t)
+                exp(t, out=t)
+                e = t.astype(dtype)
+            if one_first:
+                add(ones_a, e, out=e)
+            else:
+                add(e, ones_a, out=e)
+            div(ones_d, e, out=e)
+            return e
+        original(ctx, f)
+        return f[out]
+    return fused
+
+
 def fuse_sequence(entries, ops, indices, known, readers, dropped, make_runner):
     """`entries` (with `ops`, their ops, and `indices`, their runner indices) of one merged
     sequence, with the floor_mod / floor_div patterns replaced (see the module's text).
@@ -283,6 +378,16 @@ def fuse_sequence(entries, ops, indices, known, readers, dropped, make_runner):
                 fn = _fused_add_bool(t, a, ps, original, e[4], a == e[1])
                 replaced[s] = (fn, a, -1, -3, e[4], "fused", ops[s])
                 replaced_reads[s] = (a, ps)
+                members.update(mem)
+            continue
+        if len(e) == 5 and e[0] is operator.truediv and e[3] == -1:
+            got = _match_sigmoid(g, s)
+            if got is not None:
+                mem, (xs, one_a, one_d, one_first, t, shape) = got
+                original = make_runner(tuple(entries[i] for i in sorted(mem + (s,))))
+                fn = _fused_sigmoid(xs, known[one_a], known[one_d], one_first, t, shape,
+                                    original, e[4])
+                replaced[s] = (fn, xs, -1, -3, e[4], "fused", ops[s])
                 members.update(mem)
             continue
         if len(e) != 7 or e[5] not in _SELECTS or e[3] < 0:

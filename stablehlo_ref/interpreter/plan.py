@@ -2424,6 +2424,7 @@ def _update_in_place_runner(op, ins, out, known, dead_slots, reads, fed=None):
 
     if fed is not None:
         _, src, src_shape, bcast_run = fed
+        window = _write_window_maker(starts, xshape, (len(src_shape),)) or window
 
         def update_fed(ctx, f):
             x = f[a]
@@ -2449,6 +2450,7 @@ def _update_in_place_runner(op, ins, out, known, dead_slots, reads, fed=None):
             v = copy_kernel(ctx, op, x, u, *[f[s] if c is NOTHING else c for s, c in given])
             f[out] = v[0] if v.__class__ in _SEQ else v
         return update_fed
+    window = _write_window_maker(starts, xshape, (len(ushape),)) or window
 
     def update_in_place(ctx, f):
         x = f[a]
@@ -2554,6 +2556,93 @@ def _window_maker(starts, unit=None):
         if c > hi:
             c = hi
         return head + (slice(c, c + n),) + tail
+    return window
+
+
+def _write_window_maker(starts, xshape, vranks):
+    """For writing a value into the window `_start_getters` describes (`x[window(f)] = v`,
+    as `dynamic_update_slice` writes its update): the window's index made shorter where it
+    selects the same elements, `_window_maker`'s otherwise. Leading dimensions of size 1 are
+    indexed by their (clamped) start, an integer, and trailing dimensions the window covers
+    whole (start 0, the full size) are left out: numpy then writes the value into a view
+    of the same elements (the value's leading dimensions of size 1 dropped, as numpy drops
+    them in an assignment; the other dimensions broadcast as before). `vranks`: the ranks
+    the written values may have; an index that leaves no dimension (a single element) is
+    made only where they are all 0 (numpy takes no array of rank >= 1 into one element).
+    The same elements get the same values; None where no index is shorter."""
+    rank = len(starts)
+    lead = 0
+    while lead < rank and starts[lead][2] == 1:
+        lead += 1
+    tail = rank
+    while tail > lead and starts[tail - 1][1] == 0 and starts[tail - 1][2] == xshape[tail - 1]:
+        tail -= 1
+    if lead == rank and any(vranks):
+        lead -= 1                      # (one dimension left, the last, as a slice)
+        if tail < rank:
+            return None
+    if lead == 0 and tail == rank:
+        return None
+    kept = starts[:tail]
+    dyn = [k for k, (_, c, _, _) in enumerate(kept) if c is _NOTHING]
+    unit = tuple(k < lead for k in range(tail))
+    parts = []
+    for k, (s, c, n, hi) in enumerate(kept):
+        if c is _NOTHING:
+            parts.append(None)
+        else:
+            parts.append(c if unit[k] else slice(c, c + n))
+    if len(dyn) > 1:
+        def window(f):
+            idx = []
+            for k, (s, c, n, hi) in enumerate(kept):
+                if c is _NOTHING:
+                    c = int(f[s])
+                    if c < 0:
+                        c = 0
+                    if c > hi:
+                        c = hi
+                    idx.append(c if unit[k] else slice(c, c + n))
+                else:
+                    idx.append(parts[k])
+            return tuple(idx)
+        return window
+    if not dyn:
+        whole = tuple(parts)
+
+        def window(f):
+            return whole
+        return window
+    k = dyn[0]
+    s, _, n, hi = kept[k]
+    head, rest = tuple(parts[:k]), tuple(parts[k + 1:])
+    if unit[k]:
+        if not head and not rest:
+            def window(f):
+                c = int(f[s])
+                if c < 0:
+                    c = 0
+                if c > hi:
+                    c = hi
+                return (c,)
+            return window
+
+        def window(f):
+            c = int(f[s])
+            if c < 0:
+                c = 0
+            if c > hi:
+                c = hi
+            return head + (c,) + rest
+        return window
+
+    def window(f):
+        c = int(f[s])
+        if c < 0:
+            c = 0
+        if c > hi:
+            c = hi
+        return head + (slice(c, c + n),) + rest
     return window
 
 
