@@ -1004,7 +1004,7 @@ _FIRST_TARGETS = 256
 def first_scatter(x, idx, u, uwd, iwd, s2o, ivd, body):
     """A one-input scatter without batching dims whose every update window lies wholly
     inside the input, as its first run computes it: `x` and `u` arrays of one dtype of
-    `_FIRST_DTYPES`, `idx` an integer array, the dimension numbers as tuples of ints (and an
+    `_FIRST_DTYPES` (of any dtype for "replace"), `idx` an integer array, the dimension numbers as tuples of ints (and an
     int), `body` "replace" or the name of a `_PRIMITIVES` op. One window is written (or
     combined with its update) on a view of the input's copy, or is the whole result; the
     targets of several windows are listed in Python and folded by one `ufunc.at` (distinct
@@ -1211,13 +1211,15 @@ def _first_run_scatter(op, c, x, idx, u):
         return None
     rt = op.results[0].type
     et = getattr(rt, "element_type", None)
-    if et.__class__ is not ElementType or _FIRST_DTYPES.get(et.name) is not dt:
+    if et.__class__ is not ElementType:
         return None
     body = c.get("scatter_body", _MISSING)
     if body is _MISSING:
         body = scatter_body(op, 1)
     if body is None:
         return None
+    if _FIRST_DTYPES.get(et.name) is not dt and (body != "replace" or et.dtype != dt):
+        return None                  # (a replace only moves elements: any element type)
     dn = op.attributes.get("scatter_dimension_numbers")
     if dn.__class__ is not StructAttr:
         return None
