@@ -615,6 +615,27 @@ _WINDOW_DTYPES = {"i8": np.int8, "ui32": np.uint32, "i64": np.int64, "f16": np.f
                   "f32": np.float32, "f64": np.float64, "i1": np.bool_, "bf16": None}
 
 
+# NaNs of either sign, quiet and signaling, with payload bits (as bit patterns of each width)
+_NAN_BITS = {2: [0x7E00, 0xFE00, 0x7E01, 0xFE05, 0x7C01, 0xFC03],
+             4: [0x7FC00000, 0xFFC00000, 0x7FC00001, 0xFFC00005, 0x7F800001, 0xFF800003],
+             8: [0x7FF8000000000000, 0xFFF8000000000000, 0x7FF8000000000001,
+                 0xFFF8000000000005, 0x7FF0000000000001, 0xFFF0000000000003]}
+_BF16_NAN_BITS = [0x7FC0, 0xFFC0, 0x7FC1, 0xFFC5, 0x7F81, 0xFF83]
+
+
+def _float_pool_draw(rng, dt, shape):
+    """An array of `shape` and float dtype `dt` drawn from signed zeros, infinities, a few
+    finite values and NaNs of both signs with payload bits."""
+    dt = np.dtype(dt)
+    pool = np.array([0.0, -0.0, 1.5, -2.25, np.inf, -np.inf, np.nan, 3e4, 1e-8], np.float64)
+    vals = pool.astype(dt)
+    ut = {2: np.uint16, 4: np.uint32, 8: np.uint64}[dt.itemsize]
+    bits = _NAN_BITS[dt.itemsize] if dt.kind == "f" else _BF16_NAN_BITS
+    nans = np.array(bits, dtype=ut).view(dt)
+    both = np.concatenate([vals, nans])
+    return both[rng.integers(0, both.size, shape)] if shape else both[rng.integers(0, both.size)].reshape(())
+
+
 @settings(max_examples=300, deadline=None)
 @given(_scatter_configs(), st.sampled_from(sorted(_WINDOW_DTYPES)),
        st.sampled_from(["replace", "stablehlo.add", "stablehlo.multiply", "stablehlo.maximum",
@@ -636,9 +657,8 @@ def test_window_scatter_matches_the_general_path(cfg, et_name, body, seed):
     if et_name == "i1":
         x, u = rng.random(xshape) < 0.5, rng.random(ushape) < 0.5
     elif is_float:
-        pool = np.array([0.0, -0.0, 1.5, -2.25, np.inf, -np.inf, np.nan, 3e4, 1e-8], np.float64)
-        x = rng.choice(pool, xshape).astype(dt)
-        u = rng.choice(pool, ushape).astype(dt)
+        x = _float_pool_draw(rng, dt, xshape)
+        u = _float_pool_draw(rng, dt, ushape)
     else:
         info = np.iinfo(dt)
         x = rng.integers(info.min, info.max, xshape, dtype=dt, endpoint=True)
@@ -756,3 +776,115 @@ def test_several_windows_path_is_taken_where_it_applies(case, et_name, body, tak
     got = window_scatter(np.zeros(xshape, dt), np.array(idx, np.int64), np.ones(ushape, dt),
                          dims, body, ELEMENT_TYPES[et_name])
     assert (got is not None) == taken
+
+
+_FIRST_DTYPE_NAMES = ["i1", "i8", "ui32", "i64", "f16", "f32", "f64", "bf16"]
+_BODIES = ["replace", "stablehlo.add", "stablehlo.multiply", "stablehlo.maximum",
+           "stablehlo.minimum", "stablehlo.and", "stablehlo.or", "stablehlo.xor"]
+
+
+def _first_scatter_against_general(cfg, et_name, body, seed, nan_updates=True):
+    """`first_scatter`'s result (or None) against `apply_updates` on the plan's targets, bit
+    for bit; returns whether it applied. Float updates hold no NaN unless `nan_updates`."""
+    from stablehlo_ref.interpreter.indexing import (_FIRST_DTYPES, _TargetPlan, apply_updates,
+                                                    first_scatter)
+    from stablehlo_ref.ir.types import ELEMENT_TYPES, TensorType
+    xshape, indices, ushape, dims = cfg
+    et = ELEMENT_TYPES[et_name]
+    dt = _FIRST_DTYPES.get(et_name)
+    if dt is None:                          # (other element types: only a replace)
+        if body != "replace":
+            return False
+        dt = et.dtype
+    is_float = dt.kind == "f" or et_name == "bf16"
+    if is_float and body in ("stablehlo.and", "stablehlo.or", "stablehlo.xor"):
+        return False
+    rng = np.random.default_rng(seed)
+    if dt.kind == "b":
+        x, u = rng.random(xshape) < 0.5, rng.random(ushape) < 0.5
+    elif is_float:
+        x, u = _float_pool_draw(rng, dt, xshape), _float_pool_draw(rng, dt, ushape)
+        if not nan_updates:
+            u = np.where(np.isnan(u), np.array(1.5, dt), u)
+    else:
+        info = np.iinfo(dt)
+        x = rng.integers(info.min, info.max, xshape, dtype=dt, endpoint=True)
+        u = rng.integers(info.min, info.max, ushape, dtype=dt, endpoint=True)
+    x, u = np.asarray(x), np.asarray(u)
+    got = first_scatter(x, indices, u, tuple(dims["update_window_dims"]),
+                        tuple(dims["inserted_window_dims"]),
+                        tuple(dims["scatter_dims_to_operand_dims"]), dims["index_vector_dim"],
+                        body)
+    if got is None:
+        return False
+    flat, valid = _TargetPlan(xshape, indices.shape, ushape, **dims).targets(indices)
+    assert valid is None or valid.all()
+    rt = TensorType(tuple(xshape), et)
+    want = apply_updates(None, None, [x.reshape(-1)], flat, [u.reshape(-1)], [rt], body)[0]
+    want = want.reshape(xshape).astype(dt, copy=False)
+    assert got.__class__ is np.ndarray
+    assert got.dtype == want.dtype and got.shape == want.shape
+    assert got.tobytes() == want.tobytes()      # (NaNs and signed zeros too)
+    assert not np.shares_memory(got, x) and not np.shares_memory(got, u)
+    return True
+
+
+@settings(max_examples=300, deadline=None)
+@given(_scatter_configs(), st.sampled_from(_FIRST_DTYPE_NAMES), st.sampled_from(_BODIES),
+       st.integers(0, 2**32 - 1))
+def test_first_scatter_matches_the_general_path(cfg, et_name, body, seed):
+    """A scatter's first run (`first_scatter`: one window on a view, several by `ufunc.at`
+    on targets listed in Python) gives the bits of the general path, or declines."""
+    _first_scatter_against_general(cfg, et_name, body, seed)
+
+
+@settings(max_examples=400, deadline=None)
+@given(_in_bounds_scatter_configs(), st.sampled_from(_FIRST_DTYPE_NAMES),
+       st.sampled_from(_BODIES), st.integers(0, 2**32 - 1))
+def test_first_scatter_of_windows_inside_matches_the_general_path(cfg, et_name, body, seed):
+    """`first_scatter` of windows mostly inside the input (overlapping, repeated) gives the
+    bits of the general path: repeated targets folded in the updates' order, the last
+    update winning a replace, NaN payloads and signed zeros as `ufunc.at` leaves them."""
+    _first_scatter_against_general(cfg, et_name, body, seed)
+
+
+@pytest.mark.parametrize("case", range(len(_SEVERAL_WINDOWS)))
+@pytest.mark.parametrize("et_name", _FIRST_DTYPE_NAMES)
+@pytest.mark.parametrize("body", _BODIES[:5])
+def test_first_scatter_of_testdata_forms(case, et_name, body):
+    """The several-window forms of upstream's testdata: `first_scatter` takes every one whose
+    windows lie inside the input (the last two do not) and gives the general path's bits."""
+    xshape, idx, ushape, uwd, inserted, s2o, ivd = _SEVERAL_WINDOWS[case]
+    dims = dict(update_window_dims=uwd, inserted_window_dims=inserted, input_batching_dims=[],
+                scatter_indices_batching_dims=[], scatter_dims_to_operand_dims=s2o,
+                index_vector_dim=ivd)
+    for seed in range(4):
+        taken = _first_scatter_against_general((xshape, np.array(idx, np.int64), ushape, dims),
+                                               et_name, body, seed)
+        assert taken == (case < 8 and (et_name != "bf16" or body == "replace"))
+
+
+@pytest.mark.parametrize("xshape,idx,ushape,uwd,inserted,s2o,ivd", [
+    ((1, 2, 3), [0, 1], (1,), [0], [1, 2], [1, 2], 0),
+    ((1, 125), [0], (1,), [0], [1], [1], 0),
+    ((4, 2, 3), [1, 2], (2,), [0], [0, 2], [0, 2], 0),
+    ((1, 1, 1), [0], (1, 1), [0, 1], [0], [0], 0),        # the window is the whole input
+    ((1,), [0], (), [], [0], [0], 0),
+    ((1, 2, 3), [0], (2, 3), [0, 1], [0], [0], 0),
+    ((4, 2, 3, 5), [1, 2], (4, 3), [0, 1], [1, 3], [1, 3], 0),
+    ((1, 50, 3), [7], (1, 3), [0, 1], [1], [1], 0),
+])
+@pytest.mark.parametrize("et_name", _FIRST_DTYPE_NAMES)
+@pytest.mark.parametrize("body", _BODIES[:5])
+def test_first_scatter_of_one_window_testdata_forms(xshape, idx, ushape, uwd, inserted, s2o,
+                                                    ivd, et_name, body):
+    """The one-window forms of upstream's testdata: `first_scatter` takes them (a float sum or
+    product of a NaN update excepted) and gives the general path's bits."""
+    dims = dict(update_window_dims=uwd, inserted_window_dims=inserted, input_batching_dims=[],
+                scatter_indices_batching_dims=[], scatter_dims_to_operand_dims=s2o,
+                index_vector_dim=ivd)
+    cfg = (xshape, np.array(idx, np.int64), ushape, dims)
+    for seed in range(6):
+        _first_scatter_against_general(cfg, et_name, body, seed)
+        taken = _first_scatter_against_general(cfg, et_name, body, seed, nan_updates=False)
+        assert taken == (et_name != "bf16" or body == "replace")

@@ -15,6 +15,8 @@ from itertools import product
 import numpy as np
 
 from ..errors import InterpreterError, NotImplementedOpError
+from ..ir.attributes import StructAttr
+from ..ir.types import ElementType
 from .blas import RUN
 from .numerics import compute_dtype, elem, from_compute
 from .reduction import _PRIMITIVES, recognize_binary_body
@@ -665,8 +667,15 @@ def window_scatter(x, indices, u, dims, body, et):
     elif name in _WINDOW_FLOATS and body in _WINDOW_FLOAT_BODIES:
         fn = _PRIMITIVES[body][1]
         # (signed zeros; a sum or product also rounds, and the NaN a sum or product of two
-        # NaNs keeps depends on the loop: one fold per element, as `apply_updates` does)
-        ordered = 2 if body == "stablehlo.add" or body == "stablehlo.multiply" else 1
+        # NaNs keeps depends on the loop: one fold per element, as `apply_updates` does, and
+        # none of a NaN update, whose sum with a NaN element keeps the element's NaN in
+        # `ufunc.at` but may keep the update's in numpy's other loops)
+        if body == "stablehlo.add" or body == "stablehlo.multiply":
+            ordered = 2
+            if x.dtype == et.dtype and np.isnan(u).any():
+                return None
+        else:
+            ordered = 1
     elif name == "i1":
         fn = _PRIMITIVES[body][2]
         ordered = 0
@@ -688,7 +697,7 @@ def window_scatter(x, indices, u, dims, body, et):
         if fn is None:
             view[...] = w
         else:
-            fn(view, w, view)               # (out given by position: no keyword to parse)
+            fn(view, w, out=view)
         return out
     got = scatter_windows(x.shape, indices, u.shape, dims, ordered)
     if got is None:
@@ -700,7 +709,7 @@ def window_scatter(x, indices, u, dims, body, et):
         if fn is None:
             view[...] = w
         else:
-            fn(view, w, view)
+            fn(view, w, out=view)
     return out
 
 
@@ -979,6 +988,260 @@ def _apply_primitive_at(name, flat, targets, values, et):
     return from_compute(acc, et)
 
 
+# ------------------------------------------------------------------ a scatter's first run
+
+# the element types (by name) whose scatter of a recognized body `first_scatter` computes:
+# numpy's own integers and bool, and the floats whose `ufunc.at` folds in the element type
+# itself (as `apply_updates` folds them)
+_FIRST_DTYPES = {name: np.dtype(t) for name, t in (
+    ("i1", np.bool_), ("i8", np.int8), ("i16", np.int16), ("i32", np.int32),
+    ("i64", np.int64), ("ui8", np.uint8), ("ui16", np.uint16), ("ui32", np.uint32),
+    ("ui64", np.uint64), ("f16", np.float16), ("f32", np.float32), ("f64", np.float64))}
+# a first run computes the targets of at most this many update elements in Python
+_FIRST_TARGETS = 256
+
+
+def first_scatter(x, idx, u, uwd, iwd, s2o, ivd, body):
+    """A one-input scatter without batching dims whose every update window lies wholly
+    inside the input, as its first run computes it: `x` and `u` arrays of one dtype of
+    `_FIRST_DTYPES` (of any dtype for "replace"), `idx` an integer array, the dimension numbers as tuples of ints (and an
+    int), `body` "replace" or the name of a `_PRIMITIVES` op. One window is written (or
+    combined with its update) on a view of the input's copy, or is the whole result; the
+    targets of several windows are listed in Python and folded by one `ufunc.at` (distinct
+    targets assigned, the last update of a repeated target winning), which is what the
+    general path does with the plan's targets. None for any other scatter, also for
+    dimension numbers that do not fit the shapes (the general path reports what is wrong),
+    and for one window of a float sum or product whose updates hold a NaN (the NaN a sum
+    of two NaNs keeps differs between numpy's loops: `ufunc.at` keeps the input's)."""
+    kind = x.dtype.kind
+    if body == "replace":
+        fn = None
+    elif kind == "b":
+        fn = _PRIMITIVES[body][2]
+    elif kind == "f" and body not in _WINDOW_FLOAT_BODIES:
+        return None
+    else:
+        fn = _PRIMITIVES[body][1]
+    ishape = idx.shape
+    nd = len(ishape)
+    if ivd >= nd:
+        k = 1
+        sshape = ishape
+    elif ivd >= 0:
+        k = ishape[ivd]
+        sshape = ishape[:ivd] + ishape[ivd + 1:]
+    else:
+        return None
+    xs = x.shape
+    rank = len(xs)
+    us = u.shape
+    nu = len(us)
+    nw = len(uwd)
+    if nu - nw != len(sshape) or len(s2o) != k or not k or 0 in xs:
+        return None
+    # the dimension numbers (as `_window_dims` checks them)
+    seen = 0
+    for d in s2o:
+        if d < 0 or d >= rank or (seen >> d) & 1:
+            return None
+        seen |= 1 << d
+    inserted = 0
+    for d in iwd:
+        if d < 0 or d >= rank or (inserted >> d) & 1:
+            return None
+        inserted |= 1 << d
+    win = [1] * rank
+    j = 0
+    prev = -1
+    for d in range(rank):
+        if not (inserted >> d) & 1:
+            if j >= nw:
+                return None
+            a = uwd[j]
+            if a <= prev or a >= nu:
+                return None
+            prev = a
+            w = us[a]
+            if w < 1 or w > xs[d]:
+                return None          # (an empty window, or one overrunning the input)
+            win[d] = w
+            j += 1
+    if j != nw:
+        return None
+    m = 1
+    for n in sshape:
+        m *= n
+    if m == 1:
+        # one window: the updates' other dims are 1
+        j = 0
+        for a in range(nu):
+            if j < nw and uwd[j] == a:
+                j += 1
+            elif us[a] != 1:
+                return None
+        vec = idx.tolist() if nd == 1 else [idx.item()] if nd == 0 else idx.reshape(-1).tolist()
+        full = True
+        sl = [_FULL] * rank
+        j = 0
+        for d in s2o:
+            a = vec[j]
+            j += 1
+            w = win[d]
+            if a < 0 or a + w > xs[d]:
+                return None          # (a window not wholly inside)
+            if a or w != xs[d]:
+                full = False
+                sl[d] = slice(a, a + w)
+        if fn is not None and kind == "f" and (body == "stablehlo.add" or body == "stablehlo.multiply") \
+                and np.isnan(u).any():
+            return None
+        for d in range(rank):
+            if win[d] != xs[d] and not (seen >> d) & 1:
+                full = False            # (a dim without a start index, narrower)
+                sl[d] = slice(0, win[d])
+        wshape = xs if full else tuple(win)
+        # (updates whose shape is the window's, less leading 1s, broadcast as they are)
+        if nu > rank or us != wshape[rank - nu:]:
+            u = u.reshape(wshape)
+        if full:
+            if fn is None:
+                return u.reshape(xs).copy()    # (a copy: the result is a new array)
+            return fn(x, u)
+        out = x.copy()
+        view = out[tuple(sl)]
+        if fn is None:
+            view[...] = u
+        else:
+            fn(view, u, out=view)
+        return out
+    size = m
+    for w in win:
+        size *= w
+    if size > _FIRST_TARGETS:
+        return None
+    # several windows: their start offsets, each window inside the input
+    if ivd >= nd - 1:
+        vecs = idx.reshape(-1).tolist()
+    else:
+        vecs = np.moveaxis(idx, ivd, -1).reshape(-1).tolist()
+    strides = [1] * rank
+    for d in range(rank - 2, -1, -1):
+        strides[d] = strides[d + 1] * xs[d + 1]
+    lim = [(xs[d] - win[d], strides[d]) for d in s2o]
+    bases = []
+    pos = 0
+    for _ in range(m):
+        f = 0
+        for hi, st in lim:
+            a = vecs[pos]
+            pos += 1
+            if a < 0 or a > hi:
+                return None          # (a window not wholly inside)
+            f += a * st
+        bases.append(f)
+    # the update dims in row-major order, as runs of window dims (offsets into the input)
+    # and of scatter dims (steps between scatter positions), dims of size 1 left out
+    sst = [1] * len(sshape)
+    for a in range(len(sshape) - 2, -1, -1):
+        sst[a] = sst[a + 1] * sshape[a + 1]
+    runs = []
+    j = 0
+    sa = 0
+    wd = [d for d in range(rank) if not (inserted >> d) & 1]
+    for a in range(nu):
+        n = us[a]
+        if j < nw and uwd[j] == a:
+            step = strides[wd[j]]
+            j += 1
+            isw = True
+        else:
+            if n != sshape[sa]:
+                return None
+            step = sst[sa]
+            sa += 1
+            isw = False
+        if n == 1:
+            continue
+        if runs and runs[-1][0] is isw:
+            runs[-1][1] = [o + i * step for o in runs[-1][1] for i in range(n)]
+        else:
+            runs.append([isw, [i * step for i in range(n)]])
+    form = tuple(r[0] for r in runs)
+    if form == (False,):
+        t = [bases[s] for s in runs[0][1]]
+    elif form == (False, True):
+        w = runs[1][1]
+        t = [bases[s] + o for s in runs[0][1] for o in w]
+    elif form == (True, False):
+        s1 = runs[1][1]
+        t = [bases[s] + o for o in runs[0][1] for s in s1]
+    elif form == (True, False, True):
+        s1, w2 = runs[1][1], runs[2][1]
+        t = [bases[s] + o + p for o in runs[0][1] for s in s1 for p in w2]
+    elif form == (False, True, False):
+        w, s2 = runs[1][1], runs[2][1]
+        t = [bases[s + q] + o for s in runs[0][1] for o in w for q in s2]
+    else:
+        return None
+    out = x.copy()
+    flat = out.reshape(-1)
+    if fn is not None:
+        fn.at(flat, t, u.reshape(-1))
+        return out
+    if len(set(t)) == len(t):
+        flat[t] = u.reshape(-1)
+        return out
+    last = {}
+    i = 0
+    for f in t:
+        last[f] = i
+        i += 1
+    flat[list(last)] = u.reshape(-1)[list(last.values())]
+    return out
+
+
+def _first_run_scatter(op, c, x, idx, u):
+    """`first_scatter` of scatter `op` (of one input), its attributes read in place; None
+    where it does not apply."""
+    ND = np.ndarray
+    if x.__class__ is not ND or u.__class__ is not ND or idx.__class__ is not ND:
+        return None
+    dt = x.dtype
+    if u.dtype is not dt:
+        return None
+    rt = op.results[0].type
+    et = getattr(rt, "element_type", None)
+    if et.__class__ is not ElementType:
+        return None
+    body = c.get("scatter_body", _MISSING)
+    if body is _MISSING:
+        body = scatter_body(op, 1)
+    if body is None:
+        return None
+    if _FIRST_DTYPES.get(et.name) is not dt and (body != "replace" or et.dtype != dt):
+        return None                  # (a replace only moves elements: any element type)
+    dn = op.attributes.get("scatter_dimension_numbers")
+    if dn.__class__ is not StructAttr:
+        return None
+    uwd = iwd = s2o = ()
+    ivd = 0
+    for key, v in dn.fields:
+        if key == "update_window_dims":
+            uwd = v
+        elif key == "inserted_window_dims":
+            iwd = v
+        elif key == "scatter_dims_to_operand_dims":
+            s2o = v
+        elif key == "index_vector_dim":
+            ivd = v
+        elif v:
+            return None              # (batching dims)
+    if uwd.__class__ is not tuple or iwd.__class__ is not tuple or s2o.__class__ is not tuple \
+            or ivd.__class__ is not int:
+        return None
+    return first_scatter(x, idx, u, uwd, iwd, s2o, ivd, body)
+
+
 # index arrays up to this many elements have their targets kept for the next run of the op
 _SCATTER_KEEP_INDICES = 1 << 16
 
@@ -992,6 +1255,10 @@ def scatter(ctx, op, *args):
     c = op_cache(op)
     info = c.get("scatter")
     if info is None:
+        if n == 1:
+            out = _first_run_scatter(op, c, inputs[0], indices, updates[0])
+            if out is not None:
+                return [out]
         result_types = [r.type for r in op.results]
         for t in result_types:
             if not hasattr(t, "element_type"):
