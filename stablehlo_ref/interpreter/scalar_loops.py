@@ -446,7 +446,10 @@ class _Compiler:
         if depth >= _MAX_DEPTH:
             raise _NotScalar
         callee = op.attributes.get("callee")
-        func = self.ctx.functions.get(getattr(callee, "root", None))
+        functions = getattr(self.ctx, "functions", None)
+        if functions is None:
+            raise _NotScalar
+        func = functions.get(getattr(callee, "root", None))
         if func is None or not func.regions or len(func.regions[0].blocks) != 1:
             raise _NotScalar
         ins = [self.slot(v) for v in op.operands]
@@ -516,6 +519,95 @@ def _schedule(entries, ops, results, n):
     return entries, ops, moves
 
 
+def _first(a, _):
+    return a
+
+
+def _lazy_select(pred, x, y):
+    """The entry function `fn(f)` of a select whose predicate (`pred`: (compare fn, a, b),
+    or (None, slot)) and operands (`x`, `y`: (fn, a, b) of an entry whose value only the
+    select reads, or (_first, slot, slot)) are computed in it: only the operand it picks
+    is computed (the ops are pure and cannot fail here)."""
+    xf, xa, xb = x
+    yf, ya, yb = y
+    cf, pa, pb = pred
+    if cf is None:
+        def select_lazy(f):
+            return xf(f[xa], f[xb]) if f[pa] else yf(f[ya], f[yb])
+        return select_lazy
+
+    def select_compare_lazy(f):
+        return xf(f[xa], f[xb]) if cf(f[pa], f[pb]) else yf(f[ya], f[yb])
+    return select_compare_lazy
+
+
+def _entry_reads(e):
+    if e[3] == -2:
+        return e[1]
+    return (e[1], e[2]) if e[3] < 0 else (e[1], e[2], e[3])
+
+
+def _fuse_selects(entries, ops, keep):
+    """The entries with each select's predicate compare and operand entries that nothing
+    else reads (`keep`: slots read after the entries) computed in the select itself (see
+    `_lazy_select`), where no entry between theirs and the select's stores into a slot they
+    read. A fused select is the entry (fn, reads, 0, -2, out): `f[out] = fn(f)`."""
+    entries = [list(e) for e in entries]
+    ops = list(ops)
+    for s in range(len(entries)):
+        e = entries[s]
+        if e[3] < 0:
+            continue
+        readers = {}
+        for j, x in enumerate(entries):
+            if x is None:
+                continue
+            for r in _entry_reads(x):
+                readers[r] = readers.get(r, 0) + 1
+        producer = {x[4]: j for j, x in enumerate(entries) if x is not None}
+
+        def fusable(slot):
+            """The position of the binary entry making `slot`, read by this select alone
+            and movable to it, or None."""
+            j = producer.get(slot)
+            if j is None or j > s or readers.get(slot) != 1 or slot in keep:
+                return None
+            x = entries[j]
+            if x[3] != -1:
+                return None
+            between = {y[4] for y in entries[j + 1:s] if y is not None}
+            if x[1] in between or x[2] in between:
+                return None
+            return j
+        p, xs, ys = e[1], e[2], e[3]
+        jp, jx, jy = fusable(p), fusable(xs), fusable(ys)
+        if jx is None and jy is None:
+            continue
+        parts, used, reads = [], [], []
+        for slot, j in ((xs, jx), (ys, jy)):
+            if j is None:
+                parts.append((_first, slot, slot))
+                reads.append(slot)
+            else:
+                x = entries[j]
+                parts.append((x[0], x[1], x[2]))
+                reads += [x[1], x[2]]
+                used.append(j)
+        if jp is not None and ops[jp].name == "stablehlo.compare":
+            x = entries[jp]
+            pred = (x[0], x[1], x[2])
+            reads += [x[1], x[2]]
+            used.append(jp)
+        else:
+            pred = (None, p, p)
+            reads.append(p)
+        entries[s] = [_lazy_select(pred, parts[0], parts[1]), tuple(reads), 0, -2, e[4]]
+        for j in used:
+            entries[j] = None
+    kept = [(e, o) for e, o in zip(entries, ops) if e is not None]
+    return [e for e, _ in kept], [o for _, o in kept]
+
+
 def compile_loop(ctx, op):
     """The runner `run(ctx, op, args) -> list or None` of `while` op `op` on numpy scalars,
     or None where the loop is not one this module runs."""
@@ -544,8 +636,10 @@ def compile_loop(ctx, op):
     # (the condition's values and the body's share one frame: the body's slots follow)
     ce, cops = _live(_fuse_floor_mod(cc.entries, cc.ops, cc.known), cc.ops, couts)
     be, bops = _live(_fuse_floor_mod(bc.entries, bc.ops, bc.known), bc.ops, bouts)
-    centries = tuple(tuple(e) for e in ce)
     bentries, bops, moves = _schedule(be, bops, bouts, n)
+    bentries, bops = _fuse_selects(bentries, bops, {src for _, src in moves} | set(range(n)))
+    ce, cops = _fuse_selects(ce, cops, {couts[0]})
+    centries = tuple(tuple(e) for e in ce)
     return _runner(n, [SCALAR_TYPES[t] for t in types], bc.nslots, bc.known, centries,
                    cops, couts[0], tuple(tuple(e) for e in bentries), bops, moves,
                    frozenset(k for k in range(n) if bouts[k] == k))
@@ -558,10 +652,10 @@ def _runner(n, scalars, nslots, known, centries, cops, cslot, bentries, bops, mo
     dtypes = tuple(np.dtype(t) for t in scalars)
     scalars = tuple(scalars)
     ND = np.ndarray
-    plain_body = all(e[3] < 0 for e in bentries)
+    plain_body = all(e[3] == -1 for e in bentries)
     bentries2 = tuple((e[0], e[1], e[2], e[4]) for e in bentries)
     # a condition of one binary entry is computed in the loop itself
-    cone = centries[0] if len(centries) == 1 and centries[0][3] < 0 \
+    cone = centries[0] if len(centries) == 1 and centries[0][3] == -1 \
         and centries[0][4] == cslot else None
     # the moves: read all, then store, where a move reads a slot another stores into
     dsts = {k for k, _ in moves}
@@ -600,8 +694,10 @@ def _runner(n, scalars, nslots, known, centries, cops, cslot, bentries, bops, mo
                 else:
                     it = iter(centries)
                     for fn, a, b, c, out in it:
-                        if c < 0:
+                        if c == -1:
                             f[out] = fn(f[a], f[b])
+                        elif c < 0:
+                            f[out] = fn(f)
                         else:
                             f[out] = f[b] if f[a] else f[c]
                     c = f[cslot]
@@ -621,8 +717,10 @@ def _runner(n, scalars, nslots, known, centries, cops, cslot, bentries, bops, mo
                 else:
                     it = iter(bentries)
                     for fn, a, b, c, out in it:
-                        if c < 0:
+                        if c == -1:
                             f[out] = fn(f[a], f[b])
+                        elif c < 0:
+                            f[out] = fn(f)
                         else:
                             f[out] = f[b] if f[a] else f[c]
                 if dst:
