@@ -273,3 +273,25 @@ def test_loops_not_admitted_run_the_general_path():
 }}"""
         m = parse(src)
         assert scalar_loops.compile_loop(Interpreter(m), _while_op(m)) is None, (t, shape)
+
+
+@pytest.mark.parametrize("name,t", [(n, t) for n, t in PAIRS if t in ("f32", "f64")
+                                    and n not in ("stablehlo.select",)])
+def test_float_pairs_on_nan_payloads(name, t):
+    """Two NaNs of different payloads (quiet and signalling, either order), and a NaN with a
+    number: the general kernel's bits (numpy's scalar `x + y` takes y's payload, its ufunc on
+    arrays x's: the entries swap the operands of add and multiply)."""
+    u = np.uint64 if t == "f64" else np.uint32
+    dt = np.float64 if t == "f64" else np.float32
+    bits = ([0x7FF8000000000001, 0x7FF0000000000003, 0xFFF8000000000005]
+            if t == "f64" else [0x7FC00001, 0x7F800003, 0xFFC00005])
+    vals = [np.array(b, dtype=u).view(dt)[()] for b in bits] + [dt(1.5), dt(-0.0)]
+    for m, op in _ops(name, t):
+        ctx = Interpreter(m)
+        fn, n = scalar_loops.scalar_function(op)
+        for x in vals:
+            for y in vals:
+                with np.errstate(all="ignore"):
+                    want = KERNELS[name](ctx, op, *[np.asarray(v) for v in (x, y)[:n]])
+                    got = fn(x, y if n == 2 else x)
+                assert _same(got, want), (name, t, x, y, got, want)

@@ -94,6 +94,21 @@ def _min_int(a, b):
     return a if a <= b else b
 
 
+# float add and multiply: numpy's scalar operators `x + y`, `x * y` of two NaNs give the
+# second operand's payload, its ufuncs on arrays (the general kernel) the first's; the entries
+# of these run the operator on the swapped operands (`_SWAPPED`: the same value otherwise,
+# both ops commute in IEEE arithmetic)
+def _add_float(a, b):
+    return b + a
+
+
+def _mul_float(a, b):
+    return b * a
+
+
+_SWAPPED = {_add_float: operator.add, _mul_float: operator.mul}
+
+
 def _not(a, _):
     return ~a
 
@@ -237,6 +252,9 @@ def scalar_function(op):
         if name == "stablehlo.not":
             return _not, 1
         if name == "stablehlo.negate":
+            if rt in _FLOATS:
+                # (through f64, as the general kernel: a signalling NaN comes out quiet)
+                return _unary_float(_UNARY_KERNELS[name][0][0], rt), 1
             return _neg, 1
         if name in _UNARY_FLOAT:
             ufunc = _UNARY_KERNELS[name][0][0]
@@ -244,6 +262,10 @@ def scalar_function(op):
         return None
     if len(ots) != 2:
         return None
+    if rt in _FLOATS and name == "stablehlo.add":
+        return _add_float, 2
+    if rt in _FLOATS and name == "stablehlo.multiply":
+        return _mul_float, 2
     if name in _BINARY:
         return _BINARY[name], 2
     if name == "stablehlo.divide":
@@ -438,6 +460,8 @@ class _Compiler:
         self.slots[res] = out
         if fn is _SELECT:
             self.entries.append([fn, ins[0], ins[1], ins[2], out])
+        elif fn in _SWAPPED:
+            self.entries.append([_SWAPPED[fn], ins[1], ins[0], -1, out])
         else:
             self.entries.append([fn, ins[0], ins[1] if n == 2 else ins[0], -1, out])
         self.ops.append(op)
