@@ -9,6 +9,7 @@ from .jax_loops import pivot_loop
 from .jax_threefry import threefry_loop
 from .plan import _COMPILE_AFTER_RUNS
 from .registry import harness_op, kernel
+from .scalar_loops import scalar_loop
 
 
 @kernel("func.call")
@@ -26,6 +27,10 @@ def while_(ctx, op, *args):
     known = pivot_loop(ctx, op) or threefry_loop(ctx, op)
     if known is not None:
         return known(ctx, op, args)
+    # a loop of rank-0 values of the admitted ops and types runs on numpy scalars
+    fast = scalar_loop(ctx, op, args)
+    if fast is not None:
+        return fast
     cond, body = op.regions
     run_cond = ctx.region_runner(cond)
     run_body = ctx.region_runner(body, take=True)    # (`vals` is replaced by its results)

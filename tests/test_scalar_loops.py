@@ -1,0 +1,297 @@
+"""Loops of rank-0 values run on numpy scalars (`interpreter.scalar_loops`): every admitted
+(op, element type) pair gives the general kernel's bits on rank-0 arrays for random and edge
+values (0, -0, inf, NaN payloads, integer extremes, division by 0 and INT_MIN / -1), and whole
+loops give the same results run there as through the general path (scalar loops switched off)
+and op by op (nothing compiled)."""
+import numpy as np
+import pytest
+from hypothesis import HealthCheck, given, settings, strategies as st
+
+import stablehlo_ref
+from stablehlo_ref.errors import StableHLOError
+from stablehlo_ref.interpreter import control, plan, scalar_loops
+from stablehlo_ref.interpreter.evaluator import Interpreter
+from stablehlo_ref.interpreter.registry import KERNELS
+from stablehlo_ref.ir.types import element_type
+from stablehlo_ref.limits import Limits
+from stablehlo_ref.text import parse
+
+from loop_helpers import values
+
+SETTINGS = settings(max_examples=60, deadline=None,
+                    suppress_health_check=[HealthCheck.too_slow])
+
+
+def _ctype(t):
+    return "FLOAT" if t.startswith("f") else ("UNSIGNED" if t.startswith("ui") or t == "i1"
+                                              else "SIGNED")
+
+
+def _op_program(name, t):
+    """A function of one `name` op on rank-0 values of type t (compare: LT, select: of t)."""
+    T = f"tensor<{t}>"
+    if name == "stablehlo.compare":
+        return [f'%r = "stablehlo.compare"(%a, %b) {{comparison_direction = '
+                f'#stablehlo<comparison_direction {d}>, compare_type = '
+                f'#stablehlo<comparison_type {_ctype(t)}>}} : ({T}, {T}) -> tensor<i1>'
+                for d in ("EQ", "NE", "LT", "LE", "GT", "GE")], [T, T], "tensor<i1>"
+    if name == "stablehlo.select":
+        return [f'%r = "stablehlo.select"(%p, %a, %b) : (tensor<i1>, {T}, {T}) -> {T}'], \
+            ["tensor<i1>", T, T], T
+    if name in ("stablehlo.not", "stablehlo.negate") or name in scalar_loops._UNARY_FLOAT:
+        return [f'%r = "{name}"(%a) : ({T}) -> {T}'], [T], T
+    return [f'%r = "{name}"(%a, %b) : ({T}, {T}) -> {T}'], [T, T], T
+
+
+def _ops(name, t):
+    lines, ins, out = _op_program(name, t)
+    names = {1: ["%a"], 2: ["%a", "%b"], 3: ["%p", "%a", "%b"]}[len(ins)]
+    params = ", ".join(f"{n}: {ty}" for n, ty in zip(names, ins))
+    ops = []
+    for line in lines:
+        m = parse(f"func.func @main({params}) -> {out} {{\n  {line}\n  return %r : {out}\n}}")
+        ops.append((m, m.functions["main"].regions[0].blocks[0].operations[0]))
+    return ops
+
+
+PAIRS = sorted((name, t) for name, ts in scalar_loops.ADMITTED.items() for t in ts)
+
+
+def _value(t, draw):
+    if t == "i1":
+        return np.bool_(draw(st.booleans()))
+    return values(t, (), draw)[()]
+
+
+def _same(a, b):
+    a, b = np.asarray(a), np.asarray(b)
+    return a.dtype == b.dtype and a.shape == b.shape and a.tobytes() == b.tobytes()
+
+
+@pytest.mark.parametrize("name,t", PAIRS)
+@SETTINGS
+@given(data=st.data())
+def test_admitted_pair_matches_general_kernel(name, t, data):
+    for m, op in _ops(name, t):
+        ctx = Interpreter(m)
+        fn, n = scalar_loops.scalar_function(op)
+        ins = [np.bool_(data.draw(st.booleans()))] if n == 3 else []
+        ins += [_value(t, data.draw) for _ in range(min(n, 2))]
+        if name in ("stablehlo.divide", "stablehlo.remainder") and t[0] in "iu" \
+                and data.draw(st.booleans()):
+            # the spec's cases: x / 0, x % 0, INT_MIN / -1, INT_MIN % -1
+            info = np.iinfo(element_type(t).dtype)
+            ins[1] = ins[1].__class__(data.draw(st.sampled_from([0, 1, -1] if info.min else [0, 1])))
+            if info.min and data.draw(st.booleans()):
+                ins[0] = ins[0].__class__(info.min)
+        with np.errstate(all="ignore"):
+            want = KERNELS[name](ctx, op, *[np.asarray(v) for v in ins])
+            if isinstance(want, list):
+                want = want[0]
+            if fn is scalar_loops._SELECT:
+                got = ins[1] if ins[0] else ins[2]
+            else:
+                got = fn(ins[0], ins[-1] if n == 2 else ins[0])
+        rt = op.results[0].type.element_type.name
+        assert got.__class__ is scalar_loops.SCALAR_TYPES[rt], (got.__class__, rt)
+        assert _same(got, want), (name, t, ins, got, want)
+
+
+def test_whitelist_excludes_other_types():
+    for name, t in (("stablehlo.add", "f16"), ("stablehlo.add", "bf16"),
+                    ("stablehlo.remainder", "f32"), ("stablehlo.maximum", "f32"),
+                    ("stablehlo.negate", "ui32"), ("stablehlo.add", "i1")):
+        T = f"tensor<{t}>"
+        m = parse(f'func.func @main(%a: {T}, %b: {T}) -> {T} {{\n'
+                  f'  %r = "{name}"(%a, %b) : ({T}, {T}) -> {T}\n  return %r : {T}\n}}'
+                  if name not in ("stablehlo.negate",) else
+                  f'func.func @main(%a: {T}, %b: {T}) -> {T} {{\n'
+                  f'  %r = "{name}"(%a) : ({T}) -> {T}\n  return %r : {T}\n}}')
+        op = m.functions["main"].regions[0].blocks[0].operations[0]
+        assert scalar_loops.scalar_function(op) is None, (name, t)
+
+
+# ------------------------------------------------------------------ whole loops
+# fori-like: a counter, Python's % of it (JAX's floor_mod pattern, through calls), f32
+# arithmetic and sine, a select, integer arithmetic that wraps, unsigned ops, division and
+# remainder by a carried value that may be 0 or -1, min/max, i1 logic
+LOOP = """func.func @main(%n: tensor<i32>, %a0: tensor<f32>, %k0: tensor<{it}>, %u0: tensor<ui32>, %d0: tensor<{it}>, %g0: tensor<f64>) -> (tensor<i32>, tensor<f32>, tensor<f32>, tensor<{it}>, tensor<ui32>, tensor<{it}>, tensor<i1>, tensor<f64>) {{
+  %c0 = stablehlo.constant dense<0> : tensor<i32>
+  %f = stablehlo.constant dense<false> : tensor<i1>
+  %r:9 = stablehlo.while(%nn = %n, %i = %c0, %a = %a0, %b = %a0, %k = %k0, %u = %u0, %d = %d0, %p = %f, %g = %g0) : tensor<i32>, tensor<i32>, tensor<f32>, tensor<f32>, tensor<{it}>, tensor<ui32>, tensor<{it}>, tensor<i1>, tensor<f64>
+   cond {{
+    %lt = stablehlo.compare LT, %i, %nn, SIGNED : (tensor<i32>, tensor<i32>) -> tensor<i1>
+    stablehlo.return %lt : tensor<i1>
+  }} do {{
+    %one = stablehlo.constant dense<1> : tensor<i32>
+    %i2 = stablehlo.add %i, %one : tensor<i32>
+    %c = stablehlo.constant dense<9.990000e-01> : tensor<f32>
+    %m = stablehlo.multiply %a, %c : tensor<f32>
+    %s = stablehlo.sine %b : tensor<f32>
+    %a2 = stablehlo.add %m, %s : tensor<f32>
+    %three = stablehlo.constant dense<3> : tensor<i32>
+    %rm = func.call @remainder(%i, %three) : (tensor<i32>, tensor<i32>) -> tensor<i32>
+    %z = stablehlo.constant dense<0> : tensor<i32>
+    %q = stablehlo.compare EQ, %rm, %z, SIGNED : (tensor<i32>, tensor<i32>) -> tensor<i1>
+    %fone = stablehlo.constant dense<1.000000e+00> : tensor<f32>
+    %bp = stablehlo.add %b, %fone : tensor<f32>
+    %half = stablehlo.constant dense<5.000000e-01> : tensor<f32>
+    %bh = stablehlo.multiply %b, %half : tensor<f32>
+    %b2 = stablehlo.select %q, %bp, %bh : tensor<i1>, tensor<f32>
+    %big = stablehlo.constant dense<{big}> : tensor<{it}>
+    %km = stablehlo.multiply %k, %big : tensor<{it}>
+    %kx = stablehlo.xor %km, %d : tensor<{it}>
+    %kq = stablehlo.divide %kx, %d : tensor<{it}>
+    %kr = stablehlo.remainder %km, %d : tensor<{it}>
+    %kmax = stablehlo.maximum %kq, %kr : tensor<{it}>
+    %kmin = stablehlo.minimum %kq, %kr : tensor<{it}>
+    %k3 = stablehlo.subtract %kmax, %kmin : tensor<{it}>
+    %dm = stablehlo.constant dense<{dm}> : tensor<{it}>
+    %d1 = stablehlo.add %d, %dm : tensor<{it}>
+    %u7 = stablehlo.constant dense<2654435761> : tensor<ui32>
+    %uu = stablehlo.multiply %u, %u7 : tensor<ui32>
+    %ud = stablehlo.divide %uu, %u : tensor<ui32>
+    %u2 = stablehlo.subtract %uu, %ud : tensor<ui32>
+    %ult = stablehlo.compare GT, %u2, %u, UNSIGNED : (tensor<ui32>, tensor<ui32>) -> tensor<i1>
+    %pn = stablehlo.not %p : tensor<i1>
+    %p2 = stablehlo.xor %pn, %ult : tensor<i1>
+    %k2 = stablehlo.select %p2, %k3, %kr : tensor<i1>, tensor<{it}>
+    %gc = stablehlo.constant dense<1.500000e+00> : tensor<f64>
+    %gd = stablehlo.divide %g, %gc : tensor<f64>
+    %ge = stablehlo.exponential %gd : tensor<f64>
+    %g2 = stablehlo.subtract %ge, %g : tensor<f64>
+    stablehlo.return %nn, %i2, %a2, %b2, %k2, %u2, %d1, %p2, %g2 : tensor<i32>, tensor<i32>, tensor<f32>, tensor<f32>, tensor<{it}>, tensor<ui32>, tensor<{it}>, tensor<i1>, tensor<f64>
+  }}
+  return %r#1, %r#2, %r#3, %r#4, %r#5, %r#6, %r#7, %r#8 : tensor<i32>, tensor<f32>, tensor<f32>, tensor<{it}>, tensor<ui32>, tensor<{it}>, tensor<i1>, tensor<f64>
+}}
+func.func private @remainder(%arg0: tensor<i32>, %arg1: tensor<i32>) -> tensor<i32> {{
+  %c = stablehlo.constant dense<0> : tensor<i32>
+  %0 = stablehlo.compare EQ, %arg1, %c, SIGNED : (tensor<i32>, tensor<i32>) -> tensor<i1>
+  %c_0 = stablehlo.constant dense<1> : tensor<i32>
+  %1 = stablehlo.select %0, %c_0, %arg1 : tensor<i1>, tensor<i32>
+  %2 = stablehlo.remainder %arg0, %1 : tensor<i32>
+  %c_1 = stablehlo.constant dense<0> : tensor<i32>
+  %3 = stablehlo.compare NE, %2, %c_1, SIGNED : (tensor<i32>, tensor<i32>) -> tensor<i1>
+  %c_2 = stablehlo.constant dense<0> : tensor<i32>
+  %4 = stablehlo.compare LT, %2, %c_2, SIGNED : (tensor<i32>, tensor<i32>) -> tensor<i1>
+  %c_3 = stablehlo.constant dense<0> : tensor<i32>
+  %5 = stablehlo.compare LT, %1, %c_3, SIGNED : (tensor<i32>, tensor<i32>) -> tensor<i1>
+  %6 = stablehlo.compare NE, %4, %5, UNSIGNED : (tensor<i1>, tensor<i1>) -> tensor<i1>
+  %7 = stablehlo.and %6, %3 : tensor<i1>
+  %8 = stablehlo.add %2, %1 : tensor<i32>
+  %9 = stablehlo.select %7, %8, %2 : tensor<i1>, tensor<i32>
+  return %9 : tensor<i32>
+}}
+"""
+
+BIG = {"i32": 1103515245, "i64": 6364136223846793005, "i8": 77, "ui64": 6364136223846793005}
+
+
+def _loop(it):
+    return LOOP.format(it=it, big=BIG[it], dm=(1 << 64) - 1 if it == "ui64" else -1)
+
+
+def _while_op(m):
+    return next(op for op in m.functions["main"].regions[0].blocks[0].operations
+                if op.name == "stablehlo.while")
+
+
+def _run_three_ways(src, args, limits=None):
+    """(scalar loop, general path, op by op) results of `src`; the scalar loop must run."""
+    m = parse(src)
+    assert scalar_loops.compile_loop(Interpreter(m), _while_op(m)) is not None
+    kw = {} if limits is None else {"limits": limits}
+    fast = stablehlo_ref.run(parse(src), *args, **kw)
+    old_hook, old_steps = control.scalar_loop, plan._MAX_COMPILED_STEPS
+    control.scalar_loop = lambda ctx, op, args: None
+    try:
+        general = stablehlo_ref.run(parse(src), *args, **kw)
+        plan._MAX_COMPILED_STEPS = -1
+        stepwise = stablehlo_ref.run(parse(src), *args, **kw)
+    finally:
+        control.scalar_loop, plan._MAX_COMPILED_STEPS = old_hook, old_steps
+    return fast, general, stepwise
+
+
+@pytest.mark.parametrize("it", sorted(BIG))
+@SETTINGS
+@given(data=st.data())
+def test_whole_loop_matches_general_path(it, data):
+    n = np.int32(data.draw(st.sampled_from([0, 1, 2, 5, 40])))
+    args = [n, values("f32", (), data.draw), values(it, (), data.draw),
+            values("ui32", (), data.draw), values(it, (), data.draw), values("f64", (), data.draw)]
+    fast, general, stepwise = _run_three_ways(_loop(it), args)
+    for a, b, c in zip(fast, general, stepwise):
+        assert _same(a, b) and _same(a, c), (a, b, c)
+
+
+def test_fori_shape_and_limits():
+    src = _loop("i32")
+    args = [np.int32(1000), np.float32(0.25), np.int32(7), np.uint32(5), np.int32(3),
+            np.float64(2.0)]
+    fast, general, stepwise = _run_three_ways(src, args)
+    for a, b, c in zip(fast, general, stepwise):
+        assert _same(a, b) and _same(a, c)
+    assert int(fast[0]) == 1000
+    # the loop counts its iterations against max_steps as the general path does
+    with pytest.raises(StableHLOError, match="loop iterations"):
+        stablehlo_ref.run(parse(src), *args, limits=Limits(max_steps=999))
+    out = stablehlo_ref.run(parse(src), *args, limits=Limits(max_steps=1000))
+    assert all(_same(a, b) for a, b in zip(out, fast))
+    # no iteration: the values as they came
+    zero = stablehlo_ref.run(parse(src), np.int32(0), *args[1:])
+    assert all(_same(a, b) for a, b in zip(zero, general_zero(src, args)))
+
+
+def general_zero(src, args):
+    old = control.scalar_loop
+    control.scalar_loop = lambda ctx, op, args: None
+    try:
+        return stablehlo_ref.run(parse(src), np.int32(0), *args[1:])
+    finally:
+        control.scalar_loop = old
+
+
+def test_loops_not_admitted_run_the_general_path():
+    # an f16 value, a tensor of rank 1, an outer value read in the body: not compiled here
+    for t, shape, body_value in (("f16", "", "%a"), ("f32", "2x", "%a"), ("f32", "", "%a0")):
+        T = f"tensor<{shape}{t}>"
+        src = f"""func.func @main(%a0: {T}) -> {T} {{
+  %c0 = stablehlo.constant dense<0> : tensor<i32>
+  %r:2 = stablehlo.while(%i = %c0, %a = %a0) : tensor<i32>, {T}
+   cond {{
+    %n = stablehlo.constant dense<3> : tensor<i32>
+    %lt = stablehlo.compare LT, %i, %n, SIGNED : (tensor<i32>, tensor<i32>) -> tensor<i1>
+    stablehlo.return %lt : tensor<i1>
+  }} do {{
+    %one = stablehlo.constant dense<1> : tensor<i32>
+    %i2 = stablehlo.add %i, %one : tensor<i32>
+    %a2 = stablehlo.add %a, {body_value} : {T}
+    stablehlo.return %i2, %a2 : tensor<i32>, {T}
+  }}
+  return %r#1 : {T}
+}}"""
+        m = parse(src)
+        assert scalar_loops.compile_loop(Interpreter(m), _while_op(m)) is None, (t, shape)
+
+
+@pytest.mark.parametrize("name,t", [(n, t) for n, t in PAIRS if t in ("f32", "f64")
+                                    and n not in ("stablehlo.select",)])
+def test_float_pairs_on_nan_payloads(name, t):
+    """Two NaNs of different payloads (quiet and signalling, either order), and a NaN with a
+    number: the general kernel's bits (numpy's scalar `x + y` takes y's payload, its ufunc on
+    arrays x's: the entries swap the operands of add and multiply)."""
+    u = np.uint64 if t == "f64" else np.uint32
+    dt = np.float64 if t == "f64" else np.float32
+    bits = ([0x7FF8000000000001, 0x7FF0000000000003, 0xFFF8000000000005]
+            if t == "f64" else [0x7FC00001, 0x7F800003, 0xFFC00005])
+    vals = [np.array(b, dtype=u).view(dt)[()] for b in bits] + [dt(1.5), dt(-0.0)]
+    for m, op in _ops(name, t):
+        ctx = Interpreter(m)
+        fn, n = scalar_loops.scalar_function(op)
+        for x in vals:
+            for y in vals:
+                with np.errstate(all="ignore"):
+                    want = KERNELS[name](ctx, op, *[np.asarray(v) for v in (x, y)[:n]])
+                    got = fn(x, y if n == 2 else x)
+                assert _same(got, want), (name, t, x, y, got, want)
