@@ -330,6 +330,22 @@ def arg_reduce(kind, x, i, v0, i0, axes, vet, iet):
     i0 = np.asarray(i0)
     if v0.dtype != vdt or i0.dtype != idt or v0.shape or i0.shape:
         return None
+    if x.ndim == 1:
+        # one dimension reduced to a scalar: numpy scalars compared as the body compares them
+        m = x.max() if kind == "max" else x.min()
+        if vet.is_float:
+            if m != m or v0 != v0:
+                return None
+            if m == 0 and _mixed_zeros(x):
+                return None
+        ai = i[x == m].min()
+        if (m > v0) if kind == "max" else (m < v0):
+            value, index = m, ai
+        elif m == v0:
+            value, index = v0, (ai if ai < i0 else i0)
+        else:
+            value, index = v0, i0
+        return [np.asarray(value, vdt), np.asarray(index, idt)]
     if kind == "max":
         m = x.max(axis=axes, keepdims=True)
         better = np.greater
@@ -340,20 +356,27 @@ def arg_reduce(kind, x, i, v0, i0, axes, vet, iet):
         # (numpy's max and min keep a NaN of their operand; bf16's are not numpy's own)
         if np.isnan(m if vet.name != "bf16" else x).any() or v0 != v0:
             return None
-        if not m.all():
-            # a zero best value: its bits are those of the zero the tree keeps, the same
-            # for every order only where all zeros of the operand have one sign
-            z = x[x == 0]
-            s = np.signbit(z)
-            if s.any() and not s.all():
-                return None
-    imax = np.iinfo(idt).max
+        if not m.all() and _mixed_zeros(x):
+            return None
+    imax = _IMAX.get(idt)
+    if imax is None:
+        imax = _IMAX[idt] = np.iinfo(idt).max
     ai = np.where(x == m, i, imax).min(axis=axes)
     a = m.reshape(ai.shape)
     win = better(a, v0)
     value = np.where(win, a, v0).astype(vdt, copy=False)
     index = np.where(win, ai, np.where(a == v0, np.minimum(ai, i0), i0)).astype(idt, copy=False)
     return [np.asarray(value), np.asarray(index)]
+
+
+_IMAX = {}
+
+
+def _mixed_zeros(x):
+    """Whether `x` holds zeros of both signs (a zero best value's bits then depend on the
+    order the tree combines them in)."""
+    s = np.signbit(x[x == 0])
+    return bool(s.any()) and not s.all()
 
 
 @kernel("stablehlo.reduce")
