@@ -204,6 +204,181 @@ def tree_reduce(ctx, region, xs, inits, axes, cache=None):
     return [np.asarray(r) for r in res]
 
 
+# JAX's argmax/argmin: a reduction of (values, indices) whose body keeps the greater (lesser)
+# value, a NaN first, and of equal values the lower index:
+#   p = compare GT|LT a, b [or compare NE a, a]; e = compare EQ a, b; q = compare LT ai, bi
+#   return select p, a, b ; select (p or (e and q)), ai, bi
+# Without NaNs that is the greatest (least) value and the lowest index of the elements equal
+# to it: the same for every order of the tree, which `arg_reduce` computes by whole-array
+# reductions. NaNs (which NaN wins depends on the tree's order) and zeros of both signs (which
+# zero's bits) fall back to `tree_reduce`.
+_ARG_FLOATS = frozenset(("f16", "bf16", "f32", "f64"))
+
+
+def _arg_compare(o, direction, x, y):
+    """Whether `o` is `compare direction, x, y` that numpy's comparison of the stored values
+    computes exactly (floats f16/bf16/f32/f64 without TOTALORDER; integers of 8+ bits stored
+    as they compute, compared in their own signedness: as `_direct_comparison` in
+    elementwise.py decides, and bf16, whose comparisons are exact too)."""
+    if o.name != "stablehlo.compare":
+        return False
+    xs = o.operands
+    if len(xs) != 2 or xs[0] is not x or xs[1] is not y:
+        return False
+    attrs = o.attributes
+    if attrs["comparison_direction"].value != direction:
+        return False
+    et = elem(x.type)
+    ct = attrs.get("compare_type")
+    ct = ct.value if ct is not None else None
+    if et.is_float:
+        return et.name in _ARG_FLOATS and ct in (None, "FLOAT")
+    if et.is_bool or et.is_complex or et.bits < 8 or compute_dtype(et) != et.dtype:
+        return False
+    return ct is None or ct == ("SIGNED" if et.is_signed else "UNSIGNED")
+
+
+def recognize_arg_body(region):
+    """(kind, value element type, index element type), kind "max" or "min", where `region`
+    is JAX's argmax/argmin body (above) on arguments (a, ai, b, bi), matched by its ops and
+    their operands; else None."""
+    if len(region.blocks) != 1:
+        return None
+    block = region.blocks[0]
+    bargs = block.arguments
+    ops = block.operations
+    if len(bargs) != 4 or not ops or ops[-1].name != "stablehlo.return":
+        return None
+    a, ai, b, bi = bargs
+    made = {}
+    for o in ops[:-1]:
+        if o.regions or len(o.results) != 1:
+            return None
+        made[id(o.results[0])] = o
+    ret = ops[-1].operands
+    if len(ret) != 2:
+        return None
+    used = set()
+
+    def op_of(v, name, n):
+        o = made.get(id(v))
+        if o is None or o.name != name or len(o.operands) != n:
+            raise LookupError
+        used.add(id(o))
+        return o
+
+    def pair(o):
+        return o.operands[0], o.operands[1]
+
+    try:
+        sv = op_of(ret[0], "stablehlo.select", 3)
+        si = op_of(ret[1], "stablehlo.select", 3)
+        if sv.operands[1] is not a or sv.operands[2] is not b \
+                or si.operands[1] is not ai or si.operands[2] is not bi:
+            return None
+        p = sv.operands[0]
+        po = made.get(id(p))
+        if po is None:
+            return None
+        if po.name == "stablehlo.or":
+            op_of(p, "stablehlo.or", 2)
+            c1, c2 = (op_of(v, "stablehlo.compare", 2) for v in pair(po))
+            if _arg_compare(c1, "NE", a, a):
+                c1, c2 = c2, c1
+            if not _arg_compare(c2, "NE", a, a):
+                return None
+            cmp_ = c1
+        else:
+            cmp_ = op_of(p, "stablehlo.compare", 2)
+        if _arg_compare(cmp_, "GT", a, b):
+            kind = "max"
+        elif _arg_compare(cmp_, "LT", a, b):
+            kind = "min"
+        else:
+            return None
+        q = op_of(si.operands[0], "stablehlo.or", 2)
+        u, w = pair(q)
+        if w is p:
+            u, w = w, u
+        if u is not p:
+            return None
+        t = op_of(w, "stablehlo.and", 2)
+        e, lt = (op_of(v, "stablehlo.compare", 2) for v in pair(t))
+        if e.attributes["comparison_direction"].value != "EQ":
+            e, lt = lt, e
+        if not (_arg_compare(e, "EQ", a, b) or _arg_compare(e, "EQ", b, a)) \
+                or not _arg_compare(lt, "LT", ai, bi):
+            return None
+    except LookupError:
+        return None
+    if len(used) != len(made):          # (an op outside the pattern)
+        return None
+    return kind, elem(cmp_.operands[0].type), elem(lt.operands[0].type)
+
+
+def arg_reduce(kind, x, i, v0, i0, axes, vet, iet):
+    """The (value, index) results of the recognized argmax ("max") / argmin ("min") body
+    reducing `x` with indices `i` from inits `v0`, `i0` over `axes`, as `tree_reduce` gives
+    them; None where that depends on the tree's order (NaNs, zeros of both signs) or the
+    operands are not plain arrays of the body's types."""
+    ND = np.ndarray
+    vdt, idt = vet.dtype, iet.dtype
+    if not axes or x.__class__ is not ND or i.__class__ is not ND or not x.size \
+            or x.dtype != vdt or i.dtype != idt or x.shape != i.shape:
+        return None
+    v0 = np.asarray(v0)
+    i0 = np.asarray(i0)
+    if v0.dtype != vdt or i0.dtype != idt or v0.shape or i0.shape:
+        return None
+    if x.ndim == 1:
+        # one dimension reduced to a scalar: numpy scalars compared as the body compares them
+        m = x.max() if kind == "max" else x.min()
+        if vet.is_float:
+            if m != m or v0 != v0:
+                return None
+            if m == 0 and _mixed_zeros(x):
+                return None
+        ai = i[x == m].min()
+        if (m > v0) if kind == "max" else (m < v0):
+            value, index = m, ai
+        elif m == v0:
+            value, index = v0, (ai if ai < i0 else i0)
+        else:
+            value, index = v0, i0
+        return [np.asarray(value, vdt), np.asarray(index, idt)]
+    if kind == "max":
+        m = x.max(axis=axes, keepdims=True)
+        better = np.greater
+    else:
+        m = x.min(axis=axes, keepdims=True)
+        better = np.less
+    if vet.is_float:
+        # (numpy's max and min keep a NaN of their operand; bf16's are not numpy's own)
+        if np.isnan(m if vet.name != "bf16" else x).any() or v0 != v0:
+            return None
+        if not m.all() and _mixed_zeros(x):
+            return None
+    imax = _IMAX.get(idt)
+    if imax is None:
+        imax = _IMAX[idt] = np.iinfo(idt).max
+    ai = np.where(x == m, i, imax).min(axis=axes)
+    a = m.reshape(ai.shape)
+    win = better(a, v0)
+    value = np.where(win, a, v0).astype(vdt, copy=False)
+    index = np.where(win, ai, np.where(a == v0, np.minimum(ai, i0), i0)).astype(idt, copy=False)
+    return [np.asarray(value), np.asarray(index)]
+
+
+_IMAX = {}
+
+
+def _mixed_zeros(x):
+    """Whether `x` holds zeros of both signs (a zero best value's bits then depend on the
+    order the tree combines them in)."""
+    s = np.signbit(x[x == 0])
+    return bool(s.any()) and not s.all()
+
+
 @kernel("stablehlo.reduce")
 def reduce(ctx, op, *args):
     n = len(args) // 2
@@ -215,14 +390,54 @@ def reduce(ctx, op, *args):
         if name is not None:
             et = elem(op.results[0].type)
             return reduce_with_primitive(name, xs[0], axes, inits[0], et)
-    res = tree_reduce(ctx, region, xs, inits, axes, op_cache(op))
+    elif n == 2 and ctx.trace is None:
+        cache = op_cache(op)
+        hit = cache.get("arg_body")
+        if hit is None or hit[0] is not region:
+            hit = cache["arg_body"] = (region, _arg_plan(op))
+        if hit[1] is not None:
+            res = arg_reduce(hit[1][0], xs[0], xs[1], inits[0], inits[1], axes, *hit[1][1:])
+            if res is not None:
+                return res
+    return _reduce_by_tree(ctx, op, xs, inits, axes)
+
+
+def _reduce_by_tree(ctx, op, xs, inits, axes):
+    res = tree_reduce(ctx, op.regions[0], xs, inits, axes, op_cache(op))
     return [r.astype(elem(t.type).dtype, copy=False) if hasattr(t.type, "element_type") else r
             for r, t in zip(res, op.results)]
 
 
+def _arg_plan(op):
+    """`recognize_arg_body` of a reduction of two operands whose results have the body's
+    element types; else None."""
+    rec = recognize_arg_body(op.regions[0])
+    if rec is None or len(op.results) != 2:
+        return None
+    for t, et in zip(op.results, rec[1:]):
+        if not hasattr(t.type, "element_type") or elem(t.type).dtype != et.dtype:
+            return None
+    return rec
+
+
 @specializer("stablehlo.reduce")
 def reduce_specialized(op, known=None):
-    """One operand reduced by a recognized body: body and dimensions decoded once."""
+    """One operand reduced by a recognized body: body and dimensions decoded once; JAX's
+    argmax/argmin (`recognize_arg_body`) by `arg_reduce`."""
+    if len(op.operands) == 4:
+        rec = _arg_plan(op)
+        if rec is None:
+            return None
+        kind, vet, iet = rec
+        axes = tuple(int(d) for d in op.attributes["dimensions"].values)
+
+        def reduce_arg(ctx, op, x, i, v0, i0):
+            if ctx.trace is None:
+                res = arg_reduce(kind, x, i, v0, i0, axes, vet, iet)
+                if res is not None:
+                    return res
+            return _reduce_by_tree(ctx, op, [x, i], [v0, i0], axes)
+        return reduce_arg
     if len(op.operands) != 2:
         return None
     name = recognize_binary_body(op.regions[0])
