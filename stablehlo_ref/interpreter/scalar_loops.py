@@ -27,6 +27,7 @@ from ..errors import InterpreterError, LimitError, StableHLOError
 from ..ir.types import ElementType, TensorType
 from .elementwise import _UNARY_KERNELS, _WEAK_PYTHON_FLOATS
 from .jax_idioms import _Graph, _match_mod
+from .plan import _CMP, _CMP_I1, _eq_i1   # compares as the compiled sequences run them
 from .registry import KERNELS, op_cache
 
 # element type name -> numpy scalar type (f16, bf16 and the narrow floats are not admitted)
@@ -185,31 +186,6 @@ def _unary_float(ufunc, et):
     return unary32_np1
 
 
-# comparisons of i1 values by bitwise operators (numpy orders False < True)
-def _eq_i1(a, b):
-    return a ^ b ^ True
-
-
-def _lt_i1(a, b):
-    return (a ^ True) & b
-
-
-def _le_i1(a, b):
-    return (a ^ True) | b
-
-
-def _gt_i1(a, b):
-    return a & (b ^ True)
-
-
-def _ge_i1(a, b):
-    return a | (b ^ True)
-
-
-_CMP = {"EQ": operator.eq, "NE": operator.ne, "LT": operator.lt, "LE": operator.le,
-        "GT": operator.gt, "GE": operator.ge}
-_CMP_I1 = {"EQ": _eq_i1, "NE": operator.xor, "LT": _lt_i1, "LE": _le_i1, "GT": _gt_i1,
-           "GE": _ge_i1}
 _BINARY = {"stablehlo.add": operator.add, "stablehlo.subtract": operator.sub,
            "stablehlo.multiply": operator.mul, "stablehlo.and": operator.and_,
            "stablehlo.or": operator.or_, "stablehlo.xor": operator.xor,
