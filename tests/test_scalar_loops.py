@@ -295,3 +295,88 @@ def test_float_pairs_on_nan_payloads(name, t):
                     want = KERNELS[name](ctx, op, *[np.asarray(v) for v in (x, y)[:n]])
                     got = fn(x, y if n == 2 else x)
                 assert _same(got, want), (name, t, x, y, got, want)
+
+
+# a counted loop (`_fast_loop`): `i < C` with C known and the body's `i = i + 1` its only store
+# of i run C - i times with no condition computed; the body reads i before and after its
+# increment
+COUNTED = """func.func @main(%i0: tensor<{t}>, %a0: tensor<f32>) -> (tensor<{t}>, tensor<f32>, tensor<{t}>) {{
+  %r:3 = stablehlo.while(%i = %i0, %a = %a0, %j = %i0) : tensor<{t}>, tensor<f32>, tensor<{t}>
+   cond {{
+    %c = stablehlo.constant dense<{bound}> : tensor<{t}>
+    %lt = stablehlo.compare LT, %i, %c, {ct} : (tensor<{t}>, tensor<{t}>) -> tensor<i1>
+    stablehlo.return %lt : tensor<i1>
+  }} do {{
+    %one = stablehlo.constant dense<1> : tensor<{t}>
+    %i2 = stablehlo.add %i, %one : tensor<{t}>
+    %s = stablehlo.sine %a : tensor<f32>
+    %m = stablehlo.multiply %s, %a : tensor<f32>
+    %j2 = stablehlo.add %j, %i : tensor<{t}>
+    %p = stablehlo.compare GT, %i2, %j, {ct} : (tensor<{t}>, tensor<{t}>) -> tensor<i1>
+    %a2 = stablehlo.select %p, %m, %s : tensor<i1>, tensor<f32>
+    stablehlo.return %i2, %a2, %j2 : tensor<{t}>, tensor<f32>, tensor<{t}>
+  }}
+  return %r#0, %r#1, %r#2 : tensor<{t}>, tensor<f32>, tensor<{t}>
+}}"""
+
+
+@pytest.mark.parametrize("t,bound,starts", [
+    ("i32", 40, [-3, 0, 39, 40, 41, -(1 << 31)]),
+    ("i32", (1 << 31) - 1, [(1 << 31) - 4, (1 << 31) - 1]),
+    ("ui32", 7, [0, 6, 7, 8, (1 << 32) - 1]),
+    ("i64", 5, [-2, 4, 9])])
+def test_counted_loop_matches_general_path(t, bound, starts):
+    src = COUNTED.format(t=t, bound=bound, ct="UNSIGNED" if t.startswith("u") else "SIGNED")
+    m = parse(src)
+    run = scalar_loops.compile_loop(Interpreter(m), _while_op(m))
+    assert run is not None
+    dt = element_type(t).dtype
+    for i0 in starts:
+        if bound - i0 > 1000:
+            continue
+        args = [np.array(i0).astype(dt)[()], np.float32(0.75)]
+        fast, general, stepwise = _run_three_ways(src, args)
+        for a, b, c in zip(fast, general, stepwise):
+            assert _same(a, b) and _same(a, c), (t, i0, a, b, c)
+        # with a deadline the loop runs its condition each iteration: the same values
+        timed = stablehlo_ref.run(parse(src), *args, limits=Limits(timeout=60))
+        assert all(_same(a, b) for a, b in zip(timed, fast))
+
+
+def test_counted_loop_limits():
+    src = COUNTED.format(t="i32", bound=50, ct="SIGNED")
+    args = [np.int32(10), np.float32(0.5)]
+    with pytest.raises(StableHLOError, match="loop iterations"):
+        stablehlo_ref.run(parse(src), *args, limits=Limits(max_steps=39))
+    out = stablehlo_ref.run(parse(src), *args, limits=Limits(max_steps=40))
+    fast, general, _ = _run_three_ways(src, args)
+    assert all(_same(a, b) and _same(a, c) for a, b, c in zip(out, fast, general))
+    assert int(out[0]) == 50
+
+
+def test_counter_needs_a_known_bound_and_one_store():
+    def counter(src):
+        m = parse(src)
+        ctx = Interpreter(m)
+        got = {}
+        old = scalar_loops._counter
+
+        def spy(*a):
+            got["k"] = old(*a)
+            return got["k"]
+        scalar_loops._counter = spy
+        try:
+            assert scalar_loops.compile_loop(ctx, _while_op(m)) is not None
+        finally:
+            scalar_loops._counter = old
+        return got.get("k")
+    src = COUNTED.format(t="i32", bound=50, ct="SIGNED")
+    assert counter(src) == 0
+    # i stepped by 2, or i stored twice: no count
+    assert counter(src.replace("dense<1> : tensor<i32>", "dense<2> : tensor<i32>")) is None
+    assert counter(src.replace("return %i2, %a2, %j2", "return %j2, %a2, %j2")) is None
+    # i + 1 read where the old i is read after it: stored by a move, no count
+    assert counter(src.replace("add %j, %i :", "add %j, %i2 :").replace(
+        "GT, %i2, %j", "GT, %i, %j")) is None
+    # the fori test's loop compares with a carried bound: no count
+    assert counter(_loop("i32")) is None

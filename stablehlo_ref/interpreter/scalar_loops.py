@@ -19,6 +19,7 @@ A loop with any other op, type, or a value from outside its regions is not compi
 (`scalar_loop` returns None, decided once per op), and neither is a traced run."""
 from __future__ import annotations
 
+import itertools
 import operator
 
 import numpy as np
@@ -532,12 +533,13 @@ def _lazy_select(pred, x, y):
     xf, xa, xb = x
     yf, ya, yb = y
     cf, pa, pb = pred
+    # (`fn(f)`, or `fn(f, f)` as the unrolled runner calls every entry)
     if cf is None:
-        def select_lazy(f):
+        def select_lazy(f, _=None):
             return xf(f[xa], f[xb]) if f[pa] else yf(f[ya], f[yb])
         return select_lazy
 
-    def select_compare_lazy(f):
+    def select_compare_lazy(f, _=None):
         return xf(f[xa], f[xb]) if cf(f[pa], f[pb]) else yf(f[ya], f[yb])
     return select_compare_lazy
 
@@ -650,8 +652,126 @@ def compile_loop(ctx, op):
                    frozenset(k for k in range(n) if bouts[k] == k))
 
 
+def _select_entry(p, x, y):
+    """A plain select as an entry function of the frame (`fn(f, f)`, see `_fast_loop`)."""
+    def select(f, _):
+        return f[x] if f[p] else f[y]
+    return select
+
+
+_UNROLLED = 8              # body entries `_fast_loop` runs without a loop of its own
+
+
+def _fast_loop(cone, counter, body, moves, fslot):
+    """The loop of `_runner` for a condition of one binary entry (`cone`: fn, a, b) and no
+    deadline: `loop(ctx, op, f, left) -> iterations run`, with the body's entries (each
+    (fn, a, b, out): `f[out] = fn(f[a], f[b])`; a select reads the frame itself, stored in
+    slot `fslot`) run one after the other in the loop's own code (no loop over them, no
+    unpacking of their tuples: the first `_UNROLLED`; any further ones in a loop). Where the
+    loop counts (`counter`: the carried slot k of a condition `k < C`, C known, whose only
+    store is the body's `k = k + 1`), it runs the C - k iterations with no condition
+    computed: k takes each value below C once (no wrapping: k + 1 <= C), the condition
+    holds until k reaches C. Iterations beyond `left` are not run here (None: the caller
+    runs the loop as before)."""
+    cf, ca, cb = cone
+    pad = (_first, fslot, fslot, fslot)
+    head = tuple(body[:_UNROLLED]) + (pad,) * (_UNROLLED - min(len(body), _UNROLLED))
+    rest = tuple(body[_UNROLLED:])
+    k = len(body)
+    g1, g2, g3, g4, g5, g6, g7 = (k > 1, k > 2, k > 3, k > 4, k > 5, k > 6, k > 7)
+    (f0, a0, b0, o0), (f1, a1, b1, o1), (f2, a2, b2, o2), (f3, a3, b3, o3), \
+        (f4, a4, b4, o4), (f5, a5, b5, o5), (f6, a6, b6, o6), (f7, a7, b7, o7) = head
+    dsts = {d for d, _ in moves}
+    direct = not any(s in dsts for _, s in moves)
+    srcs = tuple(s for _, s in moves)
+    dst = tuple(d for d, _ in moves)
+    get_moved = operator.itemgetter(*srcs) if len(srcs) > 1 else None
+    forever = itertools.repeat(None)
+    limit = int(np.iinfo(np.int64).max)
+
+    def loop(ctx, op, f, left):
+        if counter is not None:
+            todo = int(f[cb]) - int(f[ca])
+            if todo < 0:
+                todo = 0
+            if todo > left:
+                return None
+            steps = range(todo)
+            check = False
+        else:
+            todo = limit
+            steps = forever
+            check = True
+        ran = 0
+        f[fslot] = f
+        for _ in steps:
+            if check:
+                if not cf(f[ca], f[cb]):
+                    break
+                ran += 1
+                if ran > left:
+                    ctx.steps += ran
+                    left -= ran
+                    ran = 0
+                    ctx.tick(op, counted=True)
+            f[o0] = f0(f[a0], f[b0])
+            if g1:
+                f[o1] = f1(f[a1], f[b1])
+            if g2:
+                f[o2] = f2(f[a2], f[b2])
+            if g3:
+                f[o3] = f3(f[a3], f[b3])
+            if g4:
+                f[o4] = f4(f[a4], f[b4])
+            if g5:
+                f[o5] = f5(f[a5], f[b5])
+            if g6:
+                f[o6] = f6(f[a6], f[b6])
+            if g7:
+                f[o7] = f7(f[a7], f[b7])
+                for fn, a, b, out in rest:
+                    f[out] = fn(f[a], f[b])
+            if dst:
+                if direct:
+                    for d, s in moves:
+                        f[d] = f[s]
+                elif get_moved is not None:
+                    i = 0
+                    for v in get_moved(f):
+                        f[dst[i]] = v
+                        i += 1
+                else:
+                    f[dst[0]] = f[srcs[0]]
+        f[fslot] = None
+        return ran if check else todo
+    return loop
+
+
+def _counter(cone, known, bentries, moves, n):
+    """The carried slot k of a condition `k < C` (C a known integer) whose only store is
+    the body's entry `k = k + 1` (in place: see `_schedule`), or None."""
+    fn, k, c = cone
+    if fn is not operator.lt or not 0 <= k < n or c not in known \
+            or known[c].__class__ not in _INT_SCALARS or any(d == k for d, _ in moves):
+        return None
+    stores = [e for e in bentries if e[4] == k]
+    if len(stores) != 1:
+        return None
+    e = stores[0]
+    if e[0] is not operator.add or e[3] != -1:
+        return None
+    one = e[2] if e[1] == k else e[1] if e[2] == k else None
+    if one is None or one not in known or known[one].__class__ is not known[c].__class__ \
+            or known[one] != 1:
+        return None
+    return k
+
+
+_INT_SCALARS = tuple(SCALAR_TYPES[t] for t in _INTS)
+
+
 def _runner(n, scalars, nslots, known, centries, cops, cslot, bentries, bops, moves, same):
-    template = [None] * (nslots + 1)
+    template = [None] * (nslots + 2)
     for s, v in known.items():
         template[s] = v
     dtypes = tuple(np.dtype(t) for t in scalars)
@@ -669,6 +789,20 @@ def _runner(n, scalars, nslots, known, centries, cops, cslot, bentries, bops, mo
     dst = tuple(k for k, _ in moves)
     get_moved = operator.itemgetter(*srcs) if len(srcs) > 1 else None
     geterr = np.geterr
+    fast = None
+    if cone is not None:
+        fslot = nslots + 1
+        body = []
+        for e in bentries:
+            fn, a, b, c, out = e
+            if c == -1:
+                body.append((fn, a, b, out))
+            elif c == -2:
+                body.append((fn, fslot, fslot, out))      # (a fused select, see `_lazy_select`)
+            else:
+                body.append((_select_entry(a, b, c), fslot, fslot, out))
+        fast = _fast_loop(cone[:3], _counter(cone[:3], known, bentries, moves, n), body, moves,
+                          fslot)
 
     def run(ctx, op, args):
         if len(args) != n:
@@ -688,6 +822,20 @@ def _runner(n, scalars, nslots, known, centries, cops, cslot, bentries, bops, mo
         deadline = ctx.deadline
         steps0 = ctx.steps
         left = ctx.max_steps - ctx.steps      # iterations allowed before the limit
+        if fast is not None and deadline is None:
+            try:
+                ran = fast(ctx, op, f, left)
+            except StableHLOError:
+                f[-1] = None
+                raise
+            except Exception as e:  # noqa: BLE001 - not expected of the admitted ops
+                f[-1] = None
+                raise InterpreterError(f"{op.name}: {e}", op.where()) from None
+            if ran is not None:
+                ctx.steps += ran
+                if ctx.steps == steps0:
+                    return list(args)        # (no iteration ran: the values as they came)
+                return [args[k] if k in same else f[k] for k in range(n)]
         ran = 0
         stage = 0
         it = None
