@@ -1590,6 +1590,51 @@ def _selects_in_place(entries, indices, readers, dropped):
     return tuple(out)
 
 
+_SCALAR_OPERAND_OPS = (operator.add, operator.sub, operator.mul)
+
+
+def _scalar_operands(entries, ops, indices, readers, dropped):
+    """(entries, ops, indices) of a merged sequence with each Python-operator step (add,
+    subtract, multiply) of an array and a `broadcast_in_dim` of a rank-0 value made in the
+    sequence, that nothing else reads, run on the rank-0 value itself (numpy broadcasts it:
+    the same elementwise op of the same values in the same operand order, the same dtype and
+    shape), and that broadcast dropped. `readers`: slot -> the runner indices that read it,
+    `dropped`: runners that do not run (see `_selects_in_place`)."""
+    made = {}                        # slot -> position of the rank-0 broadcast making it
+    for i, e in enumerate(entries):
+        if len(e) == 7 and e[5] == "kernel" and e[2] < 0 and e[6] is not None \
+                and e[6].name == "stablehlo.broadcast_in_dim":
+            op = e[6]
+            xt, rt = op.operands[0].type, op.results[0].type
+            if getattr(xt, "shape", None) == () and getattr(rt, "shape", ()) != () \
+                    and xt.__class__ is TensorType and rt.__class__ is TensorType \
+                    and xt.encoding is None and rt.encoding is None \
+                    and xt.element_type.__class__ is ElementType:
+                made[e[4]] = i
+    if not made:
+        return entries, ops, indices
+    out = list(entries)
+    gone = set()
+    for i, e in enumerate(entries):
+        if e[3] != -1 or e[0] not in _SCALAR_OPERAND_OPS or e[1] == e[2]:
+            continue
+        a, b = e[1], e[2]
+        ja, jb = made.get(a), made.get(b)
+        if (ja is None) == (jb is None):
+            continue                 # (neither, or both: the result must be an array)
+        slot, j = (a, ja) if ja is not None else (b, jb)
+        if j > i or {r for r in readers.get(slot, ()) if r not in dropped} != {indices[i]}:
+            continue
+        x = entries[j][1]
+        if any(entries[k][4] == x for k in range(j + 1, i)):
+            continue                 # (the rank-0 value's slot stored anew meanwhile)
+        out[i] = (e[0], x if slot == a else a, x if slot == b else b) + tuple(e[3:])
+        gone.add(j)
+    keep = [i for i in range(len(entries)) if i not in gone]
+    return (tuple(out[i] for i in keep), [ops[i] for i in keep],
+            tuple(indices[i] for i in keep))
+
+
 def _sequence_kind(e):
     """(kind code, fn, a, b, c, out, op) of a sequence entry, for `_mixed_sequence_runner`."""
     fn, a, b, c, out = e[:5]
@@ -1987,9 +2032,10 @@ class _Emitter:
             if len(run) > 1:
                 entries = _selects_in_place(tuple(self.seq[j] for j in run), tuple(run),
                                             self.reads.log, drop)
+                entries, seq_ops, idx = _scalar_operands(
+                    entries, [self.ops[j] for j in run], tuple(run), self.reads.log, drop)
                 entries, seq_ops = fuse_sequence(
-                    entries, [self.ops[j] for j in run], tuple(run),
-                    known, self.reads.log, drop, _sequence_runner)
+                    entries, seq_ops, idx, known, self.reads.log, drop, _sequence_runner)
                 runners.append(_sequence_runner(entries))
                 ops.append(seq_ops)
             elif run:
