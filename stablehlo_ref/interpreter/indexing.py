@@ -1497,10 +1497,13 @@ def scatter_at_kernel(op):
                 state[0], state[1], state[2], state[3] = idx, RUN[0], targets, valid
         out = x.copy()
         if targets.size:
-            vals = u.reshape(-1)
+            # (rank 1: the array is its own flat view, a copy of it C-contiguous)
+            vals = u if u_flat else u.reshape(-1)
             if valid is not None:
                 vals = vals[valid]
-            ufunc.at(out.reshape(-1), targets, vals)
+            ufunc.at(out if x_flat else out.reshape(-1), targets, vals)
         return [out]
+    x_flat = len(xs) == 1
+    u_flat = len(us) == 1
     scatter_at.runs_no_region = True
     return scatter_at
