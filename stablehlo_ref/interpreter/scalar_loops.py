@@ -6,8 +6,10 @@ below (`ADMITTED`: (op, element type) pairs), runs here: each value is a numpy s
 exactly its element type's dtype (np.float32, np.int32, np.bool_, ...; never a Python number,
 so numpy promotes nothing), each op a numpy scalar operator or a small function of them,
 stored in a flat list of slots, the whole loop one Python loop over tuples of
-(function, operand slots, result slot). Constants, and ops of constants only, are computed
-once by the general kernels when the loop is compiled.
+(function, operand slots, result slot) (`_fast_loop`: the first few of them in the loop's
+own code, and a counted loop run for its known number of iterations with no condition
+computed). Constants, and ops of constants only, are computed once by the general kernels
+when the loop is compiled.
 
 Every admitted pair computes the bits the general kernel computes on rank-0 arrays (wrapping
 integers, the spec's integer division and remainder cases, f32 computed through f64 and
@@ -671,8 +673,9 @@ def _fast_loop(cone, counter, body, moves, fslot):
     loop counts (`counter`: the carried slot k of a condition `k < C`, C known, whose only
     store is the body's `k = k + 1`), it runs the C - k iterations with no condition
     computed: k takes each value below C once (no wrapping: k + 1 <= C), the condition
-    holds until k reaches C. Iterations beyond `left` are not run here (None: the caller
-    runs the loop as before)."""
+    holds until k reaches C. A counted loop of more than `left` iterations is not run here
+    (None: the caller runs the loop as before, which stops at the limit); otherwise the loop
+    counts its iterations against `left` as `_runner`'s does."""
     cf, ca, cb = cone
     pad = (_first, fslot, fslot, fslot)
     head = tuple(body[:_UNROLLED]) + (pad,) * (_UNROLLED - min(len(body), _UNROLLED))
