@@ -936,12 +936,13 @@ def _scatter_kernel_program(xshape, ishape, ushape, dims, et, it, body):
 @settings(max_examples=250, deadline=None)
 @given(st.one_of(_scatter_configs(), _in_bounds_scatter_configs()),
        st.sampled_from(_FIRST_DTYPE_NAMES), st.sampled_from(sorted(_KERNEL_BODIES)),
-       st.integers(0, 2**32 - 1))
-def test_scatter_first_run_matches_the_general_kernel(cfg, et_name, body, seed):
+       st.integers(0, 2**32 - 1), st.booleans())
+def test_scatter_first_run_matches_the_general_kernel(cfg, et_name, body, seed, listed):
     """The scatter kernel's first run of a freshly parsed program (`first_scatter`, in numpy
     or, for small integer inputs, in Python) against the same program with that path turned
     off: the same bits (NaN payloads and signs, signed zeros, wrapped integers, skipped
-    out-of-bounds updates, repeated targets), for every update body form."""
+    out-of-bounds updates, repeated targets), for every update body form; integers in
+    numpy too (`listed` off)."""
     from stablehlo_ref.interpreter import indexing
     from stablehlo_ref.ir.types import ELEMENT_TYPES
     xshape, indices, ushape, dims = cfg
@@ -962,7 +963,12 @@ def test_scatter_first_run_matches_the_general_kernel(cfg, et_name, body, seed):
     x, u = np.asarray(x).astype(dt), np.asarray(u).astype(dt)
     src = _scatter_kernel_program(xshape, indices.shape, ushape, dims, et_name,
                                   _INDEX_TYPES[indices.dtype], body)
-    got = stablehlo_ref.run(stablehlo_ref.parse(src), x, indices, u)[0]
+    limit = indexing._FIRST_LISTED
+    indexing._FIRST_LISTED = limit if listed else 0
+    try:
+        got = stablehlo_ref.run(stablehlo_ref.parse(src), x, indices, u)[0]
+    finally:
+        indexing._FIRST_LISTED = limit
     fast = indexing._first_run_scatter
     indexing._first_run_scatter = lambda *a: None
     try:

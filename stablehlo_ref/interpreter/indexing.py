@@ -1003,7 +1003,7 @@ _FIRST_WIDE = frozenset(("bf16",))
 # a first run computes the targets of at most this many update elements in Python
 _FIRST_TARGETS = 256
 # and folds integers and bools in Python into an input of at most this many elements
-_FIRST_LISTED = 256
+_FIRST_LISTED = 64
 # the integer dtypes' wrapping: (lowest value, mask of the value's bits)
 _WRAP = {np.dtype(t): (int(np.iinfo(t).min), (1 << np.iinfo(t).bits) - 1) for t in (
     np.int8, np.int16, np.int32, np.int64, np.uint8, np.uint16, np.uint32, np.uint64)}
