@@ -997,28 +997,43 @@ _FIRST_DTYPES = {name: np.dtype(t) for name, t in (
     ("i1", np.bool_), ("i8", np.int8), ("i16", np.int16), ("i32", np.int32),
     ("i64", np.int64), ("ui8", np.uint8), ("ui16", np.uint16), ("ui32", np.uint32),
     ("ui64", np.uint64), ("f16", np.float16), ("f32", np.float32), ("f64", np.float64))}
+# the floats whose sums, products, maxima and minima `apply_updates` computes in f64 and
+# rounds back (`first_scatter`'s `wide`)
+_FIRST_WIDE = frozenset(("bf16",))
 # a first run computes the targets of at most this many update elements in Python
 _FIRST_TARGETS = 256
+# and folds integers and bools in Python into an input of at most this many elements
+_FIRST_LISTED = 64
+# the integer dtypes' wrapping: (lowest value, mask of the value's bits)
+_WRAP = {np.dtype(t): (int(np.iinfo(t).min), (1 << np.iinfo(t).bits) - 1) for t in (
+    np.int8, np.int16, np.int32, np.int64, np.uint8, np.uint16, np.uint32, np.uint64)}
+_F64 = np.dtype(np.float64)
 
 
-def first_scatter(x, idx, u, uwd, iwd, s2o, ivd, body):
+def first_scatter(x, idx, u, uwd, iwd, s2o, ivd, body, wide=False):
     """A one-input scatter without batching dims whose every update window lies wholly
     inside the input, as its first run computes it: `x` and `u` arrays of one dtype of
-    `_FIRST_DTYPES` (of any dtype for "replace"), `idx` an integer array, the dimension numbers as tuples of ints (and an
-    int), `body` "replace" or the name of a `_PRIMITIVES` op. One window is written (or
-    combined with its update) on a view of the input's copy, or is the whole result; the
-    targets of several windows are listed in Python and folded by one `ufunc.at` (distinct
-    targets assigned, the last update of a repeated target winning), which is what the
-    general path does with the plan's targets. None for any other scatter, also for
-    dimension numbers that do not fit the shapes (the general path reports what is wrong),
-    and for one window of a float sum or product whose updates hold a NaN (the NaN a sum
-    of two NaNs keeps differs between numpy's loops: `ufunc.at` keeps the input's)."""
+    `_FIRST_DTYPES` (of any dtype for "replace"; with `wide`, of a `_FIRST_WIDE` float that
+    `apply_updates` computes in f64), `idx` an integer array, the dimension numbers as tuples
+    of ints (and an int), `body` "replace" or the name of a `_PRIMITIVES` op. One window is
+    written (or combined with its update) on a view of the input's copy, or is the whole
+    result; the targets of several windows are listed in Python, the scatter positions
+    first (the updates transposed so), and folded by one `ufunc.at` (distinct targets
+    assigned, the last update of a repeated target winning), which is what the general path
+    does with the plan's targets. The integers and bools of an input of at most
+    `_FIRST_LISTED` elements are folded in Python instead, one window or several (a cold
+    numpy call costs more than the loop; the sums and products wrapped as numpy wraps them).
+    None for any other scatter, also for dimension numbers that do not fit the shapes (the
+    general path reports what is wrong), for a float sum or product whose updates hold a NaN
+    where it is computed on a view or in f64 (the NaN a sum of two NaNs keeps differs
+    between numpy's loops: `ufunc.at` keeps the input's), and for repeated targets whose
+    fold depends on an order the listing does not keep (or, `wide`, rounds between folds)."""
     kind = x.dtype.kind
     if body == "replace":
         fn = None
     elif kind == "b":
         fn = _PRIMITIVES[body][2]
-    elif kind == "f" and body not in _WINDOW_FLOAT_BODIES:
+    elif (kind == "f" or wide) and body not in _WINDOW_FLOAT_BODIES:
         return None
     else:
         fn = _PRIMITIVES[body][1]
@@ -1039,7 +1054,7 @@ def first_scatter(x, idx, u, uwd, iwd, s2o, ivd, body):
     nw = len(uwd)
     if nu - nw != len(sshape) or len(s2o) != k or not k or 0 in xs:
         return None
-    # the dimension numbers (as `_window_dims` checks them)
+    # the dimension numbers (as `_window_dims` checks them): distinct dims of the input
     seen = 0
     for d in s2o:
         if d < 0 or d >= rank or (seen >> d) & 1:
@@ -1050,59 +1065,72 @@ def first_scatter(x, idx, u, uwd, iwd, s2o, ivd, body):
         if d < 0 or d >= rank or (inserted >> d) & 1:
             return None
         inserted |= 1 << d
+    # each update dim in turn: the window of the next input dim not inserted (as listed in
+    # the sorted, distinct update_window_dims), or the next scatter dim of the indices
     win = [1] * rank
+    wd = []                      # the input dims of the windows
+    sax = []                     # the updates' scatter dims
+    ns = len(sshape)
+    d = 0
     j = 0
-    prev = -1
-    for d in range(rank):
-        if not (inserted >> d) & 1:
-            if j >= nw:
-                return None
-            a = uwd[j]
-            if a <= prev or a >= nu:
-                return None
-            prev = a
-            w = us[a]
-            if w < 1 or w > xs[d]:
-                return None          # (an empty window, or one overrunning the input)
-            win[d] = w
+    for a in range(nu):
+        n = us[a]
+        if j < nw and uwd[j] == a:
             j += 1
-    if j != nw:
+            while d < rank and (inserted >> d) & 1:
+                d += 1
+            if d == rank or n < 1 or n > xs[d]:
+                return None          # (an empty window, or one overrunning the input)
+            win[d] = n
+            wd.append(d)
+            d += 1
+        else:
+            if len(sax) == ns or n != sshape[len(sax)]:
+                return None
+            sax.append(a)
+    while d < rank and (inserted >> d) & 1:
+        d += 1
+    if j != nw or d != rank:
         return None
     m = 1
     for n in sshape:
         m *= n
-    if m == 1:
-        # one window: the updates' other dims are 1
-        j = 0
-        for a in range(nu):
-            if j < nw and uwd[j] == a:
-                j += 1
-            elif us[a] != 1:
-                return None
+    # (a float sum or product folds NaNs as `ufunc.at` does only through it)
+    nan_risk = fn is not None and (kind == "f" or wide) \
+        and (body == "stablehlo.add" or body == "stablehlo.multiply")
+    listed = kind in "biu" and x.size <= _FIRST_LISTED
+    if m == 1 and not listed:
+        # one window: its slices
+        start = [0] * rank
         vec = idx.tolist() if nd == 1 else [idx.item()] if nd == 0 else idx.reshape(-1).tolist()
-        full = True
-        sl = [_FULL] * rank
-        j = 0
-        for d in s2o:
-            a = vec[j]
-            j += 1
+        for d, a in zip(s2o, vec):
+            start[d] = a
+        sl = []
+        for d in range(rank):
+            a = start[d]
             w = win[d]
             if a < 0 or a + w > xs[d]:
                 return None          # (a window not wholly inside)
-            if a or w != xs[d]:
-                full = False
-                sl[d] = slice(a, a + w)
-        if fn is not None and kind == "f" and (body == "stablehlo.add" or body == "stablehlo.multiply") \
-                and np.isnan(u).any():
+            sl.append(slice(a, a + w))
+        if nan_risk and np.isnan(u).any():
             return None
-        for d in range(rank):
-            if win[d] != xs[d] and not (seen >> d) & 1:
-                full = False            # (a dim without a start index, narrower)
-                sl[d] = slice(0, win[d])
+        full = win == list(xs)
         wshape = xs if full else tuple(win)
         # (updates whose shape is the window's, less leading 1s, broadcast as they are)
         if nu > rank or us != wshape[rank - nu:]:
             u = u.reshape(wshape)
+        if wide:
+            # as `apply_updates`: a maximum or minimum of the whole input in f64, rounded
+            # back; a sum or product of the window's elements in f64, rounded back
+            if nan_risk:
+                out = x.copy()
+                view = out[tuple(sl)]
+                view[...] = fn(view.astype(_F64), u.astype(_F64)).astype(x.dtype)
+                return out
+            acc = x.astype(_F64)
+            view = acc if full else acc[tuple(sl)]
+            fn(view, u.astype(_F64), out=view)
+            return acc.astype(x.dtype)
         if full:
             if fn is None:
                 return u.reshape(xs).copy()    # (a copy: the result is a new array)
@@ -1117,86 +1145,103 @@ def first_scatter(x, idx, u, uwd, iwd, s2o, ivd, body):
     size = m
     for w in win:
         size *= w
-    if size > _FIRST_TARGETS:
+    if not m or size > _FIRST_TARGETS:
         return None
-    # several windows: their start offsets, each window inside the input
-    if ivd >= nd - 1:
-        vecs = idx.reshape(-1).tolist()
-    else:
-        vecs = np.moveaxis(idx, ivd, -1).reshape(-1).tolist()
+    # several windows: the flat offset of each window's start (each inside the input) and
+    # of each element of a window from its start
     strides = [1] * rank
-    for d in range(rank - 2, -1, -1):
-        strides[d] = strides[d + 1] * xs[d + 1]
-    lim = [(xs[d] - win[d], strides[d]) for d in s2o]
-    bases = []
-    pos = 0
-    for _ in range(m):
-        f = 0
-        for hi, st in lim:
-            a = vecs[pos]
-            pos += 1
-            if a < 0 or a > hi:
-                return None          # (a window not wholly inside)
-            f += a * st
-        bases.append(f)
-    # the update dims in row-major order, as runs of window dims (offsets into the input)
-    # and of scatter dims (steps between scatter positions), dims of size 1 left out
-    sst = [1] * len(sshape)
-    for a in range(len(sshape) - 2, -1, -1):
-        sst[a] = sst[a + 1] * sshape[a + 1]
-    runs = []
+    for d in range(rank - 1, 0, -1):
+        strides[d - 1] = strides[d] * xs[d]
+    vecs = idx.reshape(-1).tolist() if ivd >= nd - 1 else \
+        np.moveaxis(idx, ivd, -1).reshape(-1).tolist()
+    bases = None
     j = 0
-    sa = 0
-    wd = [d for d in range(rank) if not (inserted >> d) & 1]
-    for a in range(nu):
-        n = us[a]
-        if j < nw and uwd[j] == a:
-            step = strides[wd[j]]
-            j += 1
-            isw = True
+    for d in s2o:
+        c = vecs[j::k]
+        j += 1
+        if min(c) < 0 or max(c) > xs[d] - win[d]:
+            return None              # (a window not wholly inside)
+        st = strides[d]
+        bases = [a * st for a in c] if bases is None else [b + a * st for b, a in zip(bases, c)]
+    t = bases
+    for d in wd:
+        w = win[d]
+        if w > 1:
+            st = strides[d]
+            t = [o + i for o in t for i in range(0, w * st, st)]
+    # the updates in that order (scatter dims first), or, where a repeated target's fold
+    # depends on it, the targets in the updates' order
+    distinct = len(set(t)) == len(t)
+    if sax != list(range(len(sax))):
+        perm = sax + list(uwd)
+        if distinct or fn is not None and kind in "biu":
+            u = u.transpose(perm)
         else:
-            if n != sshape[sa]:
+            pos = np.arange(len(t)).reshape(us).transpose(perm).reshape(-1).tolist()
+            tu = [0] * len(t)
+            for p, f in zip(pos, t):
+                tu[p] = f
+            t = tu
+    if not distinct and nan_risk and wide:
+        return None                  # (`apply_updates` rounds each fold: not one listing)
+    uf = u.reshape(-1)
+    if listed:
+        # integers and bools in Python (exact; wrapped as numpy wraps), in one pass over the
+        # targets (any order for a fold: exact and commutative; a replace's in the updates')
+        xl = x.reshape(-1).tolist()
+        if body == "stablehlo.add" and kind != "b" or body == "stablehlo.multiply" and kind != "b":
+            lo, mask = _WRAP[x.dtype]
+            if body == "stablehlo.add":
+                for f, v in zip(t, uf.tolist()):
+                    xl[f] = ((xl[f] + v - lo) & mask) + lo
+            else:
+                for f, v in zip(t, uf.tolist()):
+                    xl[f] = ((xl[f] * v - lo) & mask) + lo
+        elif body == "stablehlo.maximum":
+            for f, v in zip(t, uf.tolist()):
+                if v > xl[f]:
+                    xl[f] = v
+        elif body == "stablehlo.minimum":
+            for f, v in zip(t, uf.tolist()):
+                if v < xl[f]:
+                    xl[f] = v
+        elif body == "stablehlo.and" or body == "stablehlo.multiply":
+            for f, v in zip(t, uf.tolist()):
+                xl[f] &= v
+        elif body == "stablehlo.or" or body == "stablehlo.add":
+            for f, v in zip(t, uf.tolist()):
+                xl[f] |= v
+        elif body == "stablehlo.xor":
+            for f, v in zip(t, uf.tolist()):
+                xl[f] ^= v
+        else:                        # (a replace: the last update of a target wins)
+            for f, v in zip(t, uf.tolist()):
+                xl[f] = v
+        return np.array(xl, dtype=x.dtype).reshape(xs)
+    if wide:
+        if nan_risk:
+            if np.isnan(uf).any():
                 return None
-            step = sst[sa]
-            sa += 1
-            isw = False
-        if n == 1:
-            continue
-        if runs and runs[-1][0] is isw:
-            runs[-1][1] = [o + i * step for o in runs[-1][1] for i in range(n)]
-        else:
-            runs.append([isw, [i * step for i in range(n)]])
-    form = tuple(r[0] for r in runs)
-    if form == (False,):
-        t = [bases[s] for s in runs[0][1]]
-    elif form == (False, True):
-        w = runs[1][1]
-        t = [bases[s] + o for s in runs[0][1] for o in w]
-    elif form == (True, False):
-        s1 = runs[1][1]
-        t = [bases[s] + o for o in runs[0][1] for s in s1]
-    elif form == (True, False, True):
-        s1, w2 = runs[1][1], runs[2][1]
-        t = [bases[s] + o + p for o in runs[0][1] for s in s1 for p in w2]
-    elif form == (False, True, False):
-        w, s2 = runs[1][1], runs[2][1]
-        t = [bases[s + q] + o for s in runs[0][1] for o in w for q in s2]
-    else:
-        return None
+            out = x.copy()
+            flat = out.reshape(-1)
+            flat[t] = fn(flat[t].astype(_F64), uf.astype(_F64)).astype(x.dtype)
+            return out
+        acc = x.astype(_F64)
+        fn.at(acc.reshape(-1), t, uf.astype(_F64))
+        return acc.astype(x.dtype)
     out = x.copy()
     flat = out.reshape(-1)
     if fn is not None:
-        fn.at(flat, t, u.reshape(-1))
-        return out
-    if len(set(t)) == len(t):
-        flat[t] = u.reshape(-1)
-        return out
-    last = {}
-    i = 0
-    for f in t:
-        last[f] = i
-        i += 1
-    flat[list(last)] = u.reshape(-1)[list(last.values())]
+        fn.at(flat, t, uf)
+    elif distinct:
+        flat[t] = uf
+    else:
+        last = {}
+        i = 0
+        for f in t:
+            last[f] = i
+            i += 1
+        flat[list(last)] = uf[list(last.values())]
     return out
 
 
@@ -1218,8 +1263,14 @@ def _first_run_scatter(op, c, x, idx, u):
         body = scatter_body(op, 1)
     if body is None:
         return None
-    if _FIRST_DTYPES.get(et.name) is not dt and (body != "replace" or et.dtype != dt):
-        return None                  # (a replace only moves elements: any element type)
+    wide = False
+    if _FIRST_DTYPES.get(et.name) is not dt:
+        if et.dtype != dt:
+            return None
+        if body != "replace":        # (a replace only moves elements: any element type)
+            if et.name not in _FIRST_WIDE:
+                return None
+            wide = True
     dn = op.attributes.get("scatter_dimension_numbers")
     if dn.__class__ is not StructAttr:
         return None
@@ -1239,7 +1290,7 @@ def _first_run_scatter(op, c, x, idx, u):
     if uwd.__class__ is not tuple or iwd.__class__ is not tuple or s2o.__class__ is not tuple \
             or ivd.__class__ is not int:
         return None
-    return first_scatter(x, idx, u, uwd, iwd, s2o, ivd, body)
+    return first_scatter(x, idx, u, uwd, iwd, s2o, ivd, body, wide)
 
 
 # index arrays up to this many elements have their targets kept for the next run of the op
