@@ -40,11 +40,14 @@ from .registry import KERNELS, TOKEN
 _NEVER = sys.maxsize
 _MISSING = object()
 ND = np.ndarray
-getrecursionlimit = sys.getrecursionlimit
+getrecursionlimit, setrecursionlimit = sys.getrecursionlimit, sys.setrecursionlimit
 gc_isenabled, gc_disable = gc.isenabled, gc.disable
 
 
 class Interpreter:
+    _lift = 0                    # the recursion limit a run once still has to raise (see
+    _lifted_from = 0             # `_lift_limit`), and the one it raised it from
+
     def __init__(self, module: Module, trace=None, custom_call_handler=None,
                  limits: Optional[Limits] = None):
         self.module = module
@@ -91,7 +94,8 @@ class Interpreter:
             if consts is _MISSING:
                 if self.depth < 2000:
                     # (its first call: checked and run in one pass)
-                    consts, out = _constants_once(self, self.functions.get(name), self.limits)
+                    consts, out = _constants_once(self, (self._functions or self.functions).get(name),
+                                                  self.limits)
                     self._consts[name] = consts
                     if out is not None:
                         return out
@@ -114,8 +118,8 @@ class Interpreter:
                 # (the callee's first call: only whether it may be skipped is decided)
                 n = self._discards.get(name)
                 if n is None:
-                    n = self._discards[name] = _discarded_results(self.functions.get(name),
-                                                                  self.limits)
+                    n = self._discards[name] = _discarded_results(
+                        (self._functions or self.functions).get(name), self.limits)
                 if n >= 0:
                     return [None] * n
             elif consts is not None and consts[2]:
@@ -131,6 +135,8 @@ class Interpreter:
             raise InterpreterError(f"@{name} takes {nargs} arguments, got {len(args)}")
         if self.depth == 0:
             return self._call_top(name, block, func, args)
+        if self._lift > 0:
+            self._lift_limit()
         self.depth += 1
         if self.depth > 2000:
             self.depth -= 1
@@ -141,6 +147,7 @@ class Interpreter:
             self.depth -= 1
 
     def _call_top(self, name, block, func, args) -> list:
+        global _QUIET
         limits = self.limits
         own_deadline = self.deadline is None and limits.timeout is not None
         if own_deadline:
@@ -150,9 +157,16 @@ class Interpreter:
         # region runner; Python-to-Python calls use no C stack): the interpreter's own limits
         # (max_nesting, the call depth) must be reached before Python's recursion limit
         # (a body that `run_once` runs has no regions: depth 0)
+        # (a body that `run_once` runs calls functions only through `_call`, which raises
+        # the limit on its first call of one that is run (`_lift_limit`): a body that calls
+        # none, or only constant functions, never needs it)
         once = once_uses(block) if block._cache is None and self.trace is None else None
-        depth = 0 if once is not None else function_info(func, block).max_depth
-        need = 1000 + 8 * (min(depth, limits.max_nesting) + 2000)
+        if once is not None:
+            need = 0
+            self._lift = 17000
+        else:
+            need = 1000 + 8 * (min(function_info(func, block).max_depth, limits.max_nesting)
+                               + 2000)
         # (`blas.enter`, in line)
         _blas_state["runs"] += 1
         _blas_run[0] += 1
@@ -163,13 +177,23 @@ class Interpreter:
                 gc_disable()
                 _gc_state[1] = True
         try:
-            old_limit = getrecursionlimit()
-            if need > old_limit:
-                sys.setrecursionlimit(need)
+            if need:
+                old_limit = getrecursionlimit()
+                if need > old_limit:
+                    setrecursionlimit(need)
+                else:
+                    need = 0
             # kernels compute with numpy's floating-point warnings off (overflow to inf, NaN
             # from invalid operations are results, not errors); set once per top-level call
             try:
-                quiet = _quiet()
+                # (`_quiet`, in line for numpy 2)
+                if _extobj_contextvar is None:  # pragma: no cover - numpy 1.x
+                    quiet = _quiet()
+                else:
+                    made = _QUIET
+                    if made[0] is not _extobj_contextvar.get():
+                        made = _QUIET = (_extobj_contextvar.get(), _make_extobj(all="ignore"))
+                    quiet = _extobj_contextvar.set(made[1])
                 try:
                     self.depth = 1
                     if once is not None:
@@ -179,13 +203,21 @@ class Interpreter:
                         out = self._run_function(block, func, args)
                 finally:
                     self.depth = 0
-                    _loud(quiet)
+                    if _extobj_contextvar is None:  # pragma: no cover - numpy 1.x
+                        _loud(quiet)
+                    else:
+                        _extobj_contextvar.reset(quiet)
             except RecursionError:
                 raise LimitError(f"@{name}: the program nests regions or calls too deeply "
                                  "for Python's stack", None, FLAGS["max_nesting"]) from None
             finally:
-                if need > old_limit:
-                    sys.setrecursionlimit(old_limit)
+                if need:
+                    setrecursionlimit(old_limit)
+                elif self._lift:
+                    if self._lift < 0:
+                        # (raised by `_lift_limit` during the run)
+                        setrecursionlimit(self._lifted_from)
+                    self._lift = 0
             # (`check_results`'s common case in line: arrays of the declared static shapes
             # and native element dtypes, none of them a numpy scalar to wrap)
             # (a rank-0 result that a kernel left as a numpy scalar of the declared dtype is
@@ -233,6 +265,19 @@ class Interpreter:
                 blas_leave()
             if own_deadline:
                 self.deadline = None
+
+    def _lift_limit(self) -> None:
+        """Raise Python's recursion limit to what a run of nested calls needs (`_lift`, set
+        by `_call_top` for a body run once), to be restored when the top-level call ends
+        (`_lift` is then negative)."""
+        need = self._lift
+        old = getrecursionlimit()
+        if need > old:
+            setrecursionlimit(need)
+            self._lifted_from = old
+            self._lift = -1
+        else:
+            self._lift = 0
 
     def _run_function(self, block, func, args) -> list:
         once = block._cache is None and self.trace is None
@@ -540,16 +585,26 @@ def _constants_once(ctx, func, limits):
                 vals.append(arr)
                 continue
             try:
-                vals.append(fn(ctx, op))
+                v = fn(ctx, op)
+                if v.__class__ is list or v.__class__ is tuple:
+                    v = v[0]
+                vals.append(v)
             except Exception:  # noqa: BLE001 - rerun the general way, which reports it
                 vals = None
-    where = _returned_positions(ops, n)
-    if where is None:
+    # (`_returned_positions` and `_picked`, in line: the index of each returned value's
+    # op among the constants, found by identity; a value of another block is not there)
+    where = []
+    try:
+        for v in ops[n].operands:
+            where.append(ops.index(v.owner, 0, n))
+    except ValueError:
         return None, None
-    consts = (ops[:-1], where, literal)
     if vals is None:
-        return consts, None
-    return consts, _picked(vals, where)
+        return (ops[:-1], tuple(where), literal), None
+    out = []
+    for j in where:
+        out.append(vals[j])
+    return (ops[:-1], tuple(where), literal), out
 
 
 def _discarded_results(func, limits) -> int:
@@ -596,10 +651,14 @@ def _discarded_results(func, limits) -> int:
         live += sb[1]
         if live > max_live:
             return -1
-    # (the returned values are results of those constants)
-    if _returned_positions(ops, n) is None:
+    # (the returned values are results of those constants: `_returned_positions`, in line)
+    outs = ops[n].operands
+    try:
+        for v in outs:
+            ops.index(v.owner, 0, n)
+    except ValueError:
         return -1
-    return len(ops[n].operands)
+    return len(outs)
 
 
 def _returned_positions(ops, n):
@@ -721,7 +780,9 @@ def run(module: Module, *arrays, entry: str = "main", trace=None,
         raise InterpreterError(f"@{entry} takes {len(ft.inputs)} arguments, got {len(arrays)}")
     args = [coerce_argument(a, t, i) for i, (a, t) in enumerate(zip(arrays, ft.inputs))] \
         if arrays else []
-    return tuple(interp.call(entry, args))
+    # (`call` at depth 0, in line: `_call`'s checks are the ones made above and `_entry`'s)
+    e = interp._entries[entry] = _entry(functions, entry)
+    return tuple(interp._call_top(entry, e[0], func, args))
 
 
 def coerce_argument(a, t, index: int):
