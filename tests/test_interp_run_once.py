@@ -346,3 +346,20 @@ def test_a_missing_kernel_or_a_limit_is_the_error_the_plan_gives_first(limits, o
 }}"""
     out = _check(src, limits=limits)
     assert out[0] == "error"
+
+
+def test_a_type_checked_once_is_checked_again_against_other_limits():
+    # `once_bytes` keeps a type's bytes with the limits object it checked them against: the
+    # same (shared) type under other limits takes the full checks again, in either order
+    src = """func.func @main() -> tensor<8xf32> {
+  %a = stablehlo.iota dim = 0 : tensor<8xf32>
+  %b = stablehlo.add %a, %a : tensor<8xf32>
+  return %b : tensor<8xf32>
+}"""
+    for limits in [Limits(), Limits(max_tensor_elements=4), Limits(), Limits(max_tensor_bytes=16),
+                   Limits(max_live_bytes=40), Limits(max_live_bytes=64), Limits()]:
+        out = _check(src, limits=limits)
+        assert (out[0] == "ok") == (limits.max_tensor_elements >= 8 and limits.max_tensor_bytes >= 32
+                                    and limits.max_live_bytes >= 64), (limits, out)
+        assert parse(src).functions["main"].attributes["function_type"].type.results[0]._ob[0] \
+            is limits or out[0] == "error"

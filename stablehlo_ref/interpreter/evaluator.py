@@ -565,14 +565,19 @@ def _constants_once(ctx, func, limits):
         if value.__class__ is not DenseElementsAttr:
             literal = False
         t = results[0].type
-        if t.__class__ is not TensorType or t.element_type.__class__ is not ElementType:
-            return None, None
-        sb = getattr(t, "_sb", _MISSING)
-        if sb is _MISSING:
-            sb = _static_bytes(t)
-        if sb is None or sb[0] > max_elements or sb[1] > max_bytes:
-            return None, None
-        live += sb[1]
+        sb = t._ob
+        if sb is not None and sb[0] is limits:
+            # (a type `once_bytes` accepted for these limits)
+            live += sb[1]
+        else:
+            if t.__class__ is not TensorType or t.element_type.__class__ is not ElementType:
+                return None, None
+            sb = getattr(t, "_sb", _MISSING)
+            if sb is _MISSING:
+                sb = _static_bytes(t)
+            if sb is None or sb[0] > max_elements or sb[1] > max_bytes:
+                return None, None
+            live += sb[1]
         if live > max_live:
             return None, None
         if vals is not None:
@@ -641,14 +646,18 @@ def _discarded_results(func, limits) -> int:
                 or op.attributes.get("value").__class__ is not DenseElementsAttr:
             return -1
         t = results[0].type
-        if t.__class__ is not TensorType or t.element_type.__class__ is not ElementType:
-            return -1
-        sb = getattr(t, "_sb", _MISSING)
-        if sb is _MISSING:
-            sb = _static_bytes(t)
-        if sb is None or sb[0] > max_elements or sb[1] > max_bytes:
-            return -1
-        live += sb[1]
+        sb = t._ob
+        if sb is not None and sb[0] is limits:
+            live += sb[1]
+        else:
+            if t.__class__ is not TensorType or t.element_type.__class__ is not ElementType:
+                return -1
+            sb = getattr(t, "_sb", _MISSING)
+            if sb is _MISSING:
+                sb = _static_bytes(t)
+            if sb is None or sb[0] > max_elements or sb[1] > max_bytes:
+                return -1
+            live += sb[1]
         if live > max_live:
             return -1
     # (the returned values are results of those constants: `_returned_positions`, in line)

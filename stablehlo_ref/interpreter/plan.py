@@ -673,6 +673,25 @@ def _once_kernel(op, name, fn, results, last):
     return fn, None, None
 
 
+def once_bytes(t, limits):
+    """For a plain tensor type (an `ElementType`, a static shape) of fewer than
+    `_FREE_ELEMENTS` elements and within the tensor-size limits of `limits`: its bytes, kept
+    on the type as `(limits, bytes)` (`Type._ob`, so that the next check against the same
+    limits object is one comparison); None for any other type (it takes the general checks
+    of `run_once`)."""
+    if t.__class__ is not TensorType or t.element_type.__class__ is not ElementType:
+        return None
+    sb = _static_bytes(t)
+    if sb is None or sb[0] >= _FREE_ELEMENTS or sb[0] > limits.max_tensor_elements \
+            or sb[1] > limits.max_tensor_bytes:
+        return None
+    try:
+        object.__setattr__(t, "_ob", (limits, sb[1]))     # (a frozen dataclass)
+    except AttributeError:
+        return None
+    return sb[1]
+
+
 def run_once(ctx, block, args, last, limits):
     """Run the body `block` of a function (without regions its kernels run, see `once_uses`)
     the first time it is called, analysing, planning and running each op in one pass: values
@@ -711,7 +730,8 @@ def run_once(ctx, block, args, last, limits):
         name = op.name
         operands = op.operands
         nin = len(operands)
-        x0 = x1 = vals = None
+        # (x0, x1 and vals are set for the arity that reads them; a stale one holds a value
+        # still alive, or one dropped below, where they are cleared)
         try:
             # (the common arities are passed without building a list)
             if nin == 2:
@@ -732,6 +752,14 @@ def run_once(ctx, block, args, last, limits):
         over = None              # the results over the tensor-size limits, if any
         for r in results:
             t = r.type
+            sb = t._ob
+            if sb is not None and sb[0] is limits:
+                # (a type `once_bytes` checked against these limits: counted, nothing else)
+                live += sb[1]
+                continue
+            if once_bytes(t, limits) is not None:
+                live += t._ob[1]
+                continue
             if t.__class__ is TensorType:
                 if t.element_type.__class__ is not ElementType:
                     other = True
