@@ -47,6 +47,16 @@ gc_isenabled, gc_disable = gc.isenabled, gc.disable
 class Interpreter:
     _lift = 0                    # the recursion limit a run once still has to raise (see
     _lifted_from = 0             # `_lift_limit`), and the one it raised it from
+    # (the state that starts the same in every interpreter, as class attributes: a fresh
+    # interpreter per run of a small program pays for each attribute it sets)
+    depth = 0
+    collect_check_failures = False
+    steps = 0                    # loop iterations run so far (all loops of the run)
+    deadline = None              # time.monotonic() past which the run stops, or None
+    _frame = None                # the frame of the function running now
+    _info = None                 # and its FunctionInfo
+    _isolated = None             # id(block) -> (block, FunctionInfo) of regions run alone
+    _loops = None                # id(block) -> (block, whether it runs a loop)
 
     def __init__(self, module: Module, trace=None, custom_call_handler=None,
                  limits: Optional[Limits] = None):
@@ -54,20 +64,14 @@ class Interpreter:
         self._functions = None       # name -> func.func op, read from the module on first use
         self._entries = {}           # name -> (entry block, number of arguments, func op)
         self.trace = trace           # a writable stream, a function trace(op, results), or None
-        self.depth = 0
         self.check_failures: List[str] = []
         self.custom_call_handler = custom_call_handler
-        self.collect_check_failures = False
-        self.limits = limits if limits is not None else DEFAULT
-        self.steps = 0               # loop iterations run so far (all loops of the run)
-        self.max_steps = _NEVER if self.limits.max_steps is None else int(self.limits.max_steps)
-        self.deadline = None         # time.monotonic() past which the run stops, or None
-        self._frame = None           # the frame of the function running now
-        self._info = None            # and its FunctionInfo
-        self._isolated = {}          # id(block) -> (block, FunctionInfo) of regions run alone
+        if limits is None:
+            limits = DEFAULT
+        self.limits = limits
+        self.max_steps = _NEVER if limits.max_steps is None else int(limits.max_steps)
         self._consts = {}            # name -> _constant_body(...) of the functions called
         self._discards = {}          # name -> _discarded_results(...) of discarded callees
-        self._loops = {}             # id(block) -> (block, whether it runs a loop)
 
     @property
     def functions(self) -> dict:
@@ -167,11 +171,11 @@ class Interpreter:
         else:
             need = 1000 + 8 * (min(function_info(func, block).max_depth, limits.max_nesting)
                                + 2000)
-        # (`blas.enter`, in line)
-        _blas_state["runs"] += 1
-        _blas_run[0] += 1
-        # (`_pause_gc`, in line: a first run of a small program pays for every call)
+        # (`_pause_gc` and `blas.enter`, in line: a first run of a small program pays for
+        # every call; the runs in progress that `blas.leave` counts are the ones counted
+        # here, so `blas._state["runs"]` is only set for `blas.leave` itself)
         with _gc_lock:
+            _blas_run[0] += 1
             runs = _gc_state[0] = _gc_state[0] + 1
             if runs == 1 and gc_isenabled():
                 gc_disable()
@@ -252,17 +256,16 @@ class Interpreter:
             # (`run_once` returns a list of its own)
             return out if once is not None else list(out)
         finally:
-            # (`_resume_gc`, in line)
+            # (`_resume_gc`, and `blas.leave` where a BLAS thread count was changed, in line)
             with _gc_lock:
                 runs = _gc_state[0] = _gc_state[0] - 1
-                if runs == 0 and _gc_state[1]:
-                    _gc_state[1] = False
-                    gc.enable()
-            # (`blas.leave`, in line where no BLAS thread count was changed)
-            runs = _blas_state["runs"] = _blas_state["runs"] - 1
-            if runs <= 0 and _blas_state["current"] is not None:
-                _blas_state["runs"] += 1
-                blas_leave()
+                if runs == 0:
+                    if _gc_state[1]:
+                        _gc_state[1] = False
+                        gc.enable()
+                    if _blas_state["current"] is not None:
+                        _blas_state["runs"] = 1
+                        blas_leave()
             if own_deadline:
                 self.deadline = None
 
@@ -343,9 +346,12 @@ class Interpreter:
         else:
             # a region run outside the function that holds it (e.g. by a fresh interpreter
             # per device): analysed on its own, in a frame of its own, seeing no outer values
-            hit = self._isolated.get(id(block))
+            isolated = self._isolated
+            if isolated is None:
+                isolated = self._isolated = {}
+            hit = isolated.get(id(block))
             if hit is None or hit[0] is not block:
-                hit = self._isolated[id(block)] = (block, function_info_of_block(block))
+                hit = isolated[id(block)] = (block, function_info_of_block(block))
             info = hit[1]
             frame = [None] * info.nslots
         return frame, self._plan(block, info)
@@ -384,9 +390,12 @@ class Interpreter:
     def _runs_loops(self, block) -> bool:
         """Whether `block` runs a `while` loop: one of its ops, in its nested regions, or in
         a function it calls (up to 8 calls deep); decided once per block and interpreter."""
-        hit = self._loops.get(id(block))
+        loops = self._loops
+        if loops is None:
+            loops = self._loops = {}
+        hit = loops.get(id(block))
         if hit is None or hit[0] is not block:
-            hit = self._loops[id(block)] = (block, _find_loop(block, self.functions, 8, set()))
+            hit = loops[id(block)] = (block, _find_loop(block, self.functions, 8, set()))
         return hit[1]
 
     def run_region(self, region, args: list, parent=None) -> list:
@@ -789,9 +798,17 @@ def run(module: Module, *arrays, entry: str = "main", trace=None,
         raise InterpreterError(f"@{entry} takes {len(ft.inputs)} arguments, got {len(arrays)}")
     args = [coerce_argument(a, t, i) for i, (a, t) in enumerate(zip(arrays, ft.inputs))] \
         if arrays else []
-    # (`call` at depth 0, in line: `_call`'s checks are the ones made above and `_entry`'s)
-    e = interp._entries[entry] = _entry(functions, entry)
-    return tuple(interp._call_top(entry, e[0], func, args))
+    # (`call` at depth 0 and `_entry`, in line: `_call` checks the number of arguments as
+    # above)
+    regions = func.regions
+    if not regions or not regions[0].blocks:
+        raise InterpreterError(f"function @{entry} has no body (a declaration)")
+    blocks = regions[0].blocks
+    if len(blocks) != 1:
+        from ..errors import NotImplementedOpError
+        raise NotImplementedOpError("regions with several blocks")
+    block = interp._entries[entry] = (blocks[0], len(ft.inputs), func)
+    return tuple(interp._call_top(entry, block[0], func, args))
 
 
 def coerce_argument(a, t, index: int):
