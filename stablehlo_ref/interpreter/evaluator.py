@@ -608,17 +608,16 @@ def _constants_once(ctx, func, limits):
     # (`_returned_positions` and `_picked`, in line: the index of each returned value's
     # op among the constants, found by identity; a value of another block is not there)
     where = []
+    out = []
     try:
         for v in ops[n].operands:
-            where.append(ops.index(v.owner, 0, n))
+            j = ops.index(v.owner, 0, n)
+            where.append(j)
+            if vals is not None:
+                out.append(vals[j])
     except ValueError:
         return None, None
-    if vals is None:
-        return (ops[:-1], tuple(where), literal), None
-    out = []
-    for j in where:
-        out.append(vals[j])
-    return (ops[:-1], tuple(where), literal), out
+    return (ops[:-1], tuple(where), literal), (out if vals is not None else None)
 
 
 def _discarded_results(func, limits) -> int:

@@ -65,6 +65,7 @@ from .registry import HARNESS_OPS, KERNELS, SPECIALIZERS, TERMINATORS
 KERNEL_ERRORS = (ValueError, IndexError, TypeError, OverflowError, ZeroDivisionError,
                  MemoryError, KeyError, AttributeError)
 
+ND = np.ndarray
 # a value of at least this many elements (or of a dynamic shape, or a tuple) has its slot
 # cleared after its last use; smaller ones are left until the block runs again
 _FREE_ELEMENTS = 4096
@@ -846,7 +847,8 @@ def run_once(ctx, block, args, last, limits):
         n = len(results)
         if n == 1:
             r = results[0]
-            if v.__class__ is list or (v.__class__ is tuple and r.type.__class__ is not TupleType):
+            if v.__class__ is not ND and (v.__class__ is list or (
+                    v.__class__ is tuple and r.type.__class__ is not TupleType)):
                 v = v[0]
             env[r] = v
         elif n:
