@@ -130,6 +130,29 @@ class Interpreter:
                 return [None] * len(consts[1])
         return self.call(name, args)
 
+    def call_without_args(self, name: str, used: bool) -> list:
+        """`call(name, [])`, or `call_discarded(name, [])` where `used` is false, for a call
+        op of no operands in a body run once (`plan.run_once`: no trace, depth >= 1): the
+        first call of a constant callee (@inputs, @expected) without their dispatch."""
+        if self.depth < 2000:
+            consts = self._consts.get(name, _MISSING)
+            if consts is _MISSING:
+                functions = self._functions or self.functions
+                if used:
+                    consts, out = _constants_once(self, functions.get(name), self.limits)
+                    self._consts[name] = consts
+                    if out is not None:
+                        return out
+                    return self._call(name, [])
+                n = self._discards.get(name)
+                if n is None:
+                    n = self._discards[name] = _discarded_results(functions.get(name),
+                                                                  self.limits)
+                if n >= 0:
+                    return [None] * n
+                return self.call(name, [])
+        return self.call(name, []) if used else self.call_discarded(name, [])
+
     def _call(self, name: str, args: Sequence) -> list:
         e = self._entries.get(name)
         if e is None:

@@ -803,12 +803,17 @@ def run_once(ctx, block, args, last, limits):
             # call_discarded where no result is used, called directly with the callee's name)
             callee = getattr(op.attributes.get("callee"), "root", None)
             if isinstance(callee, str):
-                fn = ctx.call_discarded
+                used = False
                 for r in results:
                     if r in last:
-                        fn = ctx.call
+                        used = True
                         break
-                vals = (callee, [x0, x1] if nin == 2 else [x0] if nin == 1 else vals)
+                if nin == 0:
+                    fn = ctx.call_without_args
+                    vals = (callee, used)
+                else:
+                    fn = ctx.call if used else ctx.call_discarded
+                    vals = (callee, [x0, x1] if nin == 2 else [x0] if nin == 1 else vals)
                 nin = -2
         if op.regions and 1 > limits.max_nesting:
             # (as in `plan_block`: over an op's missing kernel)
