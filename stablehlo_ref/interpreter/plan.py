@@ -588,7 +588,20 @@ def regions_not_run(op) -> bool:
         _recognize_binary_body, _scatter_body = _r, _s
     if op.name == "stablehlo.scatter":
         return _scatter_body(op, 1) is not None
-    return _recognize_binary_body(op.regions[0]) is not None
+    region = op.regions[0]
+    name = _recognize_binary_body(region)
+    if name is None:
+        return False
+    if op.name == "stablehlo.reduce":
+        # (kept for the reduce kernel, which would recognize it again)
+        cache = getattr(op, "_cache", None)
+        if cache is None:
+            try:
+                cache = op._cache = {}
+            except AttributeError:
+                return True
+        cache["binary_body"] = (region, name)
+    return True
 
 
 def once_uses(block):
