@@ -4,7 +4,7 @@ import numpy as np
 import pytest
 from hypothesis import given, settings, strategies as st
 
-from stablehlo_ref.errors import CheckFailure, InterpreterError
+from stablehlo_ref.errors import CheckFailure, InterpreterError, StableHLOError
 from stablehlo_ref.interpreter import Interpreter, check, evaluator, indexing, movement, run
 from stablehlo_ref.ir.types import ELEMENT_TYPES
 from stablehlo_ref.limits import Limits
@@ -277,3 +277,32 @@ def test_complex_parts_are_np_real_and_imag(ct, rt, part, scalar):
         want = x.copy() if part == "real" else np.zeros(np.shape(x), dtype=rdt)
     assert got.__class__ is want.__class__ and got.dtype == want.dtype
     assert np.asarray(got).tobytes() == np.asarray(want).tobytes()
+
+
+@pytest.mark.parametrize("body,types", _CALLEES)
+@pytest.mark.parametrize("limits", [Limits(), Limits(max_tensor_elements=2), Limits(max_live_bytes=20)])
+@pytest.mark.parametrize("used", [False, True])
+def test_a_call_without_args_is_call_or_call_discarded(body, types, limits, used):
+    # (`run_once` calls `call_without_args` for a call op of no operands: the same results,
+    # or the same error, as `call` (`call_discarded` where no result is used), first call
+    # and second)
+    src = f"func.func private @f() -> ({types}) {{\n  {body} : {types}\n}}" if types else \
+        f"func.func private @f() -> () {{\n  {body}\n}}"
+
+    def outcome(fast):
+        m = parse(src)
+        ctx = Interpreter(m, limits=limits)
+        ctx.depth = 1
+        got = []
+        for _ in range(2):
+            try:
+                if fast:
+                    out = ctx.call_without_args("f", used)
+                else:
+                    out = (ctx.call if used else ctx.call_discarded)("f", [])
+            except StableHLOError as e:
+                got.append((type(e).__name__, str(e)))
+                continue
+            got.append([None if v is None else (v.dtype, v.shape, v.tobytes()) for v in out])
+        return got
+    assert outcome(True) == outcome(False)

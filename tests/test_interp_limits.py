@@ -1,6 +1,7 @@
 """The interpreter's resource limits and hostile-but-valid programs: tensor sizes checked from
 the type before a kernel allocates, live memory, loop steps, wall time, nesting depth; results
 checked against the declared types; rank-0 compare; recv without send."""
+import sys
 import numpy as np
 import pytest
 
@@ -219,3 +220,29 @@ def test_top_k_partition_matches_stable_sort(k, n):
     key = rng.integers(0, 20, (4, n))      # many ties, so the tie rule is exercised
     np.testing.assert_array_equal(_top_k_order(key, k),
                                   np.argsort(key, axis=-1, kind="stable")[:, :k])
+
+
+@pytest.mark.parametrize("calls", [0, 1, 1500])
+def test_a_body_run_once_lifts_the_recursion_limit_only_for_calls_and_restores_it(calls):
+    # main (run once) calls a chain of `calls` functions, each running once; the chain is
+    # deeper than Python's default recursion limit allows without lifting it, and the
+    # limit the caller had is back after the run (as after a run that calls nothing)
+    chain = "".join(
+        f"func.func private @f{i}() -> tensor<i32> {{\n"
+        f"  %r = func.call @f{i + 1}() : () -> tensor<i32>\n  return %r : tensor<i32>\n}}\n"
+        for i in range(calls - 1))
+    if calls:
+        chain += (f"func.func private @f{calls - 1}() -> tensor<i32> {{\n"
+                  "  %c = stablehlo.constant dense<7> : tensor<i32>\n"
+                  "  %r = stablehlo.add %c, %c : tensor<i32>\n  return %r : tensor<i32>\n}\n")
+        body = "%r = func.call @f0() : () -> tensor<i32>"
+    else:
+        body = "%r = stablehlo.constant dense<14> : tensor<i32>"
+    src = f"func.func @main() -> tensor<i32> {{\n  {body}\n  return %r : tensor<i32>\n}}\n" + chain
+    old = sys.getrecursionlimit()
+    try:
+        sys.setrecursionlimit(1000)
+        assert int(_run(src)[0]) == 14
+        assert sys.getrecursionlimit() == 1000
+    finally:
+        sys.setrecursionlimit(old)

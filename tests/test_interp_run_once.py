@@ -346,3 +346,60 @@ def test_a_missing_kernel_or_a_limit_is_the_error_the_plan_gives_first(limits, o
 }}"""
     out = _check(src, limits=limits)
     assert out[0] == "error"
+
+
+def test_a_type_checked_once_is_checked_again_against_other_limits():
+    # `once_bytes` keeps a type's bytes with the limits object it checked them against: the
+    # same (shared) type under other limits takes the full checks again, in either order
+    src = """func.func @main() -> tensor<8xf32> {
+  %a = stablehlo.iota dim = 0 : tensor<8xf32>
+  %b = stablehlo.add %a, %a : tensor<8xf32>
+  return %b : tensor<8xf32>
+}"""
+    for limits in [Limits(), Limits(max_tensor_elements=4), Limits(), Limits(max_tensor_bytes=16),
+                   Limits(max_live_bytes=40), Limits(max_live_bytes=64), Limits()]:
+        out = _check(src, limits=limits)
+        assert (out[0] == "ok") == (limits.max_tensor_elements >= 8 and limits.max_tensor_bytes >= 32
+                                    and limits.max_live_bytes >= 64), (limits, out)
+        assert parse(src).functions["main"].attributes["function_type"].type.results[0]._ob[0] \
+            is limits or out[0] == "error"
+
+
+@pytest.mark.parametrize("body", ["add", "maximum", "minimum", "multiply"])
+@pytest.mark.parametrize("et", ["f32", "bf16", "i32", "ui8"])
+def test_a_reduce_recognized_for_the_one_pass_run_gives_the_general_result(body, et):
+    # (`regions_not_run` keeps the recognized body on the op for the reduce kernel)
+    src = f"""func.func @main() -> tensor<3x{et}> {{
+  %a = stablehlo.iota dim = 1 : tensor<3x4x{et}>
+  %z = stablehlo.constant dense<{"1.0" if et[0] in "fb" else "1"}> : tensor<{et}>
+  %r = "stablehlo.reduce"(%a, %z) ({{
+  ^bb0(%l: tensor<{et}>, %q: tensor<{et}>):
+    %p = stablehlo.{body} %l, %q : tensor<{et}>
+    stablehlo.return %p : tensor<{et}>
+  }}) {{dimensions = array<i64: 1>}} : (tensor<3x4x{et}>, tensor<{et}>) -> tensor<3x{et}>
+  return %r : tensor<3x{et}>
+}}"""
+    _check(src)
+
+
+def test_a_reduce_whose_body_is_replaced_after_its_first_run_uses_the_new_body():
+    src = """func.func @main() -> tensor<3xf32> {
+  %a = stablehlo.iota dim = 1 : tensor<3x4xf32>
+  %z = stablehlo.constant dense<0.0> : tensor<f32>
+  %r = "stablehlo.reduce"(%a, %z) ({
+  ^bb0(%l: tensor<f32>, %q: tensor<f32>):
+    %p = stablehlo.add %l, %q : tensor<f32>
+    stablehlo.return %p : tensor<f32>
+  }) {dimensions = array<i64: 1>} : (tensor<3x4xf32>, tensor<f32>) -> tensor<3xf32>
+  return %r : tensor<3xf32>
+}"""
+    m = parse(src)
+    first = Interpreter(m).call("main", [])
+    assert first[0].tolist() == [6.0, 6.0, 6.0]
+    other = parse(src.replace("stablehlo.add %l", "stablehlo.maximum %l"))
+    red = next(o for o in m.walk() if o.name == "stablehlo.reduce")
+    red.regions[0] = next(o for o in other.walk() if o.name == "stablehlo.reduce").regions[0]
+    from stablehlo_ref.interpreter import reduction
+    out = reduction.reduce(Interpreter(m), red, np.arange(12, dtype=np.float32).reshape(3, 4),
+                           np.float32(0))
+    assert np.asarray(out).tolist() == [3.0, 7.0, 11.0]

@@ -19,6 +19,13 @@ def _values(rng, et, shape):
     if et == "bf16":
         import ml_dtypes
         return (rng.standard_normal(shape) * 10).astype(ml_dtypes.bfloat16)
+    if et in ("f8E4M3FN", "f8E5M2"):
+        import ml_dtypes
+        x = (rng.standard_normal(shape) * 10).astype(
+            ml_dtypes.float8_e4m3fn if et == "f8E4M3FN" else ml_dtypes.float8_e5m2)
+        if x.size:
+            x.flat[0] = np.nan
+        return x
     dt = _DT[et]
     if dt is np.bool_:
         return rng.integers(0, 2, shape).astype(bool)
@@ -117,8 +124,8 @@ def test_top_level_call_restores_blas_run_count_and_checks_results():
     assert blas._state["runs"] == runs and blas.RUN[0] == started + 1
 
 
-@pytest.mark.parametrize("et", ["f16", "f32", "f64", "bf16", "i8", "i32", "ui8", "ui64", "i1",
-                                "complex<f32>", "i4"])
+@pytest.mark.parametrize("et", ["f16", "f32", "f64", "bf16", "f8E4M3FN", "f8E5M2", "i8", "i32",
+                                "ui8", "ui64", "i1", "complex<f32>", "i4"])
 @pytest.mark.parametrize("direction", ["EQ", "NE", "LT", "GE"])
 @pytest.mark.parametrize("ctype", [None, "FLOAT", "TOTALORDER", "SIGNED", "UNSIGNED"])
 def test_compare_plan_shared_across_ops_matches_direct_comparison(et, direction, ctype):

@@ -803,7 +803,11 @@ def _direct_comparison(op):
     if fn is None:
         return None
     if et.is_float:
-        ok = ctype != "TOTALORDER" and et.name in _NATIVE_FLOATS
+        if ctype != "TOTALORDER" and et.name not in _NATIVE_FLOATS:
+            # a narrower float is compared as the general path compares it: both operands
+            # widened to its compute dtype (f64, exact), one function per direction
+            return _widened_comparison(direction, fn)
+        ok = ctype != "TOTALORDER"
     elif et.is_complex:
         ok = direction in ("EQ", "NE")
     elif et.is_bool:
@@ -812,6 +816,23 @@ def _direct_comparison(op):
         ok = et.bits >= 8 and compute_dtype(et) == et.dtype and not (
             ctype == "UNSIGNED" and et.is_signed or ctype == "SIGNED" and et.is_unsigned)
     return fn if ok else None
+
+
+_WIDENED = {}
+
+
+def _widened_comparison(direction, fn):
+    """`fn` on both operands converted to f64, as `compare` computes a float type that
+    numpy has no native comparison for (`to_compute`: f64 is every such type's compute
+    dtype, and an f64 operand is compared as it is); one function per direction."""
+    got = _WIDENED.get(direction)
+    if got is None:
+        f64 = np.dtype(np.float64)
+
+        def widened(a, b):
+            return fn(a if a.dtype == f64 else a.astype(f64), b if b.dtype == f64 else b.astype(f64))
+        got = _WIDENED[direction] = widened
+    return got
 
 
 _NO_PLAN = object()

@@ -40,31 +40,38 @@ from .registry import KERNELS, TOKEN
 _NEVER = sys.maxsize
 _MISSING = object()
 ND = np.ndarray
-getrecursionlimit = sys.getrecursionlimit
+getrecursionlimit, setrecursionlimit = sys.getrecursionlimit, sys.setrecursionlimit
 gc_isenabled, gc_disable = gc.isenabled, gc.disable
 
 
 class Interpreter:
+    _lift = 0                    # the recursion limit a run once still has to raise (see
+    _lifted_from = 0             # `_lift_limit`), and the one it raised it from
+    # (the state that starts the same in every interpreter, as class attributes: a fresh
+    # interpreter per run of a small program pays for each attribute it sets)
+    depth = 0
+    collect_check_failures = False
+    steps = 0                    # loop iterations run so far (all loops of the run)
+    deadline = None              # time.monotonic() past which the run stops, or None
+    _frame = None                # the frame of the function running now
+    _info = None                 # and its FunctionInfo
+    _isolated = None             # id(block) -> (block, FunctionInfo) of regions run alone
+    _loops = None                # id(block) -> (block, whether it runs a loop)
+
     def __init__(self, module: Module, trace=None, custom_call_handler=None,
                  limits: Optional[Limits] = None):
         self.module = module
         self._functions = None       # name -> func.func op, read from the module on first use
         self._entries = {}           # name -> (entry block, number of arguments, func op)
         self.trace = trace           # a writable stream, a function trace(op, results), or None
-        self.depth = 0
         self.check_failures: List[str] = []
         self.custom_call_handler = custom_call_handler
-        self.collect_check_failures = False
-        self.limits = limits if limits is not None else DEFAULT
-        self.steps = 0               # loop iterations run so far (all loops of the run)
-        self.max_steps = _NEVER if self.limits.max_steps is None else int(self.limits.max_steps)
-        self.deadline = None         # time.monotonic() past which the run stops, or None
-        self._frame = None           # the frame of the function running now
-        self._info = None            # and its FunctionInfo
-        self._isolated = {}          # id(block) -> (block, FunctionInfo) of regions run alone
+        if limits is None:
+            limits = DEFAULT
+        self.limits = limits
+        self.max_steps = _NEVER if limits.max_steps is None else int(limits.max_steps)
         self._consts = {}            # name -> _constant_body(...) of the functions called
         self._discards = {}          # name -> _discarded_results(...) of discarded callees
-        self._loops = {}             # id(block) -> (block, whether it runs a loop)
 
     @property
     def functions(self) -> dict:
@@ -91,7 +98,8 @@ class Interpreter:
             if consts is _MISSING:
                 if self.depth < 2000:
                     # (its first call: checked and run in one pass)
-                    consts, out = _constants_once(self, self.functions.get(name), self.limits)
+                    consts, out = _constants_once(self, (self._functions or self.functions).get(name),
+                                                  self.limits)
                     self._consts[name] = consts
                     if out is not None:
                         return out
@@ -114,13 +122,36 @@ class Interpreter:
                 # (the callee's first call: only whether it may be skipped is decided)
                 n = self._discards.get(name)
                 if n is None:
-                    n = self._discards[name] = _discarded_results(self.functions.get(name),
-                                                                  self.limits)
+                    n = self._discards[name] = _discarded_results(
+                        (self._functions or self.functions).get(name), self.limits)
                 if n >= 0:
                     return [None] * n
             elif consts is not None and consts[2]:
                 return [None] * len(consts[1])
         return self.call(name, args)
+
+    def call_without_args(self, name: str, used: bool) -> list:
+        """`call(name, [])`, or `call_discarded(name, [])` where `used` is false, for a call
+        op of no operands in a body run once (`plan.run_once`: no trace, depth >= 1): the
+        first call of a constant callee (@inputs, @expected) without their dispatch."""
+        if self.depth < 2000:
+            consts = self._consts.get(name, _MISSING)
+            if consts is _MISSING:
+                functions = self._functions or self.functions
+                if used:
+                    consts, out = _constants_once(self, functions.get(name), self.limits)
+                    self._consts[name] = consts
+                    if out is not None:
+                        return out
+                    return self._call(name, [])
+                n = self._discards.get(name)
+                if n is None:
+                    n = self._discards[name] = _discarded_results(functions.get(name),
+                                                                  self.limits)
+                if n >= 0:
+                    return [None] * n
+                return self.call(name, [])
+        return self.call(name, []) if used else self.call_discarded(name, [])
 
     def _call(self, name: str, args: Sequence) -> list:
         e = self._entries.get(name)
@@ -131,6 +162,8 @@ class Interpreter:
             raise InterpreterError(f"@{name} takes {nargs} arguments, got {len(args)}")
         if self.depth == 0:
             return self._call_top(name, block, func, args)
+        if self._lift > 0:
+            self._lift_limit()
         self.depth += 1
         if self.depth > 2000:
             self.depth -= 1
@@ -141,6 +174,7 @@ class Interpreter:
             self.depth -= 1
 
     def _call_top(self, name, block, func, args) -> list:
+        global _QUIET
         limits = self.limits
         own_deadline = self.deadline is None and limits.timeout is not None
         if own_deadline:
@@ -150,26 +184,43 @@ class Interpreter:
         # region runner; Python-to-Python calls use no C stack): the interpreter's own limits
         # (max_nesting, the call depth) must be reached before Python's recursion limit
         # (a body that `run_once` runs has no regions: depth 0)
+        # (a body that `run_once` runs calls functions only through `_call`, which raises
+        # the limit on its first call of one that is run (`_lift_limit`): a body that calls
+        # none, or only constant functions, never needs it)
         once = once_uses(block) if block._cache is None and self.trace is None else None
-        depth = 0 if once is not None else function_info(func, block).max_depth
-        need = 1000 + 8 * (min(depth, limits.max_nesting) + 2000)
-        # (`blas.enter`, in line)
-        _blas_state["runs"] += 1
-        _blas_run[0] += 1
-        # (`_pause_gc`, in line: a first run of a small program pays for every call)
+        if once is not None:
+            need = 0
+            self._lift = 17000
+        else:
+            need = 1000 + 8 * (min(function_info(func, block).max_depth, limits.max_nesting)
+                               + 2000)
+        # (`_pause_gc` and `blas.enter`, in line: a first run of a small program pays for
+        # every call; the runs in progress that `blas.leave` counts are the ones counted
+        # here, so `blas._state["runs"]` is only set for `blas.leave` itself)
         with _gc_lock:
+            _blas_run[0] += 1
             runs = _gc_state[0] = _gc_state[0] + 1
             if runs == 1 and gc_isenabled():
                 gc_disable()
                 _gc_state[1] = True
         try:
-            old_limit = getrecursionlimit()
-            if need > old_limit:
-                sys.setrecursionlimit(need)
+            if need:
+                old_limit = getrecursionlimit()
+                if need > old_limit:
+                    setrecursionlimit(need)
+                else:
+                    need = 0
             # kernels compute with numpy's floating-point warnings off (overflow to inf, NaN
             # from invalid operations are results, not errors); set once per top-level call
             try:
-                quiet = _quiet()
+                # (`_quiet`, in line for numpy 2)
+                if _extobj_contextvar is None:  # pragma: no cover - numpy 1.x
+                    quiet = _quiet()
+                else:
+                    made = _QUIET
+                    if made[0] is not _extobj_contextvar.get():
+                        made = _QUIET = (_extobj_contextvar.get(), _make_extobj(all="ignore"))
+                    quiet = _extobj_contextvar.set(made[1])
                 try:
                     self.depth = 1
                     if once is not None:
@@ -179,13 +230,21 @@ class Interpreter:
                         out = self._run_function(block, func, args)
                 finally:
                     self.depth = 0
-                    _loud(quiet)
+                    if _extobj_contextvar is None:  # pragma: no cover - numpy 1.x
+                        _loud(quiet)
+                    else:
+                        _extobj_contextvar.reset(quiet)
             except RecursionError:
                 raise LimitError(f"@{name}: the program nests regions or calls too deeply "
                                  "for Python's stack", None, FLAGS["max_nesting"]) from None
             finally:
-                if need > old_limit:
-                    sys.setrecursionlimit(old_limit)
+                if need:
+                    setrecursionlimit(old_limit)
+                elif self._lift:
+                    if self._lift < 0:
+                        # (raised by `_lift_limit` during the run)
+                        setrecursionlimit(self._lifted_from)
+                    self._lift = 0
             # (`check_results`'s common case in line: arrays of the declared static shapes
             # and native element dtypes, none of them a numpy scalar to wrap)
             # (a rank-0 result that a kernel left as a numpy scalar of the declared dtype is
@@ -220,19 +279,31 @@ class Interpreter:
             # (`run_once` returns a list of its own)
             return out if once is not None else list(out)
         finally:
-            # (`_resume_gc`, in line)
+            # (`_resume_gc`, and `blas.leave` where a BLAS thread count was changed, in line)
             with _gc_lock:
                 runs = _gc_state[0] = _gc_state[0] - 1
-                if runs == 0 and _gc_state[1]:
-                    _gc_state[1] = False
-                    gc.enable()
-            # (`blas.leave`, in line where no BLAS thread count was changed)
-            runs = _blas_state["runs"] = _blas_state["runs"] - 1
-            if runs <= 0 and _blas_state["current"] is not None:
-                _blas_state["runs"] += 1
-                blas_leave()
+                if runs == 0:
+                    if _gc_state[1]:
+                        _gc_state[1] = False
+                        gc.enable()
+                    if _blas_state["current"] is not None:
+                        _blas_state["runs"] = 1
+                        blas_leave()
             if own_deadline:
                 self.deadline = None
+
+    def _lift_limit(self) -> None:
+        """Raise Python's recursion limit to what a run of nested calls needs (`_lift`, set
+        by `_call_top` for a body run once), to be restored when the top-level call ends
+        (`_lift` is then negative)."""
+        need = self._lift
+        old = getrecursionlimit()
+        if need > old:
+            setrecursionlimit(need)
+            self._lifted_from = old
+            self._lift = -1
+        else:
+            self._lift = 0
 
     def _run_function(self, block, func, args) -> list:
         once = block._cache is None and self.trace is None
@@ -298,9 +369,12 @@ class Interpreter:
         else:
             # a region run outside the function that holds it (e.g. by a fresh interpreter
             # per device): analysed on its own, in a frame of its own, seeing no outer values
-            hit = self._isolated.get(id(block))
+            isolated = self._isolated
+            if isolated is None:
+                isolated = self._isolated = {}
+            hit = isolated.get(id(block))
             if hit is None or hit[0] is not block:
-                hit = self._isolated[id(block)] = (block, function_info_of_block(block))
+                hit = isolated[id(block)] = (block, function_info_of_block(block))
             info = hit[1]
             frame = [None] * info.nslots
         return frame, self._plan(block, info)
@@ -339,9 +413,12 @@ class Interpreter:
     def _runs_loops(self, block) -> bool:
         """Whether `block` runs a `while` loop: one of its ops, in its nested regions, or in
         a function it calls (up to 8 calls deep); decided once per block and interpreter."""
-        hit = self._loops.get(id(block))
+        loops = self._loops
+        if loops is None:
+            loops = self._loops = {}
+        hit = loops.get(id(block))
         if hit is None or hit[0] is not block:
-            hit = self._loops[id(block)] = (block, _find_loop(block, self.functions, 8, set()))
+            hit = loops[id(block)] = (block, _find_loop(block, self.functions, 8, set()))
         return hit[1]
 
     def run_region(self, region, args: list, parent=None) -> list:
@@ -520,14 +597,19 @@ def _constants_once(ctx, func, limits):
         if value.__class__ is not DenseElementsAttr:
             literal = False
         t = results[0].type
-        if t.__class__ is not TensorType or t.element_type.__class__ is not ElementType:
-            return None, None
-        sb = getattr(t, "_sb", _MISSING)
-        if sb is _MISSING:
-            sb = _static_bytes(t)
-        if sb is None or sb[0] > max_elements or sb[1] > max_bytes:
-            return None, None
-        live += sb[1]
+        sb = t._ob
+        if sb is not None and sb[0] is limits:
+            # (a type `once_bytes` accepted for these limits)
+            live += sb[1]
+        else:
+            if t.__class__ is not TensorType or t.element_type.__class__ is not ElementType:
+                return None, None
+            sb = getattr(t, "_sb", _MISSING)
+            if sb is _MISSING:
+                sb = _static_bytes(t)
+            if sb is None or sb[0] > max_elements or sb[1] > max_bytes:
+                return None, None
+            live += sb[1]
         if live > max_live:
             return None, None
         if vals is not None:
@@ -540,16 +622,25 @@ def _constants_once(ctx, func, limits):
                 vals.append(arr)
                 continue
             try:
-                vals.append(fn(ctx, op))
+                v = fn(ctx, op)
+                if v.__class__ is list or v.__class__ is tuple:
+                    v = v[0]
+                vals.append(v)
             except Exception:  # noqa: BLE001 - rerun the general way, which reports it
                 vals = None
-    where = _returned_positions(ops, n)
-    if where is None:
+    # (`_returned_positions` and `_picked`, in line: the index of each returned value's
+    # op among the constants, found by identity; a value of another block is not there)
+    where = []
+    out = []
+    try:
+        for v in ops[n].operands:
+            j = ops.index(v.owner, 0, n)
+            where.append(j)
+            if vals is not None:
+                out.append(vals[j])
+    except ValueError:
         return None, None
-    consts = (ops[:-1], where, literal)
-    if vals is None:
-        return consts, None
-    return consts, _picked(vals, where)
+    return (ops[:-1], tuple(where), literal), (out if vals is not None else None)
 
 
 def _discarded_results(func, limits) -> int:
@@ -586,20 +677,28 @@ def _discarded_results(func, limits) -> int:
                 or op.attributes.get("value").__class__ is not DenseElementsAttr:
             return -1
         t = results[0].type
-        if t.__class__ is not TensorType or t.element_type.__class__ is not ElementType:
-            return -1
-        sb = getattr(t, "_sb", _MISSING)
-        if sb is _MISSING:
-            sb = _static_bytes(t)
-        if sb is None or sb[0] > max_elements or sb[1] > max_bytes:
-            return -1
-        live += sb[1]
+        sb = t._ob
+        if sb is not None and sb[0] is limits:
+            live += sb[1]
+        else:
+            if t.__class__ is not TensorType or t.element_type.__class__ is not ElementType:
+                return -1
+            sb = getattr(t, "_sb", _MISSING)
+            if sb is _MISSING:
+                sb = _static_bytes(t)
+            if sb is None or sb[0] > max_elements or sb[1] > max_bytes:
+                return -1
+            live += sb[1]
         if live > max_live:
             return -1
-    # (the returned values are results of those constants)
-    if _returned_positions(ops, n) is None:
+    # (the returned values are results of those constants: `_returned_positions`, in line)
+    outs = ops[n].operands
+    try:
+        for v in outs:
+            ops.index(v.owner, 0, n)
+    except ValueError:
         return -1
-    return len(ops[n].operands)
+    return len(outs)
 
 
 def _returned_positions(ops, n):
@@ -721,7 +820,17 @@ def run(module: Module, *arrays, entry: str = "main", trace=None,
         raise InterpreterError(f"@{entry} takes {len(ft.inputs)} arguments, got {len(arrays)}")
     args = [coerce_argument(a, t, i) for i, (a, t) in enumerate(zip(arrays, ft.inputs))] \
         if arrays else []
-    return tuple(interp.call(entry, args))
+    # (`call` at depth 0 and `_entry`, in line: `_call` checks the number of arguments as
+    # above)
+    regions = func.regions
+    if not regions or not regions[0].blocks:
+        raise InterpreterError(f"function @{entry} has no body (a declaration)")
+    blocks = regions[0].blocks
+    if len(blocks) != 1:
+        from ..errors import NotImplementedOpError
+        raise NotImplementedOpError("regions with several blocks")
+    block = interp._entries[entry] = (blocks[0], len(ft.inputs), func)
+    return tuple(interp._call_top(entry, block[0], func, args))
 
 
 def coerce_argument(a, t, index: int):

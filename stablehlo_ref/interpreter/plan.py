@@ -65,6 +65,7 @@ from .registry import HARNESS_OPS, KERNELS, SPECIALIZERS, TERMINATORS
 KERNEL_ERRORS = (ValueError, IndexError, TypeError, OverflowError, ZeroDivisionError,
                  MemoryError, KeyError, AttributeError)
 
+ND = np.ndarray
 # a value of at least this many elements (or of a dynamic shape, or a tuple) has its slot
 # cleared after its last use; smaller ones are left until the block runs again
 _FREE_ELEMENTS = 4096
@@ -587,7 +588,20 @@ def regions_not_run(op) -> bool:
         _recognize_binary_body, _scatter_body = _r, _s
     if op.name == "stablehlo.scatter":
         return _scatter_body(op, 1) is not None
-    return _recognize_binary_body(op.regions[0]) is not None
+    region = op.regions[0]
+    name = _recognize_binary_body(region)
+    if name is None:
+        return False
+    if op.name == "stablehlo.reduce":
+        # (kept for the reduce kernel, which would recognize it again)
+        cache = getattr(op, "_cache", None)
+        if cache is None:
+            try:
+                cache = op._cache = {}
+            except AttributeError:
+                return True
+        cache["binary_body"] = (region, name)
+    return True
 
 
 def once_uses(block):
@@ -673,6 +687,25 @@ def _once_kernel(op, name, fn, results, last):
     return fn, None, None
 
 
+def once_bytes(t, limits):
+    """For a plain tensor type (an `ElementType`, a static shape) of fewer than
+    `_FREE_ELEMENTS` elements and within the tensor-size limits of `limits`: its bytes, kept
+    on the type as `(limits, bytes)` (`Type._ob`, so that the next check against the same
+    limits object is one comparison); None for any other type (it takes the general checks
+    of `run_once`)."""
+    if t.__class__ is not TensorType or t.element_type.__class__ is not ElementType:
+        return None
+    sb = _static_bytes(t)
+    if sb is None or sb[0] >= _FREE_ELEMENTS or sb[0] > limits.max_tensor_elements \
+            or sb[1] > limits.max_tensor_bytes:
+        return None
+    try:
+        object.__setattr__(t, "_ob", (limits, sb[1]))     # (a frozen dataclass)
+    except AttributeError:
+        return None
+    return sb[1]
+
+
 def run_once(ctx, block, args, last, limits):
     """Run the body `block` of a function (without regions its kernels run, see `once_uses`)
     the first time it is called, analysing, planning and running each op in one pass: values
@@ -711,7 +744,8 @@ def run_once(ctx, block, args, last, limits):
         name = op.name
         operands = op.operands
         nin = len(operands)
-        x0 = x1 = vals = None
+        # (x0, x1 and vals are set for the arity that reads them; a stale one holds a value
+        # still alive, or one dropped below, where they are cleared)
         try:
             # (the common arities are passed without building a list)
             if nin == 2:
@@ -732,6 +766,14 @@ def run_once(ctx, block, args, last, limits):
         over = None              # the results over the tensor-size limits, if any
         for r in results:
             t = r.type
+            sb = t._ob
+            if sb is not None and sb[0] is limits:
+                # (a type `once_bytes` checked against these limits: counted, nothing else)
+                live += sb[1]
+                continue
+            if once_bytes(t, limits) is not None:
+                live += t._ob[1]
+                continue
             if t.__class__ is TensorType:
                 if t.element_type.__class__ is not ElementType:
                     other = True
@@ -774,12 +816,17 @@ def run_once(ctx, block, args, last, limits):
             # call_discarded where no result is used, called directly with the callee's name)
             callee = getattr(op.attributes.get("callee"), "root", None)
             if isinstance(callee, str):
-                fn = ctx.call_discarded
+                used = False
                 for r in results:
                     if r in last:
-                        fn = ctx.call
+                        used = True
                         break
-                vals = (callee, [x0, x1] if nin == 2 else [x0] if nin == 1 else vals)
+                if nin == 0:
+                    fn = ctx.call_without_args
+                    vals = (callee, used)
+                else:
+                    fn = ctx.call if used else ctx.call_discarded
+                    vals = (callee, [x0, x1] if nin == 2 else [x0] if nin == 1 else vals)
                 nin = -2
         if op.regions and 1 > limits.max_nesting:
             # (as in `plan_block`: over an op's missing kernel)
@@ -818,7 +865,8 @@ def run_once(ctx, block, args, last, limits):
         n = len(results)
         if n == 1:
             r = results[0]
-            if v.__class__ is list or (v.__class__ is tuple and r.type.__class__ is not TupleType):
+            if v.__class__ is not ND and (v.__class__ is list or (
+                    v.__class__ is tuple and r.type.__class__ is not TupleType)):
                 v = v[0]
             env[r] = v
         elif n:

@@ -383,10 +383,13 @@ def _mixed_zeros(x):
 def reduce(ctx, op, *args):
     n = len(args) // 2
     xs, inits = list(args[:n]), list(args[n:])
-    axes = tuple(int(d) for d in op.attributes["dimensions"].values)
+    axes = tuple(map(int, op.attributes["dimensions"].values))
     region = op.regions[0]
     if n == 1:
-        name = recognize_binary_body(region)
+        # (`regions_not_run` recognized the body for the one-pass run: kept on the op)
+        cache = getattr(op, "_cache", None)
+        hit = cache.get("binary_body") if cache is not None else None
+        name = hit[1] if hit is not None and hit[0] is region else recognize_binary_body(region)
         if name is not None:
             et = elem(op.results[0].type)
             return reduce_with_primitive(name, xs[0], axes, inits[0], et)
@@ -429,7 +432,7 @@ def reduce_specialized(op, known=None):
         if rec is None:
             return None
         kind, vet, iet = rec
-        axes = tuple(int(d) for d in op.attributes["dimensions"].values)
+        axes = tuple(map(int, op.attributes["dimensions"].values))
 
         def reduce_arg(ctx, op, x, i, v0, i0):
             if ctx.trace is None:
@@ -443,7 +446,7 @@ def reduce_specialized(op, known=None):
     name = recognize_binary_body(op.regions[0])
     if name is None:
         return None
-    axes = tuple(int(d) for d in op.attributes["dimensions"].values)
+    axes = tuple(map(int, op.attributes["dimensions"].values))
     et = elem(op.results[0].type)
     if et.name in ("f32", "f64") and name in _PY_OPERATORS:
         # f32/f64 sums and products in the type itself, as `reduce_with_primitive` computes

@@ -15,6 +15,9 @@ class Type:
     """Base class of every IR type."""
 
     __slots__ = ()
+    # what the interpreter keeps on a type object it has checked (types are immutable and
+    # shared by the parses of a process): see `interpreter.plan.once_bytes`
+    _ob = None
 
 
 @dataclass(frozen=True)
