@@ -1317,20 +1317,22 @@ _NATIVE_FLOAT_TYPES = {n: (np.dtype(d), np.dtype(np.float64)) for n, d in (
 # is far larger), so it rounds to +0 in the type, as exp(-104) itself does. Such an x is
 # put at -104 before the exp (`np.maximum` returns a NaN operand as it is, payload
 # included): the same results, without libm's slow underflow path for the operands of f64
-# underflow (a softmax's masked -1e9 entries cost about 3x an ordinary exp). Only for
-# arrays of this many elements, where the extra pass costs little next to the exp.
+# underflow (a softmax's masked -1e9 entries cost about 3x an ordinary exp).
 _EXP_FLOOR = -104.0
-_EXP_FLOOR_MIN_SIZE = 1024
+# arrays of fewer elements keep `float_fn(x.astype(f64))` (for a small array the ufunc's
+# `out` argument and the extra pass cost more than the allocation they save)
+_IN_PLACE_MIN_SIZE = 1024
 _IN_PLACE_UFUNCS = frozenset(v[0][0] for v in _UNARY_KERNELS.values()
                              if isinstance(v[0][0], np.ufunc))
 
 
 def _widened_unary(float_fn, x, cdt, floor):
-    """`float_fn(x.astype(cdt))` for an array x of rank >= 1 and a ufunc `float_fn`, the
-    ufunc written into the widened copy itself (elementwise: the same values as into a new
-    array, one large allocation less); `floor`: `_EXP_FLOOR` for exp, else None."""
+    """`float_fn(x.astype(cdt))` for an array x of `_IN_PLACE_MIN_SIZE` elements or more and
+    a ufunc `float_fn`, the ufunc written into the widened copy itself (elementwise: the same
+    values as into a new array, one large allocation less); `floor`: `_EXP_FLOOR` for exp,
+    else None."""
     t = x.astype(cdt)
-    if floor is not None and t.size >= _EXP_FLOOR_MIN_SIZE:
+    if floor is not None:
         np.maximum(t, floor, out=t)
     float_fn(t, out=t)
     return t
@@ -1358,7 +1360,7 @@ def _unary_kernel(name, float_fn, int_fn=None, complex_fn=None, bool_fn=None):
                         dt, cdt = dts
                         if in_f32 and x.dtype == _F32 and x.ndim and dt == _F32:
                             return float_fn(x)
-                        if in_place and x.dtype != cdt and x.ndim:
+                        if in_place and x.dtype != cdt and x.size >= _IN_PLACE_MIN_SIZE:
                             r = _widened_unary(float_fn, x, cdt, floor)
                         else:
                             r = float_fn(x if x.dtype == cdt else x.astype(cdt))
@@ -1394,6 +1396,7 @@ def _unary_float_specializer(name, float_fn):
         ND = np.ndarray
         floor = _EXP_FLOOR if name == "stablehlo.exponential" else None
         widened = _widened_unary
+        big = _IN_PLACE_MIN_SIZE
         # an f32 one times a Python float is that float rounded to f32 (numpy 2 converts a
         # Python float operand to the other operand's dtype, one rounding; times 1 is
         # exact), several times cheaper than constructing the scalar
@@ -1417,7 +1420,7 @@ def _unary_float_specializer(name, float_fn):
                 if native:
                     return float_fn(x)
                 # as `_unary` computes it: in f64, rounded once to the type
-                if wide or not x.ndim:
+                if wide or x.size < big:
                     return float_fn(x if wide else x.astype(f64)).astype(dt, copy=False)
                 return widened(float_fn, x, f64, floor).astype(dt, copy=False)
             return general(ctx, op, x)
