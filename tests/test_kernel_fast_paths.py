@@ -463,3 +463,44 @@ def test_scatter_sees_indices_written_between_runs():
         assert shlo.run(m, x, i, u)[0].tolist() == [1, 1, 0, 0, 0]
     i[:] = [[3], [4]]
     assert shlo.run(m, x, i, u)[0].tolist() == [0, 0, 0, 1, 1]
+
+
+def _unary_src(name, shape, et):
+    t = "x".join(map(str, shape)) + "x" + et if shape else et
+    return f"""func.func @main(%x: tensor<{t}>) -> tensor<{t}> {{
+  %0 = stablehlo.{name} %x : tensor<{t}>
+  return %0 : tensor<{t}>
+}}"""
+
+
+_F64_BITS = {"nan_payload": 0x7FF8000000012345, "neg_nan": 0xFFF8000000000001}
+
+
+@settings(max_examples=40, deadline=None)
+@given(st.integers(0, 2 ** 32 - 1), st.sampled_from(["exponential", "tanh", "log", "sine"]),
+       st.sampled_from(["f32", "f16"]), st.sampled_from([(), (7,), (40, 40), (3, 700)]),
+       st.booleans())
+def test_unary_in_f64_matches_the_widened_ufunc(seed, name, et, shape, specials):
+    # the unary kernels on f16/f32 arrays (the planned kernel: repeated runs; the first run)
+    # compute in a widened copy in place, exp with its operands below -104 put at -104
+    # (rounding to +0 either way): the same bits as the ufunc on a new f64 array rounded once
+    rng = np.random.default_rng(seed)
+    dt = {"f32": np.float32, "f16": np.float16}[et]
+    size = int(np.prod(shape))
+    x = rng.standard_normal(size) * rng.choice([1.0, 30.0, 200.0, 1e9], size)
+    if specials and size:
+        vals = [np.nan, -np.inf, np.inf, -0.0, 0.0, -104.0, -103.97, -103.98, -103.9, 88.7, 89.0,
+                -1e9, -745.2, -17.3]
+        vals += [np.array(b, np.uint64).view(np.float64)[()] for b in _F64_BITS.values()]
+        idx = rng.integers(0, size, len(vals))
+        x[idx] = vals
+    with np.errstate(all="ignore"):
+        x = x.astype(dt).reshape(shape)
+        fn = {"exponential": np.exp, "tanh": np.tanh, "log": np.log, "sine": np.sin}[name]
+        want = np.asarray(fn(x.astype(np.float64))).astype(dt)
+    m = shlo.parse(_unary_src(name, shape, et))
+    bits = {np.float32: np.uint32, np.float16: np.uint16}[dt]
+    for _ in range(3):
+        got = np.asarray(shlo.run(m, x)[0])
+        assert got.dtype == want.dtype and got.shape == want.shape
+        assert got.view(bits).tolist() == want.view(bits).tolist()

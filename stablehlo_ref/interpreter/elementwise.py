@@ -1333,6 +1333,32 @@ _NATIVE_FLOAT_TYPES = {n: (np.dtype(d), np.dtype(np.float64)) for n, d in (
     ("f16", np.float16), ("f32", np.float32), ("f64", np.float64))}
 
 
+# exp of an f16/f32 array computed in f64: every x <= -104 (-inf included) has an exp at
+# most exp(-104) ~ 6.8e-46, below half of f32's smallest subnormal (2^-150 ~ 7.0e-46; f16's
+# is far larger), so it rounds to +0 in the type, as exp(-104) itself does. Such an x is
+# put at -104 before the exp (`np.maximum` returns a NaN operand as it is, payload
+# included): the same results, without libm's slow underflow path for the operands of f64
+# underflow (a softmax's masked -1e9 entries cost about 3x an ordinary exp).
+_EXP_FLOOR = -104.0
+# arrays of fewer elements keep `float_fn(x.astype(f64))` (for a small array the ufunc's
+# `out` argument and the extra pass cost more than the allocation they save)
+_IN_PLACE_MIN_SIZE = 1024
+_IN_PLACE_UFUNCS = frozenset(v[0][0] for v in _UNARY_KERNELS.values()
+                             if isinstance(v[0][0], np.ufunc))
+
+
+def _widened_unary(float_fn, x, cdt, floor):
+    """`float_fn(x.astype(cdt))` for an array x of `_IN_PLACE_MIN_SIZE` elements or more and
+    a ufunc `float_fn`, the ufunc written into the widened copy itself (elementwise: the same
+    values as into a new array, one large allocation less); `floor`: `_EXP_FLOOR` for exp,
+    else None."""
+    t = x.astype(cdt)
+    if floor is not None:
+        np.maximum(t, floor, out=t)
+    float_fn(t, out=t)
+    return t
+
+
 def _unary_kernel(name, float_fn, int_fn=None, complex_fn=None, bool_fn=None):
     """The kernel of a unary table op: an array of a native float type computed as `_unary`
     computes it (its f32 shortcut, else in the compute dtype rounded once to the type) with
@@ -1341,6 +1367,8 @@ def _unary_kernel(name, float_fn, int_fn=None, complex_fn=None, bool_fn=None):
     in_f32 = float_fn in _EXACT_IN_F32
     ND = _ND
     asarray = np.asarray
+    in_place = float_fn in _IN_PLACE_UFUNCS
+    floor = _EXP_FLOOR if name == "stablehlo.exponential" else None
 
     def run(ctx, op, x):
         if x.__class__ is ND:
@@ -1353,7 +1381,10 @@ def _unary_kernel(name, float_fn, int_fn=None, complex_fn=None, bool_fn=None):
                         dt, cdt = dts
                         if in_f32 and x.dtype == _F32 and x.ndim and dt == _F32:
                             return float_fn(x)
-                        r = float_fn(x if x.dtype == cdt else x.astype(cdt))
+                        if in_place and x.dtype != cdt and x.size >= _IN_PLACE_MIN_SIZE:
+                            r = _widened_unary(float_fn, x, cdt, floor)
+                        else:
+                            r = float_fn(x if x.dtype == cdt else x.astype(cdt))
                         if r.__class__ is not ND:
                             r = asarray(r)
                         return r if r.dtype == dt else r.astype(dt)
@@ -1384,6 +1415,9 @@ def _unary_float_specializer(name, float_fn):
         dt = np.dtype(scalar)
         wide = dt == np.float64
         ND = np.ndarray
+        floor = _EXP_FLOOR if name == "stablehlo.exponential" else None
+        widened = _widened_unary
+        big = _IN_PLACE_MIN_SIZE
         # an f32 one times a Python float is that float rounded to f32 (numpy 2 converts a
         # Python float operand to the other operand's dtype, one rounding; times 1 is
         # exact), several times cheaper than constructing the scalar
@@ -1407,7 +1441,9 @@ def _unary_float_specializer(name, float_fn):
                 if native:
                     return float_fn(x)
                 # as `_unary` computes it: in f64, rounded once to the type
-                return float_fn(x if wide else x.astype(f64)).astype(dt, copy=False)
+                if wide or x.size < big:
+                    return float_fn(x if wide else x.astype(f64)).astype(dt, copy=False)
+                return widened(float_fn, x, f64, floor).astype(dt, copy=False)
             return general(ctx, op, x)
         return unary_scalar
     return specialize
