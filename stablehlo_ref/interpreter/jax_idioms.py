@@ -10,14 +10,19 @@ For a divisor `d` known when the block is compiled, with every element the same 
 `d > 0`, of a signed integer type, these are exactly numpy's floored `%` and `//` of the
 integers (no overflow: |r| < d, and q - 1 >= INT_MIN / d - 1 > INT_MIN for d >= 2, while
 for d == 1 the remainder is 0 and no correction is made). A power of two is `x & (d - 1)`
-and `x >> log2(d)` (two's complement). The compiled block (`plan._Emitter.finish`) finds
-these patterns among the entries of a merged sequence of steps and replaces the final
-select by one step computing the whole; the pattern's other steps go where nothing else
-reads their values. Values of another form than the pattern was matched for (an array of
-another dtype, a 0-d array) run the original steps (see `_fused`).
+and `x >> log2(d)` (two's complement; a small array's operand an array of its shape). The
+compiled block (`plan._Emitter.finish`) finds these patterns among the entries of a merged
+sequence of steps and replaces the final select by one step computing the whole; the
+pattern's other steps go where nothing else reads their values. Values of another form
+than the pattern was matched for (an array of another dtype, a 0-d array) run the original
+steps (see `_fused`).
 
 Likewise `a + convert(p)` of a boolean p into a's integer type (jnp's `c + (v != 1)`) is
 numpy's sum of the integer and boolean arrays, one call instead of two.
+
+A full boolean `or` reduction of `x != k` (jnp.any(v != k)), or `and` of `x == k`, k a known
+integer array of x's shape and dtype, is whether x's bytes differ from k's: integers are equal
+exactly where their bytes are (one `tobytes` instead of a compare and a count).
 
 And `1 / (1 + exp(-x))` (jax.nn.sigmoid) of f32/f64 arrays is one step with the four
 steps' values (`_fused_sigmoid`): the exponential in f64 rounded once to the type, on the
