@@ -295,3 +295,139 @@ def test_bool_to_int_convert_specializer_matches_the_kernel(t):
         want = want[0] if isinstance(want, list) else want
         assert got.__class__ is want.__class__ and got.dtype == want.dtype
         assert np.asarray(got).tobytes() == np.asarray(want).tobytes()
+
+
+def test_mask_and_shift_operand_arrays_follow_the_shape():
+    """A power-of-two floor_mod / floor_div of small arrays takes an operand array of the
+    array's shape (kept for the last shape): arrays of changing shapes, and one too large
+    for it (a scalar operand), give numpy's floored `%` and `//`."""
+    def original(ctx, f):
+        raise AssertionError("not the original steps")
+    mod = jax_idioms._fused(False, 8, np.int16, original, 0)
+    div = jax_idioms._fused(True, 4, np.int16, original, 0)
+    rng = np.random.default_rng(3)
+    big = jax_idioms._FULL_OPERAND_ELEMENTS + 1
+    for shape in [(6,), (2, 3), (6,), (1,), (big,), (6,), (3, 0)]:
+        x = rng.integers(-2**15, 2**15, size=shape).astype(np.int16)
+        got_m, got_d = mod(None, [None], x), div(None, [None], x)
+        assert got_m.dtype == got_d.dtype == np.int16
+        assert got_m.shape == got_d.shape == shape
+        assert got_m.tobytes() == (x % np.int16(8)).tobytes()
+        assert got_d.tobytes() == (x // np.int16(4)).tobytes()
+
+
+# `jnp.any(v != k)` / `jnp.all(v == k)` in a loop's condition, k a constant array
+ANY_LOOP = """func.func @main(%v0: tensor<{s}{t}>, %step: tensor<{s}{t}>) -> (tensor<{s}{t}>, tensor<i32>) {{
+  %c0 = stablehlo.constant dense<0> : tensor<i32>
+  %r:2 = stablehlo.while(%i = %c0, %v = %v0) : tensor<i32>, tensor<{s}{t}>
+   cond {{
+    %k = stablehlo.constant dense<{k}> : tensor<{s}{t}>
+    %p = stablehlo.compare {cmp}, {lhs}, {rhs}, {ctype} : (tensor<{s}{t}>, tensor<{s}{t}>) -> tensor<{s}i1>
+    %init = stablehlo.constant dense<{init}> : tensor<i1>
+    %a = stablehlo.reduce(%p init: %init) applies stablehlo.{red} across dimensions = {dims} : (tensor<{s}i1>, tensor<i1>) -> tensor<i1>
+    %go = {go}
+    %n = stablehlo.constant dense<{n}> : tensor<i32>
+    %lt = stablehlo.compare LT, %i, %n, SIGNED : (tensor<i32>, tensor<i32>) -> tensor<i1>
+    %both = stablehlo.and %go, %lt : tensor<i1>
+    stablehlo.return %both : tensor<i1>
+  }} do {{
+    %one = stablehlo.constant dense<1> : tensor<i32>
+    %i2 = stablehlo.add %i, %one : tensor<i32>
+    %v2 = stablehlo.add %v, %step : tensor<{s}{t}>
+    stablehlo.return %i2, %v2 : tensor<i32>, tensor<{s}{t}>
+  }}
+  return %r#1, %r#0 : tensor<{s}{t}>, tensor<i32>
+}}"""
+
+
+def _any_src(t, shape, k, red, init=None, swap=False, dims=None, n=16):
+    s = "".join(f"{d}x" for d in shape)
+    cmp = "NE" if red == "or" else "EQ"
+    go = "stablehlo.add %a, %a : tensor<i1>" if red == "or" \
+        else "stablehlo.not %a : tensor<i1>"
+    if init is None:
+        init = "false" if red == "or" else "true"
+    lhs, rhs = ("%k", "%v") if swap else ("%v", "%k")
+    if dims is None:
+        dims = list(range(len(shape)))
+    return ANY_LOOP.format(s=s, t=t, k=np.asarray(k).tolist(), cmp=cmp, lhs=lhs, rhs=rhs,
+                           ctype="UNSIGNED" if t.startswith("ui") else "SIGNED", init=init,
+                           red=red, dims=dims, go=go, n=n)
+
+
+@pytest.mark.parametrize("t", INT_TYPES)
+@pytest.mark.parametrize("shape", [(5,), (2, 3)])
+@pytest.mark.parametrize("red", ["or", "and"])
+@settings(max_examples=8, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(data=st.data(), stop=st.integers(0, 20), swap=st.booleans(),
+       init=st.sampled_from([None, "true", "false"]))
+def test_any_not_equal_conditions_match_the_general_path(t, shape, red, data, stop, swap, init):
+    """A loop that runs while some element differs from a constant (`or` of NE, or `not`
+    of `and` of EQ): the constant reached after `stop` steps (past the compilation or not,
+    or never within the limit), either operand order, either init; the general path's
+    bits and iteration count."""
+    v = _any_ints(t, shape, data.draw)
+    step = _any_ints(t, shape, data.draw)
+    k = v.copy()
+    with np.errstate(over="ignore"):
+        for _ in range(stop):
+            k = k + step
+    _run_both(_any_src(t, shape, k, red, init, swap), v, step)
+
+
+def test_any_not_equal_is_fused_and_partial_reductions_are_not(monkeypatch):
+    n = [0]
+    real = jax_idioms._fused_any_ne
+
+    def counting(*a, **k):
+        n[0] += 1
+        return real(*a, **k)
+    monkeypatch.setattr(jax_idioms, "_fused_any_ne", counting)
+    v = np.arange(6, dtype=np.int32).reshape(2, 3)
+    step = np.array([[1, 0, 2], [0, 1, 1]], np.int32)
+    k = v + 9 * step
+    got = _run_both(_any_src("i32", (2, 3), k, "or"), v, step)
+    assert int(got[1]) == 9 and n[0] == 1
+    _run_both(_any_src("i32", (2, 3), k, "and"), v, step)
+    assert n[0] == 2
+    # a reduction over some of the dimensions only: not fused
+    src = _any_src("i32", (2, 3), k, "or", dims=[0, 1]).replace(
+        "across dimensions = [0, 1] : (tensor<2x3xi1>, tensor<i1>) -> tensor<i1>",
+        "across dimensions = [1] : (tensor<2x3xi1>, tensor<i1>) -> tensor<2xi1>").replace(
+        "%go = stablehlo.add %a, %a : tensor<i1>",
+        "%f = stablehlo.constant dense<false> : tensor<i1>\n"
+        "    %a0 = stablehlo.reduce(%a init: %f) applies stablehlo.or across dimensions = [0]"
+        " : (tensor<2xi1>, tensor<i1>) -> tensor<i1>\n"
+        "    %go = stablehlo.add %a0, %a0 : tensor<i1>")
+    got = _run_both(src, v, step)
+    assert int(got[1]) == 9 and n[0] == 2
+
+
+def test_any_not_equal_fallback_runs_the_original_steps():
+    """Values of another form (another dtype or shape, a numpy scalar, an init that is not
+    a numpy bool) run the original steps, whose result the fused step returns."""
+    calls = []
+
+    def original(ctx, f):
+        calls.append(1)
+        f[0] = "original"
+    k = np.array([1, 2, 3], np.int32)
+    fn = jax_idioms._fused_any_ne(k.tobytes(), k.dtype, k.shape, True, 1, original, 0)
+    f = [None, np.False_]
+    assert fn(None, f, np.array([1, 2, 3], np.int32)) is np.False_
+    assert fn(None, f, np.array([1, 2, 4], np.int32)) is np.True_
+    assert fn(None, f, np.array([1, 2, 3], np.int32)[::-1].copy()[::-1]) is np.False_
+    f[1] = np.True_
+    assert fn(None, f, np.array([1, 2, 3], np.int32)) is np.True_
+    assert not calls
+    for x, init in ((np.array([1, 2, 3], np.int64), np.False_),
+                    (np.array([1, 2, 3, 4], np.int32), np.False_),
+                    (np.int32(1), np.False_),
+                    (np.array([1, 2, 3], np.int32), np.array(False))):
+        f[1] = init
+        assert fn(None, f, x) == "original"
+    assert len(calls) == 4
+    alls = jax_idioms._fused_any_ne(k.tobytes(), k.dtype, k.shape, False, 1, original, 0)
+    f[1] = np.True_
+    assert alls(None, f, k.copy()) is np.True_
+    assert alls(None, f, np.array([1, 2, 0], np.int32)) is np.False_

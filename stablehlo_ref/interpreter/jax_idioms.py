@@ -10,14 +10,19 @@ For a divisor `d` known when the block is compiled, with every element the same 
 `d > 0`, of a signed integer type, these are exactly numpy's floored `%` and `//` of the
 integers (no overflow: |r| < d, and q - 1 >= INT_MIN / d - 1 > INT_MIN for d >= 2, while
 for d == 1 the remainder is 0 and no correction is made). A power of two is `x & (d - 1)`
-and `x >> log2(d)` (two's complement). The compiled block (`plan._Emitter.finish`) finds
-these patterns among the entries of a merged sequence of steps and replaces the final
-select by one step computing the whole; the pattern's other steps go where nothing else
-reads their values. Values of another form than the pattern was matched for (an array of
-another dtype, a 0-d array) run the original steps (see `_fused`).
+and `x >> log2(d)` (two's complement; a small array's operand an array of its shape). The
+compiled block (`plan._Emitter.finish`) finds these patterns among the entries of a merged
+sequence of steps and replaces the final select by one step computing the whole; the
+pattern's other steps go where nothing else reads their values. Values of another form
+than the pattern was matched for (an array of another dtype, a 0-d array) run the original
+steps (see `_fused`).
 
 Likewise `a + convert(p)` of a boolean p into a's integer type (jnp's `c + (v != 1)`) is
 numpy's sum of the integer and boolean arrays, one call instead of two.
+
+A full boolean `or` reduction of `x != k` (jnp.any(v != k)), or `and` of `x == k`, k a known
+integer array of x's shape and dtype, is whether x's bytes differ from k's: integers are equal
+exactly where their bytes are (one `tobytes` instead of a compare and a count).
 
 And `1 / (1 + exp(-x))` (jax.nn.sigmoid) of f32/f64 arrays is one step with the four
 steps' values (`_fused_sigmoid`): the exponential in f64 rounded once to the type, on the
@@ -213,15 +218,32 @@ def _fused(floor_div, d, scalar, original, out):
             arr_fn, arr_b = np.remainder, ds
         scal = operator.mod
 
+    # a mask or shift of a small array takes an array of its shape full of the operand (the
+    # same values of the same dtype, elementwise: numpy's loop for two arrays costs less than
+    # the conversion of a scalar operand); kept, with its shape, for the last shape seen
+    full = [((), None)]
+    full_shape = np.full
+
     def fused(ctx, f, x):
         if x.__class__ is ND:
             if x.dtype == dtype and x.ndim:
+                if power and x.size <= _FULL_OPERAND_ELEMENTS:
+                    sh, b = full[0]
+                    if x.shape != sh:
+                        sh = x.shape
+                        b = full_shape(sh, arr_b, dtype)
+                        full[0] = (sh, b)
+                    return arr_fn(x, b)
                 return arr_fn(x, arr_b)
         elif x.__class__ is scalar:
             return scal(x, ds)       # numpy's integer scalars floor (d > 0: no warning)
         original(ctx, f)
         return f[out]
     return fused
+
+
+# (at most this many elements: `_fused`'s operand array of the shape)
+_FULL_OPERAND_ELEMENTS = 4096
 
 
 _INT_TYPES = {**_SIGNED, "ui8": np.uint8, "ui16": np.uint16, "ui32": np.uint32,
@@ -358,6 +380,67 @@ def _fused_sigmoid(x_slot, ones_a, ones_d, one_first, scalar, shape, original, o
     return fused
 
 
+def _match_any_ne(g, s):
+    """Members and (x, init slot, known bytes, dtype, shape, any) of a full boolean `or`
+    reduction of `x != k` (jnp.any(v != k)), or `and` of `x == k` (jnp.all(v == k)), ending
+    at the reduce entry s: x and k integer arrays of one static shape and dtype, k known,
+    the reduction over every dimension with the one init operand."""
+    from .reduction import recognize_binary_body
+    e = g.entries[s]
+    op = e[6]
+    if len(op.operands) != 2 or len(op.results) != 1 \
+            or tuple(getattr(op.results[0].type, "shape", (1,))) != () \
+            or _etname(op.results[0].type) != "i1" or e[2] < 0:
+        return None
+    xshape = getattr(op.operands[0].type, "shape", None)
+    if xshape is None or None in xshape or not len(xshape):
+        return None
+    dims = sorted(int(d) for d in op.attributes["dimensions"].values)
+    if dims != list(range(len(xshape))):
+        return None
+    name = recognize_binary_body(op.regions[0])
+    if name == "stablehlo.or":
+        fn, want_any = operator.ne, True
+    elif name == "stablehlo.and":
+        fn, want_any = operator.eq, False
+    else:
+        return None
+    c = g.producer(e[1], fn=fn)
+    if c is None:
+        return None
+    for x, k in (_operands(g.entries[c]), _operands(g.entries[c])[::-1]):
+        if x == k or k not in g.known or x in g.known:
+            continue
+        kv = g.known[k]
+        if kv.__class__ is not np.ndarray or kv.dtype.kind not in "iu" \
+                or kv.shape != tuple(xshape):
+            continue
+        return (c,), (x, e[2], kv.tobytes(), kv.dtype, kv.shape, want_any)
+    return None
+
+
+def _fused_any_ne(x_bytes, dtype, shape, want_any, init_slot, original, out):
+    """The step `fn(ctx, f, x)` for `or`-reduce(x != k) / `and`-reduce(x == k) over every
+    dimension: integers are equal exactly where their bytes are, so whether x's bytes (C
+    order) differ from k's says whether some element differs; the result combined with a
+    numpy bool init by the Python operator, as the reduction's kernel does (`reduction.
+    reduce_specialized`). Anything else (another class, dtype or shape, an init of another
+    class) runs the original steps."""
+    ND, BOOL = np.ndarray, np.bool_
+    TRUE, FALSE = np.True_, np.False_
+    pyop = operator.or_ if want_any else operator.and_
+
+    def fused(ctx, f, x):
+        init = f[init_slot]
+        if x.__class__ is ND and x.dtype == dtype and x.shape == shape \
+                and init.__class__ is BOOL:
+            differ = x.tobytes() != x_bytes
+            return pyop(TRUE if differ is want_any else FALSE, init)
+        original(ctx, f)
+        return f[out]
+    return fused
+
+
 def fuse_sequence(entries, ops, indices, known, readers, dropped, make_runner):
     """`entries` (with `ops`, their ops, and `indices`, their runner indices) of one merged
     sequence, with the floor_mod / floor_div patterns replaced (see the module's text).
@@ -388,6 +471,17 @@ def fuse_sequence(entries, ops, indices, known, readers, dropped, make_runner):
                 fn = _fused_sigmoid(xs, known[one_a], known[one_d], one_first, t, shape,
                                     original, e[4])
                 replaced[s] = (fn, xs, -1, -3, e[4], "fused", ops[s])
+                members.update(mem)
+            continue
+        if len(e) == 7 and e[5] == "call" and e[6] is not None \
+                and e[6].name == "stablehlo.reduce":
+            got = _match_any_ne(g, s)
+            if got is not None:
+                mem, (xs, init, kb, dt, shape, want_any) = got
+                original = make_runner(tuple(entries[i] for i in sorted(mem + (s,))))
+                fn = _fused_any_ne(kb, dt, shape, want_any, init, original, e[4])
+                replaced[s] = (fn, xs, -1, -3, e[4], "fused", ops[s])
+                replaced_reads[s] = (xs, init)
                 members.update(mem)
             continue
         if len(e) != 7 or e[5] not in _SELECTS or e[3] < 0:
