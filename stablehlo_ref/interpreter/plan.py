@@ -2587,10 +2587,11 @@ def _start_getters(slots, known, bounds):
     return tuple(out)
 
 
-def _window(f, starts, unit=None):
+def _window(f, starts, unit=None, ellipsis=True):
     """The slices of the window `_start_getters` describes, as `clamped_window` makes them
     (with `unit`, a flag per dimension: an integer index for each flagged one, of size 1,
-    which drops that dimension; the result is a view, of rank 0 too)."""
+    which drops that dimension; the result is a view, of rank 0 too, unless `ellipsis` is
+    false: then no Ellipsis ends the index, as an index to write through needs none)."""
     idx = []
     k = 0
     for s, c, n, hi in starts:
@@ -2602,19 +2603,20 @@ def _window(f, starts, unit=None):
                 c = hi
         idx.append(c if unit is not None and unit[k] else slice(c, c + n))
         k += 1
-    if unit is not None:
+    if unit is not None and ellipsis:
         idx.append(Ellipsis)             # (an array of rank 0 where every index is one)
     return tuple(idx)
 
 
-def _window_maker(starts, unit=None):
-    """`_window(f, starts, unit)` as a function `window(f)` made once: the known starts'
-    slices (or indices) made here, and for a window of one start read from the frame, the
-    tuple made of the known parts around that one (the same slices and indices)."""
+def _window_maker(starts, unit=None, ellipsis=True):
+    """`_window(f, starts, unit, ellipsis)` as a function `window(f)` made once: the known
+    starts' slices (or indices) made here, and for a window of one start read from the
+    frame, the tuple made of the known parts around that one (the same slices and
+    indices)."""
     dyn = [k for k, (_, c, _, _) in enumerate(starts) if c is _NOTHING]
     if len(dyn) > 1:
         def window(f):
-            return _window(f, starts, unit)
+            return _window(f, starts, unit, ellipsis)
         return window
     parts = []
     for k, (s, c, n, hi) in enumerate(starts):
@@ -2622,7 +2624,7 @@ def _window_maker(starts, unit=None):
             parts.append(None)
         else:
             parts.append(c if unit is not None and unit[k] else slice(c, c + n))
-    if unit is not None:
+    if unit is not None and ellipsis:
         parts.append(Ellipsis)
     if not dyn:
         whole = tuple(parts)
@@ -2634,6 +2636,16 @@ def _window_maker(starts, unit=None):
     s, _, n, hi = starts[k]
     head, tail = tuple(parts[:k]), tuple(parts[k + 1:])
     if unit is not None and unit[k]:
+        if not head and not tail:
+            def window(f):
+                c = int(f[s])
+                if c < 0:
+                    c = 0
+                if c > hi:
+                    c = hi
+                return (c,)
+            return window
+
         def window(f):
             c = int(f[s])
             if c < 0:
@@ -2677,67 +2689,7 @@ def _write_window_maker(starts, xshape, vranks):
             return None
     if lead == 0 and tail == rank:
         return None
-    kept = starts[:tail]
-    dyn = [k for k, (_, c, _, _) in enumerate(kept) if c is _NOTHING]
-    unit = tuple(k < lead for k in range(tail))
-    parts = []
-    for k, (s, c, n, hi) in enumerate(kept):
-        if c is _NOTHING:
-            parts.append(None)
-        else:
-            parts.append(c if unit[k] else slice(c, c + n))
-    if len(dyn) > 1:
-        def window(f):
-            idx = []
-            for k, (s, c, n, hi) in enumerate(kept):
-                if c is _NOTHING:
-                    c = int(f[s])
-                    if c < 0:
-                        c = 0
-                    if c > hi:
-                        c = hi
-                    idx.append(c if unit[k] else slice(c, c + n))
-                else:
-                    idx.append(parts[k])
-            return tuple(idx)
-        return window
-    if not dyn:
-        whole = tuple(parts)
-
-        def window(f):
-            return whole
-        return window
-    k = dyn[0]
-    s, _, n, hi = kept[k]
-    head, rest = tuple(parts[:k]), tuple(parts[k + 1:])
-    if unit[k]:
-        if not head and not rest:
-            def window(f):
-                c = int(f[s])
-                if c < 0:
-                    c = 0
-                if c > hi:
-                    c = hi
-                return (c,)
-            return window
-
-        def window(f):
-            c = int(f[s])
-            if c < 0:
-                c = 0
-            if c > hi:
-                c = hi
-            return head + (c,) + rest
-        return window
-
-    def window(f):
-        c = int(f[s])
-        if c < 0:
-            c = 0
-        if c > hi:
-            c = hi
-        return head + (slice(c, c + n),) + rest
-    return window
+    return _window_maker(starts[:tail], tuple(k < lead for k in range(tail)), False)
 
 
 def _static_shape_of(t):
