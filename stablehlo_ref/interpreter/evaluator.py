@@ -98,12 +98,7 @@ class Interpreter:
             if consts is _MISSING:
                 if self.depth < 2000:
                     # (its first call: checked and run in one pass)
-                    consts, out = _constants_once(self, (self._functions or self.functions).get(name),
-                                                  self.limits)
-                    self._consts[name] = consts
-                    if out is not None:
-                        return out
-                    return self._call(name, args)
+                    return self.call_without_args(name, True)
                 consts = self._consts[name] = _constant_body(self.functions.get(name),
                                                              self.limits)
             if consts is not None and self.depth < 2000:
@@ -120,20 +115,16 @@ class Interpreter:
             consts = self._consts.get(name, _MISSING)
             if consts is _MISSING:
                 # (the callee's first call: only whether it may be skipped is decided)
-                n = self._discards.get(name)
-                if n is None:
-                    n = self._discards[name] = _discarded_results(
-                        (self._functions or self.functions).get(name), self.limits)
-                if n >= 0:
-                    return [None] * n
-            elif consts is not None and consts[2]:
+                return self.call_without_args(name, False)
+            if consts is not None and consts[2]:
                 return [None] * len(consts[1])
         return self.call(name, args)
 
     def call_without_args(self, name: str, used: bool) -> list:
         """`call(name, [])`, or `call_discarded(name, [])` where `used` is false, for a call
         op of no operands in a body run once (`plan.run_once`: no trace, depth >= 1): the
-        first call of a constant callee (@inputs, @expected) without their dispatch."""
+        first call of a constant callee (@inputs, @expected) without their dispatch; `call`
+        and `call_discarded` come here for a callee's first call too."""
         if self.depth < 2000:
             consts = self._consts.get(name, _MISSING)
             if consts is _MISSING:
