@@ -403,3 +403,17 @@ def test_a_reduce_whose_body_is_replaced_after_its_first_run_uses_the_new_body()
     out = reduction.reduce(Interpreter(m), red, np.arange(12, dtype=np.float32).reshape(3, 4),
                            np.float32(0))
     assert np.asarray(out).tolist() == [3.0, 7.0, 11.0]
+
+
+def test_terminators_have_no_kernel():
+    # `run_once` looks a terminator up only where the op has no kernel
+    from stablehlo_ref.interpreter.registry import KERNELS, TERMINATORS
+    assert not [t for t in TERMINATORS if t in KERNELS]
+
+
+def test_an_unchecked_type_matches_no_limits():
+    # `run_once` and the constant checks compare `Type._ob[0]` with the limits in force
+    from stablehlo_ref.ir.types import Type, TensorType, element_type
+    assert Type._ob[0] is None
+    t = TensorType((3, 7, 11), element_type("f32"))
+    assert t._ob[0] is None or isinstance(t._ob[0], Limits)

@@ -589,7 +589,7 @@ def _constants_once(ctx, func, limits):
             literal = False
         t = results[0].type
         sb = t._ob
-        if sb is not None and sb[0] is limits:
+        if sb[0] is limits:
             # (a type `once_bytes` accepted for these limits)
             live += sb[1]
         else:
@@ -669,7 +669,7 @@ def _discarded_results(func, limits) -> int:
             return -1
         t = results[0].type
         sb = t._ob
-        if sb is not None and sb[0] is limits:
+        if sb[0] is limits:
             live += sb[1]
         else:
             if t.__class__ is not TensorType or t.element_type.__class__ is not ElementType:

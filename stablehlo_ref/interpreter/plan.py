@@ -735,13 +735,11 @@ def run_once(ctx, block, args, last, limits):
                     dying = {}
                 dying.setdefault(last[a], []).append(a)
     kernels = KERNELS
+    call_kernel = kernels.get("func.call")
     live = 0
     max_live = limits.max_live_bytes
     max_elements, max_bytes = limits.max_tensor_elements, limits.max_tensor_bytes
-    i = -1
-    for op in block.operations:
-        i += 1
-        name = op.name
+    for i, op in enumerate(block.operations):
         operands = op.operands
         nin = len(operands)
         # (x0, x1 and vals are set for the arity that reads them; a stale one holds a value
@@ -758,16 +756,18 @@ def run_once(ctx, block, args, last, limits):
             else:
                 vals = []
         except KeyError:
-            raise InterpreterError(f"{name}: operand used before it is defined",
+            raise InterpreterError(f"{op.name}: operand used before it is defined",
                                    op.where()) from None
-        if name in TERMINATORS:
+        fn = kernels.get(op.name)
+        # (a terminator has no kernel)
+        if fn is None and op.name in TERMINATORS:
             return [x0, x1] if nin == 2 else [x0] if nin == 1 else vals
         results = op.results
         over = None              # the results over the tensor-size limits, if any
         for r in results:
             t = r.type
             sb = t._ob
-            if sb is not None and sb[0] is limits:
+            if sb[0] is limits:
                 # (a type `once_bytes` checked against these limits: counted, nothing else)
                 live += sb[1]
                 continue
@@ -800,76 +800,93 @@ def run_once(ctx, block, args, last, limits):
                     sizes = {}
                 sizes[r] = sb[1]
                 dying.setdefault(last.get(r, i), []).append(r)
-        fn = kernels.get(name)
-        err = None
-        if fn is None:
-            fn = HARNESS_OPS.get(name)
-            if fn is None:
-                err = NotImplementedOpError(name)
-        elif other:
-            fn, err, callee = _once_kernel(op, name, fn, results, last)
-            if callee is not None:
-                vals = (callee, [x0, x1] if nin == 2 else [x0] if nin == 1 else vals)
-                nin = -1
-        elif name == "func.call":
-            # (`_once_kernel` for a call of plain types: the interpreter's call, or its
-            # call_discarded where no result is used, called directly with the callee's name)
-            callee = getattr(op.attributes.get("callee"), "root", None)
-            if isinstance(callee, str):
-                used = False
-                for r in results:
-                    if r in last:
-                        used = True
-                        break
-                if nin == 0:
-                    fn = ctx.call_without_args
-                    vals = (callee, used)
+        # (after the results loop, `r` is the op's one result where it has one)
+        if fn is not None and not other and fn is not call_kernel and not op.regions \
+                and over is None and live <= max_live:
+            # the common op: its kernel, no planned error (`_once_apply`, in line)
+            try:
+                if nin == 2:
+                    v = fn(ctx, op, x0, x1)
+                elif nin == 1:
+                    v = fn(ctx, op, x0)
                 else:
-                    fn = ctx.call if used else ctx.call_discarded
+                    v = fn(ctx, op, *vals)
+            except StableHLOError as e:
+                if e.location is None:
+                    e.location = op.where()
+                raise
+            except KERNEL_ERRORS as e:
+                raise InterpreterError(f"{op.name}: {e}", op.where()) from None
+        else:
+            name = op.name
+            err = None
+            if fn is None:
+                fn = HARNESS_OPS.get(name)
+                if fn is None:
+                    err = NotImplementedOpError(name)
+            elif other:
+                fn, err, callee = _once_kernel(op, name, fn, results, last)
+                if callee is not None:
                     vals = (callee, [x0, x1] if nin == 2 else [x0] if nin == 1 else vals)
-                nin = -2
-        if op.regions and 1 > limits.max_nesting:
-            # (as in `plan_block`: over an op's missing kernel)
-            err = LimitError(f"{name}: regions nested more than {limits.max_nesting} deep",
-                             op.where(), FLAGS["max_nesting"])
-        if over is not None:
-            for t, sb in over:
-                if err is None:
-                    try:
-                        check_tensor(t.shape, 8 * sb[1] // sb[0] if sb[0] else 8,
-                                     name, op.where(), limits)
-                    except LimitError as e:
-                        err = e
-        if live > max_live and err is None:
-            err = LimitError(f"{name}: the values alive at once would take {live} bytes, "
-                             f"over the limit of {max_live}", op.where(),
-                             FLAGS["max_live_bytes"])
-        # (`_once_apply`, in line)
-        try:
-            if err is not None:
-                raise err
-            if nin == 2:
-                v = fn(ctx, op, x0, x1)
-            elif nin == 1:
-                v = fn(ctx, op, x0)
-            elif nin == -2:
-                v = fn(vals[0], vals[1])
-            else:
-                v = fn(ctx, op, *vals)
-        except StableHLOError as e:
-            if e.location is None:
-                e.location = op.where()
-            raise
-        except KERNEL_ERRORS as e:
-            raise InterpreterError(f"{name}: {e}", op.where()) from None
-        n = len(results)
-        if n == 1:
-            r = results[0]
+                    nin = -1
+            elif name == "func.call":
+                # (`_once_kernel` for a call of plain types: the interpreter's call, or its
+                # call_discarded where no result is used, called directly with the callee's
+                # name)
+                callee = getattr(op.attributes.get("callee"), "root", None)
+                if isinstance(callee, str):
+                    used = False
+                    for q in results:
+                        if q in last:
+                            used = True
+                            break
+                    if nin == 0:
+                        fn = ctx.call_without_args
+                        vals = (callee, used)
+                    else:
+                        fn = ctx.call if used else ctx.call_discarded
+                        vals = (callee, [x0, x1] if nin == 2 else [x0] if nin == 1 else vals)
+                    nin = -2
+            if op.regions and 1 > limits.max_nesting:
+                # (as in `plan_block`: over an op's missing kernel)
+                err = LimitError(f"{name}: regions nested more than {limits.max_nesting} deep",
+                                 op.where(), FLAGS["max_nesting"])
+            if over is not None:
+                for t, sb in over:
+                    if err is None:
+                        try:
+                            check_tensor(t.shape, 8 * sb[1] // sb[0] if sb[0] else 8,
+                                         name, op.where(), limits)
+                        except LimitError as e:
+                            err = e
+            if live > max_live and err is None:
+                err = LimitError(f"{name}: the values alive at once would take {live} bytes, "
+                                 f"over the limit of {max_live}", op.where(),
+                                 FLAGS["max_live_bytes"])
+            # (`_once_apply`, in line)
+            try:
+                if err is not None:
+                    raise err
+                if nin == 2:
+                    v = fn(ctx, op, x0, x1)
+                elif nin == 1:
+                    v = fn(ctx, op, x0)
+                elif nin == -2:
+                    v = fn(vals[0], vals[1])
+                else:
+                    v = fn(ctx, op, *vals)
+            except StableHLOError as e:
+                if e.location is None:
+                    e.location = op.where()
+                raise
+            except KERNEL_ERRORS as e:
+                raise InterpreterError(f"{name}: {e}", op.where()) from None
+        if len(results) == 1:
             if v.__class__ is not ND and (v.__class__ is list or (
                     v.__class__ is tuple and r.type.__class__ is not TupleType)):
                 v = v[0]
             env[r] = v
-        elif n:
+        elif results:
             for r, x in zip(results, v):
                 env[r] = x
         if dying is not None:

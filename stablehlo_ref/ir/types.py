@@ -16,8 +16,9 @@ class Type:
 
     __slots__ = ()
     # what the interpreter keeps on a type object it has checked (types are immutable and
-    # shared by the parses of a process): see `interpreter.plan.once_bytes`
-    _ob = None
+    # shared by the parses of a process): see `interpreter.plan.once_bytes` (a pair that
+    # matches no limits until then)
+    _ob = (None, 0)
 
 
 @dataclass(frozen=True)
