@@ -2,6 +2,8 @@
 select/clamp and conversions, for every element type, on whole arrays."""
 from __future__ import annotations
 
+import operator
+
 import numpy as np
 
 from ..errors import NotImplementedOpError
@@ -866,6 +868,12 @@ def compare(ctx, op, a, b):
         else:
             fast = cache["compare"] = _direct_comparison(op)
     if fast is not None and a.dtype == b.dtype:
+        if not a.shape and not b.shape and a.dtype.type in _PY_EXACT:
+            # (one element each, of a type whose Python value is exact and compares as
+            # numpy compares it: the comparison in Python, numpy's own bool scalar)
+            py = _PY_COMPARISONS.get(fast)
+            if py is not None:
+                return _TRUE if py(a.item(), b.item()) else _FALSE
         return fast(a, b)
     direction = op.attributes["comparison_direction"].value
     ctype_attr = op.attributes.get("compare_type")
@@ -897,6 +905,14 @@ def compare(ctx, op, a, b):
 
 _COMPARISONS = {"EQ": np.equal, "NE": np.not_equal, "LT": np.less, "LE": np.less_equal,
                 "GT": np.greater, "GE": np.greater_equal}
+# the direct comparisons as Python compares the operands' `item()`s, for the numpy types
+# whose items are exact (Python ints, bools, and floats holding the value; NaN unordered)
+_PY_COMPARISONS = {np.equal: operator.eq, np.not_equal: operator.ne, np.less: operator.lt,
+                   np.less_equal: operator.le, np.greater: operator.gt,
+                   np.greater_equal: operator.ge}
+_PY_EXACT = frozenset((np.bool_, np.int8, np.int16, np.int32, np.int64, np.uint8, np.uint16,
+                       np.uint32, np.uint64, np.float16, np.float32, np.float64))
+_TRUE, _FALSE = np.True_, np.False_
 
 
 def _signed_view(x, et):

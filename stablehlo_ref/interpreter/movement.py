@@ -374,12 +374,18 @@ def pad(ctx, op, x, value):
     return out
 
 
+_INT_SCALARS = frozenset((np.int8, np.int16, np.int32, np.int64, np.uint8, np.uint16,
+                          np.uint32, np.uint64))
+
+
 def _clamped_starts(x_shape, sizes, starts):
     out = []
     d = 0
     for s in starts:
         # (a rank-0 array, as the types have it, read with int(), else made one first)
-        s = int(s) if s.__class__ is np.ndarray and not s.shape else int(np.asarray(s).reshape(()))
+        # (a numpy integer scalar, as kernels leave rank-0 results, read with int() too)
+        s = int(s) if s.__class__ is np.ndarray and not s.shape or s.__class__ in _INT_SCALARS \
+            else int(np.asarray(s).reshape(()))
         out.append(min(max(s, 0), x_shape[d] - sizes[d]))
         d += 1
     return out

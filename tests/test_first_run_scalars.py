@@ -1,0 +1,72 @@
+"""The first run's Python paths for one-element operands (session 35) against the numpy
+computation they replace: a direct comparison of 0-d operands in Python against numpy's
+comparison ufunc on the same operands (value, type of the result)."""
+import numpy as np
+from hypothesis import given, settings, strategies as st
+
+from stablehlo_ref.interpreter import elementwise as ew
+from stablehlo_ref.interpreter.registry import KERNELS
+from stablehlo_ref.text import parse
+
+DIRS = {"EQ": np.equal, "NE": np.not_equal, "LT": np.less, "LE": np.less_equal,
+        "GT": np.greater, "GE": np.greater_equal}
+TYPES = {"i1": (np.bool_, None), "i8": (np.int8, "SIGNED"), "i16": (np.int16, "SIGNED"),
+         "i32": (np.int32, "SIGNED"), "i64": (np.int64, "SIGNED"),
+         "ui8": (np.uint8, "UNSIGNED"), "ui16": (np.uint16, "UNSIGNED"),
+         "ui32": (np.uint32, "UNSIGNED"), "ui64": (np.uint64, "UNSIGNED"),
+         "f16": (np.float16, "FLOAT"), "f32": (np.float32, "FLOAT"),
+         "f64": (np.float64, "FLOAT")}
+
+
+def _compare_op(direction, et, ctype):
+    ct = f", {ctype}" if ctype else ""
+    m = parse(f"""func.func @main(%a: tensor<{et}>, %b: tensor<{et}>) -> tensor<i1> {{
+  %0 = stablehlo.compare {direction}, %a, %b{ct} : (tensor<{et}>, tensor<{et}>) -> tensor<i1>
+  return %0 : tensor<i1>
+}}""")
+    return m.functions["main"].regions[0].blocks[0].operations[0]
+
+
+def _value(dt, data):
+    if dt is np.bool_:
+        return np.bool_(data.draw(st.booleans()))
+    if np.issubdtype(dt, np.integer):
+        info = np.iinfo(dt)
+        edge = [info.min, info.max, 0, 1, -1 if info.min else 2]
+        return dt(data.draw(st.one_of(st.sampled_from(edge), st.integers(info.min, info.max))))
+    special = [np.nan, -np.nan, np.inf, -np.inf, 0.0, -0.0, 1.0]
+    x = data.draw(st.one_of(st.sampled_from(special),
+                            st.floats(allow_nan=False, width=np.finfo(dt).bits)))
+    return dt(x)
+
+
+@settings(max_examples=400, deadline=None)
+@given(st.sampled_from(sorted(DIRS)), st.sampled_from(sorted(TYPES)), st.booleans(),
+       st.data())
+def test_scalar_compare_matches_the_ufunc(direction, et, as_scalars, data):
+    dt, ctype = TYPES[et]
+    op = _compare_op(direction, et, ctype)
+    a, b = _value(dt, data), _value(dt, data)
+    if data.draw(st.booleans()):
+        b = a
+    if not as_scalars:
+        a, b = np.asarray(a), np.asarray(b)
+    got = KERNELS["stablehlo.compare"](None, op, a, b)
+    want = DIRS[direction](a, b)
+    assert got.__class__ is want.__class__ is np.bool_
+    assert bool(got) == bool(want), (a, b, direction)
+
+
+def test_scalar_compare_is_taken_only_for_exact_types():
+    assert set(ew._PY_COMPARISONS) == set(DIRS.values())
+    assert all(np.dtype(t).kind in "biuf" for t in ew._PY_EXACT)
+
+
+def test_clamped_starts_read_numpy_scalars_as_rank_0_arrays():
+    from stablehlo_ref.interpreter.movement import _clamped_starts
+    for t in (np.int8, np.int16, np.int32, np.int64, np.uint8, np.uint16, np.uint32, np.uint64):
+        info = np.iinfo(t)
+        for v in (info.min, info.max, 0, 1, 3):
+            for s in (t(v), np.asarray(t(v)), np.asarray([t(v)])):
+                assert _clamped_starts((7, 9), (2, 3), [s, t(1)]) == \
+                    [min(max(int(v), 0), 5), 1]
