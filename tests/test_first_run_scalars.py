@@ -70,3 +70,53 @@ def test_clamped_starts_read_numpy_scalars_as_rank_0_arrays():
             for s in (t(v), np.asarray(t(v)), np.asarray([t(v)])):
                 assert _clamped_starts((7, 9), (2, 3), [s, t(1)]) == \
                     [min(max(int(v), 0), 5), 1]
+
+
+_FOLDS = {"stablehlo.add": (np.add, np.logical_or), "stablehlo.multiply": (np.multiply, np.logical_and),
+          "stablehlo.maximum": (np.maximum, np.logical_or),
+          "stablehlo.minimum": (np.minimum, np.logical_and),
+          "stablehlo.and": (np.bitwise_and, np.logical_and),
+          "stablehlo.or": (np.bitwise_or, np.logical_or),
+          "stablehlo.xor": (np.bitwise_xor, np.logical_xor)}
+
+
+def _float_bits(dt, data):
+    # any bit pattern: subnormals, near-overflow values, NaN payloads, signed zeros
+    bits = np.finfo(dt).bits
+    ut = {16: np.uint16, 32: np.uint32, 64: np.uint64}[bits]
+    return np.array([data.draw(st.integers(0, 2 ** bits - 1))], ut).view(dt)[0]
+
+
+@settings(max_examples=1500, deadline=None)
+@given(st.sampled_from(sorted(TYPES)), st.sampled_from(["replace"] + sorted(_FOLDS)), st.data())
+def test_fold_one_matches_the_ufunc_at_fold(et, body, data):
+    """`_fold_one` (a one-element scatter in Python) against what the general path's
+    `apply_updates` does with one target: `ufunc.at` (an assignment for a replace), bit for
+    bit, or it declines."""
+    from stablehlo_ref.interpreter.indexing import _fold_one
+    dt = TYPES[et][0]
+    if np.dtype(dt).kind == "f":
+        if body in ("stablehlo.and", "stablehlo.or", "stablehlo.xor"):
+            return
+        if data.draw(st.booleans()):
+            a, b = _float_bits(dt, data), _float_bits(dt, data)
+        else:
+            a, b = _value(dt, data), _value(dt, data)
+    else:
+        a, b = _value(dt, data), _value(dt, data)
+    x = np.array([a], dt)
+    u = np.array([b], dt)
+    got = _fold_one(body, x.dtype, x.dtype.kind, x.item(0), u.item(0))
+    if got is None:
+        return
+    out = x.copy()
+    with np.errstate(all="ignore"):         # (as runs store: an overflow is an infinity)
+        out[0] = got
+    want = x.copy()
+    if body == "replace":
+        want[np.array([0])] = u
+    else:
+        fn = _FOLDS[body][1 if x.dtype.kind == "b" else 0]
+        with np.errstate(all="ignore"):
+            fn.at(want, np.array([0]), u)
+    assert out.tobytes() == want.tobytes(), (a, b, body, out, want)

@@ -1099,6 +1099,23 @@ def first_scatter(x, idx, u, uwd, iwd, s2o, ivd, body, wide=False):
     nan_risk = fn is not None and (kind == "f" or wide) \
         and (body == "stablehlo.add" or body == "stablehlo.multiply")
     listed = kind in "biu" and x.size <= _FIRST_LISTED
+    if m == 1 and not wide and u.size == 1 and x.dtype.type in _ONE_TYPES:
+        # one update element (a window of one element): folded in Python on the items, where
+        # `_fold_one` computes exactly what numpy's fold of the element gives
+        pos = [0] * rank
+        vec = idx.tolist() if nd == 1 else [idx.item()] if nd == 0 else idx.reshape(-1).tolist()
+        for d, a in zip(s2o, vec):
+            pos[d] = a
+        for d in range(rank):
+            a = pos[d]
+            if a < 0 or a >= xs[d]:
+                return None          # (the element is outside the input)
+        pos = tuple(pos)
+        v = _fold_one(body, x.dtype, kind, x.item(pos), u.item())
+        if v is not None:
+            out = x.copy()
+            out[pos] = v
+            return out
     if m == 1 and not listed:
         # one window: its slices
         start = [0] * rank
@@ -1243,6 +1260,65 @@ def first_scatter(x, idx, u, uwd, iwd, s2o, ivd, body, wide=False):
             i += 1
         flat[list(last)] = uf[list(last.values())]
     return out
+
+
+# the dtypes whose one-element scatters `first_scatter` folds in Python (`_fold_one`): their
+# `item()` is a Python bool, int or float holding the value exactly
+_ONE_TYPES = frozenset((np.bool_, np.int8, np.int16, np.int32, np.int64, np.uint8, np.uint16,
+                        np.uint32, np.uint64, np.float16, np.float32, np.float64))
+
+
+def _fold_one(body, dt, kind, a, b):
+    """The element a scatter's `body` ("replace" or a `_PRIMITIVES` op) makes of the input's
+    item `a` and the update's item `b` (of `dt`, one of `_ONE_TYPES`, of numpy kind `kind`), as a
+    Python value that numpy stores back exactly as its own fold stores it; None where that is
+    not sure (the caller computes it with numpy): a NaN (its payload), a float maximum or
+    minimum of two zeros (their signs). Integers wrap as numpy's do; a float sum or product
+    is the exact result rounded once to f64 and once more to the element type on the store,
+    which rounds as numpy's f16/f32/f64 arithmetic does (f64 carries more than twice the
+    digits plus two)."""
+    if kind == "f":
+        if body == "replace":
+            return None if b != b else b
+        if a != a or b != b:
+            return None
+        if body == "stablehlo.add":
+            return a + b
+        if body == "stablehlo.multiply":
+            return a * b
+        if body == "stablehlo.maximum" or body == "stablehlo.minimum":
+            if a == b:
+                return a if a else None
+            return (a if a > b else b) if body == "stablehlo.maximum" else (a if a < b else b)
+        return None
+    if body == "replace":
+        return b
+    if kind == "b":
+        if body == "stablehlo.or" or body == "stablehlo.add" or body == "stablehlo.maximum":
+            return a | b
+        if body == "stablehlo.and" or body == "stablehlo.multiply" \
+                or body == "stablehlo.minimum":
+            return a & b
+        if body == "stablehlo.xor":
+            return a ^ b
+        return None
+    if body == "stablehlo.add":
+        lo, mask = _WRAP[dt]
+        return ((a + b - lo) & mask) + lo
+    if body == "stablehlo.multiply":
+        lo, mask = _WRAP[dt]
+        return ((a * b - lo) & mask) + lo
+    if body == "stablehlo.maximum":
+        return a if a > b else b
+    if body == "stablehlo.minimum":
+        return a if a < b else b
+    if body == "stablehlo.and":
+        return a & b
+    if body == "stablehlo.or":
+        return a | b
+    if body == "stablehlo.xor":
+        return a ^ b
+    return None
 
 
 def _first_run_scatter(op, c, x, idx, u):
