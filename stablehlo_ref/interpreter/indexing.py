@@ -1004,6 +1004,9 @@ _FIRST_WIDE = frozenset(("bf16",))
 _FIRST_TARGETS = 256
 # and folds integers and bools in Python into an input of at most this many elements
 _FIRST_LISTED = 64
+# and folds the items of at most this many update elements of other inputs in Python
+# (`_fold_one`: a cold ufunc on a view, or `ufunc.at`, costs 10-20 us)
+_FIRST_PY = 16
 # the integer dtypes' wrapping: (lowest value, mask of the value's bits)
 _WRAP = {np.dtype(t): (int(np.iinfo(t).min), (1 << np.iinfo(t).bits) - 1) for t in (
     np.int8, np.int16, np.int32, np.int64, np.uint8, np.uint16, np.uint32, np.uint64)}
@@ -1116,7 +1119,15 @@ def first_scatter(x, idx, u, uwd, iwd, s2o, ivd, body, wide=False):
             out = x.copy()
             out[pos] = v
             return out
-    if m == 1 and not listed:
+    # a few update elements of a dtype whose items are exact: listed and folded in Python
+    # on the items of the input's copy (`_fold_one`), in the updates' order, below
+    py = False
+    if not listed and not wide and x.dtype.type in _ONE_TYPES:
+        size = m
+        for w in win:
+            size *= w
+        py = size <= _FIRST_PY
+    if m == 1 and not listed and not py:
         # one window: its slices
         start = [0] * rank
         vec = idx.tolist() if nd == 1 else [idx.item()] if nd == 0 else idx.reshape(-1).tolist()
@@ -1202,6 +1213,18 @@ def first_scatter(x, idx, u, uwd, iwd, s2o, ivd, body, wide=False):
     if not distinct and nan_risk and wide:
         return None                  # (`apply_updates` rounds each fold: not one listing)
     uf = u.reshape(-1)
+    if py:
+        out = x.copy()
+        flat = out.reshape(-1)
+        item = flat.item
+        dt = x.dtype
+        for f, v in zip(t, uf.tolist()):
+            v = _fold_one(body, dt, kind, item(f), v)
+            if v is None:
+                break                # (numpy's fold, below)
+            flat[f] = v
+        else:
+            return out
     if listed:
         # integers and bools in Python (exact; wrapped as numpy wraps), in one pass over the
         # targets (any order for a fold: exact and commutative; a replace's in the updates')
