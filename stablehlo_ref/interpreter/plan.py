@@ -736,6 +736,9 @@ def run_once(ctx, block, args, last, limits):
                 dying.setdefault(last[a], []).append(a)
     kernels = KERNELS
     call_kernel = kernels.get("func.call")
+    # (the regions of this body's ops are never run, see `once_uses`: an op with regions
+    # takes the common path unless they are nested too deep)
+    nest_ok = limits.max_nesting >= 1
     live = 0
     max_live = limits.max_live_bytes
     max_elements, max_bytes = limits.max_tensor_elements, limits.max_tensor_bytes
@@ -801,8 +804,8 @@ def run_once(ctx, block, args, last, limits):
                 sizes[r] = sb[1]
                 dying.setdefault(last.get(r, i), []).append(r)
         # (after the results loop, `r` is the op's one result where it has one)
-        if fn is not None and not other and fn is not call_kernel and not op.regions \
-                and over is None and live <= max_live:
+        if fn is not None and not other and fn is not call_kernel \
+                and (nest_ok or not op.regions) and over is None and live <= max_live:
             # the common op: its kernel, no planned error (`_once_apply`, in line)
             try:
                 if nin == 2:
