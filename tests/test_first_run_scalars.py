@@ -120,3 +120,30 @@ def test_fold_one_matches_the_ufunc_at_fold(et, body, data):
         with np.errstate(all="ignore"):
             fn.at(want, np.array([0]), u)
     assert out.tobytes() == want.tobytes(), (a, b, body, out, want)
+
+
+def test_pad_fills_the_padding_value_bits_as_they_are():
+    """pad's fill with a padding value of the operand's dtype (`ndarray.fill`) against
+    `np.copyto`, NaN payloads (signaling ones too) and signed zeros included."""
+    import ml_dtypes
+    from stablehlo_ref.interpreter.movement import pad
+    cases = [(np.float16, np.uint16, [0x7C01, 0x7E00, 0xFC01, 0x8000, 1]),
+             (np.float32, np.uint32, [0x7F800001, 0x7FC00000, 0xFF800123, 0x80000000]),
+             (np.float64, np.uint64, [0x7FF0000000000001, 0xFFF8000000000123, 1 << 63]),
+             (ml_dtypes.bfloat16, np.uint16, [0x7F81, 0xFFC1, 0x8000]),
+             (np.int8, np.uint8, [0x80, 0x7F]), (np.bool_, np.uint8, [1])]
+    m = parse("""func.func @main(%x: tensor<2x3xf32>, %v: tensor<f32>) -> tensor<5x8xf32> {
+  %0 = stablehlo.pad %x, %v, low = [1, 0], high = [1, 3], interior = [1, 2] : (tensor<2x3xf32>, tensor<f32>) -> tensor<5x8xf32>
+  return %0 : tensor<5x8xf32>
+}""")
+    op = m.functions["main"].regions[0].blocks[0].operations[0]
+    for dt, ut, bits in cases:
+        x = np.arange(6).reshape(2, 3).astype(dt)
+        for b in bits:
+            v = np.array(b, ut).view(dt).reshape(())
+            for val in (v, v[()]):
+                got = pad(None, op, x, val)
+                want = np.empty((5, 8), dt)
+                np.copyto(want, np.asarray(val).reshape(()), casting="unsafe")
+                want[1::2, 0:7:3] = x
+                assert got.dtype == want.dtype and got.tobytes() == want.tobytes()

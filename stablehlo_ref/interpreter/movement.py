@@ -348,9 +348,13 @@ def pad(ctx, op, x, value):
         shape = tuple(lo[i] + hi[i] + n + max(n - 1, 0) * interior[i] for i, n in enumerate(x.shape))
         if any(d < 0 for d in shape):
             raise InterpreterError(f"{op.name}: negative dimension size in output shape {list(shape)}")
-    # (what np.full does, without its Python-level call)
+    # (what np.full does, without its Python-level call; a padding value of the operand's
+    # dtype, as the types have it, filled in by the array's own method, bits as they are)
     out = np.empty(shape, dtype=x.dtype)
-    np.copyto(out, value.reshape(()), casting="unsafe")
+    if value.dtype == x.dtype and not value.shape:
+        out.fill(value)
+    else:
+        np.copyto(out, value.reshape(()), casting="unsafe")
     src_sl = []
     dst_sl = []
     for i in range(x.ndim):
