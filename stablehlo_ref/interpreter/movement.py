@@ -261,7 +261,8 @@ def reshape_specialized(op, known=None):
 
 @kernel("stablehlo.transpose")
 def transpose(ctx, op, x):
-    return np.transpose(x, _ints(op, "permutation"))
+    perm = _array_values(op.attributes.get("permutation"))
+    return np.transpose(x, _ints(op, "permutation") if perm is None else perm)
 
 
 def _array_values(a):
@@ -319,7 +320,11 @@ _BACKWARD = slice(None, None, -1)
 
 @kernel("stablehlo.reverse")
 def reverse(ctx, op, x):
-    dims = _ints(op, "dimensions")
+    # (read in place where the attribute is a dense array of integers, as `slice_` reads
+    # its own: an op's first run, often its only one, keeps no cache)
+    dims = _array_values(op.attributes.get("dimensions"))
+    if dims is None:
+        dims = _ints(op, "dimensions")
     if not dims:
         return x
     # (the view `np.flip` makes, indexed directly for distinct dims in range; np.flip itself,
