@@ -1456,10 +1456,13 @@ def _unary_float_specializer(name, float_fn):
             if x.__class__ is ND and x.dtype == dt:
                 if native:
                     return float_fn(x)
-                # as `_unary` computes it: in f64, rounded once to the type
-                if wide or x.size < big:
-                    return float_fn(x if wide else x.astype(f64)).astype(dt, copy=False)
-                return widened(float_fn, x, f64, floor).astype(dt, copy=False)
+                # as `_unary` computes it: in f64, rounded once to the type (a new array
+                # either way: astype's positional form, without its keyword parsing)
+                if wide:
+                    return float_fn(x)
+                if x.size < big:
+                    return float_fn(x.astype(f64)).astype(dt)
+                return widened(float_fn, x, f64, floor).astype(dt)
             return general(ctx, op, x)
         return unary_scalar
     return specialize

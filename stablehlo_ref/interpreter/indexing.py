@@ -1631,12 +1631,14 @@ def scatter_at_kernel(op):
     state = [None, None, None, None]     # indices, run, in-bounds targets, in bounds (or None)
 
     def scatter_at(ctx, op, x, idx, u):
-        if x.__class__ is not ND or u.__class__ is not ND or idx.__class__ is not ND \
-                or x.dtype != dt or u.dtype != dt or x.shape != xs or u.shape != us \
-                or idx.shape != ids:
+        if x.__class__ is not ND or u.__class__ is not ND or x.dtype != dt or u.dtype != dt \
+                or x.shape != xs or u.shape != us:
             return scatter(ctx, op, x, idx, u)
         if idx is state[0] and state[1] == RUN[0]:
+            # (the kept index array, of the class and shape checked when it was kept)
             targets, valid = state[2], state[3]
+        elif idx.__class__ is not ND or idx.shape != ids:
+            return scatter(ctx, op, x, idx, u)
         else:
             targets, valid = plan.targets(idx)
             if valid is not None:

@@ -210,6 +210,9 @@ def _dot_static_2d(lshape, rshape, lperm, rperm, a_shape, b_shape, out_shape, l_
     kernel keeps them."""
     last = [(None, None, -1), (None, None, -1)]
     dot = np.ndarray.dot
+    # (astype's positional forms, without its keyword parsing: the same casts; the product
+    # of the accumulation type is returned as it is where that is the result's type)
+    same = np.dtype(dtype) == np.dtype(cd)
     # (use_threads leaves the count alone below this: the call is skipped, as for the small
     # products of a scan's step)
     threads = flops >= SINGLE_THREADED_FLOPS
@@ -222,7 +225,7 @@ def _dot_static_2d(lshape, rshape, lperm, rperm, a_shape, b_shape, out_shape, l_
         if lhs is kept[0] and kept[2] == run:
             a = kept[1]
         else:
-            a = (lhs if lperm is None else lhs.transpose(lperm)).astype(cd, order=l_order)
+            a = (lhs if lperm is None else lhs.transpose(lperm)).astype(cd, l_order)
             if a_shape is not None:
                 a = a.reshape(a_shape)
             if keep_l:
@@ -231,7 +234,7 @@ def _dot_static_2d(lshape, rshape, lperm, rperm, a_shape, b_shape, out_shape, l_
         if rhs is kept[0] and kept[2] == run:
             b = kept[1]
         else:
-            b = (rhs if rperm is None else rhs.transpose(rperm)).astype(cd, order=r_order)
+            b = (rhs if rperm is None else rhs.transpose(rperm)).astype(cd, r_order)
             if b_shape is not None:
                 b = b.reshape(b_shape)
             if keep_r:
@@ -241,7 +244,7 @@ def _dot_static_2d(lshape, rshape, lperm, rperm, a_shape, b_shape, out_shape, l_
         out = dot(a, b)
         if out_shape is not None:
             out = out.reshape(out_shape)
-        return out.astype(dtype, copy=False)
+        return out if same else out.astype(dtype)
     return dot_general_2d
 
 

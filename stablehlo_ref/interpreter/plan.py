@@ -2546,9 +2546,10 @@ def _update_in_place_runner(op, ins, out, known, dead_slots, reads, fed=None):
                 n = refcount(x) - 3
                 if f[out] is x:
                     n -= 1
-                for s in dead_slots:
-                    if f[s] is x:
-                        n -= 1
+                if n:                    # (no dead slot holds x where nothing else does)
+                    for s in dead_slots:
+                        if f[s] is x:
+                            n -= 1
                 if n == 0:
                     u = f[src]
                     try:
@@ -2574,9 +2575,10 @@ def _update_in_place_runner(op, ins, out, known, dead_slots, reads, fed=None):
             n = refcount(x) - 3
             if f[out] is x:
                 n -= 1
-            for s in dead_slots:
-                if f[s] is x:
-                    n -= 1
+            if n:                    # (no dead slot holds x where nothing else does)
+                for s in dead_slots:
+                    if f[s] is x:
+                        n -= 1
             if n == 0:
                 try:
                     ok = u.shape == ushape       # (numpy scalars have a shape too)
@@ -2809,9 +2811,10 @@ def _scatter_in_place_runner(op, ins, out, known, dead_slots, reads):
             n = refcount(x) - 3
             if f[out] is x:
                 n -= 1
-            for s in dead_slots:
-                if f[s] is x:
-                    n -= 1
+            if n:                    # (no dead slot holds x where nothing else does)
+                for s in dead_slots:
+                    if f[s] is x:
+                        n -= 1
             if n == 0:
                 pos = position(np.asarray(idx))
                 if pos is not None:
@@ -2936,6 +2939,16 @@ def _bound_runner(fn, op, ins, out, kn, fast):
         return run
     if fast is _SELECT and ins[0] not in kn:
         return _select_runner(fn, op, ins, out, kn)
+    if k == 3 and ins[0] in kn and ins[1] not in kn and ins[2] not in kn:
+        # (a scatter into a known input, ...: the known first operand passed as it is, no
+        # argument list made per call)
+        c0 = kn[ins[0]]
+        b, c = ins[1], ins[2]
+
+        def run(ctx, f):
+            v = fn(ctx, op, c0, f[b], f[c])
+            f[out] = v[0] if v.__class__ in _SEQ else v
+        return run
     template = [kn.get(s) for s in ins]
     where = tuple((i, s) for i, s in enumerate(ins) if s not in kn)
 
