@@ -166,8 +166,9 @@ def error_stats(case: Case, outputs: List) -> dict:
         if floaty:
             parts = [(a.real, e.real), (a.imag, e.imag)] if et.is_complex else [(a, e)]
             for pa, pe in parts:
-                fa = np.asarray(pa).astype(np.float64)
-                fe = np.asarray(pe).astype(np.float64)
+                with np.errstate(invalid="ignore"):    # (NaNs of bf16/f8 warn in the cast)
+                    fa = np.asarray(pa).astype(np.float64)
+                    fe = np.asarray(pe).astype(np.float64)
                 finite = np.isfinite(fa) & np.isfinite(fe)
                 same = (fa == fe) | (np.isnan(fa) & np.isnan(fe))
                 nonfinite += int(np.count_nonzero(~finite & ~same))

@@ -641,6 +641,7 @@ def _float_pool_draw(rng, dt, shape):
        st.sampled_from(["replace", "stablehlo.add", "stablehlo.multiply", "stablehlo.maximum",
                         "stablehlo.minimum", "stablehlo.and", "stablehlo.or", "stablehlo.xor"]),
        st.integers(0, 2**32 - 1))
+@np.errstate(all="ignore")   # (kernels run as the interpreter runs them)
 def test_window_scatter_matches_the_general_path(cfg, et_name, body, seed):
     """`window_scatter` (a window written or combined with numpy on a view) gives the bits
     `apply_updates` gives on the plan's targets, or declines."""
@@ -784,6 +785,7 @@ _BODIES = ["replace", "stablehlo.add", "stablehlo.multiply", "stablehlo.maximum"
            "stablehlo.minimum", "stablehlo.and", "stablehlo.or", "stablehlo.xor"]
 
 
+@np.errstate(all="ignore")   # (kernels run as the interpreter runs them)
 def _first_scatter_against_general(cfg, et_name, body, seed, nan_updates=True):
     """`first_scatter`'s result (or None) against `apply_updates` on the plan's targets, bit
     for bit; returns whether it applied. Float updates hold no NaN unless `nan_updates`."""

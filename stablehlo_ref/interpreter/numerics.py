@@ -114,8 +114,9 @@ def ulp_difference(a: np.ndarray, b: np.ndarray, et: ElementType) -> np.ndarray:
     a = np.asarray(a, dtype=dt)
     b = np.asarray(b, dtype=dt)
     udt = {1: np.uint8, 2: np.uint16, 4: np.uint32, 8: np.uint64}[dt.itemsize]
-    fa = a.astype(np.float64)
-    fb = b.astype(np.float64)
+    with np.errstate(invalid="ignore"):     # (a NaN of bf16/f8 casts with a warning)
+        fa = a.astype(np.float64)
+        fb = b.astype(np.float64)
     bit_eq = contiguous(a).view(udt) == contiguous(b).view(udt)
     ma = contiguous(np.abs(a)).view(udt).astype(np.uint64)
     mb = contiguous(np.abs(b)).view(udt).astype(np.uint64)
@@ -138,9 +139,9 @@ def approx_equal(a: np.ndarray, b: np.ndarray, et: ElementType, tol: float) -> n
 
 
 def approx_equal_float(a, b, tol):
-    fa = np.asarray(a).astype(np.float64)
-    fb = np.asarray(b).astype(np.float64)
     with np.errstate(all="ignore"):
+        fa = np.asarray(a).astype(np.float64)
+        fb = np.asarray(b).astype(np.float64)
         eq = fa == fb
         both_nan = np.isnan(fa) & np.isnan(fb)
         close = np.isfinite(fa) & np.isfinite(fb) & (np.abs(fa - fb) <= tol)
