@@ -642,16 +642,168 @@ def compile_loop(ctx, op):
     ce, cops = _live(_fuse_floor_mod(cc.entries, cc.ops, cc.known), cc.ops, couts)
     be, bops = _live(_fuse_floor_mod(bc.entries, bc.ops, bc.known), bc.ops, bouts)
     bentries, bops, moves = _schedule(be, bops, bouts, n)
-    bentries, bops = _fuse_selects(bentries, bops, {src for _, src in moves} | set(range(n)))
     ce, cops = _fuse_selects(ce, cops, {couts[0]})
     centries = tuple(tuple(e) for e in ce)
-    if all(e[3] == -1 and e[0].__class__ is _BUILTIN for e in bentries) and len(centries) <= 1:
+    keep = {src for _, src in moves} | set(range(n))
+    # a counted loop's values of its counters alone (`_induction_slice`), computed before it
+    sliced = None
+    cone = _cone(centries, couts[0])
+    if cone is not None and _counter(cone, bc.known, bentries, moves, n) is not None:
+        got = _induction_slice(bentries, bops, moves, n, bc.known, types)
+        if got is not None:
+            se, sops, spec = got
+            se, sops = _fuse_selects(se, sops, keep)
+            sliced = (tuple(tuple(e) for e in se), spec)
+    bentries, bops = _fuse_selects(bentries, bops, keep)
+    if all(e[3] == -1 and e[0].__class__ is _BUILTIN for e in bentries) and len(centries) <= 1 \
+            and sliced is None:
         # a body of Python operators only: the compiled block's merged sequence runs it
         # (measured no faster here, and a chain of 50 f32 ops about 2x slower, not understood)
         return None
     return _runner(n, [SCALAR_TYPES[t] for t in types], bc.nslots, bc.known, centries,
                    cops, couts[0], tuple(tuple(e) for e in bentries), bops, moves,
-                   frozenset(k for k in range(n) if bouts[k] == k))
+                   frozenset(k for k in range(n) if bouts[k] == k), sliced)
+
+
+def _cone(centries, cslot):
+    """The condition's one binary entry (fn, a, b) computing its result, or None."""
+    if len(centries) == 1 and centries[0][3] == -1 and centries[0][4] == cslot:
+        return centries[0][:3]
+    return None
+
+
+# ------------------------------------------------------------------ counters, precomputed
+# The operators an entry of `_induction_slice` may have: on numpy integer and boolean arrays
+# each computes elementwise what it computes on numpy scalars of the same dtype (the same
+# ufunc loops: wrapping add, subtract and multiply, floored `%` (x % 0 = 0), compares, bitwise
+# ops; the i1 compares are bitwise ops too)
+_SLICE_FNS = frozenset((operator.add, operator.sub, operator.mul, operator.and_, operator.or_,
+                        operator.xor, operator.mod, *_CMP.values(), *_CMP_I1.values()))
+_MAX_PRECOMPUTED = 1 << 18     # iterations whose counter values are computed in arrays at most
+
+
+def _induction_slice(entries, ops, moves, n, known, types):
+    """For a counted loop: (the body's other entries, their ops, spec) where some carried
+    integer slots k are counters (their one store the body's `k = k + c`, c a known integer of
+    k's type, no move into k) whose values nothing but the slice reads, and the slice (integer
+    and boolean entries of `_SLICE_FNS` reading counters, known values, carried values the
+    body never stores, and the slice's own values) is computed for all iterations at once
+    before the loop (`_precompute`); None where there is no counter. spec: (counters: (slot,
+    c, position of its store), steps: (fn, operand refs, out), frontier: the slice's slots
+    the rest reads)."""
+    int_ok = frozenset(_INT_SCALARS) | {np.bool_}
+    stype = {k: SCALAR_TYPES[types[k]] for k in range(n)}
+    for s, v in known.items():
+        stype[s] = v.__class__
+    for e, op in zip(entries, ops):
+        stype[e[4]] = SCALAR_TYPES.get(scalar_type(op.results[0].type))
+    stores = {}
+    for e in entries:
+        stores[e[4]] = stores.get(e[4], 0) + 1
+    moved_into = {d for d, _ in moves}
+    move_srcs = {s for _, s in moves}
+    invariant = {k for k in range(n) if k not in stores and k not in moved_into}
+    counters = {}
+    for i, e in enumerate(entries):
+        k = e[4]
+        if k >= n or e[0] is not operator.add or e[3] != -1 or stores[k] != 1 \
+                or k in moved_into or stype[k] not in _COUNTER_TYPES:
+            continue
+        c = e[2] if e[1] == k else e[1] if e[2] == k else None
+        if c is None or c == k or c not in known or known[c].__class__ is not stype[k]:
+            continue
+        counters[k] = (i, int(known[c]))
+    while counters:
+        updates = {i for i, _ in counters.values()}
+        avail = set(known) | invariant | set(counters)
+        sl = set(updates)
+        for i, e in enumerate(entries):
+            if i in sl or e[3] != -1 or e[0] not in _SLICE_FNS or e[4] < n:
+                continue
+            if stype.get(e[4]) in int_ok and stype.get(e[1]) in int_ok \
+                    and stype.get(e[2]) in int_ok and e[1] in avail and e[2] in avail:
+                sl.add(i)
+                avail.add(e[4])
+        outside = set(move_srcs)
+        for i, e in enumerate(entries):
+            if i not in sl:
+                outside.update(_entry_reads(e))
+        bad = [k for k in counters if k in outside]
+        if not bad:
+            break
+        for k in bad:
+            del counters[k]
+    if not counters:
+        return None
+    steps = []
+    for i, e in enumerate(entries):
+        if i not in sl or i in updates:
+            continue
+        refs = []
+        for r in (e[1], e[2]):
+            if r in counters:
+                # (read after the counter's store: its next value)
+                refs.append((1, r, 1 if counters[r][0] < i else 0))
+            elif r in known or r in invariant:
+                refs.append((0, r, 0))
+            else:
+                refs.append((2, r, 0))
+        steps.append((e[0], refs[0], refs[1], e[4]))
+    # (a value of the slice is one per iteration where it reads a counter, else the same in
+    # every iteration)
+    varying = set()
+    for fn, ra, rb, out in steps:
+        if any(kind == 1 or kind == 2 and r in varying for kind, r, _ in (ra, rb)):
+            varying.add(out)
+    needed = {st[3] for st in steps} & outside
+    frontier = tuple(sorted(needed & varying))
+    fixed = tuple(sorted(needed - varying))
+    rest = [(e, op) for i, (e, op) in enumerate(zip(entries, ops)) if i not in sl]
+    spec = (tuple((k, c, i) for k, (i, c) in sorted(counters.items())), tuple(steps), frontier,
+            fixed)
+    return [e for e, _ in rest], [op for _, op in rest], spec
+
+
+_COUNTER_TYPES = (np.int8, np.int16, np.int32, np.int64, np.uint8, np.uint16, np.uint32)
+
+
+def _precompute(spec, f, todo):
+    """The slice of `_induction_slice` for `todo` iterations from frame `f`: the arrays of
+    the frontier's values (one per iteration), with the counters' final values and the
+    slice's values that are the same every iteration stored into f; None (f untouched) where
+    a counter would leave its type's range (no wrapping), or there are too many iterations.
+    Each array element is the numpy scalar the entries compute in that iteration: the same
+    operators on arrays of the same dtypes, elementwise."""
+    if todo > _MAX_PRECOMPUTED:
+        return None
+    counters, steps, frontier, fixed = spec
+    seqs = {}
+    for k, c, _ in counters:
+        v = f[k]
+        info = np.iinfo(v.dtype)
+        k0 = int(v)
+        last = k0 + c * todo
+        if not info.min <= last <= info.max:
+            return None
+        # (every value between k0 and last: in the type, and in int64)
+        seqs[k] = (np.arange(todo + 1, dtype=np.int64) * c + k0).astype(v.dtype)
+    vals = {}
+    for fn, ra, rb, out in steps:
+        xs = []
+        for kind, r, after in (ra, rb):
+            if kind == 0:
+                xs.append(f[r])
+            elif kind == 1:
+                seq = seqs[r]
+                xs.append(seq[1:] if after else seq[:todo])
+            else:
+                xs.append(vals[r])
+        vals[out] = fn(xs[0], xs[1])
+    for k, _, _ in counters:
+        f[k] = seqs[k][todo]
+    for s in fixed:
+        f[s] = vals[s]
+    return [vals[s] for s in frontier]
 
 
 def _select_entry(p, x, y):
@@ -664,7 +816,7 @@ def _select_entry(p, x, y):
 _UNROLLED = 8              # body entries `_fast_loop` runs without a loop of its own
 
 
-def _fast_loop(cone, counter, body, moves, fslot):
+def _fast_loop(cone, counter, body, moves, fslot, pre=None):
     """The loop of `_runner` for a condition of one binary entry (`cone`: fn, a, b) and no
     deadline: `loop(ctx, op, f, left) -> iterations run`, with the body's entries (each
     (fn, a, b, out): `f[out] = fn(f[a], f[b])`; a select reads the frame itself, stored in
@@ -675,7 +827,10 @@ def _fast_loop(cone, counter, body, moves, fslot):
     computed: k takes each value below C once (no wrapping: k + 1 <= C), the condition
     holds until k reaches C. A counted loop of more than `left` iterations is not run here
     (None: the caller runs the loop as before, which stops at the limit); otherwise the loop
-    counts its iterations against `left` as `_runner`'s does."""
+    counts its iterations against `left` as `_runner`'s does. With `pre` (the spec of
+    `_induction_slice`, and `body` the entries outside its slice) a counted loop first
+    computes the slice (`_precompute`; None where it does not) and stores its values each
+    iteration takes before the entries run."""
     cf, ca, cb = cone
     pad = (_first, fslot, fslot, fslot)
     head = tuple(body[:_UNROLLED]) + (pad,) * (_UNROLLED - min(len(body), _UNROLLED))
@@ -690,6 +845,10 @@ def _fast_loop(cone, counter, body, moves, fslot):
     dst = tuple(d for d, _ in moves)
     get_moved = operator.itemgetter(*srcs) if len(srcs) > 1 else None
     forever = itertools.repeat(None)
+    pslots = pre[2] if pre is not None and counter is not None else ()
+    fed = len(pslots) > 0
+    single = len(pslots) == 1
+    p0 = pslots[0] if fed else None
     limit = int(np.iinfo(np.int64).max)
 
     def loop(ctx, op, f, left):
@@ -701,13 +860,29 @@ def _fast_loop(cone, counter, body, moves, fslot):
                 return None
             steps = range(todo)
             check = False
+            if pre is not None:
+                arrays = _precompute(pre, f, todo)
+                if arrays is None:
+                    return None
+                if single:
+                    steps = arrays[0]
+                elif fed:
+                    steps = zip(*arrays)
         else:
             todo = limit
             steps = forever
             check = True
         ran = 0
         f[fslot] = f
-        for _ in steps:
+        for v in steps:
+            if fed:
+                if single:
+                    f[p0] = v
+                else:
+                    i = 0
+                    for x in v:
+                        f[pslots[i]] = x
+                        i += 1
             if check:
                 if not cf(f[ca], f[cb]):
                     break
@@ -773,7 +948,8 @@ def _counter(cone, known, bentries, moves, n):
 _INT_SCALARS = tuple(SCALAR_TYPES[t] for t in _INTS)
 
 
-def _runner(n, scalars, nslots, known, centries, cops, cslot, bentries, bops, moves, same):
+def _runner(n, scalars, nslots, known, centries, cops, cslot, bentries, bops, moves, same,
+            sliced=None):
     template = [None] * (nslots + 2)
     for s, v in known.items():
         template[s] = v
@@ -792,20 +968,26 @@ def _runner(n, scalars, nslots, known, centries, cops, cslot, bentries, bops, mo
     dst = tuple(k for k, _ in moves)
     get_moved = operator.itemgetter(*srcs) if len(srcs) > 1 else None
     geterr = np.geterr
-    fast = None
+    fast = fast_sliced = None
     if cone is not None:
         fslot = nslots + 1
-        body = []
-        for e in bentries:
-            fn, a, b, c, out = e
-            if c == -1:
-                body.append((fn, a, b, out))
-            elif c == -2:
-                body.append((fn, fslot, fslot, out))      # (a fused select, see `_lazy_select`)
-            else:
-                body.append((_select_entry(a, b, c), fslot, fslot, out))
-        fast = _fast_loop(cone[:3], _counter(cone[:3], known, bentries, moves, n), body, moves,
-                          fslot)
+
+        def unrolled(entries):
+            body = []
+            for e in entries:
+                fn, a, b, c, out = e
+                if c == -1:
+                    body.append((fn, a, b, out))
+                elif c == -2:
+                    body.append((fn, fslot, fslot, out))  # (a fused select, see `_lazy_select`)
+                else:
+                    body.append((_select_entry(a, b, c), fslot, fslot, out))
+            return body
+        counter = _counter(cone[:3], known, bentries, moves, n)
+        fast = _fast_loop(cone[:3], counter, unrolled(bentries), moves, fslot)
+        if sliced is not None and counter is not None:
+            fast_sliced = _fast_loop(cone[:3], counter, unrolled(sliced[0]), moves, fslot,
+                                     sliced[1])
 
     def run(ctx, op, args):
         if len(args) != n:
@@ -827,7 +1009,11 @@ def _runner(n, scalars, nslots, known, centries, cops, cslot, bentries, bops, mo
         left = ctx.max_steps - ctx.steps      # iterations allowed before the limit
         if fast is not None and deadline is None:
             try:
-                ran = fast(ctx, op, f, left)
+                ran = None
+                if fast_sliced is not None:
+                    ran = fast_sliced(ctx, op, f, left)
+                if ran is None:
+                    ran = fast(ctx, op, f, left)
             except StableHLOError:
                 f[-1] = None
                 raise
