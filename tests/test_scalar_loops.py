@@ -3,6 +3,8 @@
 values (0, -0, inf, NaN payloads, integer extremes, division by 0 and INT_MIN / -1), and whole
 loops give the same results run there as through the general path (scalar loops switched off)
 and op by op (nothing compiled)."""
+import operator
+
 import numpy as np
 import pytest
 from hypothesis import HealthCheck, given, settings, strategies as st
@@ -465,3 +467,45 @@ def test_sliced_counter_needs_no_other_reader():
     assert [k for k, _, _ in seen[0][2][0]] == [0, 1]
     # (mm now stored by a move of k2: k is read by the move, m is no longer invariant)
     assert [k for k, _, _ in seen[1][2][0]] == [0]
+
+
+@pytest.mark.parametrize("name", ["stablehlo.sine", "stablehlo.cosine", "stablehlo.tanh"])
+@SETTINGS
+@given(data=st.data())
+def test_unrounded_bounded_unary_feeds_f32_operators(name, data):
+    """An f32 sine/cosine/tanh left a Python float (`_unrounded`) and taken by an f32
+    add/subtract/multiply/divide with an np.float32, either side: the bits of the rounded
+    value's operation (NaN payloads, signed zeros, subnormals included)."""
+    (m, op), = _ops(name, "f32")
+    fn, _ = scalar_loops.scalar_function(op)
+    lazy = getattr(fn, "unrounded", None)
+    if not scalar_loops._WEAK_PYTHON_FLOATS:
+        assert lazy is None
+        return
+    x, y = _value("f32", data.draw), _value("f32", data.draw)
+    with np.errstate(all="ignore"):
+        r = fn(x, x)
+        u = lazy(x, x)
+        assert u.__class__ is float
+        for f2 in scalar_loops._TAKES_UNROUNDED:
+            assert _same(f2(u, y), f2(r, y)) and _same(f2(y, u), f2(y, r)), (f2, x, y)
+
+
+def test_unrounded_only_where_every_reader_takes_it():
+    (m, op), = _ops("stablehlo.sine", "f32")
+    sin32, _ = scalar_loops.scalar_function(op)
+    add, mul = operator.add, operator.mul
+    if not scalar_loops._WEAK_PYTHON_FLOATS:
+        return
+    lazy = sin32.unrounded
+    # slot 5: the sine of slot 0; read by add/mul with an np.float32 slot: unrounded
+    es = ((sin32, 0, 0, -1, 5), (add, 5, 1, -1, 6), (mul, 2, 5, -1, 7))
+    assert scalar_loops._unrounded(es, {0, 1, 2, 6, 7})[0][0] is lazy
+    # read after the entries, by a select, by itself, or with another unrounded value: not
+    assert scalar_loops._unrounded(es, {0, 1, 2, 5, 6, 7})[0][0] is sin32
+    sel = ((sin32, 0, 0, -1, 5), (add, 5, 1, -1, 6), (scalar_loops._first, 3, 5, 1, 7))
+    assert scalar_loops._unrounded(sel, {7})[0][0] is sin32
+    sq = ((sin32, 0, 0, -1, 5), (mul, 5, 5, -1, 6))
+    assert scalar_loops._unrounded(sq, {6})[0][0] is sin32
+    two = ((sin32, 0, 0, -1, 5), (sin32, 1, 1, -1, 6), (add, 5, 6, -1, 7))
+    assert [e[0] for e in scalar_loops._unrounded(two, {7})[:2]] == [sin32, sin32]

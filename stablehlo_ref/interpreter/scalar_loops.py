@@ -181,12 +181,58 @@ def _unary_float(ufunc, et):
 
         def unary32(x, _):
             return one * float(ufunc(float(x)))
+        if ufunc in _BOUNDED:
+            def unary32_unrounded(x, _):
+                return float(ufunc(float(x)))
+            unary32.unrounded = unary32_unrounded
         return unary32
     f32 = np.float32
 
     def unary32_np1(x, _):
         return f32(float(ufunc(float(x))))
     return unary32_np1
+
+
+# ufuncs whose f64 results are NaN or at most 1 in magnitude (`_unrounded`)
+_BOUNDED = frozenset((np.sin, np.cos, np.tanh))
+# f32 operators that take a Python float operand as that float rounded to f32 (numpy 2),
+# the other operand an np.float32
+_TAKES_UNROUNDED = frozenset((operator.add, operator.sub, operator.mul, operator.truediv))
+
+
+def _unrounded(entries, keep):
+    """The entries with each f32 sine, cosine or tanh (`_unary_float`: its f64 result rounded
+    to f32 as `one * r`) whose every reader is an f32 add, subtract, multiply or divide of it
+    and another entry's np.float32 left a Python float: numpy 2 converts a Python float operand
+    of an np.float32 operator to f32 (the same one rounding, and the same cast, as `one * r`;
+    no overflow, |r| <= 1 or NaN) before the f32 operation, the same values. `keep`: slots
+    read after the entries."""
+    if not _WEAK_PYTHON_FLOATS:
+        return entries
+    readers = {}
+    for j, e in enumerate(entries):
+        for r in _entry_reads(e):
+            readers.setdefault(r, []).append(j)
+    cand = {e[4] for e in entries if getattr(e[0], "unrounded", None) is not None
+            and e[3] == -1 and e[4] not in keep}
+    out = list(entries)
+    for i, e in enumerate(entries):
+        s = e[4]
+        if s not in cand or not readers.get(s):
+            continue
+        ok = True
+        for j in readers[s]:
+            x = entries[j]
+            if x[3] != -1 or x[0] not in _TAKES_UNROUNDED:
+                ok = False
+                break
+            other = x[2] if x[1] == s else x[1]
+            if x[1] == x[2] or other in cand:
+                ok = False
+                break
+        if ok:
+            out[i] = (e[0].unrounded,) + tuple(e[1:])
+    return tuple(out)
 
 
 _BINARY = {"stablehlo.add": operator.add, "stablehlo.subtract": operator.sub,
@@ -653,7 +699,7 @@ def compile_loop(ctx, op):
         if got is not None:
             se, sops, spec = got
             se, sops = _fuse_selects(se, sops, keep)
-            sliced = (tuple(tuple(e) for e in se), spec)
+            sliced = (_unrounded(tuple(tuple(e) for e in se), keep), spec)
     bentries, bops = _fuse_selects(bentries, bops, keep)
     if all(e[3] == -1 and e[0].__class__ is _BUILTIN for e in bentries) and len(centries) <= 1 \
             and sliced is None:
@@ -661,7 +707,8 @@ def compile_loop(ctx, op):
         # (measured no faster here, and a chain of 50 f32 ops about 2x slower, not understood)
         return None
     return _runner(n, [SCALAR_TYPES[t] for t in types], bc.nslots, bc.known, centries,
-                   cops, couts[0], tuple(tuple(e) for e in bentries), bops, moves,
+                   cops, couts[0], _unrounded(tuple(tuple(e) for e in bentries), keep), bops,
+                   moves,
                    frozenset(k for k in range(n) if bouts[k] == k), sliced)
 
 
@@ -892,23 +939,24 @@ def _fast_loop(cone, counter, body, moves, fslot, pre=None):
                     left -= ran
                     ran = 0
                     ctx.tick(op, counted=True)
+            # (nested: a body of k entries tests min(k, 7) guards)
             f[o0] = f0(f[a0], f[b0])
             if g1:
                 f[o1] = f1(f[a1], f[b1])
-            if g2:
-                f[o2] = f2(f[a2], f[b2])
-            if g3:
-                f[o3] = f3(f[a3], f[b3])
-            if g4:
-                f[o4] = f4(f[a4], f[b4])
-            if g5:
-                f[o5] = f5(f[a5], f[b5])
-            if g6:
-                f[o6] = f6(f[a6], f[b6])
-            if g7:
-                f[o7] = f7(f[a7], f[b7])
-                for fn, a, b, out in rest:
-                    f[out] = fn(f[a], f[b])
+                if g2:
+                    f[o2] = f2(f[a2], f[b2])
+                    if g3:
+                        f[o3] = f3(f[a3], f[b3])
+                        if g4:
+                            f[o4] = f4(f[a4], f[b4])
+                            if g5:
+                                f[o5] = f5(f[a5], f[b5])
+                                if g6:
+                                    f[o6] = f6(f[a6], f[b6])
+                                    if g7:
+                                        f[o7] = f7(f[a7], f[b7])
+                                        for fn, a, b, out in rest:
+                                            f[out] = fn(f[a], f[b])
             if dst:
                 if direct:
                     for d, s in moves:
