@@ -9,7 +9,12 @@ stored in a flat list of slots, the whole loop one Python loop over tuples of
 (function, operand slots, result slot) (`_fast_loop`: the first few of them in the loop's
 own code, and a counted loop run for its known number of iterations with no condition
 computed). Constants, and ops of constants only, are computed once by the general kernels
-when the loop is compiled.
+when the loop is compiled. In a counted loop, carried integers stepped by a known constant
+whose values only integer and boolean ops read (the loop's counter, JAX's `i % 3 == 0` of it)
+are computed for all iterations at once, in arrays, before the loop (`_induction_slice`); the
+body stores the values of that slice it reads each iteration. An f32 sine, cosine or tanh
+whose readers are all f32 add/subtract/multiply/divide of an np.float32 is left a Python
+float those operators round to f32 (`_unrounded`).
 
 Every admitted pair computes the bits the general kernel computes on rank-0 arrays (wrapping
 integers, the spec's integer division and remainder cases, f32 computed through f64 and
