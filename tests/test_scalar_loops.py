@@ -3,6 +3,8 @@
 values (0, -0, inf, NaN payloads, integer extremes, division by 0 and INT_MIN / -1), and whole
 loops give the same results run there as through the general path (scalar loops switched off)
 and op by op (nothing compiled)."""
+import operator
+
 import numpy as np
 import pytest
 from hypothesis import HealthCheck, given, settings, strategies as st
@@ -380,3 +382,130 @@ def test_counter_needs_a_known_bound_and_one_store():
         "GT, %i2, %j", "GT, %i, %j")) is None
     # the fori test's loop compares with a carried bound: no count
     assert counter(_loop("i32")) is None
+
+
+# a counted loop whose counters' values are computed for all iterations before it
+# (`_induction_slice`): i (the loop's counter), k stepped by a constant of its own type, read
+# before and after its store, an invariant carried m, JAX's floor_mod of i, compares and i1
+# logic feeding two selects of f32 values; k leaves its type's range for some starts (no
+# precomputed slice then)
+SLICED = """func.func @main(%i0: tensor<i32>, %k0: tensor<{t}>, %m: tensor<{t}>, %a0: tensor<f32>) -> (tensor<i32>, tensor<{t}>, tensor<{t}>, tensor<f32>) {{
+  %r:4 = stablehlo.while(%i = %i0, %k = %k0, %mm = %m, %a = %a0) : tensor<i32>, tensor<{t}>, tensor<{t}>, tensor<f32>
+   cond {{
+    %c = stablehlo.constant dense<40> : tensor<i32>
+    %lt = stablehlo.compare LT, %i, %c, SIGNED : (tensor<i32>, tensor<i32>) -> tensor<i1>
+    stablehlo.return %lt : tensor<i1>
+  }} do {{
+    %one = stablehlo.constant dense<1> : tensor<i32>
+    %i2 = stablehlo.add %i, %one : tensor<i32>
+    %five = stablehlo.constant dense<5> : tensor<{t}>
+    %y = stablehlo.xor %k, %five : tensor<{t}>
+    %st = stablehlo.constant dense<{step}> : tensor<{t}>
+    %k2 = stablehlo.add %st, %k : tensor<{t}>
+    %x = stablehlo.multiply %k2, %mm : tensor<{t}>
+    %p = stablehlo.compare LT, %y, %x, {ct} : (tensor<{t}>, tensor<{t}>) -> tensor<i1>
+    %three = stablehlo.constant dense<3> : tensor<i32>
+    %rm = func.call @remainder(%i, %three) : (tensor<i32>, tensor<i32>) -> tensor<i32>
+    %z = stablehlo.constant dense<0> : tensor<i32>
+    %q = stablehlo.compare EQ, %rm, %z, SIGNED : (tensor<i32>, tensor<i32>) -> tensor<i1>
+    %pq = stablehlo.xor %p, %q : tensor<i1>
+    %fone = stablehlo.constant dense<1.000000e+00> : tensor<f32>
+    %a1 = stablehlo.add %a, %fone : tensor<f32>
+    %half = stablehlo.constant dense<5.000000e-01> : tensor<f32>
+    %ah = stablehlo.multiply %a, %half : tensor<f32>
+    %an = stablehlo.select %pq, %a1, %ah : tensor<i1>, tensor<f32>
+    %s = stablehlo.sine %an : tensor<f32>
+    %an2 = stablehlo.select %p, %an, %s : tensor<i1>, tensor<f32>
+    stablehlo.return %i2, %k2, %mm, %an2 : tensor<i32>, tensor<{t}>, tensor<{t}>, tensor<f32>
+  }}
+  return %r#0, %r#1, %r#2, %r#3 : tensor<i32>, tensor<{t}>, tensor<{t}>, tensor<f32>
+}}
+""" + LOOP[LOOP.index("func.func private @remainder"):]
+
+
+@pytest.mark.parametrize("t,step", [("i32", 7), ("i64", -3), ("ui8", 1), ("i16", 1000),
+                                    ("ui32", 4000000000)])
+@SETTINGS
+@given(data=st.data())
+def test_sliced_counted_loop_matches_general_path(t, step, data):
+    src = SLICED.format(t=t, step=step, ct="UNSIGNED" if t.startswith("u") else "SIGNED")
+    m = parse(src)
+    got = {}
+    old = scalar_loops._induction_slice
+
+    def spy(*a):
+        got["s"] = old(*a)
+        return got["s"]
+    scalar_loops._induction_slice = spy
+    try:
+        assert scalar_loops.compile_loop(Interpreter(m), _while_op(m)) is not None
+    finally:
+        scalar_loops._induction_slice = old
+    counters, _, frontier, _ = got["s"][2]
+    assert [k for k, _, _ in counters] == [0, 1] and len(frontier) == 2
+    i0 = np.int32(data.draw(st.sampled_from([0, 5, 39, 40, 45, -3])))
+    args = [i0, values(t, (), data.draw), values(t, (), data.draw), values("f32", (), data.draw)]
+    fast, general, stepwise = _run_three_ways(src, args)
+    for a, b, c in zip(fast, general, stepwise):
+        assert _same(a, b) and _same(a, c), (t, args, a, b, c)
+
+
+def test_sliced_counter_needs_no_other_reader():
+    # k read by an f32 convert outside the slice, or moved into another value: no counter k
+    src = SLICED.format(t="i32", step=7, ct="SIGNED")
+    m = parse(src)
+    fn, ctx = scalar_loops._induction_slice, Interpreter(m)
+    seen = []
+    scalar_loops._induction_slice = lambda *a: seen.append(fn(*a)) or seen[-1]
+    try:
+        scalar_loops.compile_loop(ctx, _while_op(m))
+        bad = src.replace("return %i2, %k2, %mm, %an2", "return %i2, %k2, %k2, %an2")
+        m2 = parse(bad)
+        scalar_loops.compile_loop(Interpreter(m2), _while_op(m2))
+    finally:
+        scalar_loops._induction_slice = fn
+    assert [k for k, _, _ in seen[0][2][0]] == [0, 1]
+    # (mm now stored by a move of k2: k is read by the move, m is no longer invariant)
+    assert [k for k, _, _ in seen[1][2][0]] == [0]
+
+
+@pytest.mark.parametrize("name", ["stablehlo.sine", "stablehlo.cosine", "stablehlo.tanh"])
+@SETTINGS
+@given(data=st.data())
+def test_unrounded_bounded_unary_feeds_f32_operators(name, data):
+    """An f32 sine/cosine/tanh left a Python float (`_unrounded`) and taken by an f32
+    add/subtract/multiply/divide with an np.float32, either side: the bits of the rounded
+    value's operation (NaN payloads, signed zeros, subnormals included)."""
+    (m, op), = _ops(name, "f32")
+    fn, _ = scalar_loops.scalar_function(op)
+    lazy = getattr(fn, "unrounded", None)
+    if not scalar_loops._WEAK_PYTHON_FLOATS:
+        assert lazy is None
+        return
+    x, y = _value("f32", data.draw), _value("f32", data.draw)
+    with np.errstate(all="ignore"):
+        r = fn(x, x)
+        u = lazy(x, x)
+        assert u.__class__ is float
+        for f2 in scalar_loops._TAKES_UNROUNDED:
+            assert _same(f2(u, y), f2(r, y)) and _same(f2(y, u), f2(y, r)), (f2, x, y)
+
+
+def test_unrounded_only_where_every_reader_takes_it():
+    (m, op), = _ops("stablehlo.sine", "f32")
+    sin32, _ = scalar_loops.scalar_function(op)
+    add, mul = operator.add, operator.mul
+    if not scalar_loops._WEAK_PYTHON_FLOATS:
+        return
+    lazy = sin32.unrounded
+    # slot 5: the sine of slot 0; read by add/mul with an np.float32 slot: unrounded
+    es = ((sin32, 0, 0, -1, 5), (add, 5, 1, -1, 6), (mul, 2, 5, -1, 7))
+    assert scalar_loops._unrounded(es, {0, 1, 2, 6, 7})[0][0] is lazy
+    # read after the entries, by a select, by itself, or with another unrounded value: not
+    assert scalar_loops._unrounded(es, {0, 1, 2, 5, 6, 7})[0][0] is sin32
+    sel = ((sin32, 0, 0, -1, 5), (add, 5, 1, -1, 6), (scalar_loops._first, 3, 5, 1, 7))
+    assert scalar_loops._unrounded(sel, {7})[0][0] is sin32
+    sq = ((sin32, 0, 0, -1, 5), (mul, 5, 5, -1, 6))
+    assert scalar_loops._unrounded(sq, {6})[0][0] is sin32
+    two = ((sin32, 0, 0, -1, 5), (sin32, 1, 1, -1, 6), (add, 5, 6, -1, 7))
+    assert [e[0] for e in scalar_loops._unrounded(two, {7})[:2]] == [sin32, sin32]

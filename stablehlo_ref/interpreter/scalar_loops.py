@@ -9,7 +9,12 @@ stored in a flat list of slots, the whole loop one Python loop over tuples of
 (function, operand slots, result slot) (`_fast_loop`: the first few of them in the loop's
 own code, and a counted loop run for its known number of iterations with no condition
 computed). Constants, and ops of constants only, are computed once by the general kernels
-when the loop is compiled.
+when the loop is compiled. In a counted loop, carried integers stepped by a known constant
+whose values only integer and boolean ops read (the loop's counter, JAX's `i % 3 == 0` of it)
+are computed for all iterations at once, in arrays, before the loop (`_induction_slice`); the
+body stores the values of that slice it reads each iteration. An f32 sine, cosine or tanh
+whose readers are all f32 add/subtract/multiply/divide of an np.float32 is left a Python
+float those operators round to f32 (`_unrounded`).
 
 Every admitted pair computes the bits the general kernel computes on rank-0 arrays (wrapping
 integers, the spec's integer division and remainder cases, f32 computed through f64 and
@@ -181,12 +186,58 @@ def _unary_float(ufunc, et):
 
         def unary32(x, _):
             return one * float(ufunc(float(x)))
+        if ufunc in _BOUNDED:
+            def unary32_unrounded(x, _):
+                return float(ufunc(float(x)))
+            unary32.unrounded = unary32_unrounded
         return unary32
     f32 = np.float32
 
     def unary32_np1(x, _):
         return f32(float(ufunc(float(x))))
     return unary32_np1
+
+
+# ufuncs whose f64 results are NaN or at most 1 in magnitude (`_unrounded`)
+_BOUNDED = frozenset((np.sin, np.cos, np.tanh))
+# f32 operators that take a Python float operand as that float rounded to f32 (numpy 2),
+# the other operand an np.float32
+_TAKES_UNROUNDED = frozenset((operator.add, operator.sub, operator.mul, operator.truediv))
+
+
+def _unrounded(entries, keep):
+    """The entries with each f32 sine, cosine or tanh (`_unary_float`: its f64 result rounded
+    to f32 as `one * r`) whose every reader is an f32 add, subtract, multiply or divide of it
+    and another entry's np.float32 left a Python float: numpy 2 converts a Python float operand
+    of an np.float32 operator to f32 (the same one rounding, and the same cast, as `one * r`;
+    no overflow, |r| <= 1 or NaN) before the f32 operation, the same values. `keep`: slots
+    read after the entries."""
+    if not _WEAK_PYTHON_FLOATS:
+        return entries
+    readers = {}
+    for j, e in enumerate(entries):
+        for r in _entry_reads(e):
+            readers.setdefault(r, []).append(j)
+    cand = {e[4] for e in entries if getattr(e[0], "unrounded", None) is not None
+            and e[3] == -1 and e[4] not in keep}
+    out = list(entries)
+    for i, e in enumerate(entries):
+        s = e[4]
+        if s not in cand or not readers.get(s):
+            continue
+        ok = True
+        for j in readers[s]:
+            x = entries[j]
+            if x[3] != -1 or x[0] not in _TAKES_UNROUNDED:
+                ok = False
+                break
+            other = x[2] if x[1] == s else x[1]
+            if x[1] == x[2] or other in cand:
+                ok = False
+                break
+        if ok:
+            out[i] = (e[0].unrounded,) + tuple(e[1:])
+    return tuple(out)
 
 
 _BINARY = {"stablehlo.add": operator.add, "stablehlo.subtract": operator.sub,
@@ -642,16 +693,169 @@ def compile_loop(ctx, op):
     ce, cops = _live(_fuse_floor_mod(cc.entries, cc.ops, cc.known), cc.ops, couts)
     be, bops = _live(_fuse_floor_mod(bc.entries, bc.ops, bc.known), bc.ops, bouts)
     bentries, bops, moves = _schedule(be, bops, bouts, n)
-    bentries, bops = _fuse_selects(bentries, bops, {src for _, src in moves} | set(range(n)))
     ce, cops = _fuse_selects(ce, cops, {couts[0]})
     centries = tuple(tuple(e) for e in ce)
-    if all(e[3] == -1 and e[0].__class__ is _BUILTIN for e in bentries) and len(centries) <= 1:
+    keep = {src for _, src in moves} | set(range(n))
+    # a counted loop's values of its counters alone (`_induction_slice`), computed before it
+    sliced = None
+    cone = _cone(centries, couts[0])
+    if cone is not None and _counter(cone, bc.known, bentries, moves, n) is not None:
+        got = _induction_slice(bentries, bops, moves, n, bc.known, types)
+        if got is not None:
+            se, sops, spec = got
+            se, sops = _fuse_selects(se, sops, keep)
+            sliced = (_unrounded(tuple(tuple(e) for e in se), keep), spec)
+    bentries, bops = _fuse_selects(bentries, bops, keep)
+    if all(e[3] == -1 and e[0].__class__ is _BUILTIN for e in bentries) and len(centries) <= 1 \
+            and sliced is None:
         # a body of Python operators only: the compiled block's merged sequence runs it
         # (measured no faster here, and a chain of 50 f32 ops about 2x slower, not understood)
         return None
     return _runner(n, [SCALAR_TYPES[t] for t in types], bc.nslots, bc.known, centries,
-                   cops, couts[0], tuple(tuple(e) for e in bentries), bops, moves,
-                   frozenset(k for k in range(n) if bouts[k] == k))
+                   cops, couts[0], _unrounded(tuple(tuple(e) for e in bentries), keep), bops,
+                   moves,
+                   frozenset(k for k in range(n) if bouts[k] == k), sliced)
+
+
+def _cone(centries, cslot):
+    """The condition's one binary entry (fn, a, b) computing its result, or None."""
+    if len(centries) == 1 and centries[0][3] == -1 and centries[0][4] == cslot:
+        return centries[0][:3]
+    return None
+
+
+# ------------------------------------------------------------------ counters, precomputed
+# The operators an entry of `_induction_slice` may have: on numpy integer and boolean arrays
+# each computes elementwise what it computes on numpy scalars of the same dtype (the same
+# ufunc loops: wrapping add, subtract and multiply, floored `%` (x % 0 = 0), compares, bitwise
+# ops; the i1 compares are bitwise ops too)
+_SLICE_FNS = frozenset((operator.add, operator.sub, operator.mul, operator.and_, operator.or_,
+                        operator.xor, operator.mod, *_CMP.values(), *_CMP_I1.values()))
+_MAX_PRECOMPUTED = 1 << 18     # iterations whose counter values are computed in arrays at most
+
+
+def _induction_slice(entries, ops, moves, n, known, types):
+    """For a counted loop: (the body's other entries, their ops, spec) where some carried
+    integer slots k are counters (their one store the body's `k = k + c`, c a known integer of
+    k's type, no move into k) whose values nothing but the slice reads, and the slice (integer
+    and boolean entries of `_SLICE_FNS` reading counters, known values, carried values the
+    body never stores, and the slice's own values) is computed for all iterations at once
+    before the loop (`_precompute`); None where there is no counter. spec: (counters: (slot,
+    c, position of its store), steps: (fn, operand refs, out), frontier: the slice's slots
+    the rest reads)."""
+    int_ok = frozenset(_INT_SCALARS) | {np.bool_}
+    stype = {k: SCALAR_TYPES[types[k]] for k in range(n)}
+    for s, v in known.items():
+        stype[s] = v.__class__
+    for e, op in zip(entries, ops):
+        stype[e[4]] = SCALAR_TYPES.get(scalar_type(op.results[0].type))
+    stores = {}
+    for e in entries:
+        stores[e[4]] = stores.get(e[4], 0) + 1
+    moved_into = {d for d, _ in moves}
+    move_srcs = {s for _, s in moves}
+    invariant = {k for k in range(n) if k not in stores and k not in moved_into}
+    counters = {}
+    for i, e in enumerate(entries):
+        k = e[4]
+        if k >= n or e[0] is not operator.add or e[3] != -1 or stores[k] != 1 \
+                or k in moved_into or stype[k] not in _COUNTER_TYPES:
+            continue
+        c = e[2] if e[1] == k else e[1] if e[2] == k else None
+        if c is None or c == k or c not in known or known[c].__class__ is not stype[k]:
+            continue
+        counters[k] = (i, int(known[c]))
+    while counters:
+        updates = {i for i, _ in counters.values()}
+        avail = set(known) | invariant | set(counters)
+        sl = set(updates)
+        for i, e in enumerate(entries):
+            if i in sl or e[3] != -1 or e[0] not in _SLICE_FNS or e[4] < n:
+                continue
+            if stype.get(e[4]) in int_ok and stype.get(e[1]) in int_ok \
+                    and stype.get(e[2]) in int_ok and e[1] in avail and e[2] in avail:
+                sl.add(i)
+                avail.add(e[4])
+        outside = set(move_srcs)
+        for i, e in enumerate(entries):
+            if i not in sl:
+                outside.update(_entry_reads(e))
+        bad = [k for k in counters if k in outside]
+        if not bad:
+            break
+        for k in bad:
+            del counters[k]
+    if not counters:
+        return None
+    steps = []
+    for i, e in enumerate(entries):
+        if i not in sl or i in updates:
+            continue
+        refs = []
+        for r in (e[1], e[2]):
+            if r in counters:
+                # (read after the counter's store: its next value)
+                refs.append((1, r, 1 if counters[r][0] < i else 0))
+            elif r in known or r in invariant:
+                refs.append((0, r, 0))
+            else:
+                refs.append((2, r, 0))
+        steps.append((e[0], refs[0], refs[1], e[4]))
+    # (a value of the slice is one per iteration where it reads a counter, else the same in
+    # every iteration)
+    varying = set()
+    for fn, ra, rb, out in steps:
+        if any(kind == 1 or kind == 2 and r in varying for kind, r, _ in (ra, rb)):
+            varying.add(out)
+    needed = {st[3] for st in steps} & outside
+    frontier = tuple(sorted(needed & varying))
+    fixed = tuple(sorted(needed - varying))
+    rest = [(e, op) for i, (e, op) in enumerate(zip(entries, ops)) if i not in sl]
+    spec = (tuple((k, c, i) for k, (i, c) in sorted(counters.items())), tuple(steps), frontier,
+            fixed)
+    return [e for e, _ in rest], [op for _, op in rest], spec
+
+
+_COUNTER_TYPES = (np.int8, np.int16, np.int32, np.int64, np.uint8, np.uint16, np.uint32)
+
+
+def _precompute(spec, f, todo):
+    """The slice of `_induction_slice` for `todo` iterations from frame `f`: the arrays of
+    the frontier's values (one per iteration), with the counters' final values and the
+    slice's values that are the same every iteration stored into f; None (f untouched) where
+    a counter would leave its type's range (no wrapping), or there are too many iterations.
+    Each array element is the numpy scalar the entries compute in that iteration: the same
+    operators on arrays of the same dtypes, elementwise."""
+    if todo > _MAX_PRECOMPUTED:
+        return None
+    counters, steps, frontier, fixed = spec
+    seqs = {}
+    for k, c, _ in counters:
+        v = f[k]
+        info = np.iinfo(v.dtype)
+        k0 = int(v)
+        last = k0 + c * todo
+        if not info.min <= last <= info.max:
+            return None
+        # (every value between k0 and last: in the type, and in int64)
+        seqs[k] = (np.arange(todo + 1, dtype=np.int64) * c + k0).astype(v.dtype)
+    vals = {}
+    for fn, ra, rb, out in steps:
+        xs = []
+        for kind, r, after in (ra, rb):
+            if kind == 0:
+                xs.append(f[r])
+            elif kind == 1:
+                seq = seqs[r]
+                xs.append(seq[1:] if after else seq[:todo])
+            else:
+                xs.append(vals[r])
+        vals[out] = fn(xs[0], xs[1])
+    for k, _, _ in counters:
+        f[k] = seqs[k][todo]
+    for s in fixed:
+        f[s] = vals[s]
+    return [vals[s] for s in frontier]
 
 
 def _select_entry(p, x, y):
@@ -664,7 +868,7 @@ def _select_entry(p, x, y):
 _UNROLLED = 8              # body entries `_fast_loop` runs without a loop of its own
 
 
-def _fast_loop(cone, counter, body, moves, fslot):
+def _fast_loop(cone, counter, body, moves, fslot, pre=None):
     """The loop of `_runner` for a condition of one binary entry (`cone`: fn, a, b) and no
     deadline: `loop(ctx, op, f, left) -> iterations run`, with the body's entries (each
     (fn, a, b, out): `f[out] = fn(f[a], f[b])`; a select reads the frame itself, stored in
@@ -675,7 +879,10 @@ def _fast_loop(cone, counter, body, moves, fslot):
     computed: k takes each value below C once (no wrapping: k + 1 <= C), the condition
     holds until k reaches C. A counted loop of more than `left` iterations is not run here
     (None: the caller runs the loop as before, which stops at the limit); otherwise the loop
-    counts its iterations against `left` as `_runner`'s does."""
+    counts its iterations against `left` as `_runner`'s does. With `pre` (the spec of
+    `_induction_slice`, and `body` the entries outside its slice) a counted loop first
+    computes the slice (`_precompute`; None where it does not) and stores its values each
+    iteration takes before the entries run."""
     cf, ca, cb = cone
     pad = (_first, fslot, fslot, fslot)
     head = tuple(body[:_UNROLLED]) + (pad,) * (_UNROLLED - min(len(body), _UNROLLED))
@@ -690,6 +897,10 @@ def _fast_loop(cone, counter, body, moves, fslot):
     dst = tuple(d for d, _ in moves)
     get_moved = operator.itemgetter(*srcs) if len(srcs) > 1 else None
     forever = itertools.repeat(None)
+    pslots = pre[2] if pre is not None and counter is not None else ()
+    fed = len(pslots) > 0
+    single = len(pslots) == 1
+    p0 = pslots[0] if fed else None
     limit = int(np.iinfo(np.int64).max)
 
     def loop(ctx, op, f, left):
@@ -701,13 +912,29 @@ def _fast_loop(cone, counter, body, moves, fslot):
                 return None
             steps = range(todo)
             check = False
+            if pre is not None:
+                arrays = _precompute(pre, f, todo)
+                if arrays is None:
+                    return None
+                if single:
+                    steps = arrays[0]
+                elif fed:
+                    steps = zip(*arrays)
         else:
             todo = limit
             steps = forever
             check = True
         ran = 0
         f[fslot] = f
-        for _ in steps:
+        for v in steps:
+            if fed:
+                if single:
+                    f[p0] = v
+                else:
+                    i = 0
+                    for x in v:
+                        f[pslots[i]] = x
+                        i += 1
             if check:
                 if not cf(f[ca], f[cb]):
                     break
@@ -717,23 +944,24 @@ def _fast_loop(cone, counter, body, moves, fslot):
                     left -= ran
                     ran = 0
                     ctx.tick(op, counted=True)
+            # (nested: a body of k entries tests min(k, 7) guards)
             f[o0] = f0(f[a0], f[b0])
             if g1:
                 f[o1] = f1(f[a1], f[b1])
-            if g2:
-                f[o2] = f2(f[a2], f[b2])
-            if g3:
-                f[o3] = f3(f[a3], f[b3])
-            if g4:
-                f[o4] = f4(f[a4], f[b4])
-            if g5:
-                f[o5] = f5(f[a5], f[b5])
-            if g6:
-                f[o6] = f6(f[a6], f[b6])
-            if g7:
-                f[o7] = f7(f[a7], f[b7])
-                for fn, a, b, out in rest:
-                    f[out] = fn(f[a], f[b])
+                if g2:
+                    f[o2] = f2(f[a2], f[b2])
+                    if g3:
+                        f[o3] = f3(f[a3], f[b3])
+                        if g4:
+                            f[o4] = f4(f[a4], f[b4])
+                            if g5:
+                                f[o5] = f5(f[a5], f[b5])
+                                if g6:
+                                    f[o6] = f6(f[a6], f[b6])
+                                    if g7:
+                                        f[o7] = f7(f[a7], f[b7])
+                                        for fn, a, b, out in rest:
+                                            f[out] = fn(f[a], f[b])
             if dst:
                 if direct:
                     for d, s in moves:
@@ -773,7 +1001,8 @@ def _counter(cone, known, bentries, moves, n):
 _INT_SCALARS = tuple(SCALAR_TYPES[t] for t in _INTS)
 
 
-def _runner(n, scalars, nslots, known, centries, cops, cslot, bentries, bops, moves, same):
+def _runner(n, scalars, nslots, known, centries, cops, cslot, bentries, bops, moves, same,
+            sliced=None):
     template = [None] * (nslots + 2)
     for s, v in known.items():
         template[s] = v
@@ -792,20 +1021,26 @@ def _runner(n, scalars, nslots, known, centries, cops, cslot, bentries, bops, mo
     dst = tuple(k for k, _ in moves)
     get_moved = operator.itemgetter(*srcs) if len(srcs) > 1 else None
     geterr = np.geterr
-    fast = None
+    fast = fast_sliced = None
     if cone is not None:
         fslot = nslots + 1
-        body = []
-        for e in bentries:
-            fn, a, b, c, out = e
-            if c == -1:
-                body.append((fn, a, b, out))
-            elif c == -2:
-                body.append((fn, fslot, fslot, out))      # (a fused select, see `_lazy_select`)
-            else:
-                body.append((_select_entry(a, b, c), fslot, fslot, out))
-        fast = _fast_loop(cone[:3], _counter(cone[:3], known, bentries, moves, n), body, moves,
-                          fslot)
+
+        def unrolled(entries):
+            body = []
+            for e in entries:
+                fn, a, b, c, out = e
+                if c == -1:
+                    body.append((fn, a, b, out))
+                elif c == -2:
+                    body.append((fn, fslot, fslot, out))  # (a fused select, see `_lazy_select`)
+                else:
+                    body.append((_select_entry(a, b, c), fslot, fslot, out))
+            return body
+        counter = _counter(cone[:3], known, bentries, moves, n)
+        fast = _fast_loop(cone[:3], counter, unrolled(bentries), moves, fslot)
+        if sliced is not None and counter is not None:
+            fast_sliced = _fast_loop(cone[:3], counter, unrolled(sliced[0]), moves, fslot,
+                                     sliced[1])
 
     def run(ctx, op, args):
         if len(args) != n:
@@ -827,7 +1062,11 @@ def _runner(n, scalars, nslots, known, centries, cops, cslot, bentries, bops, mo
         left = ctx.max_steps - ctx.steps      # iterations allowed before the limit
         if fast is not None and deadline is None:
             try:
-                ran = fast(ctx, op, f, left)
+                ran = None
+                if fast_sliced is not None:
+                    ran = fast_sliced(ctx, op, f, left)
+                if ran is None:
+                    ran = fast(ctx, op, f, left)
             except StableHLOError:
                 f[-1] = None
                 raise
