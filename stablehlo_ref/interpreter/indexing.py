@@ -44,6 +44,8 @@ def _index_vectors(indices, index_vector_dim: int) -> np.ndarray:
     idx = as_index_array(indices)
     if index_vector_dim >= idx.ndim:
         return idx[..., None]
+    if index_vector_dim == idx.ndim - 1:
+        return idx
     return np.moveaxis(idx, index_vector_dim, -1)
 
 
@@ -186,11 +188,19 @@ def gather_specialized(op, known=None):
     perm = None if perm == list(range(nb + no)) else tuple(perm)
     general = _gather_general
 
+    maximum, minimum = np.maximum, np.minimum
+
     def offsets(start_indices):
         idx = _index_vectors(start_indices, ivd)
-        base = np.zeros(batch_shape, dtype=np.int64)
+        base = None
         for k in range(nvec):
-            base += np.clip(idx[..., k], 0, his[k]) * mult[k]
+            # (np.clip's minimum(maximum(.)), without its Python wrapper's per-call work)
+            part = minimum(maximum(idx[..., k], 0), his[k])
+            if mult[k] != 1:
+                part *= mult[k]
+            base = part if base is None else base + part
+        if base is None:
+            base = np.zeros(batch_shape, dtype=np.int64)
         flat = base.reshape(base_shape) + static
         return flat if flat.shape == full_shape else np.broadcast_to(flat, full_shape)
 

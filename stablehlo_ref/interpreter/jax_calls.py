@@ -26,6 +26,7 @@ import numpy as np
 from ..errors import InterpreterError
 from .jax_dynamic import DYNAMIC_CUSTOM_CALLS
 from .jax_lapack import LAPACK_MORE
+from .blas import RUN
 from .registry import op_cache
 
 
@@ -103,6 +104,35 @@ def _getrf(ctx, op, a=None, *rest):
     if a is None or rest:
         raise InterpreterError("custom_call @lapack_?getrf_ffi takes one operand", op.where())
     a = _square_batch(op, a, "lapack_getrf_ffi")
+    key = None
+    if a.size <= _GETRF_MEMO_ELEMENTS:
+        # the same matrix factored again in one run (jnp.linalg.solve, inv and det of one
+        # matrix each factor it): the first factorization's results, copied
+        run = RUN[0]
+        if _GETRF_MEMO[0] != run:
+            _GETRF_MEMO[0] = run
+            _GETRF_MEMO[1] = {}
+        memo = _GETRF_MEMO[1]
+        key = (a.dtype, a.shape, a.tobytes())
+        hit = memo.get(key)
+        if hit is not None:
+            return [hit[0].copy(), hit[1].copy(), hit[2].copy()]
+    out = _getrf_arrays(a)
+    if key is not None:
+        if len(memo) >= 8:
+            memo.clear()
+        memo[key] = (out[0].copy(), out[1].copy(), out[2].copy())
+    return out
+
+
+# `_getrf`'s factorizations of this run: [run number, {(dtype, shape, bytes): (lu, ipiv,
+# info)}], for matrices of at most this many elements (equal bytes, equal factors: the same
+# LAPACK call on the same input; kept for one run only)
+_GETRF_MEMO = [-1, {}]
+_GETRF_MEMO_ELEMENTS = 1 << 14
+
+
+def _getrf_arrays(a):
     m, n = a.shape[-2:]
     batch = a.shape[:-2]
     cplx = np.iscomplexobj(a)
@@ -164,7 +194,7 @@ def _trsm(ctx, op, a=None, b=None, *rest):
                                  int(cfg.get("diag", 78)) == 85, trans)
     left, lower, unit, trans = flags
     a, b = np.asarray(a), np.asarray(b)
-    cd = np.complex128 if np.iscomplexobj(a) or np.iscomplexobj(b) else np.float64
+    cd = np.complex128 if a.dtype.kind == "c" or b.dtype.kind == "c" else np.float64
     x = solve_triangular(a, b, left=left, lower=lower, unit=unit, trans=trans, cd=cd)
     return [x.astype(b.dtype)]
 

@@ -200,42 +200,68 @@ def threefry_rounds(x0, x1, ka, kb, kc, ra, rb, j: int, iterations: int, tick=No
     keys rotated (ka, kb, kc) <- (kb, kc, ka) and the rotation lists swapped; the keys are
     ints or uint32 arrays of the words' shape; `tick()` is called before each iteration.
     Returns (x0, x1, j)."""
-    ra, rb = [int(r) for r in ra], [int(r) for r in rb]
+    # per rotation list, each amount as (0-d u32 left shift, 0-d u32 right shift) for
+    # 0 < r < 32, 1 for one that leaves the word, 0 for one that gives 0 (a ufunc takes a 0-d
+    # array operand faster than a numpy scalar: the rounds are mostly per-call cost)
+    ra, rb = tuple(int(r) for r in ra), tuple(int(r) for r in rb)
+    rots = _ROTS.get((ra, rb))
+    if rots is None:
+        if len(_ROTS) >= 16:
+            _ROTS.clear()
+        rots = _ROTS[(ra, rb)] = ([_shift_pair(r) for r in ra], [_shift_pair(r) for r in rb])
     x1 = np.array(x1, dtype=_U32, copy=True)
     x0 = np.asarray(x0, dtype=_U32)
     tmp = np.empty_like(x1)
     fresh = True                     # x0 is still the operand (not ours to write)
     add, lsh, rsh, or_, xor = np.add, np.left_shift, np.right_shift, np.bitwise_or, np.bitwise_xor
-    for _ in range(iterations):
+    keys = [_u32_operand(k) for k in (ka, kb, kc)]
+    for it in range(iterations):
         if tick is not None:
             tick()
-        for r in ra:
+        for rot in rots[it & 1]:
             if fresh:
                 x0 = add(x0, x1)
                 fresh = False
             else:
                 add(x0, x1, out=x0)
-            if 0 < r < 32:
-                lsh(x1, _U32(r), out=tmp)
-                rsh(x1, _U32(32 - r), out=x1)
+            if rot.__class__ is tuple:
+                lsh(x1, rot[0], out=tmp)
+                rsh(x1, rot[1], out=x1)
                 or_(x1, tmp, out=x1)
-            elif r != 0 and r != 32:
+            elif not rot:
                 # (a shift by 32 or more gives 0: both halves of the rotation are 0)
                 x1.fill(0)
             xor(x1, x0, out=x1)
         if fresh:
             x0 = np.array(x0, dtype=_U32, copy=True)
             fresh = False
-        add(x0, _U32(ka) if ka.__class__ is int else ka, out=x0)
+        k0 = keys[it % 3]
+        k1 = keys[(it + 1) % 3]
+        add(x0, k0, out=x0)
         j = wrap_signed(j + 1, bits)
-        if kb.__class__ is int:
-            add(x1, _U32((kb + (j & _M32)) & _M32), out=x1)
+        if k1.ndim == 0:
+            add(x1, np.array((int(k1) + (j & _M32)) & _M32, dtype=_U32), out=x1)
         else:
-            add(x1, kb, out=x1)
-            add(x1, _U32(j & _M32), out=x1)
-        ka, kb, kc = kb, kc, ka
-        ra, rb = rb, ra
+            add(x1, k1, out=x1)
+            add(x1, np.array(j & _M32, dtype=_U32), out=x1)
     return x0, x1, j
+
+
+_ROTS = {}           # (ra, rb) -> their `_shift_pair`s (read only)
+
+
+def _shift_pair(r: int):
+    """`threefry_rounds`' form of a rotation amount (see there)."""
+    if 0 < r < 32:
+        return (np.array(r, dtype=_U32), np.array(32 - r, dtype=_U32))
+    return 1 if r == 0 or r == 32 else 0
+
+
+def _u32_operand(k):
+    """A key as the rounds add it: a 0-d uint32 array for an int, else the uint32 words."""
+    if k.__class__ is int:
+        return np.array(k & _M32, dtype=_U32)
+    return np.asarray(k, dtype=_U32)
 
 
 # counters of at most this many elements run in Python integers (a numpy call per round costs
