@@ -979,3 +979,42 @@ def test_scatter_first_run_matches_the_general_kernel(cfg, et_name, body, seed, 
         indexing._first_run_scatter = fast
     assert got.dtype == want.dtype and got.shape == want.shape
     assert got.tobytes() == want.tobytes()
+
+
+@settings(max_examples=300, deadline=None)
+@given(st.sampled_from(["f16", "f32", "f64"]),
+       st.sampled_from(["replace", "stablehlo.add", "stablehlo.multiply", "stablehlo.maximum",
+                        "stablehlo.minimum"]),
+       st.integers(0, 2**32 - 1))
+@np.errstate(all="ignore")   # (kernels run as the interpreter runs them)
+def test_first_scatter_python_fold_of_repeated_targets_on_random_bits(et_name, body, seed):
+    """(review of session 35) `first_scatter`'s Python fold of up to `_FIRST_PY` update
+    elements (`_fold_one` per update, stored back each time) on floats of random bits (NaN
+    payloads, subnormals, values whose sums round near ties or overflow), targets repeated:
+    the bits `apply_updates` gives folding in the updates' order."""
+    from stablehlo_ref.interpreter.indexing import _FIRST_PY, _TargetPlan, apply_updates, \
+        first_scatter
+    from stablehlo_ref.ir.types import ELEMENT_TYPES, TensorType
+    rng = np.random.default_rng(seed)
+    dt = ELEMENT_TYPES[et_name].dtype
+    ut = {2: np.uint16, 4: np.uint32, 8: np.uint64}[dt.itemsize]
+    info = np.iinfo(ut)
+    n = int(rng.integers(1, _FIRST_PY + 1))
+    x = rng.integers(0, info.max, 3, dtype=ut, endpoint=True).view(dt)
+    u = rng.integers(0, info.max, n, dtype=ut, endpoint=True).view(dt)
+    if seed % 3:                 # (mostly finite, close exponents: rounding, not NaNs)
+        base = np.array([1.0, -1.0, 65504.0 / 3, 3.0e-5], np.float64).astype(dt)
+        x = (base[rng.integers(0, 4, 3)] * rng.random(3).astype(dt)).astype(dt)
+        u = (base[rng.integers(0, 4, n)] * rng.random(n).astype(dt)).astype(dt)
+    idx = rng.integers(0, 3, (n, 1)).astype(np.int32)
+    got = first_scatter(x, idx, u, (), (0,), (0,), 1, body, False)
+    if got is None:
+        return
+    dims = dict(update_window_dims=[], inserted_window_dims=[0], input_batching_dims=[],
+                scatter_indices_batching_dims=[], scatter_dims_to_operand_dims=[0],
+                index_vector_dim=1)
+    flat, valid = _TargetPlan((3,), idx.shape, u.shape, **dims).targets(idx)
+    rt = TensorType((3,), ELEMENT_TYPES[et_name])
+    want = apply_updates(None, None, [x.copy()], flat, [u], [rt], body)[0]
+    want = np.asarray(want).astype(dt, copy=False)
+    assert got.dtype == want.dtype and got.tobytes() == want.tobytes(), (x, idx, u, got, want)
