@@ -153,3 +153,38 @@ def contiguous(x) -> np.ndarray:
     array rank-1, which changed result shapes)."""
     x = np.asarray(x)
     return x if x.flags.c_contiguous else np.array(x, order="C")
+
+
+def _scalar_nan_order(pyop, ufunc, dt):
+    """How numpy's scalar operator `pyop` (add, multiply, subtract, divide) on two numpy scalars
+    of float dtype `dt` picks between two NaNs, against `ufunc` on arrays (the kernels' way,
+    which keeps the first operand's payload on this machine's numpy or not): "same" where
+    they agree, "swapped" where the scalar operator with its operands swapped agrees (of use
+    for the commutative add and multiply only), None where neither does. numpy compiles its scalar math and its array loops separately, so
+    the two can keep different payloads (x86 keeps the first source operand's)."""
+    ut = np.dtype(f"u{dt.itemsize}")
+    quiet = {2: 0x7E00, 4: 0x7FC00000, 8: 0x7FF8000000000000}[dt.itemsize]
+    sign = 1 << (8 * dt.itemsize - 1)
+    x = np.array([quiet | 1], ut).view(dt)
+    y = np.array([quiet | 2 | sign], ut).view(dt)
+    want_xy = ufunc(x, y).view(ut)[0]
+    want_yx = ufunc(y, x).view(ut)[0]
+    with np.errstate(all="ignore"):
+        a, b = x[0], y[0]
+        ab = np.asarray(pyop(a, b)).view(ut)[()]
+        ba = np.asarray(pyop(b, a)).view(ut)[()]
+    if ab == want_xy and ba == want_yx:
+        return "same"
+    if ba == want_xy and ab == want_yx:
+        return "swapped"
+    return None
+
+
+# ("add" or "multiply", dtype char) -> `_scalar_nan_order` of numpy's scalar operator for
+# f16, f32 and f64 on this numpy
+SCALAR_NAN_ORDER = {(name, np.dtype(t).char): _scalar_nan_order(pyop, uf, np.dtype(t))
+                    for name, pyop, uf in (("add", lambda a, b: a + b, np.add),
+                                           ("multiply", lambda a, b: a * b, np.multiply),
+                                           ("subtract", lambda a, b: a - b, np.subtract),
+                                           ("divide", lambda a, b: a / b, np.divide))
+                    for t in (np.float16, np.float32, np.float64)}

@@ -60,6 +60,7 @@ from ..errors import InterpreterError, LimitError, NotImplementedOpError, Stable
 from ..ir.types import ElementType, QuantizedType, TensorType, TupleType
 from ..limits import FLAGS, check_tensor
 from .jax_idioms import fuse_sequence
+from .numerics import SCALAR_NAN_ORDER
 from .registry import HARNESS_OPS, KERNELS, SPECIALIZERS, TERMINATORS
 
 KERNEL_ERRORS = (ValueError, IndexError, TypeError, OverflowError, ZeroDivisionError,
@@ -1051,6 +1052,40 @@ _NATIVE = frozenset(("f16", "f32", "f64", "i8", "i16", "i32", "i64", "ui8", "ui1
                      "ui64"))
 _OPERATORS = {"stablehlo.add": operator.add, "stablehlo.subtract": operator.sub,
               "stablehlo.multiply": operator.mul}
+
+
+def _add_first_nan(a, b):
+    """`a + b` of rank-0 floats keeping the first operand's NaN payload, as the kernel's ufunc
+    does, where numpy's scalar `+` keeps the second's: two numpy scalars added the other way
+    round (the same sum otherwise: IEEE addition commutes, signed zeros included)."""
+    if a.__class__ is _ND or b.__class__ is _ND:
+        return a + b             # (a 0-d array among them: the ufunc)
+    return b + a
+
+
+def _mul_first_nan(a, b):
+    """`a * b` as `_add_first_nan` adds."""
+    if a.__class__ is _ND or b.__class__ is _ND:
+        return a * b
+    return b * a
+
+
+_ND = np.ndarray
+_PAIRS = (("stablehlo.add", "add", operator.add, _add_first_nan),
+          ("stablehlo.multiply", "multiply", operator.mul, _mul_first_nan),
+          ("stablehlo.subtract", "subtract", operator.sub, None),
+          ("stablehlo.divide", "divide", operator.truediv, None))
+# (op name, dtype char) -> the Python operator a rank-0 float op of that type runs as (absent:
+# none gives the kernel's NaN payloads, and the kernel runs)
+_RANK0_FLOAT_OPERATORS = {}
+for _name, _short, _pyop, _swapped in _PAIRS:
+    for _t in "efd":
+        _order = SCALAR_NAN_ORDER.get((_short, _t))
+        if _order == "same":
+            _RANK0_FLOAT_OPERATORS[(_name, _t)] = _pyop
+        elif _order == "swapped" and _swapped is not None:
+            _RANK0_FLOAT_OPERATORS[(_name, _t)] = _swapped
+del _name, _short, _pyop, _swapped, _t, _order
 _BITWISE = {"stablehlo.and": operator.and_, "stablehlo.or": operator.or_,
             "stablehlo.xor": operator.xor}
 _CMP = {"EQ": operator.eq, "NE": operator.ne, "LT": operator.lt, "LE": operator.le,
@@ -1106,12 +1141,18 @@ def _fast_form(op):
         return None
     if name in _OPERATORS:
         if r in _NATIVE and _etname(ops[0].type) == r and _etname(ops[1].type) == r:
+            if r.startswith("f") and rt.shape == ():
+                # rank-0 floats may be numpy scalars, whose operators can keep another NaN
+                # payload than the kernel's ufunc (see `numerics.SCALAR_NAN_ORDER`)
+                return _RANK0_FLOAT_OPERATORS.get((name, rt.element_type.dtype.char))
             return _OPERATORS[name]
         return None
     if name == "stablehlo.divide":
         # floats only: integer division truncates, and has the spec's cases for 0 and -1
         if r in _NATIVE and r.startswith("f") and _etname(ops[0].type) == r \
                 and _etname(ops[1].type) == r:
+            if rt.shape == ():
+                return _RANK0_FLOAT_OPERATORS.get((name, rt.element_type.dtype.char))
             return operator.truediv
         return None
     if name in _BITWISE:

@@ -7,7 +7,7 @@ import operator
 import numpy as np
 
 from ..errors import InterpreterError
-from .numerics import compute_dtype, elem, from_compute
+from .numerics import SCALAR_NAN_ORDER, compute_dtype, elem, from_compute
 from .registry import kernel, op_cache, specializer
 
 _PRIMITIVES = {
@@ -455,7 +455,11 @@ def reduce_specialized(op, known=None):
         _, fn, _ = _PRIMITIVES[name]
         pyop = _PY_OPERATORS[name]
         dt = et.dtype
-        scalar = dt.type
+        # (numpy's scalar operator may keep the other NaN payload than the ufunc: then its
+        # operands go the other way round, see `numerics.SCALAR_NAN_ORDER`)
+        order = SCALAR_NAN_ORDER.get((name.split(".")[1], dt.char))
+        scalar = dt.type if order is not None else None
+        swap = order == "swapped"
         ND = np.ndarray
 
         def reduce_float(ctx, op, x, init):
@@ -463,7 +467,7 @@ def reduce_specialized(op, known=None):
                 return reduce_with_primitive(name, x, axes, init, et)
             r = fn.reduce(x, axis=axes) if axes else x
             if r.__class__ is scalar and init.__class__ is scalar:
-                return pyop(r, init)
+                return pyop(init, r) if swap else pyop(r, init)
             return fn(r, init.astype(dt, copy=False)).astype(dt, copy=False)
         reduce_float.runs_no_region = True
         return reduce_float
