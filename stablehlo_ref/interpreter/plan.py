@@ -62,6 +62,7 @@ from ..limits import FLAGS, check_tensor
 from .jax_idioms import fuse_sequence
 from .numerics import SCALAR_NAN_ORDER
 from .registry import HARNESS_OPS, KERNELS, SPECIALIZERS, TERMINATORS
+from . import sequence_codegen
 
 KERNEL_ERRORS = (ValueError, IndexError, TypeError, OverflowError, ZeroDivisionError,
                  MemoryError, KeyError, AttributeError)
@@ -1658,9 +1659,24 @@ def _sequence_runner(seq):
     length_hint = operator.length_hint
     if any(e[3] != -1 for e in seq):
         return _mixed_sequence_runner(seq)
+    kinds = tuple((0, e[0], e[1], e[2], -1, e[4], None) for e in seq)
     seq = tuple((e[0], e[1], e[2], e[4]) for e in seq)
+    gen = [None, 0]          # the generated runner (False: none can be), runs so far
 
     def run_sequence(ctx, f):
+        g = gen[0]
+        if g:
+            try:
+                g(ctx, f)
+                return
+            except Exception as e:
+                try:
+                    e._stablehlo_sequence_index = g.index(e)
+                except AttributeError:
+                    pass
+                raise
+        if g is None:
+            _count_runs(gen, kinds)
         it = iter(seq)
         try:
             for fn, a, b, out in it:
@@ -1785,6 +1801,18 @@ def _refcount_never_alone(x):
 _refcount = sys.getrefcount if _probe_refs([np.empty(1)]) == 3 else _refcount_never_alone
 
 
+def _count_runs(gen, seq):
+    """Counts a run of a merged sequence's runner (`gen`: [generated runner or None or
+    False, runs]); on its `sequence_codegen.GENERATE_AFTER`-th run the sequence is written
+    as straight-line Python, which runs it from its next run on."""
+    gen[1] += 1
+    if gen[1] >= sequence_codegen.GENERATE_AFTER:
+        got = None
+        if sequence_codegen.ENABLED:
+            got = sequence_codegen.generated_sequence(seq, _SEQUENCE_ENV)
+        gen[0] = got if got is not None else False
+
+
 def _mixed_sequence_runner(seq):
     """`_sequence_runner` with kernels or selects among its entries: per entry a kind code
     (0: a Python operator, 1: a select of rank-0 values, 2: a function of ctx and three
@@ -1802,8 +1830,22 @@ def _mixed_sequence_runner(seq):
     putmask = np.putmask
     refcount = _refcount
     count = _count_true
+    gen = [None, 0]          # the generated runner (False: none can be), runs so far
 
     def run_mixed(ctx, f):
+        g = gen[0]
+        if g:
+            try:
+                g(ctx, f)
+                return
+            except Exception as e:
+                try:
+                    e._stablehlo_sequence_index = g.index(e)
+                except AttributeError:
+                    pass
+                raise
+        if g is None:
+            _count_runs(gen, seq)
         it = iter(seq)
         # the last predicate array of a select of arrays and its number of true elements
         # (selects in a row often share their predicate; a predicate all false or all true
@@ -3003,6 +3045,9 @@ def _bound_runner(fn, op, ins, out, kn, fast):
 
 
 _SEQ = (list, tuple)
+# the names generated sequences use as `_mixed_sequence_runner`'s code does
+_SEQUENCE_ENV = {"BOOL": np.bool_, "ND": np.ndarray, "putmask": np.putmask,
+                 "refcount": _refcount, "count": _count_true, "SEQ": _SEQ}
 
 
 def _constant_runner(out, value):

@@ -37,6 +37,7 @@ from .elementwise import _UNARY_KERNELS, _WEAK_PYTHON_FLOATS
 from .jax_idioms import _Graph, _match_mod
 from .plan import _CMP, _CMP_I1, _eq_i1   # compares as the compiled sequences run them
 from .registry import KERNELS, op_cache
+from . import scalar_codegen
 
 # element type name -> numpy scalar type (f16, bf16 and the narrow floats are not admitted)
 SCALAR_TYPES = {"i1": np.bool_, "i8": np.int8, "i16": np.int16, "i32": np.int32,
@@ -125,6 +126,14 @@ def _not(a, _):
 
 def _neg(a, _):
     return -a
+
+
+def _first(a, _):
+    return a
+
+
+# entry functions of one operand as the prefix operator scalar_codegen writes
+_PREFIX = {_not: "~", _neg: "-", _first: ""}
 
 
 def _int_rem(scalar, signed):
@@ -574,10 +583,6 @@ def _schedule(entries, ops, results, n):
     return entries, ops, moves
 
 
-def _first(a, _):
-    return a
-
-
 def _lazy_select(pred, x, y):
     """The entry function `fn(f)` of a select whose predicate (`pred`: (compare fn, a, b),
     or (None, slot)) and operands (`x`, `y`: (fn, a, b) of an entry whose value only the
@@ -586,14 +591,17 @@ def _lazy_select(pred, x, y):
     xf, xa, xb = x
     yf, ya, yb = y
     cf, pa, pb = pred
-    # (`fn(f)`, or `fn(f, f)` as the unrolled runner calls every entry)
+    # (`fn(f)`, or `fn(f, f)` as the unrolled runner calls every entry; `parts` for
+    # scalar_codegen)
     if cf is None:
         def select_lazy(f, _=None):
             return xf(f[xa], f[xb]) if f[pa] else yf(f[ya], f[yb])
+        select_lazy.parts = (pred, x, y)
         return select_lazy
 
     def select_compare_lazy(f, _=None):
         return xf(f[xa], f[xb]) if cf(f[pa], f[pb]) else yf(f[ya], f[yb])
+    select_compare_lazy.parts = (pred, x, y)
     return select_compare_lazy
 
 
@@ -868,7 +876,7 @@ def _select_entry(p, x, y):
 _UNROLLED = 8              # body entries `_fast_loop` runs without a loop of its own
 
 
-def _fast_loop(cone, counter, body, moves, fslot, pre=None):
+def _fast_loop(cone, counter, body, moves, fslot, pre=None, entries=None):
     """The loop of `_runner` for a condition of one binary entry (`cone`: fn, a, b) and no
     deadline: `loop(ctx, op, f, left) -> iterations run`, with the body's entries (each
     (fn, a, b, out): `f[out] = fn(f[a], f[b])`; a select reads the frame itself, stored in
@@ -882,7 +890,10 @@ def _fast_loop(cone, counter, body, moves, fslot, pre=None):
     counts its iterations against `left` as `_runner`'s does. With `pre` (the spec of
     `_induction_slice`, and `body` the entries outside its slice) a counted loop first
     computes the slice (`_precompute`; None where it does not) and stores its values each
-    iteration takes before the entries run."""
+    iteration takes before the entries run. With `entries` (the body's entries as
+    `_runner` has them: (fn, a, b, c, out)), once the loop has run
+    `scalar_codegen.GENERATE_AFTER` iterations it runs as straight-line Python generated
+    from them (`scalar_codegen.generated_loop`: the same operators on the same values)."""
     cf, ca, cb = cone
     pad = (_first, fslot, fslot, fslot)
     head = tuple(body[:_UNROLLED]) + (pad,) * (_UNROLLED - min(len(body), _UNROLLED))
@@ -902,6 +913,14 @@ def _fast_loop(cone, counter, body, moves, fslot, pre=None):
     single = len(pslots) == 1
     p0 = pslots[0] if fed else None
     limit = int(np.iinfo(np.int64).max)
+    # the generated runner: [function, or None before it is made, or False where it cannot
+    # be; iterations run so far]
+    gen = [None if entries is not None else False, 0]
+
+    def generate():
+        got = scalar_codegen.generated_loop(cone, counter is not None, entries, moves, pslots,
+                                            _SWAPPED, _PREFIX)
+        gen[0] = got if got is not None else False
 
     def loop(ctx, op, f, left):
         if counter is not None:
@@ -924,6 +943,14 @@ def _fast_loop(cone, counter, body, moves, fslot, pre=None):
             todo = limit
             steps = forever
             check = True
+        g = gen[0]
+        if g is None and scalar_codegen.ENABLED:
+            if gen[1] + (0 if check else todo) >= scalar_codegen.GENERATE_AFTER:
+                generate()
+                g = gen[0]
+        if g and scalar_codegen.ENABLED:
+            ran = g(f, steps, left, ctx, op)
+            return ran if check else todo
         ran = 0
         f[fslot] = f
         for v in steps:
@@ -974,6 +1001,7 @@ def _fast_loop(cone, counter, body, moves, fslot, pre=None):
                 else:
                     f[dst[0]] = f[srcs[0]]
         f[fslot] = None
+        gen[1] += ran if check else todo
         return ran if check else todo
     return loop
 
@@ -1037,10 +1065,11 @@ def _runner(n, scalars, nslots, known, centries, cops, cslot, bentries, bops, mo
                     body.append((_select_entry(a, b, c), fslot, fslot, out))
             return body
         counter = _counter(cone[:3], known, bentries, moves, n)
-        fast = _fast_loop(cone[:3], counter, unrolled(bentries), moves, fslot)
+        fast = _fast_loop(cone[:3], counter, unrolled(bentries), moves, fslot,
+                          entries=bentries)
         if sliced is not None and counter is not None:
             fast_sliced = _fast_loop(cone[:3], counter, unrolled(sliced[0]), moves, fslot,
-                                     sliced[1])
+                                     sliced[1], entries=sliced[0])
 
     def run(ctx, op, args):
         if len(args) != n:
