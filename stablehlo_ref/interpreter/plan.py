@@ -3045,9 +3045,55 @@ def _bound_runner(fn, op, ins, out, kn, fast):
 
 
 _SEQ = (list, tuple)
-# the names generated sequences use as `_mixed_sequence_runner`'s code does
-_SEQUENCE_ENV = {"BOOL": np.bool_, "ND": np.ndarray, "putmask": np.putmask,
-                 "refcount": _refcount, "count": _count_true, "SEQ": _SEQ}
+
+
+# the selects of a generated merged sequence (`sequence_codegen`), each what the branch of
+# `_mixed_sequence_runner` for its kind does; `last`: [the last predicate array of a select
+# of arrays, its number of true elements], per run of the sequence, as the runner keeps them
+def _pick(ctx, fn, p, x, y):
+    """Kind 1: a select of rank-0 values picked here, anything else by `fn`."""
+    if p.__class__ is np.bool_ and x.__class__ is not ND and y.__class__ is not ND:
+        return x if p else y
+    return fn(ctx, p, x, y)
+
+
+def _put(ctx, fn, p, x, y, last):
+    """Kind 7: a select of small arrays as a copy of the false operand with the true one
+    put in (one operand itself where the predicate is all false or all true)."""
+    if p.__class__ is ND and x.__class__ is ND and y.__class__ is ND and x.dtype is y.dtype:
+        if p is not last[0]:
+            last[0] = p
+            last[1] = _count_true(p)
+        mn = last[1]
+        if mn == 0:
+            return y
+        if mn == p.size:
+            return x
+        y = y.copy()
+        np.putmask(y, p, x)
+        return y
+    return fn(ctx, p, x, y)
+
+
+def _put_in_place(ctx, fn, f, a, b, c, last):
+    """Kind 9: kind 7 with the true operand put into the false operand's own array where
+    its slot alone holds it (references: the local y, getrefcount's argument, the slot)."""
+    p = f[a]
+    x = f[b]
+    y = f[c]
+    if p.__class__ is ND and x.__class__ is ND and y.__class__ is ND \
+            and x.dtype is y.dtype and y.base is None and _refcount(y) == 3:
+        try:
+            np.putmask(y, p, x)
+        except ValueError:   # (a read-only array: into a copy)
+            y = y.copy()
+            np.putmask(y, p, x)
+        f[c] = None
+        return y
+    return fn(ctx, p, x, y)
+
+
+_SEQUENCE_ENV = {"pick": _pick, "put": _put, "put_in_place": _put_in_place, "SEQ": _SEQ}
 
 
 def _constant_runner(out, value):

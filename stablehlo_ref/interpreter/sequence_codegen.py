@@ -6,19 +6,21 @@ body that runs thousands of times that loop and dispatch cost about 0.1 us per s
 `generated_sequence` writes the same steps as the source of one function of (ctx, f): each
 step is the statement the runner's branch for its kind executes, with its slots as numbers,
 its function and op bound by name (a Python operator written as the operator), in the same
-order on the same frame. The values, the in-place updates (the reference counts they test:
-a local, getrefcount's argument and the slot, as in the runner) and the errors are the
-runner's; an error is tagged with the index of the step that raised it
+order on the same frame. The values, the in-place updates (`plan._put_in_place` tests the
+reference count of the array as the runner does: its local, getrefcount's argument and the
+slot) and the errors are the runner's; an error is tagged with the index of the step that raised it
 (`_stablehlo_sequence_index`), found from the line of the generated code it came from.
 
-Writing and compiling costs about 0.1-0.5 ms, so a sequence is generated only on its
-`GENERATE_AFTER`-th run.
+Writing and compiling costs about 20 us per step (a 60-step sequence about 1.5 ms) against
+about 0.1 us saved per step and run, so a sequence is generated only on its
+`GENERATE_AFTER`-th run (the loops of a single run of upstream's test programs mostly stay
+below it).
 """
 from __future__ import annotations
 
 import operator
 
-GENERATE_AFTER = 24        # runs of a merged sequence before it is generated
+GENERATE_AFTER = 200       # runs of a merged sequence before it is generated
 ENABLED = True             # (tests switch it off to compare the two runners)
 
 _INFIX = {operator.add: "+", operator.sub: "-", operator.mul: "*", operator.truediv: "/",
@@ -37,8 +39,9 @@ def _int(*xs):
 def generated_sequence(seq, env):
     """`run(ctx, f)` running `seq` (entries (kind, fn, a, b, c, out, op) of
     `plan._sequence_kind`) as straight-line code, or None where an entry is of a kind it
-    does not know. env: the names the runner's code uses (BOOL, ND, putmask, refcount, count,
-    SEQ)."""
+    does not know. env: `plan`'s functions for the selects (pick: kind 1, put: kind 7,
+    put_in_place: kind 9, each the runner's branch for its kind) and SEQ. (A select is one
+    call, not its branch written out: compiling costs about 10 us a line.)"""
     bound = {}
 
     def name(obj, prefix):
@@ -73,52 +76,20 @@ def generated_sequence(seq, env):
                 st = [f"v = {F}(ctx, {name(op, 'O')}, {args})",
                       f"f[{out}] = v[0] if v.__class__ in SEQ else v"]
             elif k == 1:
-                st = [f"p = f[{a}]", f"x = f[{b}]", f"y = f[{c}]",
-                      "if p.__class__ is BOOL and x.__class__ is not ND and y.__class__ is not ND:",
-                      f"    f[{out}] = x if p else y",
-                      "else:",
-                      f"    f[{out}] = {F}(ctx, p, x, y)"]
+                st = [f"f[{out}] = pick(ctx, {F}, f[{a}], f[{b}], f[{c}])"]
             elif k == 7:
-                st = [f"p = f[{a}]", f"x = f[{b}]", f"y = f[{c}]",
-                      "if p.__class__ is ND and x.__class__ is ND and y.__class__ is ND "
-                      "and x.dtype is y.dtype:",
-                      "    if p is not mp:",
-                      "        mp = p",
-                      "        mn = count(p)",
-                      "    if mn == 0:",
-                      f"        f[{out}] = y",
-                      "    elif mn == p.size:",
-                      f"        f[{out}] = x",
-                      "    else:",
-                      "        y = y.copy()",
-                      "        putmask(y, p, x)",
-                      f"        f[{out}] = y",
-                      "else:",
-                      f"    f[{out}] = {F}(ctx, p, x, y)"]
+                st = [f"f[{out}] = put(ctx, {F}, f[{a}], f[{b}], f[{c}], last)"]
             elif k == 9:
-                st = [f"p = f[{a}]", f"x = f[{b}]", f"y = f[{c}]",
-                      "if p.__class__ is ND and x.__class__ is ND and y.__class__ is ND "
-                      "and x.dtype is y.dtype and y.base is None and refcount(y) == 3:",
-                      "    try:",
-                      "        putmask(y, p, x)",
-                      "    except ValueError:",
-                      "        y = y.copy()",
-                      "        putmask(y, p, x)",
-                      f"    f[{c}] = None",
-                      f"    f[{out}] = y",
-                      "else:",
-                      f"    f[{out}] = {F}(ctx, p, x, y)"]
+                st = [f"f[{out}] = put_in_place(ctx, {F}, f, {a}, {b}, {c}, last)"]
             else:
                 return None
             lines += [(s, i) for s in st]
     except TypeError:
         return None
     names = [n for n, _ in bound.values()]
-    head = ["def make(BOOL, ND, putmask, refcount, count, SEQ"
-            + "".join(", " + n for n in names) + "):",
+    head = ["def make(pick, put, put_in_place, SEQ" + "".join(", " + n for n in names) + "):",
             "    def run(ctx, f):",
-            "        mp = None",
-            "        mn = 0"]
+            "        last = [None, 0]"]
     body = ["        " + s for s, _ in lines]
     text = "\n".join(head + body + ["    return run"]) + "\n"
     first = len(head) + 1          # the line number of the first statement
@@ -126,8 +97,8 @@ def generated_sequence(seq, env):
     code = compile(text, "<merged sequence>", "exec")
     space = {}
     exec(code, space)              # noqa: S102 - our own source
-    run = space["make"](env["BOOL"], env["ND"], env["putmask"], env["refcount"],
-                        env["count"], env["SEQ"], *[o for _, o in bound.values()])
+    run = space["make"](env["pick"], env["put"], env["put_in_place"], env["SEQ"],
+                        *[o for _, o in bound.values()])
     run.source = text
     run.index = _indexer(run.__code__, first, where)
     return run
