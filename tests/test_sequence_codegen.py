@@ -211,3 +211,10 @@ def test_an_error_names_the_step_that_raised_it():
 def test_slots_must_be_ints():
     kinds = ((0, operator.add, "0]; import os; f[1", 1, -1, 2, None),)
     assert sequence_codegen.generated_sequence(kinds, plan._SEQUENCE_ENV) is None
+
+
+def test_long_sequences_are_left_to_the_list_runner(monkeypatch):
+    monkeypatch.setattr(sequence_codegen, "MAX_STEPS", 3)
+    kinds = tuple(plan._sequence_kind((operator.add, 0, 1, -1, 4 + i)) for i in range(4))
+    assert sequence_codegen.generated_sequence(kinds, plan._SEQUENCE_ENV) is None
+    assert sequence_codegen.generated_sequence(kinds[:3], plan._SEQUENCE_ENV) is not None

@@ -22,6 +22,7 @@ import operator
 
 GENERATE_AFTER = 200       # runs of a merged sequence before it is generated
 ENABLED = True             # (tests switch it off to compare the two runners)
+MAX_STEPS = 4000           # longer sequences are left to the list runner (compiling ~80 ms)
 
 _INFIX = {operator.add: "+", operator.sub: "-", operator.mul: "*", operator.truediv: "/",
           operator.floordiv: "//", operator.mod: "%", operator.and_: "&", operator.or_: "|",
@@ -42,6 +43,8 @@ def generated_sequence(seq, env):
     does not know. env: `plan`'s functions for the selects (pick: kind 1, put: kind 7,
     put_in_place: kind 9, each the runner's branch for its kind) and SEQ. (A select is one
     call, not its branch written out: compiling costs about 10 us a line.)"""
+    if len(seq) > MAX_STEPS:
+        return None
     bound = {}
 
     def name(obj, prefix):
