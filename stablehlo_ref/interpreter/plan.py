@@ -1670,10 +1670,7 @@ def _sequence_runner(seq):
                 g(ctx, f)
                 return
             except Exception as e:
-                try:
-                    e._stablehlo_sequence_index = g.index(e)
-                except AttributeError:
-                    pass
+                _tag_generated(e, g)
                 raise
         if g is None:
             _count_runs(gen, kinds)
@@ -1801,6 +1798,14 @@ def _refcount_never_alone(x):
 _refcount = sys.getrefcount if _probe_refs([np.empty(1)]) == 3 else _refcount_never_alone
 
 
+def _tag_generated(e, g):
+    """Records on exception `e` the step of generated sequence `g` that raised it."""
+    try:
+        e._stablehlo_sequence_index = g.index(e)
+    except AttributeError:
+        pass
+
+
 def _count_runs(gen, seq):
     """Counts a run of a merged sequence's runner (`gen`: [generated runner or None or
     False, runs]); on its `sequence_codegen.GENERATE_AFTER`-th run the sequence is written
@@ -1839,10 +1844,7 @@ def _mixed_sequence_runner(seq):
                 g(ctx, f)
                 return
             except Exception as e:
-                try:
-                    e._stablehlo_sequence_index = g.index(e)
-                except AttributeError:
-                    pass
+                _tag_generated(e, g)
                 raise
         if g is None:
             _count_runs(gen, seq)
