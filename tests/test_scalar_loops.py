@@ -40,7 +40,8 @@ def _op_program(name, t):
     if name == "stablehlo.select":
         return [f'%r = "stablehlo.select"(%p, %a, %b) : (tensor<i1>, {T}, {T}) -> {T}'], \
             ["tensor<i1>", T, T], T
-    if name in ("stablehlo.not", "stablehlo.negate") or name in scalar_loops._UNARY_FLOAT:
+    if name in ("stablehlo.not", "stablehlo.negate", "stablehlo.convert") \
+            or name in scalar_loops._UNARY_FLOAT:
         return [f'%r = "{name}"(%a) : ({T}) -> {T}'], [T], T
     return [f'%r = "{name}"(%a, %b) : ({T}, {T}) -> {T}'], [T, T], T
 
@@ -724,3 +725,60 @@ def test_random_f32_bodies_match_the_kernels(case):
     for a, b, c in zip(fast, general, stepwise):
         assert _same(a, c), (src, args, a, c)
         assert _same(a, b), (src, args, a, b)
+
+
+# ------------------------------------------------------------------ convert
+_CONVERT_TYPES = ["i1", "i8", "i16", "i32", "i64", "ui8", "ui16", "ui32", "ui64", "f32", "f64"]
+
+
+@pytest.mark.parametrize("src,dst", [(s, d) for s in _CONVERT_TYPES for d in _CONVERT_TYPES])
+@settings(max_examples=40, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(data=st.data())
+def test_convert_pairs_match_the_general_kernel(src, dst, data):
+    """convert between any two admitted types on a numpy scalar gives the general kernel's
+    bits on a rank-0 array (NaN, infinities and out-of-range floats into integers, negative
+    integers into unsigned ones, integers into narrower ones, f64 into f32)."""
+    m = parse(f"func.func @main(%a: tensor<{src}>) -> tensor<{dst}> {{\n"
+              f"  %r = stablehlo.convert %a : (tensor<{src}>) -> tensor<{dst}>\n"
+              f"  return %r : tensor<{dst}>\n}}")
+    op = m.functions["main"].regions[0].blocks[0].operations[0]
+    fn, n = scalar_loops.scalar_function(op)
+    assert n == 1
+    x = _value(src, data.draw)
+    with np.errstate(all="ignore"):
+        want = KERNELS["stablehlo.convert"](Interpreter(m), op, np.asarray(x))
+        got = fn(x, x)
+    assert got.__class__ is scalar_loops.SCALAR_TYPES[dst], (got, got.__class__)
+    assert _same(got, want), (src, dst, x, got, want)
+
+
+CONVERT_LOOP = """func.func @main(%n: tensor<i32>, %a0: tensor<f32>, %k0: tensor<ui8>) -> (tensor<i32>, tensor<f32>, tensor<ui8>) {
+  %c0 = stablehlo.constant dense<0> : tensor<i32>
+  %r:4 = stablehlo.while(%i = %c0, %a = %a0, %k = %k0, %m = %n) : tensor<i32>, tensor<f32>, tensor<ui8>, tensor<i32>
+   cond {
+    %lt = stablehlo.compare LT, %i, %m, SIGNED : (tensor<i32>, tensor<i32>) -> tensor<i1>
+    stablehlo.return %lt : tensor<i1>
+  } do {
+    %one = stablehlo.constant dense<1> : tensor<i32>
+    %i2 = stablehlo.add %i, %one : tensor<i32>
+    %fi = stablehlo.convert %i : (tensor<i32>) -> tensor<f32>
+    %h = stablehlo.constant dense<5.000000e-01> : tensor<f32>
+    %t = stablehlo.multiply %fi, %h : tensor<f32>
+    %s = stablehlo.sine %a : tensor<f32>
+    %a2 = stablehlo.add %s, %t : tensor<f32>
+    %ai = stablehlo.convert %a2 : (tensor<f32>) -> tensor<ui8>
+    %k2 = stablehlo.add %k, %ai : tensor<ui8>
+    %d = stablehlo.convert %a2 : (tensor<f32>) -> tensor<f64>
+    %d2 = stablehlo.convert %d : (tensor<f64>) -> tensor<f32>
+    stablehlo.return %i2, %d2, %k2, %m : tensor<i32>, tensor<f32>, tensor<ui8>, tensor<i32>
+  }
+  return %r#0, %r#1, %r#2 : tensor<i32>, tensor<f32>, tensor<ui8>
+}"""
+
+
+@pytest.mark.parametrize("n", [0, 3, 300])
+def test_loop_with_converts_runs_on_scalars(n):
+    args = [np.int32(n), np.float32(0.75), np.uint8(250)]
+    fast, general, stepwise = _run_three_ways(CONVERT_LOOP, args)
+    for a, b, c in zip(fast, general, stepwise):
+        assert _same(a, b) and _same(a, c), (n, a, b, c)

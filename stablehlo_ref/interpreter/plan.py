@@ -1814,7 +1814,10 @@ def _count_runs(gen, seq):
     if gen[1] >= sequence_codegen.GENERATE_AFTER:
         got = None
         if sequence_codegen.ENABLED:
-            got = sequence_codegen.generated_sequence(seq, _SEQUENCE_ENV)
+            try:
+                got = sequence_codegen.generated_sequence(seq, _SEQUENCE_ENV)
+            except (SyntaxError, ValueError, TypeError, RecursionError, MemoryError):
+                got = None   # (a source the compiler refuses: the list runner, as before)
         gen[0] = got if got is not None else False
 
 

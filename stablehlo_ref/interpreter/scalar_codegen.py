@@ -145,7 +145,7 @@ def generated_loop(cone, counted, body, moves, pslots, swapped, unary):
     out += [f"        s{s} = f[{s}]" for s in loads]
     out.append("        ran = 0")
     out.append(f"        for {target} in steps:")
-    out += ["            " + line for line in loop_head + lines]
+    out += ["            " + line for line in loop_head + lines or ["pass"]]
     out += [f"        f[{s}] = s{s}" for s in sorted(writes)]
     out.append("        return ran")
     out.append("    return inner")

@@ -33,7 +33,9 @@ import numpy as np
 
 from ..errors import InterpreterError, LimitError, StableHLOError
 from ..ir.types import ElementType, TensorType
-from .elementwise import _UNARY_KERNELS, _WEAK_PYTHON_FLOATS
+from ..ir.types import element_type
+from .elementwise import (_UNARY_KERNELS, _WEAK_PYTHON_FLOATS, _exact_cast, _wrapping_cast,
+                          convert_specialized)
 from .jax_idioms import _Graph, _match_mod
 from .plan import _CMP, _CMP_I1, _eq_i1   # compares as the compiled sequences run them
 from .registry import KERNELS, op_cache
@@ -72,6 +74,8 @@ ADMITTED = {
     "stablehlo.compare": ("i1",) + _INTS + _FLOATS,
     "stablehlo.select": ("i1",) + _INTS + _FLOATS,
     **{name: _FLOATS for name in _UNARY_FLOAT},
+    # (of its operand; the result any admitted type)
+    "stablehlo.convert": ("i1",) + _INTS + _FLOATS,
 }
 
 # ops whose every operand is a known constant are computed by the general kernel when the
@@ -270,6 +274,10 @@ def scalar_function(op):
         if len(ots) != 3 or ots[0] != "i1" or ots[1] != rt or ots[2] != rt or rt not in allowed:
             return None
         return _SELECT, 3
+    if name == "stablehlo.convert":
+        if len(ots) != 1 or ots[0] not in allowed:
+            return None
+        return _convert_function(op, ots[0], rt), 1
     if name == "stablehlo.compare":
         if len(ots) != 2 or ots[0] != ots[1] or rt != "i1" or ots[0] not in allowed:
             return None
@@ -315,6 +323,37 @@ def scalar_function(op):
     if name == "stablehlo.remainder":
         return _int_rem(SCALAR_TYPES[rt], rt in _SIGNED), 2
     return None
+
+
+def _convert_function(op, src, dst):
+    """A convert between admitted types on a numpy scalar, as the general kernel computes
+    it on a rank-0 array: the value itself between equal types (scalars are immutable; the
+    kernel's copy has the same bits), numpy's cast where the kernel casts with astype
+    (`_exact_cast`, `_wrapping_cast`: integers and booleans into integers, wrapping), the
+    kernel itself on the value as a rank-0 array otherwise (floats to integers, anything
+    to i1); f32 <-> f64 is numpy's cast as in the kernel, and integers and booleans into
+    floats the kernel's specialized form for numpy scalars (through f64, rounded once)."""
+    if src == dst:
+        return _first
+    s, d = element_type(src), element_type(dst)
+    if _exact_cast(s, d) or _wrapping_cast(s, d) or src in _FLOATS and dst in _FLOATS:
+        cast = np.dtype(SCALAR_TYPES[dst])
+
+        def convert_cast(a, _):
+            return a.astype(cast)
+        return convert_cast
+    if dst in _FLOATS:
+        spec = convert_specialized(op)
+        if spec is not None:
+            def convert_to_float(a, _):
+                return spec(None, op, a)
+            return convert_to_float
+    kernel = KERNELS["stablehlo.convert"]
+    asarray = np.asarray
+
+    def convert_kernel(a, _):
+        return kernel(None, op, asarray(a))[()]
+    return convert_kernel
 
 
 # ------------------------------------------------------------------ compiling a loop
@@ -918,8 +957,11 @@ def _fast_loop(cone, counter, body, moves, fslot, pre=None, entries=None):
     gen = [None if entries is not None else False, 0]
 
     def generate():
-        got = scalar_codegen.generated_loop(cone, counter is not None, entries, moves, pslots,
-                                            _SWAPPED, _PREFIX)
+        try:
+            got = scalar_codegen.generated_loop(cone, counter is not None, entries, moves,
+                                                pslots, _SWAPPED, _PREFIX)
+        except (SyntaxError, ValueError, TypeError, RecursionError, MemoryError):
+            got = None   # (a source the compiler refuses: the list runner, as before)
         gen[0] = got if got is not None else False
 
     def loop(ctx, op, f, left):

@@ -93,7 +93,7 @@ def generated_sequence(seq, env):
     head = ["def make(pick, put, put_in_place, SEQ" + "".join(", " + n for n in names) + "):",
             "    def run(ctx, f):",
             "        last = [None, 0]"]
-    body = ["        " + s for s, _ in lines]
+    body = ["        " + s for s, _ in lines] or ["        pass"]
     text = "\n".join(head + body + ["    return run"]) + "\n"
     first = len(head) + 1          # the line number of the first statement
     where = [i for _, i in lines]
