@@ -9,7 +9,7 @@ import pytest
 from hypothesis import HealthCheck, given, settings, strategies as st
 
 import stablehlo_ref
-from stablehlo_ref.interpreter import plan
+from stablehlo_ref.interpreter import control, plan
 from stablehlo_ref.ir.types import element_type
 from stablehlo_ref.text import parse
 
@@ -55,16 +55,36 @@ def _scalar_src(t):
         ctype="FLOAT" if is_float else ("UNSIGNED" if t.startswith("ui") else "SIGNED"))
 
 
+@pytest.fixture
+def general_path(monkeypatch):
+    """Loops of rank-0 values on the general compiled path (`scalar_loops` switched off:
+    with convert and the kernels' fallback admitted, these loops run there otherwise)."""
+    monkeypatch.setattr(control, "scalar_loop", lambda ctx, op, args: None)
+
+
+@pytest.mark.parametrize("scalar", [True, False])   # (True: on numpy scalars too)
 @pytest.mark.parametrize("t", FLOATS + ["i8", "i32", "i64"])
 @settings(max_examples=25, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 @given(data=st.data())
-def test_scalar_loop_sequences_match_the_kernels(t, data):
+def test_scalar_loop_sequences_match_the_kernels(t, scalar, data):
     """Rank-0 divide, sine / sign, remainder, convert and selects merged into one
     sequence, and the fused loop's condition: the kernels' bits (NaN, inf, -0.0, integer
-    minimum / maximum, division by 0 and by -1 included)."""
+    minimum / maximum, division by 0 and by -1 included); on numpy scalars (`scalar_loops`,
+    except f16) and on the general compiled path."""
     x = _values(t, (), data.draw)
     y = _values(t, (), data.draw)
-    _both(_scalar_src(t), x, y)
+    src = _scalar_src(t)
+    fast = stablehlo_ref.run(parse(src), x, y) if scalar else None
+    old = control.scalar_loop
+    control.scalar_loop = lambda ctx, op, args: None
+    try:
+        general = _both(src, x, y)      # (compiled and fused, against step by step)
+    finally:
+        control.scalar_loop = old
+    if fast is not None:
+        for a, b in zip(fast, general):
+            a, b = np.asarray(a), np.asarray(b)
+            assert a.dtype == b.dtype and a.tobytes() == b.tobytes(), (t, x, y, a, b)
 
 
 ARRAY_LOOP = """func.func @main(%v0: tensor<8x{t}>, %w0: tensor<8x{t}>, %j: tensor<i32>) -> (tensor<8x{t}>, tensor<8x{t}>, tensor<4x1x{t}>, tensor<3x{t}>, tensor<i1>, tensor<i1>, tensor<i1>, tensor<2x8x{t}>) {{
@@ -166,7 +186,7 @@ def test_a_failing_op_in_a_fused_loop_with_an_inline_condition_is_located():
     assert "custom_call" in str(e.value)
 
 
-def test_the_fused_condition_is_computed_inline():
+def test_the_fused_condition_is_computed_inline(general_path):
     """A `while` whose condition is one compare with a constant: the fused loop reads the
     step's operands itself (the condition's runner carries the step), and the loop's
     results are the kernels'."""

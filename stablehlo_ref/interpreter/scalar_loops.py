@@ -260,8 +260,53 @@ _BINARY = {"stablehlo.add": operator.add, "stablehlo.subtract": operator.sub,
 
 
 def scalar_function(op):
-    """(fn, number of operands) computing admitted op `op` on numpy scalars (`_SELECT` for a
-    select), or None where (op, element type) is not on the whitelist."""
+    """(fn, number of operands) computing op `op` on numpy scalars (`_SELECT` for a
+    select): an admitted (op, element type) pair's own function (`_admitted_function`), else
+    for an elementwise op of one or two operands its general kernel on rank-0 arrays
+    (`_kernel_function`); None for anything else."""
+    form = _admitted_function(op)
+    if form is None:
+        form = _kernel_function(op)
+    return form
+
+
+# kernels of these modules compute a value from their operands' values alone (no ctx, no
+# state): `_kernel_function` may call them on rank-0 arrays
+_PURE_KERNEL_MODULES = (".elementwise", ".chlo")
+
+
+def _kernel_function(op):
+    """(fn, n) calling the general kernel of an elementwise op of n = 1 or 2 rank-0
+    operands and one rank-0 result of admitted types on rank-0 arrays of numpy scalars: the
+    kernel's own bits (about 2 us a call, what the general path pays for the op, while the
+    loop's other ops run on scalars); None for other ops."""
+    if len(op.results) != 1 or not 1 <= len(op.operands) <= 2 or op.regions:
+        return None
+    rt = scalar_type(op.results[0].type)
+    if rt is None or any(scalar_type(v.type) is None for v in op.operands):
+        return None
+    kernel = KERNELS.get(op.name)
+    # (chlo's ops are math functions of their operands; some of their kernels are made by
+    # the registry's factories)
+    if kernel is None or not (op.name.startswith("chlo.") or getattr(
+            kernel, "__module__", "").endswith(_PURE_KERNEL_MODULES)):
+        return None
+    asarray = np.asarray
+    SEQ = (list, tuple)
+    if len(op.operands) == 1:
+        def kernel1(a, _):
+            v = kernel(None, op, asarray(a))
+            return (v[0] if v.__class__ in SEQ else v)[()]
+        return kernel1, 1
+
+    def kernel2(a, b):
+        v = kernel(None, op, asarray(a), asarray(b))
+        return (v[0] if v.__class__ in SEQ else v)[()]
+    return kernel2, 2
+
+
+def _admitted_function(op):
+    """`scalar_function` for the admitted (op, element type) pairs."""
     name = op.name
     allowed = ADMITTED.get(name)
     if allowed is None or len(op.results) != 1:
