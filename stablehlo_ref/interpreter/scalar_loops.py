@@ -52,9 +52,16 @@ _FLOATS = ("f32", "f64")
 
 # unary float ops computed as the general kernel computes a rank-0 array: the ufunc in f64,
 # rounded once to the type
-_UNARY_FLOAT = ("stablehlo.sine", "stablehlo.cosine", "stablehlo.tan", "stablehlo.exponential",
+_UNARY_FLOAT = ("stablehlo.logistic", "stablehlo.rsqrt", "stablehlo.exponential_minus_one",
+                "stablehlo.log_plus_one", "stablehlo.abs",
+                "stablehlo.sine", "stablehlo.cosine", "stablehlo.tan", "stablehlo.exponential",
                 "stablehlo.log", "stablehlo.tanh", "stablehlo.sqrt", "stablehlo.cbrt",
                 "stablehlo.floor", "stablehlo.ceil", "stablehlo.round_nearest_even")
+
+# unary float ops whose kernels compute `from_compute(ufunc(to_compute(x)))` as those of
+# `_UNARY_KERNELS` do (their complex forms aside)
+_OTHER_UNARY = {"stablehlo.exponential_minus_one": np.expm1,
+                "stablehlo.log_plus_one": np.log1p, "stablehlo.abs": np.abs}
 
 # the whitelist: op name -> the element types (of its operands; compare: of its operands,
 # select: of its result) it runs on here
@@ -63,9 +70,11 @@ ADMITTED = {
     "stablehlo.subtract": _INTS + _FLOATS,
     "stablehlo.multiply": _INTS + _FLOATS,
     "stablehlo.divide": _INTS + _FLOATS,
-    "stablehlo.remainder": _INTS,
-    "stablehlo.maximum": _INTS,
-    "stablehlo.minimum": _INTS,
+    "stablehlo.remainder": _INTS + _FLOATS,
+    "stablehlo.maximum": _INTS + _FLOATS,
+    "stablehlo.minimum": _INTS + _FLOATS,
+    "stablehlo.power": _FLOATS,
+    "stablehlo.atan2": _FLOATS,
     "stablehlo.and": ("i1",) + _INTS,
     "stablehlo.or": ("i1",) + _INTS,
     "stablehlo.xor": ("i1",) + _INTS,
@@ -211,6 +220,33 @@ def _unary_float(ufunc, et):
     return unary32_np1
 
 
+# binary float ops whose kernels compute `from_compute(ufunc(to_compute(a), to_compute(b)))`
+# (`elementwise._binary` for a float type: not exact in the type, so through f64)
+_BINARY_FLOAT = {"stablehlo.maximum": np.maximum, "stablehlo.minimum": np.minimum,
+                 "stablehlo.power": np.power, "stablehlo.atan2": np.arctan2,
+                 "stablehlo.remainder": np.fmod}
+
+
+def _binary_float(ufunc, et):
+    """A binary float op as `_binary` computes it on rank-0 arrays: the ufunc on the values
+    in f64 (Python floats are those values), rounded once to the type (see `_unary_float`)."""
+    if et == "f64":
+        def binary64(x, y):
+            return ufunc(float(x), float(y))
+        return binary64
+    if _WEAK_PYTHON_FLOATS:
+        one = np.float32(1)
+
+        def binary32(x, y):
+            return one * float(ufunc(float(x), float(y)))
+        return binary32
+    f32 = np.float32
+
+    def binary32_np1(x, y):
+        return f32(float(ufunc(float(x), float(y))))
+    return binary32_np1
+
+
 # ufuncs whose f64 results are NaN or at most 1 in magnitude (`_unrounded`)
 _BOUNDED = frozenset((np.sin, np.cos, np.tanh))
 # f32 operators that take a Python float operand as that float rounded to f32 (numpy 2),
@@ -350,11 +386,14 @@ def _admitted_function(op):
                 return _unary_float(_UNARY_KERNELS[name][0][0], rt), 1
             return _neg, 1
         if name in _UNARY_FLOAT:
-            ufunc = _UNARY_KERNELS[name][0][0]
+            ufunc = _UNARY_KERNELS[name][0][0] if name in _UNARY_KERNELS \
+                else _OTHER_UNARY[name]
             return _unary_float(ufunc, rt), 1
         return None
     if len(ots) != 2:
         return None
+    if rt in _FLOATS and name in _BINARY_FLOAT:
+        return _binary_float(_BINARY_FLOAT[name], rt), 2
     if rt in _FLOATS and name == "stablehlo.add":
         return _add_float, 2
     if rt in _FLOATS and name == "stablehlo.multiply":
