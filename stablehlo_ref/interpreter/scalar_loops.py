@@ -1,14 +1,17 @@
 """`while` loops whose values are all rank-0, run on numpy scalars.
 
 A loop whose carried values, and every value its condition and body make (calls inlined),
-are rank-0 tensors of an admitted element type, and whose ops are all on the whitelist
-below (`ADMITTED`: (op, element type) pairs), runs here: each value is a numpy scalar of
+are rank-0 tensors of an admitted element type, and whose ops are on the whitelist below
+(`ADMITTED`: (op, element type) pairs) or elementwise / chlo ops of one or two operands
+(run by their general kernels on rank-0 arrays, `_kernel_function`), runs here: each value
+is a numpy scalar of
 exactly its element type's dtype (np.float32, np.int32, np.bool_, ...; never a Python number,
 so numpy promotes nothing), each op a numpy scalar operator or a small function of them,
 stored in a flat list of slots, the whole loop one Python loop over tuples of
 (function, operand slots, result slot) (`_fast_loop`: the first few of them in the loop's
 own code, and a counted loop run for its known number of iterations with no condition
-computed). Constants, and ops of constants only, are computed once by the general kernels
+computed; after 200 iterations the loop is written as one Python function,
+`scalar_codegen`). Constants, and ops of constants only, are computed once by the general kernels
 when the loop is compiled. In a counted loop, carried integers stepped by a known constant
 whose values only integer and boolean ops read (the loop's counter, JAX's `i % 3 == 0` of it)
 are computed for all iterations at once, in arrays, before the loop (`_induction_slice`); the
@@ -22,7 +25,8 @@ rounded once where the general kernel does so); tests/test_scalar_loops.py compa
 random and edge values. Integer scalar operators wrap under the quiet error state the
 evaluator runs in (numpy warns of overflow otherwise): a loop runs here only in that state.
 
-A loop with any other op, type, or a value from outside its regions is not compiled here
+A loop with any other op (regions, several results, state: rng, collectives, calls out),
+type, or a value from outside its regions is not compiled here
 (`scalar_loop` returns None, decided once per op), and neither is a traced run."""
 from __future__ import annotations
 
