@@ -25,7 +25,7 @@ rounded once where the general kernel does so); tests/test_scalar_loops.py compa
 random and edge values. Integer scalar operators wrap under the quiet error state the
 evaluator runs in (numpy warns of overflow otherwise): a loop runs here only in that state.
 
-A loop with any other op (regions, several results, state: rng, collectives, calls out),
+A loop with any other op (with regions or several results, rng, collectives, custom calls),
 type, or a value from outside its regions is not compiled here
 (`scalar_loop` returns None, decided once per op), and neither is a traced run."""
 from __future__ import annotations
