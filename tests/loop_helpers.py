@@ -48,3 +48,22 @@ def values(t, shape, draw):
                                        -1 if info.min else 2]))
     vals = draw(st.lists(elems, min_size=size, max_size=size))
     return np.array(vals, dtype=object).astype(dt).reshape(shape)
+
+
+def generate_from(monkeypatch, module, name, after, generated, failed):
+    """Makes codegen `module` generate from its `after`-th run, and records in `generated`
+    what its function `name` returns (None: not generated) and in `failed` what it raises
+    (the runners fall back to their lists; a test must not: check `failed` is empty)."""
+    real = getattr(module, name)
+
+    def spy(*a, **k):
+        try:
+            got = real(*a, **k)
+        except Exception as e:
+            failed.append(e)
+            raise
+        generated.append(got)
+        return got
+    monkeypatch.setattr(module, "GENERATE_AFTER", after)
+    monkeypatch.setattr(module, name, spy)
+    del failed[:]

@@ -15,6 +15,7 @@ from stablehlo_ref.limits import Limits
 from stablehlo_ref.text import parse
 
 import test_scalar_loops as base
+from loop_helpers import generate_from
 from test_scalar_loops import (  # noqa: F401 - collected here again, generated
     test_counted_loop_limits, test_counted_loop_matches_general_path,
     test_fori_shape_and_limits, test_random_f32_bodies_match_the_kernels,
@@ -29,19 +30,7 @@ FAILED = []
 
 @pytest.fixture(autouse=True)
 def generate_at_once(monkeypatch):
-    real = scalar_codegen.generated_loop
-
-    def spy(*a, **k):
-        try:
-            got = real(*a, **k)
-        except Exception as e:   # (the runner falls back; the test must not)
-            FAILED.append(e)
-            raise
-        GENERATED.append(got)
-        return got
-    monkeypatch.setattr(scalar_codegen, "GENERATE_AFTER", 0)
-    monkeypatch.setattr(scalar_codegen, "generated_loop", spy)
-    del FAILED[:]
+    generate_from(monkeypatch, scalar_codegen, "generated_loop", 0, GENERATED, FAILED)
     yield
     assert not FAILED, FAILED
 

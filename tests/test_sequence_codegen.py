@@ -13,6 +13,7 @@ from hypothesis import HealthCheck, given, settings, strategies as st
 
 from stablehlo_ref.interpreter import plan, sequence_codegen
 
+from loop_helpers import generate_from
 from test_interp_loop_in_place import *   # noqa: F401,F403 - collected here again, generated
 from test_interp_loop_selects import *    # noqa: F401,F403
 
@@ -23,19 +24,7 @@ FAILED = []
 
 @pytest.fixture(autouse=True)
 def generate_at_once(monkeypatch):
-    real = sequence_codegen.generated_sequence
-
-    def spy(*a, **k):
-        try:
-            got = real(*a, **k)
-        except Exception as e:   # (the runner falls back; the test must not)
-            FAILED.append(e)
-            raise
-        GENERATED.append(got)
-        return got
-    monkeypatch.setattr(sequence_codegen, "GENERATE_AFTER", 1)
-    monkeypatch.setattr(sequence_codegen, "generated_sequence", spy)
-    del FAILED[:]
+    generate_from(monkeypatch, sequence_codegen, "generated_sequence", 1, GENERATED, FAILED)
     yield
     assert not FAILED, FAILED
 
