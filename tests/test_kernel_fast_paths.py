@@ -5,6 +5,7 @@ between runs), gather's specializer against the general kernel, triangular solve
 substitution, reduce_window's folds against a loop, sort against a stable sort by the
 comparator."""
 import numpy as np
+import pytest
 from hypothesis import given, settings, strategies as st
 
 import stablehlo_ref as shlo
@@ -357,6 +358,23 @@ def _canon(v):
     return 0.0 if v == 0 else (float("nan") if v != v else v)
 
 
+# jax's canonical form of a float key: -0 -> +0, every NaN -> one positive NaN
+_JAX_CANON = """    %z = stablehlo.constant dense<0.0> : tensor<{t}>
+    %n = stablehlo.constant dense<{nan}> : tensor<{t}>
+    %e1 = stablehlo.compare EQ, %x, %z, FLOAT : (tensor<{t}>, tensor<{t}>) -> tensor<i1>
+    %x1 = stablehlo.select %e1, %z, %x : tensor<i1>, tensor<{t}>
+    %q1 = stablehlo.compare NE, %x, %x, FLOAT : (tensor<{t}>, tensor<{t}>) -> tensor<i1>
+    %x2 = stablehlo.select %q1, %n, %x1 : tensor<i1>, tensor<{t}>
+    %e2 = stablehlo.compare EQ, %y, %z, FLOAT : (tensor<{t}>, tensor<{t}>) -> tensor<i1>
+    %y1 = stablehlo.select %e2, %z, %y : tensor<i1>, tensor<{t}>
+    %q2 = stablehlo.compare NE, %y, %y, FLOAT : (tensor<{t}>, tensor<{t}>) -> tensor<i1>
+    %y2 = stablehlo.select %q2, %n, %y1 : tensor<i1>, tensor<{t}>
+"""
+_NAN_HEX = {"f16": "0x7E00", "f32": "0x7FC00000", "f64": "0x7FF8000000000000"}
+# the comparators `sorting._recognize_lexicographic` takes (sorted by keys, no comparator run)
+_LEXICOGRAPHIC = ("gt_total", "jax_canonical_direct", "jax_int_then_canonical",
+                  "jax_canonical_then_int", "canonical_desc_then_int_desc", "total_then_int")
+
 _SORT_BODIES = {
     # (body, less(x, y, i, j) on Python values); operands %x %y (first), %i %j (second)
     "lt_float": ("""    %r = stablehlo.compare LT, %x, %y, FLOAT : (tensor<{t}>, tensor<{t}>) -> tensor<i1>
@@ -388,6 +406,43 @@ _SORT_BODIES = {
     %a = stablehlo.and %eq, %gt : tensor<i1>
     %r = stablehlo.or %lt, %a : tensor<i1>
     stablehlo.return %r : tensor<i1>""", lambda x, y, i, j: x < y or (x == y and i > j)),
+    # jax.lax.sort's comparators as jax writes them (the NaN constant of the element type)
+    "jax_canonical_direct": (_JAX_CANON + """    %r = stablehlo.compare LT, %x2, %y2, TOTALORDER : (tensor<{t}>, tensor<{t}>) -> tensor<i1>
+    stablehlo.return %r : tensor<i1>""", lambda x, y, i, j: _tot(_canon(x)) < _tot(_canon(y))),
+    "jax_int_then_canonical": (_JAX_CANON + """    %lt = stablehlo.compare LT, %i, %j, SIGNED : (tensor<i32>, tensor<i32>) -> tensor<i1>
+    %eq = stablehlo.compare EQ, %i, %j, SIGNED : (tensor<i32>, tensor<i32>) -> tensor<i1>
+    %c = stablehlo.compare LT, %x2, %y2, TOTALORDER : (tensor<{t}>, tensor<{t}>) -> tensor<i1>
+    %a = stablehlo.and %eq, %c : tensor<i1>
+    %r = stablehlo.or %lt, %a : tensor<i1>
+    stablehlo.return %r : tensor<i1>""", lambda x, y, i, j: i < j or (i == j and _tot(_canon(x)) < _tot(_canon(y)))),
+    "jax_canonical_then_int": (_JAX_CANON + """    %c = stablehlo.compare LT, %x2, %y2, TOTALORDER : (tensor<{t}>, tensor<{t}>) -> tensor<i1>
+    %e = stablehlo.compare EQ, %x2, %y2, TOTALORDER : (tensor<{t}>, tensor<{t}>) -> tensor<i1>
+    %lt = stablehlo.compare LT, %i, %j, SIGNED : (tensor<i32>, tensor<i32>) -> tensor<i1>
+    %a = stablehlo.and %e, %lt : tensor<i1>
+    %r = stablehlo.or %c, %a : tensor<i1>
+    stablehlo.return %r : tensor<i1>""", lambda x, y, i, j: _tot(_canon(x)) < _tot(_canon(y))
+        or (_tot(_canon(x)) == _tot(_canon(y)) and i < j)),
+    # descending through swapped operands, the and/or operands in the other order
+    "canonical_desc_then_int_desc": (_JAX_CANON + """    %c = stablehlo.compare LT, %y2, %x2, TOTALORDER : (tensor<{t}>, tensor<{t}>) -> tensor<i1>
+    %e = stablehlo.compare EQ, %y2, %x2, TOTALORDER : (tensor<{t}>, tensor<{t}>) -> tensor<i1>
+    %gt = stablehlo.compare GT, %i, %j, UNSIGNED : (tensor<i32>, tensor<i32>) -> tensor<i1>
+    %a = stablehlo.and %gt, %e : tensor<i1>
+    %r = stablehlo.or %a, %c : tensor<i1>
+    stablehlo.return %r : tensor<i1>""", lambda x, y, i, j: _tot(_canon(x)) > _tot(_canon(y))
+        or (_tot(_canon(x)) == _tot(_canon(y)) and (i % 2 ** 32) > (j % 2 ** 32))),
+    # an EQ of another key than the LT beside it: not lexicographic (the comparator is run)
+    "int_or_total_eq_and_lt": ("""    %lt = stablehlo.compare LT, %i, %j, SIGNED : (tensor<i32>, tensor<i32>) -> tensor<i1>
+    %e = stablehlo.compare EQ, %x, %y, TOTALORDER : (tensor<{t}>, tensor<{t}>) -> tensor<i1>
+    %c = stablehlo.compare LT, %x, %y, TOTALORDER : (tensor<{t}>, tensor<{t}>) -> tensor<i1>
+    %a = stablehlo.and %e, %c : tensor<i1>
+    %r = stablehlo.or %lt, %a : tensor<i1>
+    stablehlo.return %r : tensor<i1>""", lambda x, y, i, j: i < j),
+    "total_then_int": ("""    %c = stablehlo.compare LT, %x, %y, TOTALORDER : (tensor<{t}>, tensor<{t}>) -> tensor<i1>
+    %e = stablehlo.compare EQ, %x, %y, TOTALORDER : (tensor<{t}>, tensor<{t}>) -> tensor<i1>
+    %lt = stablehlo.compare LT, %i, %j, SIGNED : (tensor<i32>, tensor<i32>) -> tensor<i1>
+    %a = stablehlo.and %e, %lt : tensor<i1>
+    %r = stablehlo.or %c, %a : tensor<i1>
+    stablehlo.return %r : tensor<i1>""", lambda x, y, i, j: _tot(x) < _tot(y) or (_tot(x) == _tot(y) and i < j)),
 }
 
 
@@ -398,22 +453,69 @@ def test_sort_matches_a_stable_sort_by_the_comparator(seed, body, t, n, specials
     """The candidate keys (same-width integers, two keys combined) give the stable order the
     comparator defines; comparators that are no strict weak order on NaN (FLOAT LT) are
     checked where they are one (no NaN)."""
+    _check_sort(seed, body, t, n, specials, ties)
+
+
+@pytest.mark.parametrize("body", _LEXICOGRAPHIC)
+def test_lexicographic_comparators_sort_by_keys_without_running_the_comparator(body, monkeypatch):
+    """jax.lax.sort's comparators (canonical floats, several keys, either direction) are
+    recognized: the order comes from keys alone, the comparator region is never run."""
+    from stablehlo_ref.interpreter import sorting
+
+    def no_run(*a, **k):
+        raise AssertionError("the comparator was run")
+    monkeypatch.setattr(sorting, "straight_runner", no_run)
+    for seed, t, n, specials, ties in ((1, "f32", 300, True, True), (2, "f64", 57, True, False),
+                                       (3, "f16", 1, False, True), (4, "f32", 2048, True, True)):
+        _check_sort(seed, body, t, n, specials, ties)
+
+
+@settings(max_examples=60, deadline=None)
+@given(st.integers(0, 2 ** 32 - 1), st.sampled_from([np.int8, np.int32, np.int64, np.uint64, np.uint8]),
+       st.integers(1, 3), st.integers(0, 200), st.integers(1, 3), st.booleans())
+def test_packed_order_is_the_stable_lexicographic_argsort(seed, dt, nkeys, n, rows, extremes):
+    """`_packed_order` (keys and index packed in one int64, sorted unstably) is the stable
+    lexicographic argsort, or declines (None) where the bits do not fit."""
+    from stablehlo_ref.interpreter.sorting import _packed_order
+    rng = np.random.default_rng(seed)
+    info = np.iinfo(dt)
+    keys = []
+    for _ in range(nkeys):
+        if extremes:
+            k = rng.integers(info.min, info.max, (rows, n), dtype=dt, endpoint=True)
+        else:
+            k = rng.integers(0, 5, (rows, n)).astype(dt)
+        keys.append(k)
+    got = _packed_order(keys)
+    if n == 0:
+        assert got is None
+        return
+    want = np.lexsort([np.broadcast_to(np.arange(n), (rows, n))] + keys[::-1], axis=-1)
+    if got is None:
+        bits = sum((int(k.max()) - int(k.min())).bit_length() for k in keys) + (n - 1).bit_length()
+        assert bits > 62 or any(int(k.max()) >= 1 << 63 for k in keys)
+    else:
+        assert got.tolist() == want.tolist()
+
+
+def _check_sort(seed, body, t, n, specials, ties):
     import functools
     rng = np.random.default_rng(seed)
     dt = {"f32": np.float32, "f16": np.float16, "f64": np.float64}[t]
     x = (rng.integers(-5, 6, n) if ties else rng.standard_normal(n) * 10).astype(dt)
     less = _SORT_BODIES[body][1]
     if specials:
-        nan_ordered = body in ("gt_total", "jax_canonical")      # FLOAT compares leave NaN unordered
+        # (FLOAT compares leave NaN unordered)
+        nan_ordered = body in ("gt_total", "jax_canonical") or body in _LEXICOGRAPHIC[1:6]
         for v in ((np.nan, -np.nan) if nan_ordered else ()) + (np.inf, -np.inf, -0.0, 0.0):
             x[rng.integers(0, n)] = v
     if less is None:
         less = lambda x, y, i, j: x < y                      # noqa: E731
-    i = rng.integers(0, 4, n).astype(np.int32)
+    i = rng.integers(-2, 3, n).astype(np.int32)
     src = f"""func.func @main(%a: tensor<{n}x{t}>, %b: tensor<{n}xi32>) -> (tensor<{n}x{t}>, tensor<{n}xi32>) {{
   %r:2 = "stablehlo.sort"(%a, %b) ({{
   ^bb0(%x: tensor<{t}>, %y: tensor<{t}>, %i: tensor<i32>, %j: tensor<i32>):
-{_SORT_BODIES[body][0].format(t=t)}
+{_SORT_BODIES[body][0].format(t=t, nan=_NAN_HEX[t])}
   }}) {{dimension = 0 : i64, is_stable = true}} : (tensor<{n}x{t}>, tensor<{n}xi32>) -> (tensor<{n}x{t}>, tensor<{n}xi32>)
   return %r#0, %r#1 : tensor<{n}x{t}>, tensor<{n}xi32>
 }}"""

@@ -2,7 +2,12 @@
 
 A comparator that is a single LT/GT `compare` of the first operand's pair becomes a stable
 numpy argsort on an order-preserving key (integers widened, floats under TOTALORDER mapped
-to their total-order integers). Any other comparator is first tried against a few candidate
+to their total-order integers). So does a lexicographic comparator of several operands as
+jax.lax.sort writes it (`LT(k0) or (EQ(k0) and ...)`, floats made canonical first: -0 as +0,
+every NaN one NaN), read off the region once (`_recognize_lexicographic`). Integer keys and
+the element's index that fit 62 bits together are packed into one int64 and sorted by
+numpy's (SIMD, unstable) sort: the values are distinct, so the order is the stable one
+(`_packed_order`). Any other comparator is first tried against a few candidate
 orders (operand 0 or the first operands lexicographically, ascending or descending, natural or
 total order): each is one stable numpy sort (`lexsort` for several keys) checked with two
 calls of the comparator on whole arrays (no adjacent inversion, ties in their original order),
@@ -91,10 +96,67 @@ def _candidate_keys(x: np.ndarray, et, compare_type: str):
     return base, _descending(base)
 
 
+def _packed_order(keys: list):
+    """The stable permutation of each row (the last axis) ordering it by the integer `keys`
+    lexicographically (first key most significant), as one sort of int64 values that pack
+    each key's offset from its least value above the element's index: the values are
+    distinct, so any sort puts them in the one order a stable sort gives (numpy's int64
+    sort, SIMD, is ~6x faster than a stable argsort of int32). None where the keys and the
+    index need more than 62 bits, or a key is no integer array."""
+    n = keys[0].shape[-1]
+    if not keys[0].size:
+        return None
+    ibits = (n - 1).bit_length()
+    total = ibits
+    parts = []
+    for k in keys:
+        if k.dtype.kind not in "iu" or k.shape != keys[0].shape:
+            return None
+        lo, hi = int(k.min()), int(k.max())
+        w = (hi - lo).bit_length()
+        if hi >= 1 << 63:
+            return None
+        parts.append((k, lo, w))
+        total += w
+    if total > 62:
+        return None
+    packed = None
+    shift = total
+    for k, lo, w in parts:
+        shift -= w
+        if not w:
+            continue                     # (one value throughout: orders nothing)
+        v = k.astype(np.int64)
+        if lo:
+            v -= lo
+        if shift:
+            v <<= shift
+        if packed is None:
+            packed = v
+        else:
+            packed |= v
+    if packed is None:
+        packed = np.zeros(keys[0].shape, np.int64)
+    packed |= np.arange(n, dtype=np.int64)
+    packed.sort(axis=-1)
+    packed &= (1 << ibits) - 1
+    return packed
+
+
+def _stable_argsort(key: np.ndarray) -> np.ndarray:
+    """np.argsort(key, axis=-1, kind="stable"), through `_packed_order` where it applies."""
+    perm = _packed_order([key]) if key.dtype.kind in "iu" else None
+    return np.argsort(key, axis=-1, kind="stable") if perm is None else perm
+
+
 def _lex_permutation(keys: list) -> np.ndarray:
     """The stable permutation of each row ordering it by `keys` lexicographically (first key
-    most significant): two integer keys within 32 bits become one int64 key (one stable
-    argsort instead of `lexsort`'s two)."""
+    most significant): `_packed_order` where the keys fit in one int64 with the index; else
+    two integer keys within 32 bits become one int64 key (one stable argsort instead of
+    `lexsort`'s two)."""
+    perm = _packed_order(keys)
+    if perm is not None:
+        return perm
     if len(keys) == 2 and all(k.dtype.kind in "iu" and k.size for k in keys):
         if all(int(k.min()) >= -(1 << 31) and int(k.max()) < (1 << 31) for k in keys):
             combined = keys[0].astype(np.int64) * (1 << 32) + (keys[1].astype(np.int64) + (1 << 31))
@@ -122,6 +184,154 @@ def _recognize_comparator(region, n: int):
     if direction not in ("LT", "GT"):
         return None
     return direction, ctype
+
+
+# ------------------------------------------------------------------ lexicographic comparators
+
+def _const_scalar(op):
+    """The value of a rank-0 dense `stablehlo.constant`, or None."""
+    v = op.attributes.get("value")
+    arr = getattr(v, "array", None)
+    if arr is None or arr.__class__ is not np.ndarray or arr.shape != ():
+        return None
+    return arr
+
+
+def _compare_term(op, terms):
+    """The term of a `compare` in a comparator (see `_recognize_lexicographic`), or None."""
+    direction = op.attributes["comparison_direction"].value
+    ct = op.attributes.get("compare_type")
+    ctype = ct.value if ct is not None else None
+    lhs, rhs = op.operands
+    a, b = terms.get(id(lhs)), terms.get(id(rhs))
+    if a is None or b is None:
+        return None
+    if a[0] == "arg" and b[0] == "const" or a[0] == "const" and b[0] == "arg":
+        arg, c = (a, b[1]) if a[0] == "arg" else (b, a[1])
+        # x == 0 (FLOAT): true for both zeros
+        if direction == "EQ" and ctype in (None, "FLOAT") and c.dtype.kind == "f" and c == 0:
+            return ("iszero", arg[1], arg[2])
+        return None
+    if a[0] == "arg" and a == b and direction == "NE" and ctype in (None, "FLOAT"):
+        return ("isnan", a[1], a[2])          # x != x (FLOAT): x is a NaN
+    # a compare of operand i's pair through the same transform: raw ("arg") or canonical
+    if a[0] != b[0] or a[0] not in ("arg", "canon") or a[1] != b[1] or {a[2], b[2]} != {0, 1}:
+        return None
+    if direction not in ("LT", "GT", "EQ"):
+        return None
+    if a[2] == 1 and direction != "EQ":
+        direction = "GT" if direction == "LT" else "LT"
+    if a[0] == "canon":
+        kind = "canon" if ctype == "TOTALORDER" else None
+    elif ctype == "TOTALORDER":
+        kind = "total"
+    elif ctype in ("SIGNED", "UNSIGNED") or ctype is None:
+        kind = "int:" + (ctype or "")
+    else:
+        kind = None                           # (FLOAT: NaN makes it no strict weak order)
+    if kind is None:
+        return None
+    if direction == "EQ":
+        # equality of the key values: bits for integers whatever the signedness
+        return ("eq", a[1], "int" if kind.startswith("int:") else kind)
+    return ("less", [(a[1], direction, kind)])
+
+
+def _lex_term(op, terms):
+    """The term of one comparator op, or None where it is not of the recognized forms."""
+    name = op.name
+    if name == "stablehlo.constant":
+        c = _const_scalar(op)
+        return None if c is None else ("const", c)
+    if name == "stablehlo.compare":
+        return _compare_term(op, terms)
+    ts = [terms.get(id(v)) for v in op.operands]
+    if None in ts:
+        return None
+    if name == "stablehlo.select":
+        p, x, y = ts
+        # select(x == 0, +0, x): -0 made +0
+        if p[0] == "iszero" and x[0] == "const" and y == ("arg", p[1], p[2]):
+            c = x[1]
+            if c.dtype.kind == "f" and c == 0 and not np.signbit(c):
+                return ("zero", p[1], p[2])
+        # select(x != x, +NaN, that): every NaN made one positive NaN (jax's canonical form,
+        # ordered after +inf by TOTALORDER)
+        if p[0] == "isnan" and x[0] == "const" and y == ("zero", p[1], p[2]):
+            c = x[1]
+            if c.dtype.kind == "f" and c != c and not np.signbit(c):
+                return ("canon", p[1], p[2])
+        return None
+    if name == "stablehlo.and" and len(ts) == 2:
+        for e, rest in (ts, ts[::-1]):
+            if e[0] == "eq" and rest[0] == "less":
+                return ("eqand", e[1], e[2], rest[1])
+        return None
+    if name == "stablehlo.or" and len(ts) == 2:
+        for lt, ea in (ts, ts[::-1]):
+            if lt[0] == "less" and len(lt[1]) == 1 and ea[0] == "eqand":
+                i, _, kind = lt[1][0]
+                if ea[1] == i and ea[2] == ("int" if kind.startswith("int:") else kind):
+                    return ("less", lt[1] + ea[3])
+        return None
+    return None
+
+
+def _recognize_lexicographic(region, n: int):
+    """The keys [(operand, 'LT'|'GT', kind), ...], most significant first, of a comparator
+    that orders lexicographically by compares of operands' pairs, as
+    `less = LT(k0) or (EQ(k0) and (LT(k1) or (EQ(k1) and ...)))` (jax.lax.sort's comparator
+    for any number of keys), or None. A key is an integer or bool compared SIGNED /
+    UNSIGNED ("int:..."), a float compared TOTALORDER ("total"), or a float made canonical
+    first and compared TOTALORDER ("canon": jax's `select(x == 0, +0, x)` then
+    `select(x != x, +NaN, .)`, so -0 equals +0 and every NaN is one value after +inf). FLOAT
+    compares are not taken (with a NaN they are no strict weak order): the general path
+    decides those."""
+    b = region.blocks[0]
+    if len(b.arguments) != 2 * n:
+        return None
+    terms = {id(a): ("arg", k // 2, k % 2) for k, a in enumerate(b.arguments)}
+    for op in b.operations:
+        if op.name == "stablehlo.return":
+            if len(op.operands) != 1:
+                return None
+            t = terms.get(id(op.operands[0]))
+            return t[1] if t is not None and t[0] == "less" else None
+        if len(op.results) != 1 or op.regions:
+            return None
+        t = _lex_term(op, terms)
+        if t is None:
+            return None
+        terms[id(op.results[0])] = t
+    return None
+
+
+def _lexicographic_keys(lex, columns, ets):
+    """The sortable keys of `_recognize_lexicographic`'s result on the columns, or None."""
+    keys = []
+    for i, direction, kind in lex:
+        x, et = columns[i], ets[i]
+        if kind == "canon":
+            if not et.is_float:
+                return None
+            pair = _natural_float_keys(x)     # the canonical values' total order, ascending
+            if pair is None:
+                return None
+            asc = pair[0]
+            keys.append(asc if direction == "LT" else ~asc)
+            continue
+        if kind == "total":
+            if not et.is_float:
+                return None
+            pair = _candidate_keys(x, et, "TOTALORDER")
+        else:
+            if not (et.is_integer or et.is_bool):
+                return None
+            pair = _candidate_keys(x, et, kind[4:])
+        if pair is None:
+            return None
+        keys.append(pair[0] if direction == "LT" else pair[1])
+    return keys
 
 
 def merge_sort_permutation(less, columns: list) -> np.ndarray:
@@ -168,16 +378,30 @@ def merge_sort_permutation(less, columns: list) -> np.ndarray:
     return perm
 
 
+_UNSEEN = object()
+
+
 def sort_permutation(ctx, region, columns: list, ets, cache=None):
     """The stable sort permutation of the (rows, n) `columns` under the comparator `region`,
     or (that permutation, the sorted columns) where finding it sorted them already."""
     n = len(columns)
+    lex = cache.get("sort_lex", _UNSEEN) if cache is not None else _UNSEEN
+    if lex is _UNSEEN:
+        lex = _recognize_lexicographic(region, n)
+        if cache is not None:
+            cache["sort_lex"] = lex
+    if lex is not None:
+        keys = _lexicographic_keys(lex, columns, ets)
+        if keys is not None:
+            if len(keys) == 1:
+                return _stable_argsort(keys[0])
+            return _lex_permutation(keys)
     rec = _recognize_comparator(region, n)
     if rec is not None:
         direction, ctype = rec
         keys = _candidate_keys(columns[0], ets[0], ctype or "")
         if keys is not None:
-            return np.argsort(keys[1] if direction == "GT" else keys[0], axis=-1, kind="stable")
+            return _stable_argsort(keys[1] if direction == "GT" else keys[0])
     run = straight_runner(ctx, region, cache)
     shape = columns[0].shape
 
@@ -231,7 +455,7 @@ def _verified_candidate(less, columns, ets):
             for key in pair:
                 keys = chosen + [key]
                 if len(keys) == 1:
-                    perm = np.argsort(key, axis=-1, kind="stable")
+                    perm = _stable_argsort(key)
                 else:
                     perm = _lex_permutation(keys)
                 s = [np.take_along_axis(c, perm, axis=1) for c in columns]
