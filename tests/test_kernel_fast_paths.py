@@ -606,3 +606,57 @@ def test_unary_in_f64_matches_the_widened_ufunc(seed, name, et, shape, specials)
         got = np.asarray(shlo.run(m, x)[0])
         assert got.dtype == want.dtype and got.shape == want.shape
         assert got.view(bits).tolist() == want.view(bits).tolist()
+
+
+# ------------------------------------------------------------------ gather of whole slices
+
+@settings(max_examples=80, deadline=None)
+@given(st.integers(0, 2 ** 32 - 1), st.integers(1, 3), st.data(),
+       st.sampled_from(["i32", "i64", "ui8", "i8", "ui64"]),
+       st.sampled_from(["implicit", "front", "back"]), st.booleans())
+def test_gather_of_whole_slices_is_the_general_gather(seed, rank, data, it, ivec, batch_last):
+    """A gather taking whole slices along one axis (x[i], embedding lookups) runs numpy's
+    take with clamped indices where the result's dims are laid out as take lays them: the
+    same result as the general kernel, indices past either end included; other layouts
+    (the batch dims last) keep the general kernel's path."""
+    from stablehlo_ref.interpreter import indexing
+    rng = np.random.default_rng(seed)
+    shape = tuple(int(v) for v in rng.integers(1, 5, rank))
+    axis = data.draw(st.integers(0, rank - 1))
+    nb = data.draw(st.integers(1, 2))
+    bshape = tuple(int(v) for v in rng.integers(1, 4, nb))
+    dt = {"i32": np.int32, "i64": np.int64, "ui8": np.uint8, "i8": np.int8, "ui64": np.uint64}[it]
+    lo = 0 if it.startswith("ui") else -3
+    idx = rng.integers(lo, shape[axis] + 3, bshape).astype(dt)
+    if ivec == "front":
+        ishape, ivd = (1,) + bshape, 0
+    elif ivec == "back":
+        ishape, ivd = bshape + (1,), nb
+    else:
+        ishape, ivd = bshape, nb
+    idx = idx.reshape(ishape)
+    take_layout = list(range(axis)) + list(range(axis + nb, nb + rank - 1))
+    offset = list(range(rank - 1)) if batch_last else take_layout
+    batch_pos = [k for k in range(nb + rank - 1) if k not in offset]
+    out_shape = [0] * (nb + rank - 1)
+    for k, n in zip(batch_pos, bshape):
+        out_shape[k] = n
+    for k, n in zip(offset, [n for j, n in enumerate(shape) if j != axis]):
+        out_shape[k] = n
+    out_shape = tuple(out_shape)
+    sizes = [1 if j == axis else n for j, n in enumerate(shape)]
+
+    def t(s, e):
+        return "tensor<" + "x".join(map(str, s)) + ("x" if s else "") + e + ">"
+    src = f"""func.func @main(%x: {t(shape, "f32")}, %i: {t(ishape, it)}) -> {t(out_shape, "f32")} {{
+  %0 = "stablehlo.gather"(%x, %i) <{{dimension_numbers = #stablehlo.gather<offset_dims = [{", ".join(map(str, offset))}], collapsed_slice_dims = [{axis}], start_index_map = [{axis}], index_vector_dim = {ivd}>, slice_sizes = array<i64: {", ".join(map(str, sizes))}>}}> : ({t(shape, "f32")}, {t(ishape, it)}) -> {t(out_shape, "f32")}
+  return %0 : {t(out_shape, "f32")}
+}}"""
+    x = rng.standard_normal(shape).astype(np.float32)
+    m = shlo.parse(src)
+    op = m.functions["main"].regions[0].blocks[0].operations[0]
+    kernel = indexing.gather_specialized(op).__name__
+    assert kernel == ("gather_take" if offset == take_layout else "gather_static")
+    got = shlo.run(m, x, idx)[0]
+    want = indexing.gather_array(x, idx, slice_sizes=sizes, **indexing._gather_dims(op))
+    assert got.shape == out_shape and got.tobytes() == np.asarray(want).tobytes()

@@ -204,6 +204,14 @@ def gather_specialized(op, known=None):
         flat = base.reshape(base_shape) + static
         return flat if flat.shape == full_shape else np.broadcast_to(flat, full_shape)
 
+    if nvec == 1 and not obd and list(d["collapsed_slice_dims"]) == smap and sizes[smap[0]] == 1 \
+            and all(sizes[j] == oshape[j] for j in range(rank) if j != smap[0]) \
+            and list(d["offset_dims"]) == list(range(smap[0])) + list(range(smap[0] + nb, nb + no)):
+        # whole slices along one axis (embedding lookups, x[i]): numpy's take along that
+        # axis, whose "clip" mode clamps each index into [0, n - 1] as the start indices
+        # are clamped; the result's batch dims stand where take puts the index's
+        return _gather_take(smap[0], ivd, oshape, ishape, general)
+
     # start indices known when compiling (a constant): their offsets worked out once
     const = known[1] if known and len(known) > 1 else None
     const_flat = offsets(const) if isinstance(const, np.ndarray) and const.shape == ishape else None
@@ -215,6 +223,25 @@ def gather_specialized(op, known=None):
         out = operand.reshape(-1).take(flat)
         return out if perm is None else out.transpose(perm)
     return gather_static
+
+
+def _gather_take(axis, ivd, oshape, ishape, general):
+    """`gather_specialized`'s kernel for a gather of whole slices along `axis` by one index
+    per slice: `take(operand, indices, axis, mode="clip")` on the index vectors' one
+    component. Index arrays of a dtype numpy's take would not cast (uint64) take the
+    general kernel."""
+    trailing = ivd < len(ishape)
+
+    def gather_take(ctx, op, operand, start_indices):
+        if operand.shape != oshape or start_indices.shape != ishape \
+                or start_indices.dtype.kind not in "iu" or start_indices.dtype.itemsize == 8 \
+                and start_indices.dtype.kind == "u":
+            return general(ctx, op, operand, start_indices)
+        idx = start_indices
+        if trailing:
+            idx = np.moveaxis(idx, ivd, -1)[..., 0] if ivd != idx.ndim - 1 else idx[..., 0]
+        return operand.take(idx, axis=axis, mode="clip")
+    return gather_take
 
 
 @kernel("stablehlo.dynamic_gather")
