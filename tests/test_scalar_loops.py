@@ -866,3 +866,43 @@ CONVERT_LOOP = """func.func @main(%n: tensor<i32>, %a0: tensor<f32>, %k0: tensor
 def test_loop_with_converts_runs_on_scalars(n):
     args = [np.int32(n), np.float32(0.75), np.uint8(250)]
     _all_three_same(CONVERT_LOOP, args)
+
+
+def test_math_twin_only_where_it_gives_the_ufuncs_bits(monkeypatch):
+    """math's function stands in for a ufunc in scalar loops only where it gives the bits
+    the ufunc gives on f64 arrays: one off by an ulp somewhere is refused."""
+    import math
+    monkeypatch.setattr(scalar_loops, "_MATH_TWINS", {})
+    monkeypatch.setitem(scalar_loops._MATH_FORMS, np.sin,
+                        lambda v: math.nextafter(math.sin(v), 2.0) if 0.3 < v < 0.31 else math.sin(v))
+    assert scalar_loops._math_twin(np.sin) is None
+    monkeypatch.setitem(scalar_loops._MATH_FORMS, np.sin, math.sin)
+    monkeypatch.setattr(scalar_loops, "_MATH_TWINS", {})
+    assert scalar_loops._math_twin(np.arcsin) is None          # (none listed)
+
+
+@pytest.mark.parametrize("ufunc", sorted(scalar_loops._MATH_FORMS, key=lambda u: u.__name__))
+def test_unary_float_functions_give_the_kernels_bits(ufunc):
+    """The scalar-loop form of each unary float op (math's function where it is the ufunc's
+    twin, the ufunc where math rejects a value or it is NaN) against the ufunc on f64
+    arrays rounded once, as the general kernel computes it."""
+    rng = np.random.default_rng(7)
+    xs = np.concatenate([rng.uniform(-5, 5, 300), rng.uniform(-800, 800, 100),
+                         [0.0, -0.0, np.inf, -np.inf, np.nan, -np.nan, 1e-310, 710.0, -746.0,
+                          1e300, -1.0, -2.0, 89.0, 700.0]])
+    for et, dt in (("f32", np.float32), ("f64", np.float64)):
+        fn = scalar_loops._unary_float(ufunc, et)
+        with np.errstate(all="ignore"):
+            typed = xs.astype(dt)
+        for x in typed:
+            with np.errstate(all="ignore"):
+                want = ufunc(np.array([x], np.float64)).astype(dt)[0]
+                got = fn(x, x)
+            assert got.__class__ is dt and np.asarray(got).tobytes() == np.asarray(want).tobytes(), \
+                (ufunc.__name__, et, x, got, want)
+            unrounded = getattr(fn, "unrounded", None)
+            if unrounded is not None:
+                with np.errstate(all="ignore"):
+                    u = unrounded(x, x)
+                    w = ufunc(np.array([x], np.float64))[0]
+                assert np.float64(u).tobytes() == w.tobytes()
