@@ -906,3 +906,25 @@ def test_unary_float_functions_give_the_kernels_bits(ufunc):
                     u = unrounded(x, x)
                     w = ufunc(np.array([x], np.float64))[0]
                 assert np.float64(u).tobytes() == w.tobytes()
+
+
+@pytest.mark.parametrize("ufunc", sorted(scalar_loops._MATH_FORMS2, key=lambda u: u.__name__))
+def test_binary_float_functions_give_the_kernels_bits(ufunc):
+    """The scalar-loop form of power, atan2 and the float remainder (math's function where it
+    is the ufunc's twin; the ufunc for NaNs and the pairs math rejects: a negative base to a
+    fractional power, 0 to a negative one, overflow, x % 0, inf % y) against the ufunc on f64
+    arrays rounded once."""
+    rng = np.random.default_rng(9)
+    special = [0.0, -0.0, 1.0, -1.0, 2.0, -2.5, 0.5, np.inf, -np.inf, np.nan, 1e300, -1e-310, 700.0]
+    xs = np.concatenate([rng.uniform(-6, 6, 200), special * 2 + [3.0] * len(special)])
+    ys = np.concatenate([rng.uniform(-6, 6, 200), special + special[::-1] + special])
+    for et, dt in (("f32", np.float32), ("f64", np.float64)):
+        fn = scalar_loops._binary_float(ufunc, et)
+        with np.errstate(all="ignore"):
+            tx, ty = xs.astype(dt), ys.astype(dt)
+        for x, y in zip(tx, ty):
+            with np.errstate(all="ignore"):
+                want = ufunc(np.array([x], np.float64), np.array([y], np.float64)).astype(dt)[0]
+                got = fn(x, y)
+            assert got.__class__ is dt and np.asarray(got).tobytes() == np.asarray(want).tobytes(), \
+                (ufunc.__name__, et, x, y, got, want)

@@ -253,6 +253,41 @@ def _math_twin(ufunc):
     return twin
 
 
+# and of two Python floats
+_MATH_FORMS2 = {np.power: math.pow, np.arctan2: math.atan2, np.fmod: math.fmod}
+_REJECTED = (ValueError, OverflowError, ZeroDivisionError)
+
+
+def _math_twin2(ufunc):
+    """`_math_twin` for a binary ufunc: math's function where it gives the ufunc's bits on
+    every pair of a fixed sample (the values math rejects left to the ufunc)."""
+    twin = _MATH_TWINS.get(ufunc, False)
+    if twin is False:
+        twin = _MATH_FORMS2.get(ufunc)
+        if twin is not None:
+            a = _twin_sample()
+            b = np.roll(a, 1) * np.random.default_rng(7).uniform(-2, 2, a.size)
+            a = np.concatenate([a, np.abs(a)])
+            b = np.concatenate([b, np.random.default_rng(8).uniform(-40, 40, b.size)])
+            with np.errstate(all="ignore"):
+                want = ufunc(a, b)
+            got = []
+            taken = []
+            for x, y in zip(a.tolist(), b.tolist()):
+                try:
+                    got.append(twin(x, y))
+                    taken.append(True)
+                except _REJECTED:
+                    got.append(0.0)
+                    taken.append(False)
+            taken = np.array(taken)
+            if not np.array_equal(np.array(got).view(np.int64)[taken],
+                                  want.view(np.int64)[taken]):
+                twin = None
+        _MATH_TWINS[ufunc] = twin
+    return twin
+
+
 def _unary_float(ufunc, et):
     """A unary float op as `_unary_kernel` computes a rank-0 array: the ufunc on the value in
     f64 (a Python float is that value), rounded once to the type. Where math's function
@@ -324,7 +359,25 @@ _BINARY_FLOAT = {"stablehlo.maximum": np.maximum, "stablehlo.minimum": np.minimu
 
 def _binary_float(ufunc, et):
     """A binary float op as `_binary` computes it on rank-0 arrays: the ufunc on the values
-    in f64 (Python floats are those values), rounded once to the type (see `_unary_float`)."""
+    in f64 (Python floats are those values), rounded once to the type (see `_unary_float`;
+    math's function where it is the ufunc's twin, `_math_twin2`)."""
+    twin = _math_twin2(ufunc)
+    if twin is not None:
+        f64 = np.float64
+        one = np.float32(1) if _WEAK_PYTHON_FLOATS else None
+        f32 = np.float32
+
+        def binary_math(x, y):
+            a, b = float(x), float(y)
+            if a == a and b == b:
+                try:
+                    v = twin(a, b)
+                    return f64(v) if et == "f64" else (one * v if one is not None else f32(v))
+                except _REJECTED:
+                    pass
+            v = ufunc(a, b)
+            return v if et == "f64" else (one * float(v) if one is not None else f32(float(v)))
+        return binary_math
     if et == "f64":
         def binary64(x, y):
             return ufunc(float(x), float(y))
