@@ -209,6 +209,8 @@ _MATH_FORMS = {np.sin: math.sin, np.cos: math.cos, np.tan: math.tan, np.tanh: ma
                np.log1p: math.log1p, np.arctan: math.atan, np.sinh: math.sinh,
                np.cosh: math.cosh}
 _MATH_TWINS = {}
+# what math raises for a value it will not compute (a domain error, an overflow, x % 0)
+_REJECTED = (ValueError, OverflowError, ZeroDivisionError)
 
 
 def _twin_sample():
@@ -222,6 +224,25 @@ def _twin_sample():
         np.array([0.0, -0.0, 1.0, -1.0, 0.5, 2.0, 709.0, 710.0, -745.0, 1e-310, -1e-310])])
 
 
+def _same_bits(twin, ufunc, columns):
+    """Whether `twin` on the Python floats of each row of the f64 `columns` gives the bits
+    `ufunc` gives on the arrays, at every row `twin` does not reject."""
+    with np.errstate(all="ignore"):
+        want = ufunc(*columns)
+    got = []
+    taken = []
+    for row in zip(*[c.tolist() for c in columns]):
+        try:
+            got.append(twin(*row))
+            taken.append(True)
+        except _REJECTED:
+            got.append(0.0)
+            taken.append(False)
+    taken = np.array(taken, dtype=bool)
+    return np.array_equal(np.array(got, dtype=np.float64).view(np.int64)[taken],
+                          want.view(np.int64)[taken])
+
+
 def _math_twin(ufunc):
     """math's function standing in for `ufunc` on one Python float: where, on this machine,
     it gives the very bits the ufunc gives on an f64 array (the general kernel's form) for
@@ -232,30 +253,14 @@ def _math_twin(ufunc):
     twin = _MATH_TWINS.get(ufunc, False)
     if twin is False:
         twin = _MATH_FORMS.get(ufunc)
-        if twin is not None:
-            sample = _twin_sample()
-            with np.errstate(all="ignore"):
-                want = ufunc(sample)
-            got = []
-            taken = []
-            for v in sample.tolist():
-                try:
-                    got.append(twin(v))
-                    taken.append(True)
-                except (ValueError, OverflowError):
-                    got.append(0.0)
-                    taken.append(False)
-            taken = np.array(taken)
-            if not np.array_equal(np.array(got).view(np.int64)[taken],
-                                  want.view(np.int64)[taken]):
-                twin = None
+        if twin is not None and not _same_bits(twin, ufunc, (_twin_sample(),)):
+            twin = None
         _MATH_TWINS[ufunc] = twin
     return twin
 
 
 # and of two Python floats
 _MATH_FORMS2 = {np.power: math.pow, np.arctan2: math.atan2, np.fmod: math.fmod}
-_REJECTED = (ValueError, OverflowError, ZeroDivisionError)
 
 
 def _math_twin2(ufunc):
@@ -269,20 +274,7 @@ def _math_twin2(ufunc):
             b = np.roll(a, 1) * np.random.default_rng(7).uniform(-2, 2, a.size)
             a = np.concatenate([a, np.abs(a)])
             b = np.concatenate([b, np.random.default_rng(8).uniform(-40, 40, b.size)])
-            with np.errstate(all="ignore"):
-                want = ufunc(a, b)
-            got = []
-            taken = []
-            for x, y in zip(a.tolist(), b.tolist()):
-                try:
-                    got.append(twin(x, y))
-                    taken.append(True)
-                except _REJECTED:
-                    got.append(0.0)
-                    taken.append(False)
-            taken = np.array(taken)
-            if not np.array_equal(np.array(got).view(np.int64)[taken],
-                                  want.view(np.int64)[taken]):
+            if not _same_bits(twin, ufunc, (a, b)):
                 twin = None
         _MATH_TWINS[ufunc] = twin
     return twin
@@ -303,7 +295,7 @@ def _unary_float(ufunc, et):
                 if v == v:
                     try:
                         return f64(twin(v))
-                    except (ValueError, OverflowError):
+                    except _REJECTED:
                         pass
                 return ufunc(v)
             return unary64_math
@@ -321,7 +313,7 @@ def _unary_float(ufunc, et):
                 if v == v:
                     try:
                         return one * twin(v)
-                    except (ValueError, OverflowError):
+                    except _REJECTED:
                         pass
                 return one * float(ufunc(v))
             if ufunc in _BOUNDED:
@@ -330,7 +322,7 @@ def _unary_float(ufunc, et):
                     if v == v:
                         try:
                             return twin(v)
-                        except (ValueError, OverflowError):
+                        except _REJECTED:
                             pass
                     return float(ufunc(v))
                 unary32_math.unrounded = unary32_math_unrounded
