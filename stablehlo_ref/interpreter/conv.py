@@ -3,7 +3,9 @@ reversal, feature and batch groups, for integer, float and complex element types
 
 Vectorized as im2col: the padded, dilated input is viewed as sliding windows
 (`sliding_window_view`, no copy), strided, and contracted with the kernel by one matmul
-per group."""
+per group. A transposed convolution (input dilation, unit window strides) skips the
+dilation's zeros: one matmul of the input with every kernel position, its slabs added into
+the outputs they reach (`_lhs_dilated`)."""
 from __future__ import annotations
 
 import numpy as np
@@ -71,6 +73,10 @@ def _convolve_channels_last(lhs, rhs, strides, padding, lhs_dilation, rhs_dilati
         w = np.flip(w, axis=[i for i, r in enumerate(reversal) if r])
     w = _dilate(w, list(range(ns)), rhs_dilation)
     ksize = w.shape[:ns]
+    if any(d != 1 for d in lhs_dilation) and all(s == 1 for s in strides):
+        res = _lhs_dilated(x, w, padding, lhs_dilation, cd)
+        if res is not None:
+            return res
     if any(d != 1 for d in lhs_dilation) or any(lo < 0 or hi < 0 for lo, hi in padding):
         x = _pad(_dilate(x.astype(cd), sp_axes, lhs_dilation), sp_axes, padding)
     else:
@@ -97,6 +103,52 @@ def _convolve_channels_last(lhs, rhs, strides, padding, lhs_dilation, rhs_dilati
     with np.errstate(all="ignore"):
         out = np.matmul(patches, wk)
     return out.reshape([N] + out_sp + [O])
+
+
+def _lhs_dilated(x, w, padding, lhs_dilation, cd):
+    """`_convolve_channels_last` for an input dilated by `lhs_dilation` (a transposed
+    convolution: jax's conv_transpose) and unit window strides, without the dilation's
+    zeros: each input element's products with every kernel position, one matmul
+    (N*S, C) x (C, K*O), are added into the outputs they reach, one strided slab per kernel
+    position (output o takes input i through kernel position k where o = i*d + lo - k). The
+    same sums as the window form, in another order (exact for integers; floats in the
+    accumulation type, rounded once to the result type afterwards). x: (N, S..., C) not
+    dilated; w: (K..., C, O) flipped and dilated. None where a size is 0 (the window form
+    decides)."""
+    ns = x.ndim - 2
+    N, S, C = x.shape[0], x.shape[1:-1], x.shape[-1]
+    ksize, O = w.shape[:ns], w.shape[-1]
+    if w.shape[ns] != C or N == 0 or C == 0 or O == 0 or 0 in S or 0 in ksize:
+        return None
+    out_sp = []
+    for a in range(ns):
+        lo, hi = padding[a]
+        n = (S[a] - 1) * lhs_dilation[a] + 1 + lo + hi - ksize[a] + 1
+        if n <= 0:
+            return None
+        out_sp.append(n)
+    Kp = int(np.prod(ksize))
+    xs = x.astype(cd).reshape(-1, C)
+    wk = w.astype(cd).reshape(Kp, C, O).transpose(1, 0, 2).reshape(C, Kp * O)
+    use_threads(2.0 * xs.shape[0] * C * Kp * O)
+    with np.errstate(all="ignore"):
+        y = np.matmul(xs, wk).reshape((N,) + tuple(S) + (Kp, O))
+    out = np.zeros((N,) + tuple(out_sp) + (O,), dtype=y.dtype)
+    for j, k in enumerate(np.ndindex(*ksize)):
+        o_sl, i_sl = [], []
+        for a in range(ns):
+            d, lo = lhs_dilation[a], padding[a][0]
+            i0 = max(0, -((lo - k[a]) // d))             # first i with i*d + lo - k >= 0
+            i1 = min(S[a] - 1, (out_sp[a] - 1 + k[a] - lo) // d)
+            if i1 < i0:
+                break
+            o0 = i0 * d + lo - k[a]
+            o_sl.append(slice(o0, o0 + (i1 - i0) * d + 1, d))
+            i_sl.append(slice(i0, i1 + 1))
+        else:
+            with np.errstate(all="ignore"):
+                out[(slice(None),) + tuple(o_sl)] += y[(slice(None),) + tuple(i_sl) + (j,)]
+    return out
 
 
 def convolve(lhs, rhs, *, strides, padding, lhs_dilation, rhs_dilation, reversal,
