@@ -246,3 +246,24 @@ def test_dot_general_converts_operands_to_the_result_type_first():
     a = np.array([[(1 << 62) + (1 << 38) + 1, 1]], np.int64)
     b = np.array([[1], [0]], np.int64)
     assert int(stablehlo_ref.run(m, a, b)[0].astype(np.float64)[0, 0]) == (1 << 62) + (1 << 39)
+
+
+@pytest.mark.parametrize("name,dt,it", [("f32", np.float32, np.uint32), ("f64", np.float64, np.uint64)])
+def test_chlo_square_in_the_type_is_the_f64_square_rounded(name, dt, it):
+    """chlo.square of f32/f64 computed as x * x in the type: the bits of the exact square
+    rounded once, for every kind of bit pattern (NaN payloads, infinities, subnormals,
+    overflow)."""
+    from stablehlo_ref.interpreter.numerics import from_compute
+    from stablehlo_ref.ir.types import element_type
+    import stablehlo_ref as shlo
+    rng = np.random.default_rng(12)
+    bits = rng.integers(0, np.iinfo(it).max, 200000, dtype=it, endpoint=True)
+    x = np.concatenate([bits.view(dt), np.array([np.nan, -np.inf, 1e-40, 3e38, -0.0], dt)])
+    m = shlo.parse(f"""func.func @main(%x: tensor<{x.size}x{name}>) -> tensor<{x.size}x{name}> {{
+  %0 = chlo.square %x : tensor<{x.size}x{name}> -> tensor<{x.size}x{name}>
+  return %0 : tensor<{x.size}x{name}>
+}}""")
+    got = shlo.run(m, x)[0]
+    with np.errstate(all="ignore"):
+        want = from_compute(x.astype(np.float64) * x.astype(np.float64), element_type(name))
+    assert got.dtype == want.dtype and got.view(it).tolist() == want.view(it).tolist()
