@@ -660,3 +660,26 @@ def test_gather_of_whole_slices_is_the_general_gather(seed, rank, data, it, ivec
     got = shlo.run(m, x, idx)[0]
     want = indexing.gather_array(x, idx, slice_sizes=sizes, **indexing._gather_dims(op))
     assert got.shape == out_shape and got.tobytes() == np.asarray(want).tobytes()
+
+
+@pytest.mark.parametrize("t,dt,it", [("f16", np.float16, np.uint16), ("f32", np.float32, np.uint32),
+                                     ("f64", np.float64, np.uint64)])
+def test_totalorder_compare_of_native_floats_is_the_wide_key_compare(t, dt, it):
+    """TOTALORDER compares of f16/f32/f64 arrays on keys of the floats' own width give what
+    the int64 totalOrder keys give, every direction, over random bit patterns (NaNs of both
+    signs and any payload, zeros of both signs, subnormals) and equal pairs."""
+    from stablehlo_ref.interpreter.elementwise import total_order_key
+    rng = np.random.default_rng(13)
+    n = 20000
+    a = rng.integers(0, np.iinfo(it).max, n, dtype=it, endpoint=True).view(dt)
+    b = np.concatenate([rng.integers(0, np.iinfo(it).max, n // 2, dtype=it, endpoint=True).view(dt),
+                        a[:n // 2]])
+    ty = f"tensor<{n}x{t}>"
+    for d, fn in (("EQ", np.equal), ("NE", np.not_equal), ("LT", np.less), ("LE", np.less_equal),
+                  ("GT", np.greater), ("GE", np.greater_equal)):
+        m = shlo.parse(f"""func.func @main(%a: {ty}, %b: {ty}) -> tensor<{n}xi1> {{
+  %0 = stablehlo.compare {d}, %a, %b, TOTALORDER : ({ty}, {ty}) -> tensor<{n}xi1>
+  return %0 : tensor<{n}xi1>
+}}""")
+        got = shlo.run(m, a, b)[0]
+        assert got.tolist() == fn(total_order_key(a), total_order_key(b)).tolist(), d

@@ -793,6 +793,16 @@ def total_order_key(x: np.ndarray, et=None):
     return np.where(bits < 0, np.int64(-0x7FFFFFFFFFFFFFFF - 1) - bits - 1, bits)
 
 
+_SAME_WIDTH_INT = {np.dtype(np.float16): np.int16, np.dtype(np.float32): np.int32,
+                   np.dtype(np.float64): np.int64}
+
+
+def _same_width_key(x, it):
+    """IEEE totalOrder keys of an f16/f32/f64 array as signed integers of its own width."""
+    bits = contiguous(x).view(it)
+    return bits ^ ((bits >> (8 * bits.itemsize - 1)) & it(np.iinfo(it).max))
+
+
 def _direct_comparison(op):
     """The numpy comparison to apply to the stored operands as they are, when that is exact
     for the op (native floats without TOTALORDER, integers of 8+ bits compared in their own
@@ -880,7 +890,13 @@ def compare(ctx, op, a, b):
     ctype = ctype_attr.value if ctype_attr is not None else None
     et = _ot(op)
     if ctype == "TOTALORDER" and et.is_float:
-        x, y = total_order_key(a, et), total_order_key(b, et)
+        sw = _SAME_WIDTH_INT.get(a.dtype) if et.name in _NATIVE_FLOATS else None
+        if sw is not None and a.dtype == b.dtype and a.dtype == et.dtype:
+            # keys of the operands' own width (f32: int32), ordered as totalOrder as
+            # `total_order_key`'s int64 ones are: negative floats flip every bit but the sign
+            x, y = _same_width_key(a, sw), _same_width_key(b, sw)
+        else:
+            x, y = total_order_key(a, et), total_order_key(b, et)
     elif et.is_complex:
         x, y = a, b
         if direction not in ("EQ", "NE"):
