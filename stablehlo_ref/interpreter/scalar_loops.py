@@ -248,8 +248,9 @@ def _math_twin(ufunc):
     it gives the very bits the ufunc gives on an f64 array (the general kernel's form) for
     every value of `_twin_sample` (a ufunc dispatched to a vectorized library, as numpy
     does on some CPUs, rounds differently in a few percent of values: then None, and the
-    ufunc is called). Values math rejects (ValueError, OverflowError: a domain error, an
-    overflow) are left to the ufunc by the caller, as are NaNs."""
+    ufunc is called). Values math rejects (`_REJECTED`: a domain error, an overflow) are
+    left to the ufunc by the caller, as are NaNs. A sample, not a proof: an implementation
+    differing on a tiny fraction of values would pass it."""
     twin = _MATH_TWINS.get(ufunc, False)
     if twin is False:
         twin = _MATH_FORMS.get(ufunc)
