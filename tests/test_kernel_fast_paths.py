@@ -342,7 +342,12 @@ def test_reduce_window_folds_match_a_loop(seed, body, et_name, window, strides, 
 }}"""
     got = shlo.run(shlo.parse(src), x, np.array(init, dtype=dt))[0]
     assert got.dtype == want.dtype and got.shape == want.shape
-    assert got.reshape(-1).view(np.uint8).tolist() == want.reshape(-1).view(np.uint8).tolist()
+    # bit for bit, except which NaN a window of two NaNs keeps (-inf * 0 makes the CPU's
+    # negative default NaN beside the operand's positive one): IEEE leaves that to the
+    # machine, and numpy's vectorized loops and its scalar math pick differently
+    nan = np.isnan(want)
+    assert (np.isnan(got) == nan).all()
+    assert got[~nan].view(np.uint8).tolist() == want[~nan].view(np.uint8).tolist()
 
 
 # ------------------------------------------------------------------ sort candidates

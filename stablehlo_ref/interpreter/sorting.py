@@ -28,6 +28,7 @@ import numpy as np
 from ..errors import InterpreterError, NotImplementedOpError
 from ..ir.defaults import default_of
 from ..ir.types import element_type_for_dtype
+from .elementwise import same_width_total_order_key as _same_width_total_order_key
 from .numerics import elem
 from .reduction import straight_runner
 from .registry import kernel, op_cache
@@ -544,21 +545,6 @@ def top_k(ctx, op, x):
     values = np.take_along_axis(x, order, axis=-1)
     idx_dtype = elem(op.results[1].type).dtype
     return [values, order.astype(idx_dtype)]
-
-
-_SAME_WIDTH_INT = {np.dtype(np.float16): np.int16, np.dtype(np.float32): np.int32,
-                   np.dtype(np.float64): np.int64}
-
-
-def _same_width_total_order_key(x: np.ndarray):
-    """IEEE totalOrder keys of f16/f32/f64 `x` as integers of the same width (half the
-    memory traffic of `total_order_key`'s int64 for f32), or None for other dtypes."""
-    it = _SAME_WIDTH_INT.get(x.dtype)
-    if it is None:
-        return None
-    bits = np.ascontiguousarray(x).view(it)
-    # negative floats: flip every bit but the sign, so that more negative sorts lower
-    return bits ^ ((bits >> (8 * bits.itemsize - 1)) & it(np.iinfo(it).max))
 
 
 def _top_k_order(key: np.ndarray, k: int) -> np.ndarray:
