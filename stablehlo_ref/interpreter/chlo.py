@@ -767,6 +767,17 @@ _ERF_NARROW_TOL = 2.0 ** -36          # relative bound taken for the cheap form'
 _ERFC_FIT = []
 
 
+def _rounded_within(f, tol, dtype, u):
+    """`f` (f64) rounded to `dtype`, and where that rounding is open: both ends of the
+    interval of relative half-width `tol` around an element do not round to the same value
+    (compared as the unsigned ints `u` of the type's width). A value known to lie in that
+    interval rounds as `f` does wherever the rounding is not open."""
+    r = f.astype(dtype)
+    d = np.abs(f)
+    d *= tol
+    return r, (f - d).astype(dtype).view(u) != (f + d).astype(dtype).view(u)
+
+
 def _erfc_fit():
     """(coefficients of the polynomial in v, highest power first, u at the ends) or None."""
     if not _ERFC_FIT:
@@ -853,10 +864,7 @@ def _erf_family_narrow(x, dtype, complement: bool):
             else:
                 c = np.copysign(1.0 - c, xb)
             f.put(big, c)
-        r = f.astype(dtype)
-        d = np.abs(f)
-        d *= _ERF_NARROW_TOL
-        unsure = (f - d).astype(dtype).view(u) != (f + d).astype(dtype).view(u)
+        r, unsure = _rounded_within(f, _ERF_NARROW_TOL, dtype, u)
         unsure |= ~(a <= _ERFC_FIT_HI)    # NaN, and |x| > 10.1: as `erf` computes them
         redo = np.flatnonzero(unsure)
         if redo.size:
@@ -983,9 +991,7 @@ def erf_inv_narrow(y, dtype):
         return erf_inv(y).astype(dtype)
     x = _erf_inv(y, False)
     with np.errstate(all="ignore"):
-        r = x.astype(dtype)
-        d = np.abs(x) * _ERFINV_PLAIN_TOL
-        unsure = (x - d).astype(dtype).view(u) != (x + d).astype(dtype).view(u)
+        r, unsure = _rounded_within(x, _ERFINV_PLAIN_TOL, dtype, u)
         if unsure.any():
             r[unsure] = erf_inv(y[unsure]).astype(dtype)
     return r
