@@ -657,6 +657,59 @@ def test_integer_array_specializers_match_the_general_kernels(t, name):
             assert got.dtype == want.dtype and got.shape == want.shape and got.tobytes() == want.tobytes()
 
 
+@pytest.mark.parametrize("t", ["f32", "f64", "i8", "ui8", "i16", "i32", "ui32", "i64", "ui64"])
+@pytest.mark.parametrize("name", ["stablehlo.maximum", "stablehlo.minimum"])
+@settings(max_examples=60, deadline=None)
+@given(data=st.data())
+def test_max_min_specializers_match_the_general_kernels(t, name, data):
+    """maximum / minimum specialized for arrays of a native type: the general kernel's bytes
+    for any bit patterns (NaN payloads, signed zeros, infinities, integer extremes), and the
+    general kernel itself for what the fast path does not take (rank 0, another dtype)."""
+    from stablehlo_ref.interpreter.registry import KERNELS, SPECIALIZERS
+    from stablehlo_ref.ir.types import element_type
+    dt = element_type(t).dtype
+    udt = np.dtype(f"u{dt.itemsize}")
+    n = data.draw(st.integers(1, 12))
+    src = f"""func.func @main(%x: tensor<{n}x{t}>, %y: tensor<{n}x{t}>) -> tensor<{n}x{t}> {{
+  %r = {name} %x, %y : tensor<{n}x{t}>
+  return %r : tensor<{n}x{t}>
+}}"""
+    op = parse(src).function("main").regions[0].blocks[0].operations[0]
+    special = SPECIALIZERS[name](op)
+    assert special is not None
+    general = KERNELS[name]
+    top = (1 << (8 * dt.itemsize)) - 1
+    nice = [0, top, 1 << (8 * dt.itemsize - 1)]
+    if dt.kind == "f":
+        nice += [np.array(v, dt).view(udt).item() for v in (1.0, -1.0, np.inf, -np.inf, np.nan)]
+    bits = st.one_of(st.integers(0, top), st.sampled_from(nice))
+    x, y = (np.array(data.draw(st.lists(bits, min_size=n, max_size=n)), dtype=udt).view(dt)
+            for _ in range(2))
+    with np.errstate(all="ignore"):
+        got = special(None, op, x, y)
+        want = general(None, op, x, y)
+        assert got.dtype == want.dtype == dt and got.tobytes() == want.tobytes(), (x, y, got, want)
+        # rank 0 (numpy scalars of a loop), and an operand of another dtype: the general kernel
+        a, b = x[0], y[0]
+        assert np.asarray(special(None, op, a, b)).tobytes() == \
+            np.asarray(general(None, op, a, b)).tobytes()
+        other = x.astype(np.float64 if dt != np.float64 else np.float32)
+        assert np.asarray(special(None, op, other, y)).tobytes() == \
+            np.asarray(general(None, op, other, y)).tobytes()
+
+
+@pytest.mark.parametrize("t", ["f16", "bf16", "i1", "complex<f32>"])
+def test_max_min_specializers_leave_other_types_to_the_general_kernel(t):
+    from stablehlo_ref.interpreter.registry import SPECIALIZERS
+    for name in ("stablehlo.maximum", "stablehlo.minimum"):
+        src = f"""func.func @main(%x: tensor<3x{t}>, %y: tensor<3x{t}>) -> tensor<3x{t}> {{
+  %r = {name} %x, %y : tensor<3x{t}>
+  return %r : tensor<3x{t}>
+}}"""
+        op = parse(src).function("main").regions[0].blocks[0].operations[0]
+        assert SPECIALIZERS[name](op) is None
+
+
 INVARIANT_LOOP = """
 func.func @main(%x: tensor<4xf32>, %seg: tensor<8xi32>) -> (tensor<4xf32>, tensor<8xf32>) {
   %a = func.call @loop(%x, %seg) : (tensor<4xf32>, tensor<8xi32>) -> tensor<8xf32>

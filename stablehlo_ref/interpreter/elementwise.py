@@ -329,6 +329,41 @@ def minimum(ctx, op, a, b):
     return _binary(op, a, b, np.minimum, np.minimum, np.logical_and)
 
 
+# the result types whose maximum / minimum numpy takes in the type itself with the general
+# path's values: exact for integers of 8 bits or more and for f32/f64 (f64 is its own
+# compute type; f16 and the other floats take the general path, which computes in f32)
+_MAX_MIN_NATIVE = frozenset(("f32", "f64", "i8", "i16", "i32", "i64", "ui8", "ui16", "ui32",
+                             "ui64"))
+
+
+def _max_min_specializer(name, ufunc):
+    """maximum / minimum of a result type of `_MAX_MIN_NATIVE`: for two arrays of rank >= 1
+    of its dtype and one shape, numpy's ufunc itself (what the general kernel computes for
+    them: the f32 shortcut, f64 in f64, integers converted to a wider type and back, no
+    value changed), without the kernel's type look-ups on every call; anything else (rank
+    0, another dtype or shape) takes the general kernel."""
+    def specialize(op, known=None):
+        et = _rt(op)
+        if getattr(et, "name", None) not in _MAX_MIN_NATIVE or _ot(op, 0) != et \
+                or _ot(op, 1) != et:
+            return None
+        dt = et.dtype
+        general = KERNELS[name]
+        ND = _ND
+
+        def max_min(ctx, op, a, b):
+            if a.__class__ is ND and b.__class__ is ND and a.dtype == dt and b.dtype == dt \
+                    and a.ndim and a.shape == b.shape:
+                return ufunc(a, b)
+            return general(ctx, op, a, b)
+        return max_min
+    return specialize
+
+
+specializer("stablehlo.maximum")(_max_min_specializer("stablehlo.maximum", np.maximum))
+specializer("stablehlo.minimum")(_max_min_specializer("stablehlo.minimum", np.minimum))
+
+
 def _int_power(x, y, et):
     x = x.astype(np.int64) if et.is_signed else x.astype(np.uint64)
     y = y.astype(np.int64) if et.is_signed else y.astype(np.uint64)
