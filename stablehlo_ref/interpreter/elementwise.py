@@ -7,7 +7,8 @@ import operator
 import numpy as np
 
 from ..errors import NotImplementedOpError
-from .numerics import contiguous, compute_dtype, elem, from_compute, to_compute, wrap_int
+from .numerics import (NATIVE_IN_TYPE, contiguous, compute_dtype, elem, from_compute,
+                       to_compute, wrap_int)
 from .registry import KERNELS, args, kernel, op_cache, register_table, specializer
 from ..ir.types import ElementType as _ElementType, TensorType as _TensorType
 
@@ -329,22 +330,16 @@ def minimum(ctx, op, a, b):
     return _binary(op, a, b, np.minimum, np.minimum, np.logical_and)
 
 
-# the result types whose maximum / minimum numpy takes in the type itself with the general
-# path's values: exact for integers of 8 bits or more and for f32/f64 (f64 is its own
-# compute type; f16 and the other floats take the general path, which computes in f32)
-_MAX_MIN_NATIVE = frozenset(("f32", "f64", "i8", "i16", "i32", "i64", "ui8", "ui16", "ui32",
-                             "ui64"))
-
-
 def _max_min_specializer(name, ufunc):
-    """maximum / minimum of a result type of `_MAX_MIN_NATIVE`: for two arrays of rank >= 1
-    of its dtype and one shape, numpy's ufunc itself (what the general kernel computes for
-    them: the f32 shortcut, f64 in f64, integers converted to a wider type and back, no
-    value changed), without the kernel's type look-ups on every call; anything else (rank
-    0, another dtype or shape) takes the general kernel."""
+    """maximum / minimum of a result type of `numerics.NATIVE_IN_TYPE`: for two arrays of
+    rank >= 1 of its dtype and one shape, numpy's ufunc itself (what the general kernel
+    computes for them: the f32 shortcut, f64 in f64, integers converted to a wider type and
+    back, no value changed), without the kernel's type look-ups on every call; anything
+    else (rank 0, another dtype or shape, f16 and the other floats, which the general path
+    computes in f32) takes the general kernel."""
     def specialize(op, known=None):
         et = _rt(op)
-        if getattr(et, "name", None) not in _MAX_MIN_NATIVE or _ot(op, 0) != et \
+        if getattr(et, "name", None) not in NATIVE_IN_TYPE or _ot(op, 0) != et \
                 or _ot(op, 1) != et:
             return None
         dt = et.dtype

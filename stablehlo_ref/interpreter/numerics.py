@@ -11,6 +11,13 @@ from ..ir.types import ElementType, elem as _elem
 
 _NATIVE_FLOATS = ("f16", "f32", "f64")
 
+# element types whose sums, products, maxima and minima numpy computes in the stored dtype
+# itself with the values the compute-dtype path gives (f32 and f64 round as their own
+# arithmetic does, integers of 8 bits or more wrap natively; max/min are exact): a kernel may
+# skip the conversions for these
+NATIVE_IN_TYPE = frozenset(("f32", "f64", "i8", "i16", "i32", "i64", "ui8", "ui16", "ui32",
+                            "ui64"))
+
 # the element type values of a type are held in (a quantized type's storage type)
 elem = functools.partial(_elem, storage=True)
 

@@ -7,7 +7,7 @@ import operator
 import numpy as np
 
 from ..errors import InterpreterError
-from .numerics import SCALAR_NAN_ORDER, compute_dtype, elem, from_compute
+from .numerics import NATIVE_IN_TYPE, SCALAR_NAN_ORDER, compute_dtype, elem, from_compute
 from .registry import kernel, op_cache, specializer
 
 _PRIMITIVES = {
@@ -49,16 +49,9 @@ def recognize_binary_body(region):
     return name
 
 
-# element types whose reductions by a primitive compute in the stored dtype itself (f32 and
-# f64 accumulate natively, integers of 8+ bits wrap natively): `reduce_with_primitive`'s
-# conversions there keep every value as it is
-_NATIVE_REDUCE = frozenset(("f32", "f64", "i8", "i16", "i32", "i64", "ui8", "ui16", "ui32",
-                            "ui64"))
-
-
 def reduce_with_primitive(name, x, axes, init, et):
     _, fn, bool_fn = _PRIMITIVES[name]
-    if axes and x.__class__ is np.ndarray and x.size and et.name in _NATIVE_REDUCE:
+    if axes and x.__class__ is np.ndarray and x.size and et.name in NATIVE_IN_TYPE:
         dt = x.dtype
         if init.dtype == dt and dt == et.dtype:
             # (the values the conversions below give: no conversion changes them; numpy
