@@ -27,30 +27,21 @@ from __future__ import annotations
 
 import argparse
 import sys
-import time
 from pathlib import Path
 
-HERE = Path(__file__).resolve().parent
-REPO = HERE.parent
-sys.path.insert(0, str(HERE))
-sys.path.insert(0, str(REPO))
-if "--ours-from" in sys.argv:
-    # another checkout's stablehlo_ref (e.g. main, for before/after numbers in one session)
-    sys.path.insert(0, str(Path(sys.argv[sys.argv.index("--ours-from") + 1]).resolve()))
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+# (bench_models' set-up: jax on the CPU, the repository and --ours-from on the path)
+from bench_models import best_of  # noqa: E402
 
 import numpy as np  # noqa: E402
 
 import peers  # noqa: E402
+from stablehlo_ref.interpreter.numerics import ulp_difference  # noqa: E402
+from stablehlo_ref.ir.types import ELEMENT_TYPES  # noqa: E402
 
 
 def _best(fn, reps):
-    best = None
-    for _ in range(reps):
-        t0 = time.perf_counter()
-        fn()
-        dt = time.perf_counter() - t0
-        best = dt if best is None else min(best, dt)
-    return best
+    return best_of(fn, reps)[0]
 
 
 def race(ours, xla, rounds=7, reps=3):
@@ -65,28 +56,14 @@ def race(ours, xla, rounds=7, reps=3):
     return o, x
 
 
-def ulps_apart(a, b):
-    """Per element, how many f32 values lie between a and b (0 where the bits agree; NaNs
-    compared by position)."""
-    ia = a.astype(np.float32).view(np.int32).astype(np.int64)
-    ib = b.astype(np.float32).view(np.int32).astype(np.int64)
-    # (a monotone integer order of the floats: negative ones mirrored)
-    ia = np.where(ia < 0, -(ia & 0x7FFFFFFF), ia)
-    ib = np.where(ib < 0, -(ib & 0x7FFFFFFF), ib)
-    d = np.abs(ia - ib)
-    d[np.isnan(a) & np.isnan(b)] = 0
-    return d
-
-
 def engines(fn, args):
     """(ours, xla, ours' results): our interpreter on the program jax lowers for `fn`, run
     once (its first run analyses and plans) and then timed; XLA's compiled function."""
     import jax
-    jitted = jax.jit(fn)
-    text = jitted.lower(*args).as_text()
-    module = peers.ours_parse(text)
+    lowered = jax.jit(fn).lower(*args)
+    module = peers.ours_parse(lowered.as_text())
     out = peers.ours_run(module, args)
-    compiled = jitted.lower(*args).compile()
+    compiled = lowered.compile()
     compiled(*args)
     return (lambda: peers.ours_run(module, args),
             lambda: jax.block_until_ready(compiled(*args)), out)
@@ -137,7 +114,7 @@ def dot(m, rounds):
     o, t = race(ours, xla, rounds)
     st = _best(lambda: a @ b, 5)
     flops = 2.0 * m ** 3
-    d = ulps_apart(a @ b, np.asarray(out[0]))
+    d = ulp_difference(a @ b, np.asarray(out[0]), ELEMENT_TYPES["f32"])
     print(f"dot, f32 {m}x{m} @ {m}x{m} (GFLOP/s; 'sgemm': numpy's f32 matmul)")
     # (ulps apart says little where a sum cancels to near 0: the median of those that differ)
     nd = int((d > 0).sum())
