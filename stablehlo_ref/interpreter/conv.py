@@ -12,6 +12,7 @@ import numpy as np
 
 from ..errors import InterpreterError, NotImplementedOpError
 from .blas import use_threads
+from .linalg import acc_matmul
 from .numerics import accumulation_dtype, elem, from_compute
 from .registry import kernel
 
@@ -101,7 +102,7 @@ def _convolve_channels_last(lhs, rhs, strides, padding, lhs_dilation, rhs_dilati
     wk = w.astype(cd).reshape(Kp * C, O)
     use_threads(2.0 * N * P * O * C * Kp)
     with np.errstate(all="ignore"):
-        out = np.matmul(patches, wk)
+        out = acc_matmul(patches, wk)
     return out.reshape([N] + out_sp + [O])
 
 
@@ -132,7 +133,7 @@ def _lhs_dilated(x, w, padding, lhs_dilation, cd):
     wk = w.astype(cd).reshape(Kp, C, O).transpose(1, 0, 2).reshape(C, Kp * O)
     use_threads(2.0 * xs.shape[0] * C * Kp * O)
     with np.errstate(all="ignore"):
-        y = np.matmul(xs, wk).reshape((N,) + tuple(S) + (Kp, O))
+        y = acc_matmul(xs, wk).reshape((N,) + tuple(S) + (Kp, O))
     out = np.zeros((N,) + tuple(out_sp) + (O,), dtype=y.dtype)
     for j, k in enumerate(np.ndindex(*ksize)):
         o_sl, i_sl = [], []
@@ -216,7 +217,7 @@ def convolve(lhs, rhs, *, strides, padding, lhs_dilation, rhs_dilation, reversal
                                                     "feature_group_count > 1 with batch_group_count > 1")
                     xg = xb[:, :, g * I:(g + 1) * I, :].reshape(Nb, P, I * Kp)
                     wg = wk[o_lo:o_hi].reshape(o_hi - o_lo, I * Kp)
-                    out[:, :, o_lo:o_hi] = np.matmul(xg, wg.T)
+                    out[:, :, o_lo:o_hi] = acc_matmul(xg, wg.T)
                     if B > 1:
                         break
         res = out.reshape([Nb] + out_sp + [O])

@@ -10,6 +10,39 @@ from .numerics import accumulation_dtype, elem, from_compute
 from .registry import kernel, specializer
 
 
+# Integer products with at least this many multiply-adds may go through f64 BLAS (`acc_matmul`);
+# smaller ones keep numpy's integer loop, which the two bounds' reductions would cost more than
+_INT_BLAS_MIN = 1 << 15
+_F64_EXACT = 1 << 53          # integers of smaller magnitude are exact in f64 (f32: 2^24)
+_F32_EXACT = 1 << 24
+_F64 = np.dtype(np.float64)
+_F32 = np.dtype(np.float32)
+
+
+def _magnitude(x) -> int:
+    """The largest |element| of a non-empty integer array, as a Python int."""
+    return max(int(x.max()), -int(x.min()))
+
+
+def acc_matmul(a, b):
+    """`np.matmul(a, b)` of two arrays of one accumulation dtype (`accumulation_dtype`).
+    Integers take float BLAS where every partial sum is exact there: the contraction size
+    times the largest magnitudes of the two operands bounds every product and every partial
+    sum, in any order of summation and with or without fused multiply-adds; below 2^24 (f32)
+    or 2^53 (f64) the float products are the same integers the integer loop computes (which
+    does not wrap there either), converted back exactly. numpy has no BLAS for integers: its
+    loop took 13.7 ms for a 256x256x256 int8 product (jnp.matmul with
+    preferred_element_type=int32), f64 BLAS 0.9 ms, XLA 0.18 ms."""
+    if a.dtype.kind in "iu" and a.dtype == b.dtype and a.ndim and b.ndim and a.size and b.size:
+        k = a.shape[-1]
+        if a.size * (b.shape[-1] if b.ndim >= 2 else 1) >= _INT_BLAS_MIN:
+            bound = k * _magnitude(a) * _magnitude(b)
+            if bound < _F64_EXACT:
+                ft = _F32 if bound < _F32_EXACT else _F64
+                return np.matmul(a.astype(ft), b.astype(ft)).astype(a.dtype)
+    return np.matmul(a, b)
+
+
 def dot_general_arrays(lhs, rhs, lb, rb, lc, rc, et):
     lfree = [d for d in range(lhs.ndim) if d not in lb and d not in lc]
     rfree = [d for d in range(rhs.ndim) if d not in rb and d not in rc]
@@ -25,7 +58,7 @@ def dot_general_arrays(lhs, rhs, lb, rb, lc, rc, et):
     a = np.transpose(lhs, list(lb) + lfree + list(lc)).astype(cd, order="C").reshape(B, L, csize)
     b = np.transpose(rhs, list(rb) + list(rc) + rfree).astype(cd, order="C").reshape(B, csize, R)
     use_threads(2.0 * B * L * R * csize)
-    out = np.matmul(a, b)         # (under the evaluator's errstate: no warnings)
+    out = acc_matmul(a, b)        # (under the evaluator's errstate: no warnings)
     out = out.reshape(bshape + lfs + rfs)
     if et.is_bool:
         return out != 0
@@ -65,7 +98,8 @@ def dot_general(ctx, op, lhs, rhs):
         use_threads(2.0 * m * n * k)
         # (ndarray.dot: the same BLAS product as matmul's for these 2-D operands, with less
         # call overhead)
-        out = lhs.astype(cd).dot(rhs.astype(cd))
+        out = lhs.astype(cd).dot(rhs.astype(cd)) if cd.kind == "f" or cd.kind == "c" \
+            else acc_matmul(lhs.astype(cd), rhs.astype(cd))
         if et.is_bool:
             return out != 0
         return from_compute(out, et) if not et.is_complex else out.astype(et.dtype)
@@ -98,8 +132,6 @@ def _dot_matrices(lhs, rhs, lc, rc, et):
     out = lhs.astype(cd, order=order).dot(rhs.astype(cd, order=order))
     return out.astype(et.dtype, copy=False)
 
-
-_F64 = np.dtype(np.float64)
 
 
 # operands of up to this many elements keep their arrangement for the next call (see below)
@@ -196,7 +228,7 @@ def dot_general_specialized(op, known=None):
             if keep_r:
                 last[1] = (rhs, b, run)
         use_threads(flops)
-        out = np.matmul(a, b).reshape(out_shape)
+        out = (acc_matmul(a, b) if integer else np.matmul(a, b)).reshape(out_shape)
         return from_compute(out, et) if integer else out.astype(et.dtype, copy=False)
     return dot_general_static
 
@@ -330,7 +362,6 @@ def solve_triangular(a, b, left: bool, lower: bool, unit: bool, trans: str, cd):
     return _solve_triangular_general(a, b, left, lower, unit, trans, cd)
 
 
-_F64 = np.dtype(np.float64)
 _REAL = (np.dtype(np.float32), _F64)
 _TRIANGLES = {}          # (n, lower, unit) -> (base, keep): the fixed entries and where a's stay
 
