@@ -698,6 +698,77 @@ def test_max_min_specializers_match_the_general_kernels(t, name, data):
             np.asarray(general(None, op, other, y)).tobytes()
 
 
+_FLOAT_SPECIALIZED = [("stablehlo.log_plus_one", 1), ("stablehlo.exponential_minus_one", 1),
+                      ("stablehlo.rsqrt", 1), ("stablehlo.logistic", 1), ("stablehlo.atan2", 2),
+                      ("stablehlo.power", 2), ("stablehlo.remainder", 2)]
+
+
+@pytest.mark.parametrize("t", ["f16", "f32", "f64"])
+@pytest.mark.parametrize("name,arity", _FLOAT_SPECIALIZED)
+@settings(max_examples=40, deadline=None)
+@given(data=st.data())
+def test_float_specializers_match_the_general_kernels(t, name, arity, data):
+    """log1p, expm1, rsqrt, logistic (unary) and atan2, power, a float remainder (binary)
+    specialized for f32/f64 arrays: the general kernel's bytes for any bit patterns (NaN
+    payloads, signed zeros, infinities, subnormals), numpy scalars as a loop passes them,
+    and the general kernel itself for another dtype or shape."""
+    from stablehlo_ref.interpreter.registry import KERNELS, SPECIALIZERS
+    from stablehlo_ref.ir.types import element_type
+    dt = element_type(t).dtype
+    udt = np.dtype(f"u{dt.itemsize}")
+    n = data.draw(st.integers(1, 12))
+    ty = f"tensor<{n}x{t}>"
+    operands = ", ".join(f"%x{i}" for i in range(arity))
+    src = f"""func.func @main({", ".join(f"%x{i}: {ty}" for i in range(arity))}) -> {ty} {{
+  %r = {name} {operands} : {ty}
+  return %r : {ty}
+}}"""
+    op = parse(src).function("main").regions[0].blocks[0].operations[0]
+    special = SPECIALIZERS[name](op)
+    if t == "f16" and arity == 2:
+        assert special is None       # (binary f16 ops keep the general kernel)
+        return
+    assert special is not None
+    general = KERNELS[name]
+    top = (1 << (8 * dt.itemsize)) - 1
+    nice = [0, 1, 1 << (8 * dt.itemsize - 1)] + [
+        np.array(v, dt).view(udt).item()
+        for v in (1.0, -1.0, 0.5, 2.0, -2.5, 1e-30, np.inf, -np.inf, np.nan)]
+    bits = st.one_of(st.integers(0, top), st.sampled_from(nice))
+    xs = [np.array(data.draw(st.lists(bits, min_size=n, max_size=n)), dtype=udt).view(dt)
+          for _ in range(arity)]
+    with np.errstate(all="ignore"):
+        got = special(None, op, *xs)
+        want = general(None, op, *xs)
+        assert got.dtype == want.dtype == dt and got.tobytes() == want.tobytes(), (xs, got, want)
+        scal = [x[0] for x in xs]
+        assert np.asarray(special(None, op, *scal), dt).tobytes() == \
+            np.asarray(general(None, op, *scal), dt).tobytes()
+        other = [x.astype(np.float64 if dt != np.float64 else np.float32) for x in xs]
+        assert np.asarray(special(None, op, *other)).tobytes() == \
+            np.asarray(general(None, op, *other)).tobytes()
+        if arity == 2 and n > 1:       # (shapes that broadcast: the general kernel decides)
+            assert np.asarray(special(None, op, xs[0], xs[1][:1])).tobytes() == \
+                np.asarray(general(None, op, xs[0], xs[1][:1])).tobytes()
+
+
+@pytest.mark.parametrize("name,arity", _FLOAT_SPECIALIZED)
+def test_float_specializers_leave_other_types_to_the_general_kernel(name, arity):
+    from stablehlo_ref.interpreter.registry import SPECIALIZERS
+    for t in ("bf16", "complex<f32>", "i32"):
+        ty = f"tensor<3x{t}>"
+        operands = ", ".join(f"%x{i}" for i in range(arity))
+        src = f"""func.func @main({", ".join(f"%x{i}: {ty}" for i in range(arity))}) -> {ty} {{
+  %r = {name} {operands} : {ty}
+  return %r : {ty}
+}}"""
+        op = parse(src).function("main").regions[0].blocks[0].operations[0]
+        got = SPECIALIZERS[name](op)
+        # (remainder's integer specializer takes i32)
+        assert got is None or (t == "i32" and name == "stablehlo.remainder"
+                               and got.__name__ != "remainder_float")
+
+
 @pytest.mark.parametrize("t", ["f16", "bf16", "i1", "complex<f32>"])
 def test_max_min_specializers_leave_other_types_to_the_general_kernel(t):
     from stablehlo_ref.interpreter.registry import SPECIALIZERS

@@ -3,6 +3,7 @@ select/clamp and conversions, for every element type, on whole arrays."""
 from __future__ import annotations
 
 import operator
+import sys
 
 import numpy as np
 
@@ -281,13 +282,15 @@ def sign_specialized(op, known=None):
     return int_sign
 
 
-specializer("stablehlo.remainder")(_int_div_rem_specializer(True))
+# (the remainder's specializer, for integers and floats, is registered after
+# `_binary_float_specializer`)
 specializer("stablehlo.divide")(_int_div_rem_specializer(False))
 
 
 # f32 arrays whose maximum / minimum numpy takes in f32 itself: the same values as in f64
 # rounded back (both exact; a NaN operand gives a NaN either way)
 _F32 = np.dtype(np.float32)
+_F64 = np.dtype(np.float64)
 _ND = np.ndarray
 
 
@@ -1485,7 +1488,9 @@ def _unary_float_specializer(name, float_fn):
         ND = np.ndarray
         floor = _EXP_FLOOR if name == "stablehlo.exponential" else None
         widened = _widened_unary
-        big = _IN_PLACE_MIN_SIZE
+        # (a function that is not a ufunc, as logistic's and rsqrt's, has no `out`: every
+        # array takes the plain form)
+        big = _IN_PLACE_MIN_SIZE if isinstance(float_fn, np.ufunc) else sys.maxsize
         # an f32 one times a Python float is that float rounded to f32 (numpy 2 converts a
         # Python float operand to the other operand's dtype, one rounding; times 1 is
         # exact), several times cheaper than constructing the scalar
@@ -1521,8 +1526,50 @@ def _unary_float_specializer(name, float_fn):
 
 
 for _name, (_positional, _keywords) in _UNARY_KERNELS.items():
-    if _positional and isinstance(_positional[0], np.ufunc):
+    if _positional and callable(_positional[0]):
         specializer(_name)(_unary_float_specializer(_name, _positional[0]))
+# (the two kernels of their own whose float path is `_unary`'s with a ufunc: log1p is
+# softplus's and logaddexp's, expm1 elu's)
+specializer("stablehlo.log_plus_one")(_unary_float_specializer("stablehlo.log_plus_one", np.log1p))
+specializer("stablehlo.exponential_minus_one")(
+    _unary_float_specializer("stablehlo.exponential_minus_one", np.expm1))
+
+
+def _binary_float_specializer(name, float_fn, other=None):
+    """A binary op that `_binary` computes for floats as `float_fn` in f64 rounded once to
+    the type (atan2, power, a float remainder): two f32 or f64 arrays of the result's dtype
+    and one shape are computed so, without `_binary`'s dispatch; anything else takes the
+    general kernel. `other`: the op's specializer for other types, tried first."""
+    def specialize(op, known=None):
+        if other is not None:
+            got = other(op, known)
+            if got is not None:
+                return got
+        et = _rt(op)
+        if getattr(et, "name", None) not in ("f32", "f64") or _ot(op, 0) != et \
+                or _ot(op, 1) != et:
+            return None
+        dt = et.dtype
+        wide = dt == _F64
+        general = KERNELS[name]
+        ND, f64 = _ND, _F64
+
+        def binary_float(ctx, op, a, b):
+            if a.__class__ is ND and b.__class__ is ND and a.dtype == dt and b.dtype == dt \
+                    and a.ndim and a.shape == b.shape:
+                if wide:
+                    return float_fn(a, b)
+                return float_fn(a.astype(f64), b.astype(f64)).astype(dt)
+            return general(ctx, op, a, b)
+        binary_float.__name__ = binary_float.__qualname__ = name.split(".")[1] + "_float"
+        return binary_float
+    return specialize
+
+
+specializer("stablehlo.atan2")(_binary_float_specializer("stablehlo.atan2", np.arctan2))
+specializer("stablehlo.power")(_binary_float_specializer("stablehlo.power", np.power))
+specializer("stablehlo.remainder")(_binary_float_specializer(
+    "stablehlo.remainder", np.fmod, _int_div_rem_specializer(True)))
 
 
 @specializer("stablehlo.abs")
