@@ -122,3 +122,40 @@ func.func @main(%a: tensor<4x2xf32>) -> tensor<2x2xf32> {
 }"""
     with pytest.raises(InterpreterError, match="sharded"):
         run(parse(bad), x)
+
+
+@pytest.mark.parametrize("t,dt,shape", [("f64", np.float64, (2, 5, 3)), ("f32", np.float32, (6, 6)),
+                                        ("complex<f64>", np.complex128, (3, 4, 4))])
+def test_lapack_orgqr_equals_the_reflector_loop(monkeypatch, t, dt, shape):
+    """orgqr with as many reflectors as columns goes to LAPACK's ?orgqr (numpy's qr_reduced
+    gufunc): the reflector loop's Q to rounding; fewer reflectors than columns keep the loop."""
+    from stablehlo_ref.interpreter import jax_calls
+    rng = np.random.default_rng(5)
+    a = rng.standard_normal(shape)
+    if dt == np.complex128:
+        a = a + 1j * rng.standard_normal(shape)
+    a = a.astype(dt)
+    n = shape[-1]
+    ty = f"tensor<{'x'.join(map(str, shape))}x{t}>"
+    tt = f"tensor<{'x'.join(map(str, shape[:-2] + (n,)))}x{t}>"
+    letter = {"f64": "d", "f32": "s", "complex<f64>": "z"}[t]
+    h, tau = run(parse(_lapack_prog(f"lapack_{letter}geqrf_ffi", [ty], [ty, tt], "")), a)
+    org = "ungqr" if letter == "z" else "orgqr"
+    prog = parse(_lapack_prog(f"lapack_{letter}{org}_ffi", [ty, tt], [ty], ""))
+    calls = []
+    real = jax_calls._lapack_orgqr
+    monkeypatch.setattr(jax_calls, "_lapack_orgqr", lambda *x: calls.append(1) or real(*x))
+    (q,) = run(prog, h, tau)
+    assert calls
+    monkeypatch.setattr(jax_calls, "_lapack_orgqr", lambda *x: None)
+    (loop,) = run(prog, h, tau)
+    tol = 1e-5 if dt == np.float32 else 1e-12
+    np.testing.assert_allclose(q, loop, atol=tol)
+    np.testing.assert_allclose(q @ np.triu(h[..., :n, :]), a, atol=10 * tol)
+    # one reflector fewer than columns: the loop (H(1)...H(n-1)'s first n columns)
+    tt2 = f"tensor<{'x'.join(map(str, shape[:-2] + (n - 1,)))}x{t}>"
+    calls.clear()
+    monkeypatch.setattr(jax_calls, "_lapack_orgqr", lambda *x: calls.append(1) or real(*x))
+    (q2,) = run(parse(_lapack_prog(f"lapack_{letter}{org}_ffi", [ty, tt2], [ty], "")), h, tau[..., :n - 1])
+    assert not calls
+    np.testing.assert_allclose(q2[..., :n - 1], q[..., :n - 1], atol=tol)

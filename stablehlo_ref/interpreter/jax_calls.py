@@ -238,6 +238,12 @@ def _orgqr(ctx, op, a=None, tau=None, *rest):
     h = flat.astype(cd)
     taus = np.asarray(tau).reshape((h.shape[0], -1)).astype(cd)
     m, n = h.shape[-2:]
+    if taus.shape[1] == n and n <= m and h.shape[0]:
+        # as many reflectors as columns (jnp.linalg.qr's): LAPACK's own orgqr, through numpy's
+        # gufunc (np.linalg.qr's second step), in one call for the whole batch
+        q = _lapack_orgqr(h, taus)
+        if q is not None:
+            return [q.reshape(np.shape(a)).astype(np.asarray(a).dtype)]
     q = np.broadcast_to(np.eye(m, n, dtype=cd), h.shape).copy()
     for i in range(taus.shape[1] - 1, -1, -1):     # (a loop over the reflectors)
         v = np.zeros((h.shape[0], m), dtype=cd)
@@ -246,6 +252,20 @@ def _orgqr(ctx, op, a=None, tau=None, *rest):
         w = np.einsum("bm,bmn->bn", v.conj(), q)
         q -= taus[:, i, None, None] * v[:, :, None] * w[:, None, :]
     return [q.reshape(np.shape(a)).astype(np.asarray(a).dtype)]
+
+
+def _lapack_orgqr(h, taus):
+    """Q (b, m, n) from the reflectors below the diagonal of h (b, m, n) and their n factors
+    (b, n), f64 or complex128, by LAPACK's ?orgqr (numpy's `qr_reduced` gufunc); None where
+    numpy has no such gufunc or it fails (the reflector loop decides)."""
+    try:
+        from numpy.linalg import _umath_linalg
+        gufunc = _umath_linalg.qr_reduced
+        sig = "DD->D" if h.dtype.kind == "c" else "dd->d"
+        with np.errstate(all="ignore"):
+            return gufunc(np.ascontiguousarray(h), np.ascontiguousarray(taus), signature=sig)
+    except Exception:  # noqa: BLE001 - any failure of numpy's private gufunc: the loop
+        return None
 
 
 def _syevd(ctx, op, a=None, *rest):
