@@ -14,6 +14,7 @@ from stablehlo_ref import ParseError, parse, print_module
 from stablehlo_ref.checkrun import split_chunks
 from stablehlo_ref.errors import StableHLOError
 from stablehlo_ref.text import parser as _parser
+from stablehlo_ref.text import syntax_builtin as _builtin
 
 CORPORA = ("testdata", "interpret", "math", "vhlo", "ops")
 FILES = [f for c in CORPORA for f in corpus_files(c, "**/*.mlir")]
@@ -30,11 +31,18 @@ def _outcome(text):
     return ("ok", print_module(m), print_module(m, generic=True), ops)
 
 
+def _general_only(mp):
+    """every fast path and cache of the parser off (the general parser alone)"""
+    mp.setattr(_parser, "_FAST_HEAD", re.compile("(?!)"))
+    mp.setattr(_parser, "_CACHE_PROPS", False)
+    mp.setattr(_parser, "_FAST_RETURNS", False)
+    mp.setattr(_builtin, "_FAST_FUNC", False)
+
+
 def _both(text, monkeypatch):
     fast = _outcome(text)
     with monkeypatch.context() as mp:
-        mp.setattr(_parser, "_FAST_HEAD", re.compile("(?!)"))
-        mp.setattr(_parser, "_CACHE_PROPS", False)
+        _general_only(mp)
         slow = _outcome(text)
     return fast, slow
 
@@ -49,16 +57,51 @@ def test_fast_paths_are_taken(monkeypatch):
     monkeypatch.setattr(_parser.Parser, "_parse_operation_slow",
                         lambda self: calls.append(1) or orig(self))
     parse(text)
-    # func.func and return; both adds take the fast path (their type is known from the signature)
-    assert len(calls) == 2
+    # func.func; both adds and the return take the fast path (their type is known from the signature)
+    assert len(calls) == 1
     calls.clear()
     dot = ('  %{} = "stablehlo.dot_general"(%a, %a) <{{dot_dimension_numbers = #stablehlo.dot<'
            'lhs_contracting_dimensions = [0], rhs_contracting_dimensions = [0]>}}> : '
            '(tensor<4xf32>, tensor<4xf32>) -> tensor<f32>\n')
     parse("func.func @main(%a: tensor<4xf32>) -> tensor<f32> {\n" + dot.format(0) + dot.format(1) +
           dot.format(2) + "  return %2 : tensor<f32>\n}\n")
-    # the first dot_general's properties are read by the general parser, the next two repeat them
-    assert len(calls) == 3
+    # func.func and the first dot_general, whose properties the general parser reads; the next
+    # two repeat them
+    assert len(calls) == 2
+
+
+def test_fast_paths_are_taken_by_jax_style_ops(monkeypatch):
+    """the one-line spellings jax prints take the fast paths (a constant's literal too, which the
+    general attribute parser reads for the fast path the first time)"""
+    text = ("func.func private @f(%a: tensor<4xf32>, %i: tensor<i32>, %w: tensor<4x4xf32>) -> (tensor<4xf32>, tensor<i32>) {\n"
+            "  %c = stablehlo.constant dense<0> : tensor<i32>\n"
+            "  %cst = stablehlo.constant dense<1.500000e+00> : tensor<4xf32>\n"
+            "  %0 = stablehlo.compare LT, %i, %c, SIGNED : (tensor<i32>, tensor<i32>) -> tensor<i1>\n"
+            "  %1 = stablehlo.compare GE, %a, %cst : (tensor<4xf32>, tensor<4xf32>) -> tensor<4xi1>\n"
+            "  %2 = stablehlo.select %1, %a, %cst : tensor<4xi1>, tensor<4xf32>\n"
+            "  %3 = stablehlo.iota dim = 0 : tensor<4xi32>\n"
+            "  %4 = stablehlo.convert %3 : (tensor<4xi32>) -> tensor<4xf32>\n"
+            "  %5 = stablehlo.slice %4 [1:3] : (tensor<4xf32>) -> tensor<2xf32>\n"
+            "  %6 = stablehlo.dot_general %w, %2, contracting_dims = [1] x [0], precision = [DEFAULT, DEFAULT] : "
+            "(tensor<4x4xf32>, tensor<4xf32>) -> tensor<4xf32>\n"
+            "  %7 = call @g(%6) : (tensor<4xf32>) -> tensor<4xf32>\n"
+            "  %8 = func.call @g(%7) : (tensor<4xf32>) -> tensor<4xf32>\n"
+            "  return %8, %i : tensor<4xf32>, tensor<i32>\n}\n"
+            "func.func private @g(%a: tensor<4xf32>) -> tensor<4xf32> {\n  return %a : tensor<4xf32>\n}\n")
+    parse(text)         # (the types into the shared type cache)
+    calls = []
+    orig = _parser.Parser._parse_operation_slow
+    monkeypatch.setattr(_parser.Parser, "_parse_operation_slow",
+                        lambda self: calls.append(self.sc.s[self.sc.pos:].split()[0]) or orig(self))
+    heads = []
+    orig_head = _builtin._parse_func_head
+    monkeypatch.setattr(_builtin, "_parse_func_head", lambda p, m: heads.append(1) or orig_head(p, m))
+    m = parse(text)
+    assert calls == ["func.func", "func.func"]
+    assert len(heads) == 2
+    with monkeypatch.context() as mp:
+        _general_only(mp)
+        assert print_module(parse(text), generic=True) == print_module(m, generic=True)
 
 
 def _slots(op):
@@ -91,8 +134,7 @@ def test_fast_ops_are_what_the_general_parser_builds(monkeypatch):
     for t in (text, print_module(parse(text), generic=True)):
         fast = [_slots(op) for op in parse(t).op.walk()]
         with monkeypatch.context() as mp:
-            mp.setattr(_parser, "_FAST_HEAD", re.compile("(?!)"))
-            mp.setattr(_parser, "_CACHE_PROPS", False)
+            _general_only(mp)
             slow = [_slots(op) for op in parse(t).op.walk()]
         assert fast == slow
 
@@ -104,10 +146,10 @@ def test_corpus_same_with_and_without_fast_paths(path, monkeypatch):
         assert fast == slow, f"chunk {i}"
 
 
-_HEAD = "func.func @main(%a: tensor<4xf32>, %b: tensor<4xi32>) -> tensor<4xf32> {\n" \
+_HEAD = "func.func @main(%a: tensor<4xf32>, %b: tensor<4xi32>, %p: tensor<4xi1>) -> tensor<4xf32> {\n" \
         "  %s = stablehlo.add %a, %a : tensor<4xf32>\n  %t = stablehlo.add %b, %b : tensor<4xi32>\n" \
         "  %d = stablehlo.constant dense<1.0> : tensor<4xf32>\n"
-_TAIL = "  return %a : tensor<4xf32>\n}\n"
+_TAIL = "  return %a : tensor<4xf32>\n}\nfunc.func private @g(%a: tensor<4xf32>) -> tensor<4xf32> {\n  return %a : tensor<4xf32>\n}\n"
 _DOT = ('%x = "stablehlo.dot_general"(%a, %a) <{dot_dimension_numbers = #stablehlo.dot<BODY>}> : '
         '(tensor<4xf32>, tensor<4xf32>) -> tensor<f32>')
 EDGES = [
@@ -209,6 +251,109 @@ EDGES = [
     "%x = stablehlo.broadcast_in_dim %a, dims = [1] : (tensor<4xf32>) -> tensor<2x4xf32>\n"
     "  %y = stablehlo.broadcast_in_dim %a, dims = [1] : (tensor<4xf32>) -> tensor<2x4xf32>\n"
     "  %z = stablehlo.broadcast_in_dim %b, dims = [1] : (tensor<4xf32>) -> tensor<2x4xf32>",
+    # enum and integer attributes, optional groups, slice ranges, precision, select, call, return
+    "%x = stablehlo.compare LT, %a, %a : (tensor<4xf32>, tensor<4xf32>) -> tensor<4xi1>",
+    "%x = stablehlo.compare LT, %a, %a, FLOAT : (tensor<4xf32>, tensor<4xf32>) -> tensor<4xi1>",
+    "%x = stablehlo.compare LT, %a, %a,FLOAT:(tensor<4xf32>, tensor<4xf32>) -> tensor<4xi1>",
+    "%x = stablehlo.compare LT, %a, %a, NOPE : (tensor<4xf32>, tensor<4xf32>) -> tensor<4xi1>",
+    "%x = stablehlo.compare NOPE, %a, %a : (tensor<4xf32>, tensor<4xf32>) -> tensor<4xi1>",
+    "%x = stablehlo.compare LT, %a, %a, : (tensor<4xf32>, tensor<4xf32>) -> tensor<4xi1>",
+    "%x = stablehlo.compare LT, %a, %a, FLOAT, FLOAT : (tensor<4xf32>, tensor<4xf32>) -> tensor<4xi1>",
+    "%x = stablehlo.compare #stablehlo<comparison_direction LT>, %a, %a : (tensor<4xf32>, tensor<4xf32>) -> tensor<4xi1>",
+    "%x = stablehlo.compare LT, %a, %b, SIGNED : (tensor<4xf32>, tensor<4xi32>) -> tensor<4xi1>",
+    "%x = stablehlo.compare LT, %a, %a, FLOAT : (tensor<4xf32>, tensor<4xf32>) -> tensor<4xi1>\n"
+    "  %y = stablehlo.compare LT, %s, %a, FLOAT : (tensor<4xf32>, tensor<4xf32>) -> tensor<4xi1>\n"
+    "  %z = stablehlo.compare LT, %t, %b, FLOAT : (tensor<4xi32>, tensor<4xi32>) -> tensor<4xi1>",
+    "%x = stablehlo.iota dim = 0 : tensor<4xf32>",
+    "%x = stablehlo.iota dim = -1 : tensor<4xf32>",
+    "%x = stablehlo.iota dim = 99999999999999999999 : tensor<4xf32>",
+    "%x = stablehlo.iota dim = 0x1 : tensor<4xf32>",
+    "%x = stablehlo.iota dim = 0 {a = 1} : tensor<4xf32>",
+    "%x = stablehlo.slice %a [0:2] : (tensor<4xf32>) -> tensor<2xf32>",
+    "%x = stablehlo.slice %a [0:4:2] : (tensor<4xf32>) -> tensor<2xf32>",
+    "%x = stablehlo.slice %a [0:] : (tensor<4xf32>) -> tensor<2xf32>",
+    "%x = stablehlo.slice %a [0:2, 1:3] : (tensor<4xf32>) -> tensor<2xf32>",
+    "%x = stablehlo.slice %a [99999999999999999999:2] : (tensor<4xf32>) -> tensor<2xf32>",
+    "%x = stablehlo.slice %a [0:2]: (tensor<4xf32>) -> tensor<2xf32>\n"
+    "  %y = stablehlo.slice %a [0:2] : (tensor<4xf32>) -> tensor<2xf32>",
+    "%x = stablehlo.select %p, %a, %a : tensor<4xi1>, tensor<4xf32>",
+    "%x = stablehlo.select %p, %a, %a : tensor<4xi1>, tensor<4xf32>, tensor<4xf32>",
+    "%x = stablehlo.select %p, %a, %b : tensor<4xi1>, tensor<4xf32>",
+    "%x = stablehlo.select %p, %a, %a : (tensor<4xi1>, tensor<4xf32>, tensor<4xf32>) -> tensor<4xf32>",
+    "%x = stablehlo.select %p, %a, %a : tensor<4xf32>, tensor<4xf32>",
+    "%x = stablehlo.dot_general %a, %a, contracting_dims = [0] x [0], precision = [DEFAULT, HIGHEST] : (tensor<4xf32>, tensor<4xf32>) -> tensor<f32>",
+    "%x = stablehlo.dot_general %a, %a, contracting_dims = [0] x [0], precision = [DEFAULT, NOPE] : (tensor<4xf32>, tensor<4xf32>) -> tensor<f32>",
+    "%x = stablehlo.dot_general %a, %a, contracting_dims = [0] x [0], precision = [DEFAULT, DEFAULT], "
+    "algorithm = <lhs_precision_type = f32, rhs_precision_type = f32, accumulation_type = f32, lhs_component_count = 1, "
+    "rhs_component_count = 1, num_primitive_operations = 1, allow_imprecise_accumulation = false> : "
+    "(tensor<4xf32>, tensor<4xf32>) -> tensor<f32>",
+    "%x = stablehlo.dot_general %a, %a, contracting_dims = [0] x [0], precision = [DEFAULT] : (tensor<4xf32>, tensor<4xf32>) -> tensor<f32>",
+    "%x = stablehlo.dot_general %a, %a, contracting_dims = [0] x [0],precision=[DEFAULT,DEFAULT]: (tensor<4xf32>, tensor<4xf32>) -> tensor<f32>",
+    "%x = stablehlo.convert %b : (tensor<4xi32>) -> tensor<4xf32>",
+    "%x = stablehlo.convert %b : (tensor<4xf32>) -> tensor<4xf32>",
+    "%x = stablehlo.convert %b : (tensor<4xi32>, tensor<4xi32>) -> tensor<4xf32>",
+    "%x = stablehlo.convert %b : (tensor<4xi32>) -> (tensor<4xf32>, tensor<4xf32>)",
+    "%x = stablehlo.convert %b : (tensor<4xi32>) -> (tensor<4xf32>)",
+    "%x = stablehlo.add %a, %a : (tensor<4xf32>, tensor<4xf32>) -> tensor<4xf32>",
+    "%x = stablehlo.constant dense<2.5> : tensor<4xf32>",
+    "%x = stablehlo.constant dense<[1.0, 2.0, 3.0, 4.0]> : tensor<4xf32>",
+    "%x = stablehlo.constant dense<[1.0, 2.0]> : tensor<4xf32>",
+    "%x = stablehlo.constant dense<1.0e+999> : tensor<4xf32>",
+    "%x = stablehlo.constant dense<0x7FC00000> : tensor<4xf32>",
+    "%x = stablehlo.constant dense<0x7FC0> : tensor<4xf32>",
+    "%x = stablehlo.constant dense<7> : tensor<4xi32>",
+    "%x = stablehlo.constant dense<7.5> : tensor<4xi32>",
+    "%x = stablehlo.constant dense<true> : tensor<4xi32>",
+    "%x = stablehlo.constant dense<300> : tensor<4xi8>",
+    "%x = stablehlo.constant dense<3> : tensor<4xf32>",
+    "%x = call @g(%a) : (tensor<4xf32>) -> tensor<4xf32>",
+    "%x = func.call @g(%a) : (tensor<4xf32>) -> tensor<4xf32>",
+    "%x = call @g(%a, %b) : (tensor<4xf32>, tensor<4xi32>) -> tensor<4xf32>",
+    "%x = call @g(%a) : (tensor<4xi32>) -> tensor<4xf32>",
+    "%x = call @g(%a) : (tensor<4xf32>, tensor<4xf32>) -> tensor<4xf32>",
+    "%x = call @g(%a) {k = 1} : (tensor<4xf32>) -> tensor<4xf32>",
+    "%x = call @g(%a) : (tensor<4xf32>) -> (tensor<4xf32>)",
+    "%x = call @g(%a) : (tensor<4xf32>) -> (tensor<4xf32>, tensor<4xf32>)",
+    "%x:2 = call @g(%a) : (tensor<4xf32>) -> (tensor<4xf32>, tensor<4xf32>)",
+    "%x = call @g::@h(%a) : (tensor<4xf32>) -> tensor<4xf32>",
+    '%x = call @"g"(%a) : (tensor<4xf32>) -> tensor<4xf32>',
+    "%x = call @g(%nope) : (tensor<4xf32>) -> tensor<4xf32>",
+    "%x = call @g() : () -> tensor<4xf32>",
+    "%x = call@g(%a):(tensor<4xf32>)->tensor<4xf32>",
+]
+
+# the function's last line: the fast path of `return` against the general parser
+RETURNS = [
+    "return %a : tensor<4xf32>", "return %a, %a : tensor<4xf32>, tensor<4xf32>", "return %a : tensor<4xi32>",
+    "return %b : tensor<4xf32>", "return %a, %a : tensor<4xf32>", "return %a : tensor<4xf32>, tensor<4xf32>",
+    "return %nope : tensor<4xf32>", "return %a : tensor<4xf32> loc(\"r.py\":1:2)", "return %a : tensor<4xf32> // c",
+    "return %a :tensor<4xf32>", "return%a : tensor<4xf32>", "func.return %a : tensor<4xf32>",
+    "stablehlo.return %a : tensor<4xf32>", "return %a : tensor<4xf32>\n  %z = stablehlo.add %a, %a : tensor<4xf32>",
+    "return {k = 1} %a : tensor<4xf32>", "return", "returnx %a : tensor<4xf32>", "return %a#0 : tensor<4xf32>",
+]
+
+# whole modules: the fast path of a function's header against the general parser
+FUNCS = [
+    "func.func @f(%a: tensor<4xf32>) -> tensor<4xf32> {\n  return %a : tensor<4xf32>\n}\n",
+    "func.func public @f(%a: tensor<4xf32>, %b: tensor<i32>) -> (tensor<4xf32>, tensor<i32>) {\n"
+    "  return %a, %b : tensor<4xf32>, tensor<i32>\n}\n",
+    "func.func private @f() {\n  return\n}\n",
+    "func.func nested @f() -> () {\n  return\n}\n",
+    "func.func @f(%a: tensor<4xf32>) -> (tensor<4xf32> {jax.result_info = \"r\"}) {\n  return %a : tensor<4xf32>\n}\n",
+    "func.func @f(%a: tensor<4xf32> {k = 1}) -> tensor<4xf32> {\n  return %a : tensor<4xf32>\n}\n",
+    "func.func @f(%a: tensor<4xf32> loc(\"a\")) -> tensor<4xf32> {\n  return %a : tensor<4xf32>\n}\n",
+    "func.func @f(%a: tensor<4xf32>, %a: tensor<4xf32>) -> tensor<4xf32> {\n  return %a : tensor<4xf32>\n}\n",
+    "func.func @f(%a: tensor<4xf32>) -> tensor<4xf32> attributes {k = 1} {\n  return %a : tensor<4xf32>\n}\n",
+    "func.func @f(%a: tensor<4xf32>) -> (tensor<4xf32>) -> tensor<4xf32> {\n  return %a : tensor<4xf32>\n}\n",
+    "func.func @f(tensor<4xf32>) -> tensor<4xf32>\n",
+    "func.func @f(%a: tensor<4xf32>) -> tensor<4xf32>\n",
+    "func.func @f(%a: tensor<4xnope>) -> tensor<4xf32> {\n  return %a : tensor<4xf32>\n}\n",
+    "func.func @f(%a: tensor<4xf32>) -> tensor<4xf32> {\n  return %a : tensor<4xf32>\n}\n"
+    "func.func @f(%a: tensor<4xf32>) -> tensor<4xf32> {\n  return %a : tensor<4xf32>\n}\n",
+    "func.func publicx @f() {\n  return\n}\n",
+    "func.func public@f(%a:tensor<4xf32>)->tensor<4xf32>{\n  return %a : tensor<4xf32>\n}\n",
+    "module {\n  func.func @f(%a: tensor<4xf32>) -> tensor<4xf32> {\n    %0 = call @f(%a) : (tensor<4xf32>) -> tensor<4xf32>\n"
+    "    return %0 : tensor<4xf32>\n  }\n}\n",
 ]
 
 
@@ -217,6 +362,53 @@ def test_edges_same_with_and_without_fast_paths(line, monkeypatch):
     text = _HEAD + "  " + line + "\n" + _TAIL + "#loc9 = loc(\"z.py\":7:8)\n#al = 3 : i64\n"
     fast, slow = _both(text, monkeypatch)
     assert fast == slow
+
+
+@pytest.mark.parametrize("line", RETURNS)
+def test_returns_same_with_and_without_fast_paths(line, monkeypatch):
+    text = _HEAD.replace("tensor<4xf32> {", "(tensor<4xf32>, tensor<4xf32>) {", 1) + "  " + line + "\n}\n"
+    fast, slow = _both(text, monkeypatch)
+    assert fast == slow
+
+
+@pytest.mark.parametrize("text", FUNCS)
+def test_functions_same_with_and_without_fast_paths(text, monkeypatch):
+    fast, slow = _both(text, monkeypatch)
+    assert fast == slow
+
+
+def _model_keys():
+    import sys
+    from pathlib import Path
+    sys.path.insert(0, str(Path(__file__).resolve().parent.parent / "bench"))
+    try:
+        import models
+    except ImportError:
+        return []
+    return list(models.PROGRAMS)
+
+
+@pytest.mark.parametrize("key", _model_keys())
+def test_jax_programs_same_with_and_without_fast_paths(key, monkeypatch):
+    """bench/models.py's programs as jax lowers them (bench_parse.py --models times these)"""
+    pytest.importorskip("jax")
+    import os
+    os.environ.setdefault("JAX_PLATFORMS", "cpu")
+    import models
+    try:
+        _, fn, args = models.PROGRAMS[key]()
+    except ImportError as e:            # (flax, optax or equinox not installed)
+        pytest.skip(str(e))
+    text = models.lower(fn, args)
+    parse(text)                         # (its types into the shared type cache, as a second parse finds them)
+    fast, slow = _both(text, monkeypatch)
+    assert fast[0] == "ok"
+    assert fast == slow
+    m = parse(text)
+    with monkeypatch.context() as mp:
+        _general_only(mp)
+        g = parse(text)
+    assert [_slots(op) for op in m.op.walk()] == [_slots(op) for op in g.op.walk()]
 
 
 def test_location_aliases_resolved():

@@ -19,10 +19,11 @@ from __future__ import annotations
 
 import re
 
-from ..ir.attributes import DenseArrayAttr, IntegerAttr, StructAttr
+from ..errors import StableHLOError
+from ..ir.attributes import DenseArrayAttr, DenseElementsAttr, IntegerAttr, StructAttr, SymbolRefAttr
 from ..ir.core import Operation
 from ..ir.types import ELEMENT_TYPES
-from .format_ast import Custom, FuncType, Kw, Lit, TypeDir, Var, _is_variadic_key, _kind_of, _type_key
+from .format_ast import Custom, FuncType, Kw, Lit, Optional_, TypeDir, Var, _is_variadic_key, _kind_of, _type_key
 
 WS = r"[ \t\n\r\f\v]*"
 _NAME = r"%[\w$.\-]+(?:#[0-9]+)?"
@@ -53,6 +54,55 @@ class _Unsupported(Exception):
     pass
 
 
+# Elements that only set attributes (an enum or integer in its stripped form, `[a:b, ...]` slice
+# ranges, `precision = [...]`) are matched by the op's regex and built by the general parser's
+# own step for the element (formats.py), run on just the matched text, once per parse for each
+# text (the attributes are immutable; see _run_step)
+_ENUM_TOKEN = r"[A-Za-z_][\w$.]*"                  # (as Scanner.bare_id reads it)
+_INT_TOKEN = r"-?[0-9]{1,18}(?![\w.])"
+_ATTR_INT_KINDS = ("i64", "i32", "ui64", "ui32")
+_SLICE_RANGES = r"\[[ 0-9:,\-]*\]"
+_PRECISION = r"," + WS + r"precision(?![\w$.])" + WS + "=" + WS + r"\[[A-Za-z_0-9, ]*\]"
+
+
+def _attr_token(op_spec, e):
+    """The regex of an attribute Var the fast path reads, else None."""
+    if not isinstance(e, Var):
+        return None
+    kind, s = _kind_of(op_spec, e.name)
+    if kind != "attr":
+        return None
+    from .formats import ENUM_KINDS
+    if s.kind in ENUM_KINDS:
+        return _ENUM_TOKEN
+    if s.kind in _ATTR_INT_KINDS:
+        return _INT_TOKEN
+    return None
+
+
+def _run_step(p, step, op_spec, s, start, end):
+    """The attributes (as (name, attribute) pairs) that the general parser's format `step`
+    reads from exactly s[start:end], or None where it reads anything else or fails; the parser
+    is left as it was."""
+    from .formats import _State
+    sc = p.sc
+    save = sc.pos
+    depth = p.depth
+    st = _State(op_spec)
+    sc.pos = start
+    try:
+        step(p, st)
+        # (where it ends: at `end`, or past blanks after it that it skipped looking on)
+        ok = ((sc.pos == end or (sc.pos > end and s[end:sc.pos].isspace())) and not st.types and not st.operands and st.all_operands is None
+              and not st.regions)
+    except StableHLOError:
+        ok = False
+    finally:
+        sc.pos = save
+        p.depth = depth
+    return tuple(st.attrs.items()) if ok else None
+
+
 def _compile(op_spec, fmt, op_name):
     """(regex, actions, operand_names, result_specs) for a format of supported elements, else None."""
     parts = []
@@ -66,7 +116,9 @@ def _compile(op_spec, fmt, op_name):
         ngroups += n
         return first
 
-    for e in fmt:
+    from .formats import _compile_step
+    for idx, e in enumerate(fmt):
+        key = (op_name, idx)
         if isinstance(e, Lit):
             t = e.text
             if t.strip() == "":
@@ -83,8 +135,18 @@ def _compile(op_spec, fmt, op_name):
                 actions.append(("operand", e.name, group(_VALUE)))
             elif kind == "attr" and s.kind == "dense_i64_array":
                 actions.append(("i64s", e.name, group(WS + _INT_LIST)))
+            elif _attr_token(op_spec, e) is not None:
+                actions.append(("step", (key, _compile_step(op_spec, e, op_name)),
+                                group(WS + "(" + _attr_token(op_spec, e) + ")")))
             else:
                 raise _Unsupported
+        elif isinstance(e, Optional_):
+            # `(, $attr^)?`: read where a `,` follows (as the general parser peeks), else absent
+            if (len(e.elems) != 2 or e.else_elems or not isinstance(e.elems[0], Lit)
+                    or e.elems[0].text.strip() != "," or _attr_token(op_spec, e.elems[1]) is None):
+                raise _Unsupported
+            actions.append(("step", (key, _compile_step(op_spec, e.elems[1], op_name)),
+                            group("(?:" + WS + "," + WS + "(" + _attr_token(op_spec, e.elems[1]) + ")|(?!" + WS + ",))")))
         elif isinstance(e, Kw):
             if e.name == "operands":
                 actions.append(("operands", None, group("(?:" + _VALUES + ")?")))
@@ -102,30 +164,46 @@ def _compile(op_spec, fmt, op_name):
             actions.append(("ftype", (_type_key(e.inputs), _type_key(e.results)), group(WS + _FTYPE, 3)))
         elif isinstance(e, Custom):
             if e.name == "SameOperandsAndResultType":
+                # one type for all, or a function type with one input per operand (as the
+                # directive reads one)
                 keys = tuple(_type_key(a) for a in e.args)
-                if any(_is_variadic_key(op_spec, k) for k in keys[:-1]):
+                if any(k == "operands" or _is_variadic_key(op_spec, k) for k in keys[:-1]):
                     raise _Unsupported
-                actions.append(("types", keys, group(WS + "(" + _TYPE + ")")))
+                actions.append(("same", keys, group(WS + "(?:(" + _TYPE + ")|" + _FTYPE + ")", 4)))
             elif e.name == "DotDimensionNumbers":
                 first = group("(?:(?=" + WS + "batching_dims" + _KW_END + ")" + WS + "batching_dims" + _KW_END +
                               WS + "=" + WS + _INT_LIST + WS + "x" + _KW_END + WS + _INT_LIST + WS + ",)?" +
                               WS + "contracting_dims" + _KW_END + WS + "=" + WS + _INT_LIST +
                               WS + "x" + _KW_END + WS + _INT_LIST, 4)
                 actions.append(("dot", e.args[0].name, first))
-            elif e.name == "PrecisionConfigAndAlgorithm":
-                parts.append("(?!" + WS + "," + WS + "(?:precision|algorithm)" + _KW_END + ")")
+            elif e.name in ("PrecisionConfigAndAlgorithm", "PrecisionConfig"):
+                # absent, or `, precision = [...]` with nothing after it the directive reads on into
+                absent = "(?:precision|algorithm)" if e.name == "PrecisionConfigAndAlgorithm" else "precision"
+                actions.append(("step", (key, _compile_step(op_spec, e, op_name)),
+                                group("(?:(" + WS + _PRECISION + ")(?!" + WS + ",)|(?!" + WS + "," + WS + absent +
+                                      _KW_END + "))")))
+            elif e.name == "SliceRanges":
+                actions.append(("step", (key, _compile_step(op_spec, e, op_name)), group(WS + "(" + _SLICE_RANGES + ")")))
+            elif e.name == "SelectOpType":
+                # `pred_type, type` (the functional form goes to the general parser)
+                keys = tuple(_type_key(a) for a in e.args)
+                if any(_is_variadic_key(op_spec, k) for k in keys):
+                    raise _Unsupported
+                actions.append(("select", keys, group(WS + "(" + _TYPE + ")" + WS + "," + WS + "(" + _TYPE + ")(?!" +
+                                                      WS + ",)", 2)))
             else:
                 raise _Unsupported
         else:
             raise _Unsupported
     last = fmt[-1] if fmt else None
-    if not isinstance(last, (TypeDir, FuncType, Custom)) or (isinstance(last, Custom) and last.name != "SameOperandsAndResultType"):
+    if not isinstance(last, (TypeDir, FuncType, Custom)) or (isinstance(last, Custom) and last.name not in (
+            "SameOperandsAndResultType", "SelectOpType")):
         raise _Unsupported     # the op must end with its type, where the general parser stops too
     operand_names = tuple(o.name for o in op_spec.operands)
     results = tuple((r.name, "$" + r.name, r.variadic) for r in op_spec.results)
     if op_spec.regions:
         raise _Unsupported
-    return re.compile("".join(parts)), tuple(actions), operand_names, results
+    return re.compile("".join(parts)), tuple(actions), operand_names, results, op_spec
 
 
 def _compile_same(op_spec, fmt):
@@ -246,11 +324,25 @@ def format_fast_path(op_name, op_spec, fmt):
     if c == 0:
         try:
             same = _compile_same(op_spec, fmt)
-            c = _same_path(same) if same is not None else _format_path(_compile(op_spec, fmt, op_name))
+            if same is None:
+                c = _format_path(_compile(op_spec, fmt, op_name))
+            else:
+                c = _same_path(same)
+                try:    # the same op with a function type (`(tensor<i32>) -> tensor<f32>`)
+                    c = _either(c, _format_path(_compile(op_spec, fmt, op_name)))
+                except (_Unsupported, KeyError, ValueError):
+                    pass
         except (_Unsupported, KeyError, ValueError):   # (a format the general parser reports on)
             c = None
         _COMPILED[op_name] = c
     return c
+
+
+def _either(first, second):
+    def fast(p, name, s, pos):
+        got = first(p, name, s, pos)
+        return got if got is not None else second(p, name, s, pos)
+    return fast
 
 
 def _types(p, text):
@@ -279,14 +371,14 @@ def _ftype(p, ins, one, many):
 
 
 def _format_path(compiled):
-    regex, actions, operand_names, result_specs = compiled
+    regex, actions, operand_names, result_specs, op_spec = compiled
 
     def fast(p, name, s, pos):
-        return parse_fast(p, regex, actions, operand_names, result_specs, s, pos)
+        return parse_fast(p, regex, actions, operand_names, result_specs, s, pos, op_spec)
     return fast
 
 
-def parse_fast(p, regex, actions, operand_names, result_specs, s, pos):
+def parse_fast(p, regex, actions, operand_names, result_specs, s, pos, op_spec=None):
     """(operands, result type, attributes, end) for the op body at `pos` read through a
     `_compile`d format, or None (nothing changed)."""
     if p.depth + 4 > p.limits.max_nesting:
@@ -337,6 +429,42 @@ def parse_fast(p, regex, actions, operand_names, result_specs, s, pos):
                     return None
                 a = p.fast_cache[key] = DenseArrayAttr(_I64, v)     # (immutable)
             attrs[name] = a
+        elif kind == "step":
+            text = g(gi)
+            if text is None:            # (an optional group not spelled)
+                continue
+            ck = (name[0], text)
+            got = p.fast_cache.get(ck)
+            if got is None:
+                got = _run_step(p, name[1], op_spec, s, m.start(gi), m.end(gi))
+                if got is None:
+                    return None
+                p.fast_cache[ck] = got
+            for k, a in got:
+                attrs[k] = a
+        elif kind == "same":
+            tt = g(gi)
+            if tt is not None:
+                t = cache.get(tt)
+                if t is None:
+                    return None
+                for k in name:
+                    types[k] = (t,)
+            else:
+                io = _ftype(p, g(gi + 1), g(gi + 2), g(gi + 3))
+                if io is None or len(io[0]) != len(name) - 1 or len(io[1]) != 1:
+                    return None
+                for k, t in zip(name, io[0]):
+                    types[k] = (t,)
+                types[name[-1]] = io[1]
+        elif kind == "select":
+            t1 = cache.get(g(gi))
+            t2 = cache.get(g(gi + 1))
+            if t1 is None or t2 is None:
+                return None
+            types[name[0]] = (t1,)
+            for k in name[1:]:
+                types[k] = (t2,)
         elif kind == "dot":
             key = ("dot", g(gi), g(gi + 1), g(gi + 2), g(gi + 3))
             a = p.fast_cache.get(key)
@@ -413,9 +541,32 @@ def parse_constant_fast(p, op_name, s, pos):
             return None
         attr = p.dense_cache.get((m.group(1), t))
         if attr is None:
-            return None
+            # the literal's first use: read by the general parser's attribute parser, as the
+            # constant's syntax reads it, from just this text
+            attr = _run_attribute(p, s, pos, m.end())
+            if not isinstance(attr, DenseElementsAttr) or attr.type != t:
+                return None
         p.fast_cache[key] = attr
     return [], attr.type, {"value": attr}, m.end()
+
+
+def _run_attribute(p, s, start, end):
+    """The attribute the general parser reads from exactly s[start:end], else None; the parser
+    is left as it was."""
+    sc = p.sc
+    save = sc.pos
+    depth = p.depth
+    sc.pos = start
+    try:
+        a = p.parse_attribute()
+        if sc.pos != end:
+            a = None
+    except StableHLOError:
+        a = None
+    finally:
+        sc.pos = save
+        p.depth = depth
+    return a
 
 
 # `loc("file":line:col)` and `loc(#alias)`
@@ -496,3 +647,58 @@ def parse_generic_constant(p, op_name, s, pos):
         got = p.fast_cache[key] = (attr, rt)
     attr, rt = got
     return [], rt, {"value": attr}, m.end()
+
+
+# `func.call @f(%a, %b) : (t, t) -> t` with one result (syntax_builtin.parse_call)
+_CALL = re.compile(WS + r"@([\w$.\-]+)" + WS + r"\(" + "(?:" + _VALUES + ")?" + WS + r"\)" + WS + ":" + WS + _FTYPE)
+
+
+def parse_call_fast(p, op_name, s, pos):
+    if p.depth + 4 > p.limits.max_nesting:
+        return None
+    m = _CALL.match(s, pos)
+    if m is None:
+        return None
+    io = _ftype(p, m.group(3), m.group(4), m.group(5))
+    if io is None or len(io[1]) != 1:
+        return None
+    visible = p.visible
+    ops = []
+    text = m.group(2)
+    if text:
+        for n in _VALUE_NAMES.findall(text):
+            defs = visible.get(n)
+            if not defs:
+                return None
+            ops.append(defs[-1])
+    if not _same_types(ops, io[0]):
+        return None
+    key = ("callee", m.group(1))
+    callee = p.fast_cache.get(key)
+    if callee is None:
+        callee = p.fast_cache[key] = SymbolRefAttr(m.group(1), ())     # (immutable)
+    return ops, io[1][0], {"callee": callee}, m.end()
+
+
+# `return %a, %b : t, t` (func.return and stablehlo.return), the last op of its block
+_RETURN = re.compile(r"[ \t\n\r\f\v]*(return|func\.return|stablehlo\.return)" + _VALUES + WS + ":" + WS +
+                     "(" + _TYPES + ")(?=" + WS + r"\})")
+
+
+def parse_return_fast(p, m):
+    """(operands, end) of a matched _RETURN, or None (nothing changed)."""
+    if p.depth + 4 > p.limits.max_nesting:
+        return None
+    types = _types(p, m.group(3))
+    if types is None:
+        return None
+    visible = p.visible
+    ops = []
+    for n in _VALUE_NAMES.findall(m.group(2)):
+        defs = visible.get(n)
+        if not defs:
+            return None
+        ops.append(defs[-1])
+    if not _same_types(ops, types):
+        return None
+    return ops

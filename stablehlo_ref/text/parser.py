@@ -27,9 +27,10 @@ from .parse_attrs import SHARED_TYPES, TypeAttrParser, _LocRef
 from .print_types import escape_string
 from .lexer import BANG_ID, BARE_ID, BLOCK_ID, HASH_ID, STRING, VALUE_ID, Scanner, unescape_string
 
-_FAST_HEAD = re.compile(r'[ \t\n\r\f\v]*%([\w$.\-]+)[ \t]*=[ \t]*(?:([A-Za-z_][\w$]*\.[\w$.]*)|"([\w$.]+)")')
+_FAST_HEAD = re.compile(r'[ \t\n\r\f\v]*%([\w$.\-]+)[ \t]*=[ \t]*(?:([A-Za-z_][\w$]*\.[\w$.]*|call(?=[ \t]))|"([\w$.]+)")')
 _NEXT_OP = re.compile(r"[ \t\n\r\f\v]*[%}]")
 _CACHE_PROPS = True        # (tests turn it off to compare)
+_FAST_RETURNS = True       # (the same)
 _PLAIN_STRUCT = re.compile(r"#(?:stablehlo|chlo)\.[\w$]+<")
 _FAST_OPS: dict = {}      # op name -> its fast path (fastpath.py) or None
 _FAST_GENERIC: dict = {}  # generic op name -> fastpath.parse_generic(_constant) or None
@@ -390,12 +391,16 @@ class Parser(TypeAttrParser):
                                               else _fast.parse_generic)
         else:
             op_pos = m.start(2)
+            if name == "call":
+                name = "func.call"
             fast = _FAST_OPS.get(name, 0)
             if fast == 0:
                 fast = None
                 if name in OP_SYNTAX:
                     if name == "stablehlo.constant":
                         fast = _fast.parse_constant_fast
+                    elif name == "func.call":
+                        fast = _fast.parse_call_fast
                 else:
                     fmt = format_for(name)
                     if fmt is not None:
@@ -472,6 +477,27 @@ class Parser(TypeAttrParser):
                 self.visible[rname] = [result]
             else:
                 defs.append(result)
+        return op
+
+    def _parse_return_fast(self, m) -> Optional[Operation]:
+        """A matched fastpath._RETURN as the general parser builds it, or None (nothing changed)."""
+        operands = _fast.parse_return_fast(self, m)
+        if operands is None:
+            return None
+        name = m.group(1)
+        if name == "return":
+            name = "func.return"
+        sc = self.sc
+        sc.pos = m.end()
+        op_pos = m.start(1)
+        starts = sc._line_starts
+        if starts is None:
+            source = sc.location(op_pos)
+        else:
+            line = _bisect_right(starts, op_pos)
+            source = f"{sc.filename}:{line}:{op_pos - starts[line - 1] + 1}"
+        op = Operation(name, operands)
+        op.source = source
         return op
 
     def _parse_generic_op(self, name: str) -> Operation:
@@ -560,6 +586,11 @@ class Parser(TypeAttrParser):
                     m = _FAST_HEAD.match(s, sc.pos)
                     if m is not None:           # (the common case: `%name = dialect.op`)
                         op = self._parse_operation_fast(m)
+                        block.operations.append(op if op is not None else self._parse_operation_slow())
+                        continue
+                    m = _fast._RETURN.match(s, sc.pos) if _FAST_RETURNS else None
+                    if m is not None:           # (`return %a : t` before the `}`)
+                        op = self._parse_return_fast(m)
                         block.operations.append(op if op is not None else self._parse_operation_slow())
                         continue
                 if sc.accept("}"):

@@ -70,8 +70,61 @@ def print_module(pr, op: Operation, indent: int):
 
 # --- func.func
 
+# the commonest header: named arguments and results of plain tensor types (as the type cache
+# has them), no attributes or locations, then the body
+_WS = r"[ \t\n\r\f\v]*"
+_TT = r"tensor<[0-9?x]*[a-z][a-z0-9]*>"
+_ARG = r"%[\w$.\-]+" + _WS + ":" + _WS + _TT
+_FUNC_HEAD = re.compile(
+    _WS + r"(?:(public|private|nested)(?![\w$.])" + _WS + r")?@([\w$.\-]+)" + _WS + r"\(" + _WS +
+    "((?:" + _ARG + "(?:" + _WS + "," + _WS + _ARG + ")*)?)" + _WS + r"\)" + _WS + "(?:->" + _WS +
+    "(?:(" + _TT + r")|\(" + _WS + "((?:" + _TT + "(?:" + _WS + "," + _WS + _TT + ")*)?)" + _WS + r"\)))?" + _WS +
+    r"(?=\{)")
+_ARG_PARTS = re.compile(r"%([\w$.\-]+)" + _WS + ":" + _WS + "(" + _TT + ")")
+_TT_ALL = re.compile(_TT)
+_FAST_FUNC = True       # (tests turn it off to compare)
+
+
+def _parse_func_head(p, m):
+    """(attrs, args) of a matched _FUNC_HEAD as the general header parse below gives them, or
+    None where a type is not in the type cache (nothing changed then)."""
+    cache = p.type_cache
+    args = []
+    arg_types = []
+    text = m.group(3)
+    if text:
+        base = m.start(3)
+        for am in _ARG_PARTS.finditer(text):
+            t = cache.get(am.group(2))
+            if t is None:
+                return None
+            arg_types.append(t)
+            args.append((Value(t, am.group(1)), None, base + am.start()))
+    res_types = []
+    for tt in ((m.group(4),) if m.group(4) is not None else _TT_ALL.findall(m.group(5) or "")):
+        t = cache.get(tt)
+        if t is None:
+            return None
+        res_types.append(t)
+    attrs = {}
+    if m.group(1) is not None:
+        attrs["sym_visibility"] = StringAttr(m.group(1))
+    attrs["sym_name"] = StringAttr(m.group(2))
+    attrs["function_type"] = TypeAttr(FunctionType(tuple(arg_types), tuple(res_types)))
+    sc = p.sc
+    return attrs, [(v, loc, sc.location(pos)) for v, loc, pos in args]
+
+
 def parse_func(p, name):
     sc = p.sc
+    m = _FUNC_HEAD.match(sc.s, sc.pos) if _FAST_FUNC else None
+    got = _parse_func_head(p, m) if m is not None else None
+    if got is not None:
+        attrs, args = got
+        sc.pos = m.end()
+        region = p.parse_region(entry_args=[v for v, _, _ in args], entry_sources=[s for _, _, s in args])
+        region.blocks[0].arg_locations = [loc for _, loc, _ in args]
+        return Operation("func.func", attributes=attrs, regions=[region])
     attrs = {}
     if sc.accept_keyword("public"):
         # MLIR keeps an explicit `public` as an attribute (and writes it into artifacts)
