@@ -1083,3 +1083,67 @@ def test_identity_operand_names_are_those_it_looks_at_first():
     """`plan._identity_operand` returns early for names outside `_INT_IDENTITIES` (and
     compare): the i1 identities' names must be among them."""
     assert set(plan._I1_IDENTITIES) <= set(plan._INT_IDENTITIES)
+
+
+SCAN_CASE = """
+func.func @main(%xs: tensor<40xf32>, %ks: tensor<40xi32>) -> (tensor<40xf32>, tensor<f32>) {
+  %c0 = stablehlo.constant dense<0> : tensor<i32>
+  %z = stablehlo.constant dense<0.0> : tensor<f32>
+  %out0 = stablehlo.constant dense<0.0> : tensor<40xf32>
+  %r:3 = stablehlo.while(%i = %c0, %c = %z, %out = %out0) : tensor<i32>, tensor<f32>, tensor<40xf32>
+   cond {
+    %n = stablehlo.constant dense<40> : tensor<i32>
+    %lt = stablehlo.compare LT, %i, %n, SIGNED : (tensor<i32>, tensor<i32>) -> tensor<i1>
+    stablehlo.return %lt : tensor<i1>
+  } do {
+    %s = stablehlo.dynamic_slice %xs, %i, sizes = [1] : (tensor<40xf32>, tensor<i32>) -> tensor<1xf32>
+    %x = stablehlo.reshape %s : (tensor<1xf32>) -> tensor<f32>
+    %ks1 = stablehlo.dynamic_slice %ks, %i, sizes = [1] : (tensor<40xi32>, tensor<i32>) -> tensor<1xi32>
+    %k = stablehlo.reshape %ks1 : (tensor<1xi32>) -> tensor<i32>
+    %zero = stablehlo.constant dense<0.0> : tensor<f32>
+    %pos = stablehlo.compare GT, %x, %zero, FLOAT : (tensor<f32>, tensor<f32>) -> tensor<i1>
+    %p = stablehlo.convert %pos : (tensor<i1>) -> tensor<i32>
+    %sel = stablehlo.add %p, %k : tensor<i32>
+    %c2 = "stablehlo.case"(%sel) ({
+      %h = stablehlo.constant dense<0.9> : tensor<f32>
+      %m = stablehlo.multiply %c, %h : tensor<f32>
+      stablehlo.return %m : tensor<f32>
+    }, {
+      %a = stablehlo.add %c, %x : tensor<f32>
+      stablehlo.return %a : tensor<f32>
+    }, {
+      %d = stablehlo.subtract %x, %c : tensor<f32>
+      stablehlo.return %d : tensor<f32>
+    }) : (tensor<i32>) -> tensor<f32>
+    %b = stablehlo.broadcast_in_dim %c2, dims = [] : (tensor<f32>) -> tensor<1xf32>
+    %o2 = stablehlo.dynamic_update_slice %out, %b, %i : (tensor<40xf32>, tensor<1xf32>, tensor<i32>) -> tensor<40xf32>
+    %one = stablehlo.constant dense<1> : tensor<i32>
+    %i2 = stablehlo.add %i, %one : tensor<i32>
+    stablehlo.return %i2, %c2, %o2 : tensor<i32>, tensor<f32>, tensor<40xf32>
+  }
+  return %r#2, %r#1 : tensor<40xf32>, tensor<f32>
+}"""
+
+
+def test_scan_with_case_on_scalars_compiled_as_stepwise():
+    """A scan whose step reads one element (dynamic_slice + reshape to rank 0), converts a
+    predicate to an index (out-of-range indices: the last branch) and picks a branch by
+    `case`: compiled (rank-0 values as numpy scalars) and stepwise give the same bytes, and
+    the values by hand."""
+    rng = np.random.default_rng(11)
+    xs = rng.standard_normal(40).astype(np.float32)
+    xs[[3, 9]] = [np.nan, -0.0]
+    ks = rng.integers(-1, 3, 40).astype(np.int32)
+    out, c = _both(SCAN_CASE, xs, ks)
+    want, acc = np.zeros(40, np.float32), np.float32(0)
+    for i in range(40):
+        sel = int(xs[i] > 0) + int(ks[i])
+        if sel == 0:
+            acc = np.float32(acc * np.float32(0.9))
+        elif sel == 1:
+            acc = np.float32(acc + xs[i])
+        else:
+            acc = np.float32(xs[i] - acc)
+        want[i] = acc
+    assert out.tobytes() == want.tobytes() and c.tobytes() == np.float32(acc).tobytes()
+

@@ -67,7 +67,8 @@ def if_(ctx, op, pred):
 
 @kernel("stablehlo.case")
 def case(ctx, op, index):
-    i = int(np.asarray(index).reshape(()))
+    # (a numpy integer scalar, as a loop passes a rank-0 index, converts directly)
+    i = int(index) if isinstance(index, np.integer) else int(np.asarray(index).reshape(()))
     n = len(op.regions)
     if i < 0 or i >= n:
         i = n - 1

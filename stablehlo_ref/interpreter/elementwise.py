@@ -1185,9 +1185,14 @@ def convert_specialized(op, known=None):
         b_dt = np.dtype(np.bool_)
         i_dt = np.dtype(d_scalar)
         ND, BOOL = np.ndarray, np.bool_
+        # a numpy bool scalar (a loop's predicate) as the scalar its astype gives, shared
+        # (numpy scalars are immutable): a look-up instead of astype's ~0.5 us on a scalar
+        as_int = (d_scalar(0), d_scalar(1))
 
         def bool_to_int(ctx, op, x):
-            if (x.__class__ is ND or x.__class__ is BOOL) and x.dtype == b_dt:
+            if x.__class__ is BOOL:
+                return as_int[1] if x else as_int[0]
+            if x.__class__ is ND and x.dtype == b_dt:
                 return x.astype(i_dt)
             return general(ctx, op, x)
         return bool_to_int
