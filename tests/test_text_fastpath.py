@@ -377,6 +377,25 @@ def test_functions_same_with_and_without_fast_paths(text, monkeypatch):
     assert fast == slow
 
 
+def test_long_lists_that_fail_late_parse(monkeypatch):
+    """a function header, call and return with many multi-dimensional types where the fast
+    path's regex fails only at the end (a result attribute, an attribute dictionary, a
+    location): each type matches the regex in one way, so the failed match backtracks in
+    polynomial time (this parse took hours with a type regex that matched `4x4xf32` in three)"""
+    n = 40
+    t = "tensor<4x4x4x4xf32>"
+    args = ", ".join(f"%a{i}: {t}" for i in range(n))
+    names = ", ".join(f"%a{i}" for i in range(n))
+    types = ", ".join([t] * n)
+    text = (f"func.func @f({args}) -> ({t} {{k = 1}}) {{\n"
+            f"  %0 = call @g({names}) {{k = 1}} : ({types}) -> {t}\n"
+            f"  %1 = call @g({names}) : ({types}) -> ({types}) -> {t}\n"
+            f"  return {names} : {types} loc(\"x\")\n}}\n"
+            f"func.func private @g({args}) -> {t}\n")
+    fast, slow = _both(text, monkeypatch)
+    assert fast[0] == "ok" and fast == slow
+
+
 def _model_keys():
     import sys
     from pathlib import Path

@@ -30,7 +30,9 @@ _NAME = r"%[\w$.\-]+(?:#[0-9]+)?"
 _VALUE = WS + "%([\\w$.\\-]+(?:#[0-9]+)?)"
 _VALUES = WS + "(%[\\w$.\\-]+(?:#[0-9]+)?(?:" + WS + "," + WS + _NAME + ")*)"
 _VALUE_NAMES = re.compile(r"%([\w$.\-]+(?:#[0-9]+)?)")
-_TYPE = r"tensor<[0-9?x]*[a-z][a-z0-9]*>"      # what the type parser caches (parse_attrs._SIMPLE_TENSOR)
+# what the type parser caches (parse_attrs._SIMPLE_TENSOR), spelled so that a text matches it in
+# one way only: lists of them (`(?:, type)*`) backtrack in linear time where the op fails to match
+_TYPE = r"tensor<(?:[0-9?]+x)*[a-z][a-z0-9]*>"
 _TYPES = _TYPE + "(?:" + WS + "," + WS + _TYPE + ")*"
 _TYPE_NAMES = re.compile(_TYPE)
 _KW_END = r"(?![\w$.])"

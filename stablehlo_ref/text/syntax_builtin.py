@@ -73,7 +73,7 @@ def print_module(pr, op: Operation, indent: int):
 # the commonest header: named arguments and results of plain tensor types (as the type cache
 # has them), no attributes or locations, then the body
 _WS = r"[ \t\n\r\f\v]*"
-_TT = r"tensor<[0-9?x]*[a-z][a-z0-9]*>"
+_TT = r"tensor<(?:[0-9?]+x)*[a-z][a-z0-9]*>"     # (as fastpath._TYPE: one way to match a text)
 _ARG = r"%[\w$.\-]+" + _WS + ":" + _WS + _TT
 _FUNC_HEAD = re.compile(
     _WS + r"(?:(public|private|nested)(?![\w$.])" + _WS + r")?@([\w$.\-]+)" + _WS + r"\(" + _WS +
