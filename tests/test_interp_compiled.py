@@ -1147,3 +1147,58 @@ def test_scan_with_case_on_scalars_compiled_as_stepwise():
         want[i] = acc
     assert out.tobytes() == want.tobytes() and c.tobytes() == np.float32(acc).tobytes()
 
+
+
+NESTED_LOOPS = """
+func.func @main(%x: tensor<8xf32>) -> tensor<8xf32> {
+  %c0 = stablehlo.constant dense<0> : tensor<i32>
+  %r:2 = stablehlo.while(%i = %c0, %a = %x) : tensor<i32>, tensor<8xf32>
+   cond {
+    %n = stablehlo.constant dense<30> : tensor<i32>
+    %lt = stablehlo.compare LT, %i, %n, SIGNED : (tensor<i32>, tensor<i32>) -> tensor<i1>
+    stablehlo.return %lt : tensor<i1>
+  } do {
+    %z = stablehlo.constant dense<0> : tensor<i32>
+    %q:2 = stablehlo.while(%j = %z, %b = %a) : tensor<i32>, tensor<8xf32>
+     cond {
+      %m = stablehlo.constant dense<3> : tensor<i32>
+      %lt2 = stablehlo.compare LT, %j, %m, SIGNED : (tensor<i32>, tensor<i32>) -> tensor<i1>
+      stablehlo.return %lt2 : tensor<i1>
+    } do {
+      %d = stablehlo.subtract %i, %j : tensor<i32>
+      %df = stablehlo.convert %d : (tensor<i32>) -> tensor<f32>
+      %h = stablehlo.constant dense<0.5> : tensor<8xf32>
+      %bh = stablehlo.multiply %b, %h : tensor<8xf32>
+      %dfb = stablehlo.broadcast_in_dim %df, dims = [] : (tensor<f32>) -> tensor<8xf32>
+      %b2 = stablehlo.add %bh, %dfb : tensor<8xf32>
+      %one2 = stablehlo.constant dense<1> : tensor<i32>
+      %j2 = stablehlo.add %j, %one2 : tensor<i32>
+      stablehlo.return %j2, %b2 : tensor<i32>, tensor<8xf32>
+    }
+    %one = stablehlo.constant dense<1> : tensor<i32>
+    %i2 = stablehlo.add %i, %one : tensor<i32>
+    stablehlo.return %i2, %q#1 : tensor<i32>, tensor<8xf32>
+  }
+  return %r#1 : tensor<8xf32>
+}"""
+
+
+def test_inner_loop_entered_again_runs_fused_as_stepwise():
+    """An inner loop entered on every outer iteration (fused from its first iteration once
+    its blocks are compiled): compiled and stepwise bytes, the values by hand, and the
+    iterations of every entry counted against max_steps."""
+    from stablehlo_ref.limits import Limits
+    x = np.linspace(-2, 2, 8).astype(np.float32)
+    out = _both(NESTED_LOOPS, x)[0]
+    want = x.copy()
+    for i in range(30):
+        for j in range(3):
+            want = (want * np.float32(0.5) + np.float32(i - j)).astype(np.float32)
+    assert out.tobytes() == want.tobytes()
+    m = parse(NESTED_LOOPS)
+    for _ in range(3):
+        assert stablehlo_ref.run(m, x)[0].tobytes() == want.tobytes()
+    # 30 outer + 90 inner iterations: a limit below that stops the run in a later entry
+    stablehlo_ref.run(parse(NESTED_LOOPS), x, limits=Limits(max_steps=120))
+    with pytest.raises(StableHLOError, match="loop iterations"):
+        stablehlo_ref.run(parse(NESTED_LOOPS), x, limits=Limits(max_steps=100))

@@ -32,6 +32,13 @@ def while_(ctx, op, *args):
     if fast is not None:
         return fast
     cond, body = op.regions
+    c = getattr(op, "_cache", None)
+    if c is not None and "fused_while" in c:
+        # a loop entered before (an inner loop, on every iteration of its outer one): where
+        # its blocks are compiled by now, it runs fused from its first iteration
+        loop = ctx.fused_loop(op, cond, body)
+        if loop is not None:
+            return loop(list(args))
     run_cond = ctx.region_runner(cond)
     run_body = ctx.region_runner(body, take=True)    # (`vals` is replaced by its results)
     max_steps = ctx.max_steps
