@@ -86,8 +86,10 @@ def test_fast_paths_are_taken_by_jax_style_ops(monkeypatch):
             "(tensor<4x4xf32>, tensor<4xf32>) -> tensor<4xf32>\n"
             "  %7 = call @g(%6) : (tensor<4xf32>) -> tensor<4xf32>\n"
             "  %8 = func.call @g(%7) : (tensor<4xf32>) -> tensor<4xf32>\n"
-            "  return %8, %i : tensor<4xf32>, tensor<i32>\n}\n"
-            "func.func private @g(%a: tensor<4xf32>) -> tensor<4xf32> {\n  return %a : tensor<4xf32>\n}\n")
+            "  %9:2 = call @h(%i) : (tensor<i32>) -> (tensor<i32>, tensor<i32>)\n"
+            "  return %8, %9#1 : tensor<4xf32>, tensor<i32>\n}\n"
+            "func.func private @g(%a: tensor<4xf32>) -> tensor<4xf32> {\n  return %a : tensor<4xf32>\n}\n"
+            "func.func private @h(%a: tensor<i32>) -> (tensor<i32>, tensor<i32>) {\n  return %a, %a : tensor<i32>, tensor<i32>\n}\n")
     parse(text)         # (the types into the shared type cache)
     calls = []
     orig = _parser.Parser._parse_operation_slow
@@ -97,8 +99,8 @@ def test_fast_paths_are_taken_by_jax_style_ops(monkeypatch):
     orig_head = _builtin._parse_func_head
     monkeypatch.setattr(_builtin, "_parse_func_head", lambda p, m: heads.append(1) or orig_head(p, m))
     m = parse(text)
-    assert calls == ["func.func", "func.func"]
-    assert len(heads) == 2
+    assert calls == ["func.func"] * 3
+    assert len(heads) == 3
     with monkeypatch.context() as mp:
         _general_only(mp)
         assert print_module(parse(text), generic=True) == print_module(m, generic=True)
@@ -320,6 +322,24 @@ EDGES = [
     "%x = call @g(%nope) : (tensor<4xf32>) -> tensor<4xf32>",
     "%x = call @g() : () -> tensor<4xf32>",
     "%x = call@g(%a):(tensor<4xf32>)->tensor<4xf32>",
+    "%x:2 = call @g(%a) : (tensor<4xf32>) -> (tensor<4xf32>, tensor<4xi32>)\n"
+    "  %y = stablehlo.add %x#1, %x#1 : tensor<4xi32>\n  %z = stablehlo.add %x, %x#0 : tensor<4xf32>",
+    "%x:2 = func.call @g(%a) : (tensor<4xf32>) -> (tensor<4xf32>, tensor<4xi32>)\n"
+    "  %y = stablehlo.add %x#1, %x : tensor<4xi32>",
+    "%x:3 = call @g(%a) : (tensor<4xf32>) -> (tensor<4xf32>, tensor<4xf32>)",
+    "%x:1 = call @g(%a) : (tensor<4xf32>) -> (tensor<4xf32>)",
+    "%x:02 = call @g(%a) : (tensor<4xf32>) -> (tensor<4xf32>, tensor<4xf32>)",
+    "%s:2 = call @g(%a) : (tensor<4xf32>) -> (tensor<4xf32>, tensor<4xf32>)",
+    "%x:2 = call @g(%a) : (tensor<4xf32>) -> (tensor<4xf32>, tensor<4xf32>)\n"
+    "  %x#1 = stablehlo.add %a, %a : tensor<4xf32>",
+    "%x:2 = call @g(%a) : (tensor<4xf32>) -> (tensor<4xf32>, tensor<4xf32>) loc(\"c.py\":1:2)",
+    "%x:2 = call @g(%b) : (tensor<4xf32>) -> (tensor<4xf32>, tensor<4xf32>)",
+    "%x:2 = call @g(%a) {k = 1} : (tensor<4xf32>) -> (tensor<4xf32>, tensor<4xf32>)",
+    "%x:2 = call @g(%y) : (tensor<4xf32>) -> (tensor<4xf32>, tensor<4xf32>)\n  %y = stablehlo.add %a, %a : tensor<4xf32>",
+    "%x:2 = call @g(%a) : (tensor<4xf32>) -> (tensor<4xf32>, tensor<4xf32>) // c\n  %y = stablehlo.add %a, %a : tensor<4xf32>",
+    "%x:2 = call @g(%a) : (tensor<4xf32>) -> (tensor<4xf32>, tensor<4xf32>) // c\n  loc(\"c.py\":1:2)",
+    "%x:2 = call @g(%a) : (tensor<4xf32>) -> (tensor<4xf32>, tensor<4xf32>)\n  loc(#loc9)",
+    "%x:2 = call @g(%a) : (tensor<4xf32>) -> (tensor<4xf32>, tensor<4xf32>) %y = stablehlo.add %a, %a : tensor<4xf32>",
 ]
 
 # the function's last line: the fast path of `return` against the general parser

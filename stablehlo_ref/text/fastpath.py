@@ -655,14 +655,16 @@ def parse_generic_constant(p, op_name, s, pos):
 _CALL = re.compile(WS + r"@([\w$.\-]+)" + WS + r"\(" + "(?:" + _VALUES + ")?" + WS + r"\)" + WS + ":" + WS + _FTYPE)
 
 
-def parse_call_fast(p, op_name, s, pos):
+def parse_call_fast(p, op_name, s, pos, nresults=None):
+    """(operands, result type, attributes, end); with `nresults`, a call with that many results:
+    (operands, result types, attributes, end)."""
     if p.depth + 4 > p.limits.max_nesting:
         return None
     m = _CALL.match(s, pos)
     if m is None:
         return None
     io = _ftype(p, m.group(3), m.group(4), m.group(5))
-    if io is None or len(io[1]) != 1:
+    if io is None or len(io[1]) != (1 if nresults is None else nresults):
         return None
     visible = p.visible
     ops = []
@@ -679,7 +681,7 @@ def parse_call_fast(p, op_name, s, pos):
     callee = p.fast_cache.get(key)
     if callee is None:
         callee = p.fast_cache[key] = SymbolRefAttr(m.group(1), ())     # (immutable)
-    return ops, io[1][0], {"callee": callee}, m.end()
+    return ops, io[1][0] if nresults is None else io[1], {"callee": callee}, m.end()
 
 
 # `return %a, %b : t, t` (func.return and stablehlo.return), the last op of its block

@@ -25,10 +25,13 @@ from .format_ast import format_for
 from .formats import parse_with_format
 from .parse_attrs import SHARED_TYPES, TypeAttrParser, _LocRef
 from .print_types import escape_string
+from .lexer import _WS as _LEX_WS
 from .lexer import BANG_ID, BARE_ID, BLOCK_ID, HASH_ID, STRING, VALUE_ID, Scanner, unescape_string
 
 _FAST_HEAD = re.compile(r'[ \t\n\r\f\v]*%([\w$.\-]+)[ \t]*=[ \t]*(?:([A-Za-z_][\w$]*\.[\w$.]*|call(?=[ \t]))|"([\w$.]+)")')
 _NEXT_OP = re.compile(r"[ \t\n\r\f\v]*[%}]")
+# `%name:N = call @f(...)`: a call with several results
+_FAST_MULTI_CALL = re.compile(r"[ \t\n\r\f\v]*%([\w$.\-]+):([0-9]{1,4})[ \t]*=[ \t]*(call|func\.call)(?=[ \t])")
 _CACHE_PROPS = True        # (tests turn it off to compare)
 _FAST_RETURNS = True       # (the same)
 _PLAIN_STRUCT = re.compile(r"#(?:stablehlo|chlo)\.[\w$]+<")
@@ -479,6 +482,40 @@ class Parser(TypeAttrParser):
                 defs.append(result)
         return op
 
+    def _parse_multi_call_fast(self, m) -> Optional[Operation]:
+        """A matched _FAST_MULTI_CALL as the general parser builds it (results named `%r#k`, and
+        `%r` the first), or None (nothing changed)."""
+        rname = m.group(1)
+        count = int(m.group(2))
+        scope = self.scopes[-1]
+        if self.pending or rname in scope or any(f"{rname}#{k}" in scope for k in range(count)):
+            return None
+        sc = self.sc
+        s = sc.s
+        got = _fast.parse_call_fast(self, "func.call", s, m.end(), count)
+        if got is None:
+            return None
+        operands, rtypes, attrs, end = got
+        wm = _LEX_WS.match(s, end)      # (where the general parser looks for a location)
+        q = wm.end() if wm is not None else end
+        if s.startswith("loc(", q):
+            return None
+        sc.pos = q
+        op_pos = m.start(3)
+        op = Operation("func.call", operands, rtypes, attrs)
+        starts = sc._line_starts
+        if starts is None:
+            op.source = sc.location(op_pos)
+        else:
+            line = _bisect_right(starts, op_pos)
+            op.source = f"{sc.filename}:{line}:{op_pos - starts[line - 1] + 1}"
+        results = op.results
+        self.define(rname, results[0])
+        for k in range(count):
+            self.define(f"{rname}#{k}", results[k])
+            results[k].name = f"{rname}#{k}"
+        return op
+
     def _parse_return_fast(self, m) -> Optional[Operation]:
         """A matched fastpath._RETURN as the general parser builds it, or None (nothing changed)."""
         operands = _fast.parse_return_fast(self, m)
@@ -586,6 +623,11 @@ class Parser(TypeAttrParser):
                     m = _FAST_HEAD.match(s, sc.pos)
                     if m is not None:           # (the common case: `%name = dialect.op`)
                         op = self._parse_operation_fast(m)
+                        block.operations.append(op if op is not None else self._parse_operation_slow())
+                        continue
+                    m = _FAST_MULTI_CALL.match(s, sc.pos) if _FAST_RETURNS else None
+                    if m is not None:           # (`%r:2 = call @f(...)`)
+                        op = self._parse_multi_call_fast(m)
                         block.operations.append(op if op is not None else self._parse_operation_slow())
                         continue
                     m = _fast._RETURN.match(s, sc.pos) if _FAST_RETURNS else None
