@@ -14,6 +14,7 @@ from stablehlo_ref import ParseError, parse, print_module
 from stablehlo_ref.checkrun import split_chunks
 from stablehlo_ref.errors import StableHLOError
 from stablehlo_ref.text import parser as _parser
+from stablehlo_ref.text import parse_attrs as _parse_attrs
 from stablehlo_ref.text import syntax_builtin as _builtin
 
 CORPORA = ("testdata", "interpret", "math", "vhlo", "ops")
@@ -37,6 +38,7 @@ def _general_only(mp):
     mp.setattr(_parser, "_CACHE_PROPS", False)
     mp.setattr(_parser, "_FAST_RETURNS", False)
     mp.setattr(_builtin, "_FAST_FUNC", False)
+    mp.setattr(_parse_attrs, "_DICT_MEMO", False)
 
 
 def _both(text, monkeypatch):
@@ -387,6 +389,35 @@ def test_edges_same_with_and_without_fast_paths(line, monkeypatch):
 @pytest.mark.parametrize("line", RETURNS)
 def test_returns_same_with_and_without_fast_paths(line, monkeypatch):
     text = _HEAD.replace("tensor<4xf32> {", "(tensor<4xf32>, tensor<4xf32>) {", 1) + "  " + line + "\n}\n"
+    fast, slow = _both(text, monkeypatch)
+    assert fast == slow
+
+
+_CC = '  %{r} = stablehlo.custom_call @g(%a) {{backend_config = "", mhlo.frontend_attributes = {{n = "0"}}{extra}}} : (tensor<4xf32>) -> tensor<4xf32>\n'
+# attribute dictionaries remembered by their text (parse_attr_dict_body) against the general parser
+DICTS = [
+    "func.func @f(%a: tensor<4xf32>) -> tensor<4xf32> {\n" + _CC.format(r=0, extra="") + _CC.format(r=1, extra="") +
+    _CC.format(r=2, extra=", k = 1 : i64") + _CC.format(r=3, extra="") + _CC.format(r=4, extra=", k = 1 : i64") +
+    _CC.format(r=5, extra=", k = 2 : i64") + "  return %5 : tensor<4xf32>\n}\n",
+    "func.func @f(%a: tensor<4xf32>) -> tensor<4xf32> {\n" + _CC.format(r=0, extra=", k = #loc5") +
+    _CC.format(r=1, extra=", k = #loc5") + "  return %1 : tensor<4xf32>\n}\n#loc5 = loc(\"x.py\":1:2)\n",
+    "#al = 1 : i64\nfunc.func @f(%a: tensor<4xf32>) -> tensor<4xf32> {\n" + _CC.format(r=0, extra=", k = #al") +
+    "  return %0 : tensor<4xf32>\n}\n#al = 2 : i64\nfunc.func @g(%a: tensor<4xf32>) -> tensor<4xf32> {\n" +
+    _CC.format(r=0, extra=", k = #al") + "  return %0 : tensor<4xf32>\n}\n",
+    "#al = {long_attribute_name_number_one = 1 : i64, long_attribute_name_number_two = #al}\n",
+    "#loc1 = {long_attribute_name_number_one = 1 : i64, long_attribute_name_number_two = #loc1}\n"
+    "func.func @f(%a: tensor<4xf32>) -> tensor<4xf32> {\n"
+    "  %0 = stablehlo.custom_call @g(%a) {long_attribute_name_number_one = 1 : i64, long_attribute_name_number_two = #loc1}"
+    " : (tensor<4xf32>) -> tensor<4xf32>\n  return %0 : tensor<4xf32>\n}\n",
+    "func.func @f(%a: tensor<4xf32>) -> tensor<4xf32> {\n" + _CC.format(r=0, extra=", k = 1 : i64, k = 2 : i64") +
+    "  return %0 : tensor<4xf32>\n}\n",
+    "func.func @f(%a: tensor<4xf32>) -> tensor<4xf32> {\n" + _CC.format(r=0, extra="") +
+    _CC.format(r=1, extra="").replace("}} :", "}} {k = 1} :") + "  return %1 : tensor<4xf32>\n}\n",
+]
+
+
+@pytest.mark.parametrize("text", DICTS)
+def test_dictionaries_same_with_and_without_memo(text, monkeypatch):
     fast, slow = _both(text, monkeypatch)
     assert fast == slow
 

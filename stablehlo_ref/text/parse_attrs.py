@@ -32,6 +32,9 @@ _ELEM_NAME = re.compile(r"(?:complex<\s*(?:f32|f64)\s*>|[a-zA-Z][a-zA-Z0-9]*)")
 _SIMPLE_TENSOR = re.compile(r"tensor<[0-9?x]*[a-z][a-z0-9]*>")
 # the simple tensor types parsed so far, by text, shared by all parses (see Parser.type_cache)
 SHARED_TYPES: dict = {}
+# attribute dictionaries this long or longer are remembered by their text (parse_attr_dict_body)
+_DICT_MEMO_MIN = 40
+_DICT_MEMO = True           # (tests turn it off to compare)
 _MAX_SHARED_TYPES = 1 << 16
 _UNSIGNED_STORAGE = re.compile(r"u(\d+)(?![\w.])")
 _SIGNED_STORAGE = re.compile(r"si(\d+)(?![\w.])")
@@ -501,6 +504,28 @@ class TypeAttrParser:
     def parse_attr_dict_body(self) -> DictAttr:
         sc = self.sc
         sc.expect("{")
+        start = sc.pos - 1
+        s = sc.s
+        # a dictionary spelled exactly as one read before in this parse (custom_call's attributes
+        # repeat) is the same dictionary: its parse reads nothing outside its braces and the
+        # aliases it may use have not changed since (Parser.dict_memo is emptied where one is
+        # defined); read again at no greater nesting depth, it meets the same limits
+        memo = self.dict_memo
+        if memo:
+            for text, d, depth in memo.get(s[start:start + _DICT_MEMO_MIN], ()):
+                if self.depth <= depth and s.startswith(text, start):
+                    sc.pos = start + len(text)
+                    return d
+        d = self._parse_attr_dict_entries()
+        n = sc.pos - start
+        if _DICT_MEMO_MIN <= n <= 1 << 14 and _DICT_MEMO:
+            hits = memo.setdefault(s[start:start + _DICT_MEMO_MIN], [])
+            if len(hits) < 8:
+                hits.append((s[start:sc.pos], d, self.depth))
+        return d
+
+    def _parse_attr_dict_entries(self) -> DictAttr:
+        sc = self.sc
         entries = []
         seen = set()
         if not sc.accept("}"):

@@ -84,6 +84,7 @@ class Parser(TypeAttrParser):
         self.dense_cache: dict = {}     # (literal text, type) -> DenseElementsAttr (read-only)
         self.fast_cache: dict = {}      # the fast paths' type lists and attributes by their text (fastpath.py)
         self.loc_refs = False           # whether a location refers to a `#loc` alias (a _LocRef)
+        self.dict_memo: dict = {}       # attribute dictionaries by their text (parse_attr_dict_body)
 
     # ================================================================ top level
     def parse_module(self) -> Module:
@@ -128,6 +129,7 @@ class Parser(TypeAttrParser):
             self.attr_aliases[name] = self.parse_attribute()
         else:
             self.type_aliases[name] = self.parse_type()
+        self.dict_memo.clear()          # (a dictionary's text may mean something else from here on)
         return True
 
     def _parse_file_metadata(self):
