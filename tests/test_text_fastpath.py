@@ -376,6 +376,21 @@ FUNCS = [
     "func.func public@f(%a:tensor<4xf32>)->tensor<4xf32>{\n  return %a : tensor<4xf32>\n}\n",
     "module {\n  func.func @f(%a: tensor<4xf32>) -> tensor<4xf32> {\n    %0 = call @f(%a) : (tensor<4xf32>) -> tensor<4xf32>\n"
     "    return %0 : tensor<4xf32>\n  }\n}\n",
+    # result attributes (jax's main)
+    "func.func public @main(%a: tensor<4xf32>) -> (tensor<4xf32> {jax.result_info = \"result[0]\"}, tensor<4xf32> "
+    "{jax.result_info = \"result[1]\"}) {\n  return %a, %a : tensor<4xf32>, tensor<4xf32>\n}\n",
+    "func.func public @main(%a: tensor<4xf32>) -> (tensor<4xf32>, tensor<4xf32> {k = 1 : i32, u}) {\n"
+    "  return %a, %a : tensor<4xf32>, tensor<4xf32>\n}\n",
+    "func.func public @main(%a: tensor<4xf32>) -> (tensor<4xf32> {}, tensor<4xf32> {}) {\n"
+    "  return %a, %a : tensor<4xf32>, tensor<4xf32>\n}\n",
+    "func.func public @main(%a: tensor<4xf32>) -> (tensor<4xf32> {k = 1, k = 2}) {\n  return %a : tensor<4xf32>\n}\n",
+    "func.func public @main(%a: tensor<4xf32>) -> (tensor<4xf32> {k = }) {\n  return %a : tensor<4xf32>\n}\n",
+    "func.func public @main(%a: tensor<4xf32>) -> (tensor<4xf32> {k = \"}\"}) {\n  return %a : tensor<4xf32>\n}\n",
+    "func.func public @main(%a: tensor<4xf32>) -> (tensor<4xf32> {k = {j = 1}}) {\n  return %a : tensor<4xf32>\n}\n",
+    "func.func public @main(%a: tensor<4xf32>) -> (tensor<4xf32> {k = #al}) {\n  return %a : tensor<4xf32>\n}\n",
+    "#al = 3 : i64\nfunc.func public @main(%a: tensor<4xf32>) -> (tensor<4xf32> {k = #al}) {\n  return %a : tensor<4xf32>\n}\n",
+    "func.func public @main(%a: tensor<4xf32>) -> tensor<4xf32> {k = 1} {\n  return %a : tensor<4xf32>\n}\n",
+    "func.func public @main(%a: tensor<4xf32>) -> (tensor<4xf32> {k = 1}) -> tensor<4xf32> {\n  return %a : tensor<4xf32>\n}\n",
 ]
 
 

@@ -35,6 +35,7 @@ SHARED_TYPES: dict = {}
 # attribute dictionaries this long or longer are remembered by their text (parse_attr_dict_body)
 _DICT_MEMO_MIN = 40
 _DICT_MEMO = True           # (tests turn it off to compare)
+_NUMBER_START = frozenset("0123456789+-")     # (what a NUMBER match starts with; '' is not in it)
 _MAX_SHARED_TYPES = 1 << 16
 _UNSIGNED_STORAGE = re.compile(r"u(\d+)(?![\w.])")
 _SIGNED_STORAGE = re.compile(r"si(\d+)(?![\w.])")
@@ -359,6 +360,16 @@ class TypeAttrParser:
             return ArrayAttr(tuple(elems))
         if c == "{":
             return self.parse_attr_dict_body()
+        if c in _NUMBER_START:
+            # (a number: no branch below but the number's and, where no number matches, the
+            # type's applies to text starting so)
+            m = NUMBER.match(s, p)
+            if m:
+                return self._number_attribute(m)
+            try:
+                return TypeAttr(self.parse_type())
+            except ParseError:
+                raise sc.error("expected attribute")
         if c == "@":
             return self._parse_symbol_ref()
         if c == "#":
@@ -400,34 +411,40 @@ class TypeAttrParser:
             return UnitAttr()
         m = NUMBER.match(s, p)
         if m:
-            sc.pos = m.end()
-            text = m.group(0)
-            t = None
-            if sc.accept(":"):
-                tpos = sc.pos
-                t = self.parse_type()
-            is_float_text = ("." in text or "e" in text or "E" in text) and "0x" not in text
-            if t is None:
-                if is_float_text:
-                    return FloatAttr(sc.float_value(text, p), ELEMENT_TYPES["f64"])
-                return IntegerAttr(self._int_in_range(text, p, ELEMENT_TYPES["i64"]), ELEMENT_TYPES["i64"])
-            if isinstance(t, ElementType) and t.is_float:
-                if "0x" in text and not is_float_text:
-                    return FloatAttr(float(dense.bits_to_float(sc.int_value(text, p), t)), t)
-                return FloatAttr(sc.float_value(text, p), t)
-            if not isinstance(t, ElementType) or not t.is_integer:
-                raise sc.error(f"a number attribute needs an integer, index or float type, not {t}", tpos)
-            if is_float_text:
-                raise sc.error(f"expected an integer literal for type {t}, got '{text[:40]}'", p)
-            v = self._int_in_range(text, p, t)
-            if t.is_bool:               # MLIR's BoolAttr is its i1 IntegerAttr: one attribute
-                return BoolAttr(v != 0)
-            return IntegerAttr(v, t)
+            return self._number_attribute(m)
         # a type used as an attribute
         try:
             return TypeAttr(self.parse_type())
         except ParseError:
             raise sc.error("expected attribute")
+
+    def _number_attribute(self, m) -> Attribute:
+        """The attribute of a NUMBER match at the scanner's position, with its `: type` if any."""
+        sc = self.sc
+        p = m.start()
+        sc.pos = m.end()
+        text = m.group(0)
+        t = None
+        if sc.accept(":"):
+            tpos = sc.pos
+            t = self.parse_type()
+        is_float_text = ("." in text or "e" in text or "E" in text) and "0x" not in text
+        if t is None:
+            if is_float_text:
+                return FloatAttr(sc.float_value(text, p), ELEMENT_TYPES["f64"])
+            return IntegerAttr(self._int_in_range(text, p, ELEMENT_TYPES["i64"]), ELEMENT_TYPES["i64"])
+        if isinstance(t, ElementType) and t.is_float:
+            if "0x" in text and not is_float_text:
+                return FloatAttr(float(dense.bits_to_float(sc.int_value(text, p), t)), t)
+            return FloatAttr(sc.float_value(text, p), t)
+        if not isinstance(t, ElementType) or not t.is_integer:
+            raise sc.error(f"a number attribute needs an integer, index or float type, not {t}", tpos)
+        if is_float_text:
+            raise sc.error(f"expected an integer literal for type {t}, got '{text[:40]}'", p)
+        v = self._int_in_range(text, p, t)
+        if t.is_bool:               # MLIR's BoolAttr is its i1 IntegerAttr: one attribute
+            return BoolAttr(v != 0)
+        return IntegerAttr(v, t)
 
     def _int_in_range(self, text: str, pos: int, t: ElementType) -> int:
         """An integer literal's value, checked against the width of `t` as MLIR checks it

@@ -7,6 +7,7 @@ from __future__ import annotations
 import re
 
 
+from ..errors import StableHLOError
 from ..ir.attributes import ArrayAttr, DictAttr, StringAttr, SymbolRefAttr, TypeAttr, UnitAttr
 from ..ir.core import Block, Operation, Region, Value
 from ..ir.types import ELEMENT_TYPES, ElementType, FunctionType, TensorType
@@ -75,13 +76,14 @@ def print_module(pr, op: Operation, indent: int):
 _WS = r"[ \t\n\r\f\v]*"
 _TT = r"tensor<(?:[0-9?]+x)*[a-z][a-z0-9]*>"     # (as fastpath._TYPE: one way to match a text)
 _ARG = r"%[\w$.\-]+" + _WS + ":" + _WS + _TT
+_RES = _TT + r"(?:" + _WS + r"\{[^{}\n]*\})?"        # (a result's attributes: read by the dictionary parser)
 _FUNC_HEAD = re.compile(
     _WS + r"(?:(public|private|nested)(?![\w$.])" + _WS + r")?@([\w$.\-]+)" + _WS + r"\(" + _WS +
     "((?:" + _ARG + "(?:" + _WS + "," + _WS + _ARG + ")*)?)" + _WS + r"\)" + _WS + "(?:->" + _WS +
-    "(?:(" + _TT + r")|\(" + _WS + "((?:" + _TT + "(?:" + _WS + "," + _WS + _TT + ")*)?)" + _WS + r"\)))?" + _WS +
+    "(?:(" + _TT + r")|\(" + _WS + "((?:" + _RES + "(?:" + _WS + "," + _WS + _RES + ")*)?)" + _WS + r"\)))?" + _WS +
     r"(?=\{)")
 _ARG_PARTS = re.compile(r"%([\w$.\-]+)" + _WS + ":" + _WS + "(" + _TT + ")")
-_TT_ALL = re.compile(_TT)
+_RES_PARTS = re.compile("(" + _TT + r")(?:" + _WS + r"(\{[^{}\n]*\}))?")
 _FAST_FUNC = True       # (tests turn it off to compare)
 
 
@@ -101,18 +103,54 @@ def _parse_func_head(p, m):
             arg_types.append(t)
             args.append((Value(t, am.group(1)), None, base + am.start()))
     res_types = []
-    for tt in ((m.group(4),) if m.group(4) is not None else _TT_ALL.findall(m.group(5) or "")):
-        t = cache.get(tt)
+    res_attrs = []
+    if m.group(4) is not None:
+        t = cache.get(m.group(4))
         if t is None:
             return None
         res_types.append(t)
+    elif m.group(5):
+        base = m.start(5)
+        for rm in _RES_PARTS.finditer(m.group(5)):
+            t = cache.get(rm.group(1))
+            if t is None:
+                return None
+            res_types.append(t)
+            if rm.group(2) is None:
+                res_attrs.append(DictAttr(()))
+            else:
+                d = _dict_at(p, base + rm.start(2), base + rm.end(2))
+                if d is None:
+                    return None
+                res_attrs.append(d)
     attrs = {}
     if m.group(1) is not None:
         attrs["sym_visibility"] = StringAttr(m.group(1))
     attrs["sym_name"] = StringAttr(m.group(2))
     attrs["function_type"] = TypeAttr(FunctionType(tuple(arg_types), tuple(res_types)))
+    if any(d.entries for d in res_attrs):
+        attrs["res_attrs"] = ArrayAttr(tuple(res_attrs))
     sc = p.sc
     return attrs, [(v, loc, sc.location(pos)) for v, loc, pos in args]
+
+
+def _dict_at(p, start, end):
+    """The attribute dictionary the general parser reads from exactly s[start:end], else None;
+    the parser is left as it was."""
+    sc = p.sc
+    save = sc.pos
+    depth = p.depth
+    sc.pos = start
+    try:
+        d = p.parse_attr_dict_body()
+        if sc.pos != end:
+            d = None
+    except StableHLOError:
+        d = None
+    finally:
+        sc.pos = save
+        p.depth = depth
+    return d
 
 
 def parse_func(p, name):
