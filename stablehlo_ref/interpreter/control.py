@@ -68,8 +68,10 @@ def while_(ctx, op, *args):
 
 @kernel("stablehlo.if")
 def if_(ctx, op, pred):
-    branch = op.regions[0] if bool(np.asarray(pred).reshape(())) else op.regions[1]
-    return ctx.run_region(branch, [])
+    p = bool(pred) if pred.__class__ is np.bool_ else bool(np.asarray(pred).reshape(()))
+    # (`run_region` without its runner closure: the branch's plan on the frame it runs in)
+    frame, plan = ctx.region_frame_plan(op.regions[0] if p else op.regions[1])
+    return plan.execute(ctx, frame, [])
 
 
 @kernel("stablehlo.case")
@@ -79,7 +81,8 @@ def case(ctx, op, index):
     n = len(op.regions)
     if i < 0 or i >= n:
         i = n - 1
-    return ctx.run_region(op.regions[i], [])
+    frame, plan = ctx.region_frame_plan(op.regions[i])
+    return plan.execute(ctx, frame, [])
 
 
 _JAX_CUSTOM_CALLS = None       # jax_calls.JAX_CUSTOM_CALLS, imported on first use
