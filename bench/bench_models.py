@@ -61,7 +61,12 @@ def best_of(fn, reps):
 
 def main(argv=None) -> int:
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    ap.add_argument("--only", default="", help="comma-separated subset of: " + ",".join(models.PROGRAMS))
+    ap.add_argument("--set", choices=("models", "survey", "all"), default="models",
+                    help="models: the programs issue 15's targets are measured on (default); "
+                         "survey: a wider set of jax/flax/optax/equinox programs "
+                         "(bench/models_survey.py); all: both")
+    ap.add_argument("--only", default="", help="comma-separated subset of: " + ",".join(models.PROGRAMS)
+                    + " (with --set survey or all, also of bench/models_survey.py's)")
     ap.add_argument("--timeout", type=float, default=60.0, help="seconds for the C++ interpreter per program")
     ap.add_argument("--no-cpp", action="store_true", help="skip the C++ interpreter")
     ap.add_argument("--reps", type=int, default=3, help="repetitions (best time is reported)")
@@ -81,10 +86,18 @@ def main(argv=None) -> int:
         return 2
     import jax
 
-    names = [n for n in args.only.split(",") if n] or list(models.PROGRAMS)
-    unknown = [n for n in names if n not in models.PROGRAMS]
+    programs, needs = {}, {}
+    if args.set in ("models", "all"):
+        programs.update(models.PROGRAMS)
+        needs.update(models.NEEDS)
+    if args.set in ("survey", "all"):
+        import models_survey
+        programs.update(models_survey.SURVEY)
+        needs.update(models_survey.NEEDS)
+    names = [n for n in args.only.split(",") if n] or list(programs)
+    unknown = [n for n in names if n not in programs]
     if unknown:
-        print(f"unknown program(s) {unknown}; choose from {list(models.PROGRAMS)}", file=sys.stderr)
+        print(f"unknown program(s) {unknown}; choose from {list(programs)}", file=sys.stderr)
         return 2
     # warm up our parser and interpreter (imports, spec loading) outside the timed runs
     peers.ours_run(peers.ours_parse(models.lower(lambda x: x + 1, [np.ones(2, np.float32)])),
@@ -93,12 +106,12 @@ def main(argv=None) -> int:
     records = []
     try:
         for key in names:
-            missing = models.missing_packages(key)
+            missing = models.missing_packages(key, needs)
             if missing:
                 print(f"{key:22s} skipped: {', '.join(missing)} not installed")
                 continue
             try:
-                name, fn, fargs = models.PROGRAMS[key]()
+                name, fn, fargs = programs[key]()
             except Exception as e:  # a program the installed jax/flax cannot build
                 print(f"{key:22s} skipped: {type(e).__name__}: {str(e)[:100]}")
                 continue

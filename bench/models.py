@@ -346,9 +346,10 @@ PROGRAMS = {
 NEEDS = {"flax_optax": ("flax", "optax"), "flax_scan": ("flax",), "equinox": ("equinox",)}
 
 
-def missing_packages(key):
+def missing_packages(key, needs=None):
     import importlib.util
-    return [m for m in NEEDS.get(key, ()) if importlib.util.find_spec(m) is None]
+    return [m for m in (NEEDS if needs is None else needs).get(key, ())
+            if importlib.util.find_spec(m) is None]
 
 
 def lower(fn, args) -> str:
