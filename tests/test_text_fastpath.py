@@ -16,6 +16,7 @@ from stablehlo_ref.errors import StableHLOError
 from stablehlo_ref.text import parser as _parser
 from stablehlo_ref.text import parse_attrs as _parse_attrs
 from stablehlo_ref.text import syntax_builtin as _builtin
+from stablehlo_ref.text import syntax_stablehlo as _syntax_stablehlo
 
 CORPORA = ("testdata", "interpret", "math", "vhlo", "ops")
 FILES = [f for c in CORPORA for f in corpus_files(c, "**/*.mlir")]
@@ -39,6 +40,7 @@ def _general_only(mp):
     mp.setattr(_parser, "_FAST_RETURNS", False)
     mp.setattr(_builtin, "_FAST_FUNC", False)
     mp.setattr(_parse_attrs, "_DICT_MEMO", False)
+    mp.setattr(_syntax_stablehlo, "_FAST_REDUCE", False)
 
 
 def _both(text, monkeypatch):
@@ -342,6 +344,29 @@ EDGES = [
     "%x:2 = call @g(%a) : (tensor<4xf32>) -> (tensor<4xf32>, tensor<4xf32>) // c\n  loc(\"c.py\":1:2)",
     "%x:2 = call @g(%a) : (tensor<4xf32>) -> (tensor<4xf32>, tensor<4xf32>)\n  loc(#loc9)",
     "%x:2 = call @g(%a) : (tensor<4xf32>) -> (tensor<4xf32>, tensor<4xf32>) %y = stablehlo.add %a, %a : tensor<4xf32>",
+    # reduce's compact form
+    "%c0 = stablehlo.constant dense<0.0> : tensor<f32>\n"
+    "  %x = stablehlo.reduce(%a init: %c0) applies stablehlo.add across dimensions = [0] : (tensor<4xf32>, tensor<f32>) -> tensor<f32>",
+    "%c0 = stablehlo.constant dense<0.0> : tensor<f32>\n"
+    "  %x = stablehlo.reduce(%a init: %c0) applies stablehlo.maximum across dimensions = [] : (tensor<4xf32>, tensor<f32>) -> tensor<4xf32>",
+    "%c0 = stablehlo.constant dense<0.0> : tensor<f32>\n"
+    "  %x = stablehlo.reduce(%a init: %c0) applies add across dimensions = [0] : (tensor<4xf32>, tensor<f32>) -> tensor<f32>",
+    "%c0 = stablehlo.constant dense<0.0> : tensor<f32>\n"
+    "  %x = stablehlo.reduce(%a init: %c0) applies stablehlo.subtract across dimensions = [0] : (tensor<4xf32>, tensor<f32>) -> tensor<f32>",
+    "%c0 = stablehlo.constant dense<0.0> : tensor<f32>\n"
+    "  %x = stablehlo.reduce(%a init: %c0) applies stablehlo.add across dimensions = [0] : (tensor<4xf32>, tensor<i32>) -> tensor<f32>",
+    "%c0 = stablehlo.constant dense<0.0> : tensor<f32>\n"
+    "  %x = stablehlo.reduce(%a init: %c0) applies stablehlo.add across dimensions = [0] : (tensor<4xf32>, tensor<f32>) -> tensor<f32> loc(\"r.py\":3:4)",
+    "%c0 = stablehlo.constant dense<0.0> : tensor<f32>\n"
+    "  %x = stablehlo.reduce(%a init: %c0) applies stablehlo.add across dimensions = [0] {k = 1} : (tensor<4xf32>, tensor<f32>) -> tensor<f32>",
+    "%c0 = stablehlo.constant dense<0.0> : tensor<f32>\n"
+    "  %x = stablehlo.reduce(%a init: %c0) applies stablehlo.add across dimensions = [99999999999999999999] : (tensor<4xf32>, tensor<f32>) -> tensor<f32>",
+    "%c0 = stablehlo.constant dense<0.0> : tensor<f32>\n"
+    "  %x:2 = stablehlo.reduce(%a init: %c0), (%a init: %c0) applies stablehlo.add across dimensions = [0] : "
+    "(tensor<4xf32>, tensor<4xf32>, tensor<f32>, tensor<f32>) -> (tensor<f32>, tensor<f32>)",
+    "%x = stablehlo.reduce(%a init: %nope) applies stablehlo.add across dimensions = [0] : (tensor<4xf32>, tensor<f32>) -> tensor<f32>",
+    "%c0 = stablehlo.constant dense<0.0> : tensor<f32>\n"
+    "  %x = stablehlo.reduce(%a init: %c0) applies stablehlo.add across dimensions = [0] : (tensor<4xf32>, tensor<f32>) -> (tensor<f32>, tensor<f32>)",
 ]
 
 # the function's last line: the fast path of `return` against the general parser

@@ -149,6 +149,47 @@ def print_while(pr, op: Operation, indent: int):
 
 # --- stablehlo.reduce
 
+# the compact form with one input as jax prints it, `(%x init: %c) applies stablehlo.add across
+# dimensions = [1] : (t, t) -> t`: matched at once, then built below as the general parse builds it
+_REDUCE_FAST = None
+_FAST_REDUCE = True         # (tests turn it off to compare)
+
+
+def _reduce_fast_regex():
+    global _REDUCE_FAST
+    if _REDUCE_FAST is None:
+        import re
+        from .fastpath import _FTYPE, _INT_LIST, _VALUE, WS
+        _REDUCE_FAST = re.compile(
+            r"\(" + _VALUE + WS + r"init(?![\w$.])" + WS + ":" + _VALUE + WS + r"\)(?!" + WS + ",)" + WS +
+            r"applies(?![\w$.])" + WS + r"([A-Za-z_][\w$.]*)" + WS + r"across(?![\w$.])" + WS +
+            r"dimensions(?![\w$.])" + WS + "=" + WS + _INT_LIST + WS + ":" + WS + _FTYPE)
+    return _REDUCE_FAST
+
+
+def _parse_reduce_fast(p, m):
+    """(operands, compact op name, dims, function type inputs, results) of a matched
+    _REDUCE_FAST, or None where the general parse would read or report anything else."""
+    from .fastpath import _ftype, _ints, _same_types
+    defs = p.visible.get(m.group(1))
+    idefs = p.visible.get(m.group(2))
+    if not defs or not idefs:
+        return None
+    compact = m.group(3)
+    if "." not in compact or compact not in COMMUTATIVE_REDUCERS:
+        return None
+    dims = _ints(m.group(4)) if m.group(4) else ()
+    if any(not -(1 << 63) <= x < 1 << 63 for x in dims):
+        return None
+    io = _ftype(p, m.group(5), m.group(6), m.group(7))
+    if io is None:
+        return None
+    operands = [defs[-1], idefs[-1]]
+    if not _same_types(operands, io[0]):
+        return None
+    return operands, compact, dims, io[0], io[1]
+
+
 def parse_reduce(p, name):
     sc = p.sc
     dialect = name.split(".")[0]
@@ -157,6 +198,13 @@ def parse_reduce(p, name):
     # the token after the op name
     sc.ws()
     start = sc.location()
+    m = _reduce_fast_regex().match(sc.s, sc.pos) if _FAST_REDUCE and dialect == "stablehlo" else None
+    got = _parse_reduce_fast(p, m) if m is not None else None
+    if got is not None:
+        operands, compact, dims, ins, results = got
+        sc.pos = m.end()
+        attrs = {"dimensions": DenseArrayAttr(ELEMENT_TYPES["i64"], tuple(dims))}
+        return _compact_reduce(p, name, dialect, start, operands, compact, ins, results, attrs)
     while sc.accept("("):
         inputs.append(p.parse_value_use())
         sc.expect_keyword("init")
@@ -192,27 +240,7 @@ def parse_reduce(p, name):
     operands = inputs + inits
     p.check_operand_types(operands, ft.inputs, type_pos)
     if compact is not None:
-        loc = p.parse_trailing_location() if sc.peek("loc(") else None
-        if not ft.inputs:
-            raise sc.error("input types missing in reduce function type")
-        in0 = ft.inputs[0]
-        et = in0.element_type
-        scalar = TensorType((), et)
-        block = Block([scalar, scalar])
-        inner = Operation(compact, list(block.arguments), [scalar])
-        ret = Operation(f"{dialect}.return", [inner.results[0]])
-        if loc is not None:
-            inner.location = loc
-            ret.location = loc
-            block.arg_locations = [loc, loc]
-        inner.source = ret.source = start
-        block.arg_sources = [start, start]
-        block.operations.extend([inner, ret])
-        op = Operation(name, operands, list(ft.results), attrs, [Region([block])])
-        if loc is not None:
-            op.location = loc
-        op.source = start
-        return op
+        return _compact_reduce(p, name, dialect, start, operands, compact, ft.inputs, ft.results, attrs)
     sc.expect_keyword("reducer")
     elems, accs = [], []
     while sc.accept("("):
@@ -231,6 +259,32 @@ def parse_reduce(p, name):
     region = p.parse_region(entry_args=[v for v, _, _ in args], entry_sources=[s for _, _, s in args])
     region.blocks[0].arg_locations = [l for _, l, _ in args]
     op = Operation(name, operands, list(ft.results), attrs, [region])
+    op.source = start
+    return op
+
+
+def _compact_reduce(p, name, dialect, start, operands, compact, ins, results, attrs):
+    """The reduce of the compact form (`applies <op>`) once its function type is read."""
+    sc = p.sc
+    loc = p.parse_trailing_location() if sc.peek("loc(") else None
+    if not ins:
+        raise sc.error("input types missing in reduce function type")
+    in0 = ins[0]
+    et = in0.element_type
+    scalar = TensorType((), et)
+    block = Block([scalar, scalar])
+    inner = Operation(compact, list(block.arguments), [scalar])
+    ret = Operation(f"{dialect}.return", [inner.results[0]])
+    if loc is not None:
+        inner.location = loc
+        ret.location = loc
+        block.arg_locations = [loc, loc]
+    inner.source = ret.source = start
+    block.arg_sources = [start, start]
+    block.operations.extend([inner, ret])
+    op = Operation(name, operands, list(results), attrs, [Region([block])])
+    if loc is not None:
+        op.location = loc
     op.source = start
     return op
 
