@@ -10,11 +10,11 @@ from .numerics import accumulation_dtype, elem, from_compute
 from .registry import kernel, specializer
 
 
-# Integer products with at least this many multiply-adds may go through f64 BLAS (`acc_matmul`);
+# Integer products with at least this many multiply-adds may go through float BLAS (`acc_matmul`);
 # smaller ones keep numpy's integer loop, which the two bounds' reductions would cost more than
 _INT_BLAS_MIN = 1 << 15
-_F64_EXACT = 1 << 53          # integers of smaller magnitude are exact in f64 (f32: 2^24)
-_F32_EXACT = 1 << 24
+_F64_EXACT = 1 << 53          # integers of smaller magnitude are exact in f64
+_F32_EXACT = 1 << 24          # and in f32
 _F64 = np.dtype(np.float64)
 _F32 = np.dtype(np.float32)
 
@@ -131,7 +131,6 @@ def _dot_matrices(lhs, rhs, lc, rc, et):
     use_threads(2.0 * L * R * k)
     out = lhs.astype(cd, order=order).dot(rhs.astype(cd, order=order))
     return out.astype(et.dtype, copy=False)
-
 
 
 # operands of up to this many elements keep their arrangement for the next call (see below)
