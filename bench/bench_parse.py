@@ -10,6 +10,11 @@ chosen against. Times are the best of
 
     python bench/bench_parse.py [--ops 12000] [--const-mb 100] [--repeat 3]
     python bench/bench_parse.py --ours-from ../main   # time another checkout's parser
+    python bench/bench_parse.py --models [--only mlp,linalg] [--repeat 20] [--ours-from ../main]
+
+`--models` times the jax-lowered programs of bench/models.py instead (needs jax; flax, optax
+and equinox where installed): each program is lowered once, then parsed once (`first`), then
+best of `--repeat` parses by each parser, per program ours/MLIR and their geometric mean.
 """
 from __future__ import annotations
 
@@ -109,13 +114,75 @@ def generic_form(text: str) -> str:
     return print_module(parse(text), generic=True)
 
 
+def model_texts(only=None):
+    """(key, name, text) of each bench/models.py program jax lowers (a program whose library
+    is missing is left out with a message)."""
+    import os
+    os.environ.setdefault("JAX_PLATFORMS", "cpu")
+    sys.path.insert(0, str(Path(__file__).resolve().parent))
+    import models
+    out = []
+    for key, make in models.PROGRAMS.items():
+        if only and key not in only:
+            continue
+        try:
+            name, fn, fargs = make()
+            out.append((key, name, models.lower(fn, fargs)))
+        except ImportError as e:
+            print(f"{key}: skipped ({e})")
+    return out
+
+
+def run_models(args) -> None:
+    try:
+        import jax  # noqa: F401
+    except ImportError:
+        print("--models needs jax (pip install -e .[interop]): skipped")
+        return
+    import math
+    only = set(args.only.split(",")) if args.only else None
+    progs = model_texts(only)
+    repeat = max(args.repeat, 1)
+    from stablehlo_ref.text import parse
+    parse(many_ops_module(5))            # load the spec once, outside the timing
+    # `first`: the program's first parse in this process (the types it is the first to use are
+    # not in the parser's shared type cache yet, so more of it takes the general parser)
+    print(f"{'program':<26} {'ops':>5} {'text KB':>8} {'first ms':>8} {'ours ms':>8} {'mlir ms':>8} {'ours/mlir':>9}")
+    ratios = []
+    for key, name, text in progs:
+        t0 = time.process_time()
+        parse(text, "<bench>")
+        first = time.process_time() - t0
+        ours = time_ours(text, repeat)
+        theirs = time_mlir(text, repeat)
+        cols = [f"{name:<26}", f"{text.count(' = '):5d}", f"{len(text) / 1e3:8.1f}", f"{first * 1e3:8.2f}",
+                f"{ours * 1e3:8.2f}"]
+        if theirs:
+            ratios.append(ours / theirs)
+            cols += [f"{theirs * 1e3:8.2f}", f"{ours / theirs:8.2f}x"]
+        else:
+            cols += [f"{'n/a':>8}", f"{'n/a':>9}"]
+        print(" ".join(cols))
+    if ratios:
+        geo = math.exp(sum(math.log(r) for r in ratios) / len(ratios))
+        print(f"{'geometric mean':<26} {'':>5} {'':>8} {'':>8} {'':>8} {'':>8} {geo:8.2f}x")
+
+
 def main(argv=None) -> None:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--ops", type=int, default=12000)
     ap.add_argument("--const-mb", type=float, default=100.0)
-    ap.add_argument("--repeat", type=int, default=3)
+    ap.add_argument("--repeat", type=int, default=None, help="best of this many parses (default 3; --models: 20)")
     ap.add_argument("--ours-from", default=None, help="import stablehlo_ref from this checkout")
+    ap.add_argument("--models", action="store_true",
+                    help="time bench/models.py's jax-lowered programs instead (needs jax)")
+    ap.add_argument("--only", default=None, help="with --models: comma-separated program keys")
     args = ap.parse_args(argv)
+    if args.models:
+        args.repeat = 20 if args.repeat is None else args.repeat
+        run_models(args)
+        return
+    args.repeat = 3 if args.repeat is None else args.repeat
     ops = many_ops_module(args.ops)
     cases = [(f"{args.ops} ops", ops, False),
              (f"{args.ops} ops, generic form", generic_form(ops), True),
