@@ -243,9 +243,10 @@ def _compile_same(op_spec, fmt):
     return re.compile(rx), len(names)
 
 
-def _same_path(compiled):
+def _same_path(compiled, other=None):
     """The fast path of a `_compile_same` format: fast(p, name, s, pos) -> (operands, result
-    type, attributes, end) or None (nothing changed)."""
+    type, attributes, end) or None (nothing changed); where its regex does not match, `other`
+    (the same op's _format_path) if given."""
     regex, n = compiled
     match = regex.match
     if n == 1:
@@ -254,7 +255,7 @@ def _same_path(compiled):
                 return None
             m = match(s, pos)
             if m is None:
-                return None
+                return None if other is None else other(p, name, s, pos)
             a, tt = m.groups()
             t = p.type_cache.get(tt)
             if t is None:
@@ -272,7 +273,7 @@ def _same_path(compiled):
                 return None
             m = match(s, pos)
             if m is None:
-                return None
+                return None if other is None else other(p, name, s, pos)
             a, b, tt = m.groups()
             t = p.type_cache.get(tt)
             if t is None:
@@ -297,7 +298,7 @@ def _same_path(compiled):
                 return None
             m = match(s, pos)
             if m is None:
-                return None
+                return None if other is None else other(p, name, s, pos)
             t = p.type_cache.get(m.group(n + 1))
             if t is None:
                 return None
@@ -329,22 +330,15 @@ def format_fast_path(op_name, op_spec, fmt):
             if same is None:
                 c = _format_path(_compile(op_spec, fmt, op_name))
             else:
-                c = _same_path(same)
                 try:    # the same op with a function type (`(tensor<i32>) -> tensor<f32>`)
-                    c = _either(c, _format_path(_compile(op_spec, fmt, op_name)))
+                    other = _format_path(_compile(op_spec, fmt, op_name))
                 except (_Unsupported, KeyError, ValueError):
-                    pass
+                    other = None
+                c = _same_path(same, other)
         except (_Unsupported, KeyError, ValueError):   # (a format the general parser reports on)
             c = None
         _COMPILED[op_name] = c
     return c
-
-
-def _either(first, second):
-    def fast(p, name, s, pos):
-        got = first(p, name, s, pos)
-        return got if got is not None else second(p, name, s, pos)
-    return fast
 
 
 def _types(p, text):
