@@ -703,6 +703,15 @@ _FLOAT_SPECIALIZED = [("stablehlo.log_plus_one", 1), ("stablehlo.exponential_min
                       ("stablehlo.power", 2), ("stablehlo.remainder", 2)]
 
 
+def _elementwise_op(name, arity, ty):
+    """The op of a function applying elementwise op `name` to `arity` operands of type `ty`."""
+    src = f"""func.func @main({", ".join(f"%x{i}: {ty}" for i in range(arity))}) -> {ty} {{
+  %r = {name} {", ".join(f"%x{i}" for i in range(arity))} : {ty}
+  return %r : {ty}
+}}"""
+    return parse(src).function("main").regions[0].blocks[0].operations[0]
+
+
 @pytest.mark.parametrize("t", ["f16", "f32", "f64"])
 @pytest.mark.parametrize("name,arity", _FLOAT_SPECIALIZED)
 @settings(max_examples=40, deadline=None)
@@ -717,13 +726,7 @@ def test_float_specializers_match_the_general_kernels(t, name, arity, data):
     dt = element_type(t).dtype
     udt = np.dtype(f"u{dt.itemsize}")
     n = data.draw(st.integers(1, 12))
-    ty = f"tensor<{n}x{t}>"
-    operands = ", ".join(f"%x{i}" for i in range(arity))
-    src = f"""func.func @main({", ".join(f"%x{i}: {ty}" for i in range(arity))}) -> {ty} {{
-  %r = {name} {operands} : {ty}
-  return %r : {ty}
-}}"""
-    op = parse(src).function("main").regions[0].blocks[0].operations[0]
+    op = _elementwise_op(name, arity, f"tensor<{n}x{t}>")
     special = SPECIALIZERS[name](op)
     if t == "f16" and arity == 2:
         assert special is None       # (binary f16 ops keep the general kernel)
@@ -756,14 +759,7 @@ def test_float_specializers_match_the_general_kernels(t, name, arity, data):
 def test_float_specializers_leave_other_types_to_the_general_kernel(name, arity):
     from stablehlo_ref.interpreter.registry import SPECIALIZERS
     for t in ("bf16", "complex<f32>", "i32"):
-        ty = f"tensor<3x{t}>"
-        operands = ", ".join(f"%x{i}" for i in range(arity))
-        src = f"""func.func @main({", ".join(f"%x{i}: {ty}" for i in range(arity))}) -> {ty} {{
-  %r = {name} {operands} : {ty}
-  return %r : {ty}
-}}"""
-        op = parse(src).function("main").regions[0].blocks[0].operations[0]
-        got = SPECIALIZERS[name](op)
+        got = SPECIALIZERS[name](_elementwise_op(name, arity, f"tensor<3x{t}>"))
         # (remainder's integer specializer takes i32)
         assert got is None or (t == "i32" and name == "stablehlo.remainder"
                                and got.__name__ != "remainder_float")

@@ -20,8 +20,7 @@ from __future__ import annotations
 import re
 
 from ..errors import StableHLOError
-from ..ir.attributes import DenseArrayAttr, DenseElementsAttr, IntegerAttr, StructAttr, SymbolRefAttr
-from ..ir.core import Operation
+from ..ir.attributes import DenseArrayAttr, DenseElementsAttr, StructAttr, SymbolRefAttr
 from ..ir.types import ELEMENT_TYPES
 from .format_ast import Custom, FuncType, Kw, Lit, Optional_, TypeDir, Var, _is_variadic_key, _kind_of, _type_key
 
@@ -407,15 +406,9 @@ def parse_fast(p, regex, actions, operand_names, result_specs, s, pos, op_spec=N
                 return None
             types[name[0]], types[name[1]] = io
         elif kind == "operands":
-            text = g(gi)
-            vals = []
-            if text:
-                for n in _VALUE_NAMES.findall(text):
-                    defs = visible.get(n)
-                    if not defs:
-                        return None
-                    vals.append(defs[-1])
-            all_operands = vals
+            all_operands = _named_values(visible, g(gi))
+            if all_operands is None:
+                return None
         elif kind == "i64s":
             key = ("i64s", g(gi))
             a = p.fast_cache.get(key)
@@ -602,16 +595,8 @@ def parse_generic(p, op_name, s, pos):
     ins, outs = io
     if len(outs) != 1:
         return None
-    visible = p.visible
-    ops = []
-    text = m.group(1)
-    if text:
-        for n in _VALUE_NAMES.findall(text):
-            defs = visible.get(n)
-            if not defs:
-                return None
-            ops.append(defs[-1])
-    if not _same_types(ops, ins):
+    ops = _named_values(p.visible, m.group(1))
+    if ops is None or not _same_types(ops, ins):
         return None
     return ops, outs[0], attrs, end
 
@@ -660,16 +645,8 @@ def parse_call_fast(p, op_name, s, pos, nresults=None):
     io = _ftype(p, m.group(3), m.group(4), m.group(5))
     if io is None or len(io[1]) != (1 if nresults is None else nresults):
         return None
-    visible = p.visible
-    ops = []
-    text = m.group(2)
-    if text:
-        for n in _VALUE_NAMES.findall(text):
-            defs = visible.get(n)
-            if not defs:
-                return None
-            ops.append(defs[-1])
-    if not _same_types(ops, io[0]):
+    ops = _named_values(p.visible, m.group(2))
+    if ops is None or not _same_types(ops, io[0]):
         return None
     key = ("callee", m.group(1))
     callee = p.fast_cache.get(key)
@@ -683,6 +660,19 @@ _RETURN = re.compile(r"[ \t\n\r\f\v]*(return|func\.return|stablehlo\.return)" + 
                      "(" + _TYPES + ")(?=" + WS + r"\})")
 
 
+def _named_values(visible, text):
+    """The values the `%names` in `text` refer to (each name's latest definition in
+    `visible`), or None where one is not defined."""
+    vals = []
+    if text:
+        for n in _VALUE_NAMES.findall(text):
+            defs = visible.get(n)
+            if not defs:
+                return None
+            vals.append(defs[-1])
+    return vals
+
+
 def parse_return_fast(p, m):
     """(operands, end) of a matched _RETURN, or None (nothing changed)."""
     if p.depth + 4 > p.limits.max_nesting:
@@ -690,13 +680,7 @@ def parse_return_fast(p, m):
     types = _types(p, m.group(3))
     if types is None:
         return None
-    visible = p.visible
-    ops = []
-    for n in _VALUE_NAMES.findall(m.group(2)):
-        defs = visible.get(n)
-        if not defs:
-            return None
-        ops.append(defs[-1])
-    if not _same_types(ops, types):
+    ops = _named_values(p.visible, m.group(2))
+    if ops is None or not _same_types(ops, types):
         return None
     return ops

@@ -363,13 +363,7 @@ class TypeAttrParser:
         if c in _NUMBER_START:
             # (a number: no branch below but the number's and, where no number matches, the
             # type's applies to text starting so)
-            m = NUMBER.match(s, p)
-            if m:
-                return self._number_attribute(m)
-            try:
-                return TypeAttr(self.parse_type())
-            except ParseError:
-                raise sc.error("expected attribute")
+            return self._number_or_type(s, p)
         if c == "@":
             return self._parse_symbol_ref()
         if c == "#":
@@ -409,14 +403,17 @@ class TypeAttrParser:
             return BoolAttr(False)
         if sc.accept_keyword("unit"):
             return UnitAttr()
+        return self._number_or_type(s, p)
+
+    def _number_or_type(self, s, p) -> Attribute:
+        """The number attribute at `p`, else a type used as an attribute."""
         m = NUMBER.match(s, p)
         if m:
             return self._number_attribute(m)
-        # a type used as an attribute
         try:
             return TypeAttr(self.parse_type())
         except ParseError:
-            raise sc.error("expected attribute")
+            raise self.sc.error("expected attribute")
 
     def _number_attribute(self, m) -> Attribute:
         """The attribute of a NUMBER match at the scanner's position, with its `: type` if any."""
