@@ -928,3 +928,56 @@ def test_binary_float_functions_give_the_kernels_bits(ufunc):
                 got = fn(x, y)
             assert got.__class__ is dt and np.asarray(got).tobytes() == np.asarray(want).tobytes(), \
                 (ufunc.__name__, et, x, y, got, want)
+
+
+CASE_LOOP = """
+func.func @main(%a: tensor<f32>, %k: tensor<i32>) -> (tensor<f32>, tensor<f32>, tensor<i32>) {
+  %lo0 = stablehlo.constant dense<0.0> : tensor<f32>
+  %hi0 = stablehlo.constant dense<10.0> : tensor<f32>
+  %c0 = stablehlo.constant dense<0> : tensor<i32>
+  %r:5 = stablehlo.while(%x = %a, %lo = %lo0, %hi = %hi0, %i = %c0, %kk = %k) : tensor<f32>, tensor<f32>, tensor<f32>, tensor<i32>, tensor<i32>
+   cond {
+    %n = stablehlo.constant dense<30> : tensor<i32>
+    %lt = stablehlo.compare LT, %i, %n, SIGNED : (tensor<i32>, tensor<i32>) -> tensor<i1>
+    stablehlo.return %lt : tensor<i1>
+  } do {
+    %s = stablehlo.add %lo, %hi : tensor<f32>
+    %two = stablehlo.constant dense<2.0> : tensor<f32>
+    %mid = stablehlo.divide %s, %two : tensor<f32>
+    %m2 = stablehlo.multiply %mid, %mid : tensor<f32>
+    %m3 = stablehlo.multiply %m2, %mid : tensor<f32>
+    %gt = stablehlo.compare GT, %m3, %x, FLOAT : (tensor<f32>, tensor<f32>) -> tensor<i1>
+    %g = stablehlo.convert %gt : (tensor<i1>) -> tensor<i32>
+    %idx = stablehlo.multiply %g, %kk : tensor<i32>
+    %p:3 = "stablehlo.case"(%idx) ({
+      stablehlo.return %mid, %hi, %x : tensor<f32>, tensor<f32>, tensor<f32>
+    }, {
+      stablehlo.return %lo, %mid, %x : tensor<f32>, tensor<f32>, tensor<f32>
+    }) : (tensor<i32>) -> (tensor<f32>, tensor<f32>, tensor<f32>)
+    %one = stablehlo.constant dense<1> : tensor<i32>
+    %i2 = stablehlo.add %i, %one : tensor<i32>
+    stablehlo.return %p#2, %p#0, %p#1, %i2, %kk : tensor<f32>, tensor<f32>, tensor<f32>, tensor<i32>, tensor<i32>
+  }
+  return %r#1, %r#2, %r#3 : tensor<f32>, tensor<f32>, tensor<i32>
+}"""
+
+
+@pytest.mark.parametrize("k", [1, -3, 2, 0, 7])
+def test_case_choosing_values_runs_on_scalars(k):
+    """A two-way `case` whose branches return outer values (jax's `lax.cond` between values,
+    a bisection) compiles to selects on `index != 0`: an index of 1, negative or past the
+    last branch picks the last branch, 0 the first; the scalar loop, the general path and op
+    by op agree, and the bisection converges where the index is the predicate itself."""
+    args = [np.float32(7.0), np.int32(k)]
+    lo, hi, i = _all_three_same(CASE_LOOP, args)
+    assert int(i) == 30
+    if k == 1:
+        assert abs(float(lo) - 7.0 ** (1 / 3)) < 1e-5 and float(lo) <= float(hi)
+
+
+def test_case_with_ops_in_a_branch_is_not_compiled_here():
+    src = CASE_LOOP.replace("stablehlo.return %lo, %mid, %x : tensor<f32>, tensor<f32>, tensor<f32>",
+                            "%neg = stablehlo.negate %lo : tensor<f32>\n      "
+                            "stablehlo.return %neg, %mid, %x : tensor<f32>, tensor<f32>, tensor<f32>")
+    m = parse(src)
+    assert scalar_loops.compile_loop(Interpreter(m), _while_op(m)) is None

@@ -39,7 +39,7 @@ import operator
 
 import numpy as np
 
-from ..errors import InterpreterError, LimitError, StableHLOError
+from ..errors import InterpreterError, StableHLOError
 from ..ir.types import ElementType, TensorType
 from ..ir.types import element_type
 from .elementwise import (_UNARY_KERNELS, _WEAK_PYTHON_FLOATS, _exact_cast, _wrapping_cast,
@@ -99,6 +99,7 @@ ADMITTED = {
 # loop is compiled; these are never run here otherwise
 _CONSTANT = "stablehlo.constant"
 _CALL = "func.call"
+_CASE = "stablehlo.case"
 _MAX_OPS = 2000            # ops of a loop (calls inlined) compiled here at most
 _MAX_DEPTH = 8             # calls inlined this deep at most
 _BUILTIN = type(operator.add)
@@ -721,6 +722,9 @@ class _Compiler:
 
     def op(self, op, depth):
         name = op.name
+        if name == _CASE:
+            self.case(op)
+            return
         if op.regions or op.successors:
             raise _NotScalar
         if name == _CALL:
@@ -769,6 +773,44 @@ class _Compiler:
         else:
             self.entries.append([fn, ins[0], ins[1] if n == 2 else ins[0], -1, out])
         self.ops.append(op)
+
+    def case(self, op):
+        """A two-way `case` whose branches only return values from outside them (JAX's
+        `lax.cond` choosing between values): one select per result on `index != 0` (index 0
+        picks the first branch; 1, and any index out of range, the last)."""
+        regions = op.regions
+        if len(regions) != 2 or len(op.operands) != 1 or op.successors:
+            raise _NotScalar
+        picks = []
+        for region in regions:
+            blocks = region.blocks
+            if len(blocks) != 1 or blocks[0].arguments or len(blocks[0].operations) != 1:
+                raise _NotScalar
+            term = blocks[0].operations[0]
+            if term.name != "stablehlo.return" or term.regions \
+                    or len(term.operands) != len(op.results):
+                raise _NotScalar
+            picks.append([self.slot(v) for v in term.operands])
+        it = scalar_type(op.operands[0].type)
+        if it not in _INTS or any(scalar_type(r.type) is None for r in op.results):
+            raise _NotScalar
+        idx = self.slot(op.operands[0])
+        if idx in self.known:
+            for r, s in zip(op.results, picks[0 if self.known[idx] == 0 else 1]):
+                self.slots[r] = s
+            return
+        zero = self.constant(np.zeros((), SCALAR_TYPES[it]), it)
+        p = self.new_slot()
+        self.entries.append([operator.ne, idx, zero, -1, p])
+        self.ops.append(op)
+        for r, first, last in zip(op.results, picks[0], picks[1]):
+            if first == last:
+                self.slots[r] = first
+                continue
+            out = self.new_slot()
+            self.slots[r] = out
+            self.entries.append([_SELECT, p, last, first, out])
+            self.ops.append(op)
 
     def call(self, op, depth):
         if depth >= _MAX_DEPTH:
