@@ -61,7 +61,7 @@ from ..ir.types import ElementType, QuantizedType, TensorType, TupleType
 from ..limits import FLAGS, check_tensor
 from .jax_idioms import fuse_sequence
 from .numerics import SCALAR_NAN_ORDER
-from .registry import HARNESS_OPS, KERNELS, SPECIALIZERS, TERMINATORS
+from .registry import HARNESS_OPS, KERNELS, SPECIALIZERS, TERMINATORS, op_cache
 from . import sequence_codegen
 
 KERNEL_ERRORS = (ValueError, IndexError, TypeError, OverflowError, ZeroDivisionError,
@@ -1269,19 +1269,13 @@ def fused_while(ctx, op, f, cplan, bplan):
     compiled blocks and kept on the op (a loop entered again, as an inner loop is on every
     iteration of an outer one, only binds its frame: about 20 us less per entry)."""
     ccode, bcode = cplan.code, bplan.code
-    c = op._cache
-    hit = c.get("fused_while") if c is not None else None
+    c = op_cache(op)
+    hit = c.get("fused_while")
     if hit is not None and hit[0] is ccode and hit[1] is bcode:
         make = hit[2]
     else:
         make = _fused_while_maker(op, ccode, bcode)
-        if c is None:
-            try:
-                c = op._cache = {}
-            except AttributeError:
-                c = None
-        if c is not None:
-            c["fused_while"] = (ccode, bcode, make)
+        c["fused_while"] = (ccode, bcode, make)
     return None if make is None else make(ctx, f)
 
 
