@@ -975,9 +975,11 @@ def test_case_choosing_values_runs_on_scalars(k):
         assert abs(float(lo) - 7.0 ** (1 / 3)) < 1e-5 and float(lo) <= float(hi)
 
 
-def test_case_with_ops_in_a_branch_is_not_compiled_here():
+@pytest.mark.parametrize("k", [1, -3, 0])
+def test_case_with_ops_in_a_branch_computes_both(k):
+    """A branch with an admitted op: both branches are computed and the result selected
+    (tests/test_scalar_scan.py has more)."""
     src = CASE_LOOP.replace("stablehlo.return %lo, %mid, %x : tensor<f32>, tensor<f32>, tensor<f32>",
                             "%neg = stablehlo.negate %lo : tensor<f32>\n      "
                             "stablehlo.return %neg, %mid, %x : tensor<f32>, tensor<f32>, tensor<f32>")
-    m = parse(src)
-    assert scalar_loops.compile_loop(Interpreter(m), _while_op(m)) is None
+    _all_three_same(src, [np.float32(7.0), np.int32(k)])

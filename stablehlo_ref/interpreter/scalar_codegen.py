@@ -61,8 +61,9 @@ class _Source:
 
 def _entry_line(src, e, reads, writes):
     """The statement of body entry e (fn, a, b, c, out) of `scalar_loops` (c: -1 binary, -2 a
-    fused select, >= 0 the third operand of a plain select), or None where it cannot be
-    written (a function of the frame this module does not know)."""
+    fused select or a function of several slots (`fn.call`: (plain function, slots)), >= 0
+    the third operand of a plain select), or None where it cannot be written (a function of
+    the frame this module does not know)."""
     fn, a, b, c, out = e
     writes.add(out)
     if c == -1:
@@ -71,8 +72,16 @@ def _entry_line(src, e, reads, writes):
     if c >= 0:
         reads.update((a, b, c))
         return f"s{out} = s{b} if s{a} else s{c}"
+    if c != -2:
+        return None
+    call = getattr(fn, "call", None)
+    if call is not None:
+        # (a function of several slots: a carried array's read or store, `plain(*values)`)
+        plain, slots = call
+        reads.update(slots)
+        return f"s{out} = {src.fn(plain)}({', '.join(f's{x}' for x in slots)})"
     parts = getattr(fn, "parts", None)
-    if c != -2 or parts is None:
+    if parts is None:
         return None
     pred, x, y = parts
     cf, pa, pb = pred
@@ -106,6 +115,9 @@ def generated_loop(cone, counted, body, moves, pslots, swapped, unary):
             parts = getattr(e[0], "parts", None) if e[3] == -2 else None
             if parts is not None:
                 _slots(*parts[0][1:], *parts[1][1:], *parts[2][1:])
+            call = getattr(e[0], "call", None) if e[3] == -2 else None
+            if call is not None:
+                _slots(*call[1])
             _slots(e[4], *((e[1], e[2], e[3]) if e[3] != -2 else ()))
         _slots(*cone[1:], *pslots, *(s for m in moves for s in m))
     except TypeError:

@@ -1,4 +1,5 @@
-"""`while` loops whose values are all rank-0, run on numpy scalars.
+"""`while` loops of rank-0 values (and arrays read and written one element at a time), run
+on numpy scalars.
 
 A loop whose carried values, and every value its condition and body make (calls inlined),
 are rank-0 tensors of an admitted element type, and whose ops are on the whitelist below
@@ -27,6 +28,19 @@ integers, the spec's integer division and remainder cases, f32 computed through 
 rounded once where the general kernel does so); tests/test_scalar_loops.py compares them on
 random and edge values. Integer scalar operators wrap under the quiet error state the
 evaluator runs in (numpy warns of overflow otherwise): a loop runs here only in that state.
+
+Carried arrays (rank >= 1, static shape, an admitted element type) may ride along where the
+loop only reads and writes them one element at a time, as JAX's `scan` over `xs` into `ys`
+with a rank-0 carry does: a `dynamic_slice` of one element is the numpy scalar at the start
+indices clamped into the array (a reshape or broadcast between shapes of one element is the
+same scalar), a `dynamic_update_slice` of one element stores it there in place, in a copy of
+the array the loop makes when it starts (the caller's array is never written). Each store
+makes a new version of the array; reading an older version afterwards, returning an array
+in another carried value's place, or storing inside a `case` branch keeps the loop on the
+general path. A `case` on a rank-0 index whose branches compute (JAX's `lax.cond` in a loop)
+computes every branch, where their ops are admitted pairs (pure: they cannot fail), and
+selects the results on the index (0 the first branch, ..., the last for any index out of
+range); a branch with an op run by its general kernel keeps the general path.
 
 A loop with any other op (with regions or several results, rng, collectives, custom calls),
 type, or a value from outside its regions is not compiled here
@@ -114,6 +128,36 @@ def scalar_type(t):
     if et.__class__ is not ElementType or et.name not in SCALAR_TYPES:
         return None
     return et.name
+
+
+def one_type(t):
+    """The element type name of a static tensor type of one element (rank 0, or every dim
+    1) of an admitted element type, or None: such a value is one numpy scalar here."""
+    if t.__class__ is not TensorType or t.encoding is not None:
+        return None
+    for d in t.shape:
+        if d != 1:
+            return None
+    et = t.element_type
+    if et.__class__ is not ElementType or et.name not in SCALAR_TYPES:
+        return None
+    return et.name
+
+
+def buffer_type(t):
+    """(element type name, shape) of a static tensor type of rank >= 1 and at least one
+    element of an admitted element type (a carried array the loop reads and writes one
+    element at a time: `_Compiler.read`, `_Compiler.write`), or None."""
+    if t.__class__ is not TensorType or t.encoding is not None or not t.shape:
+        return None
+    shape = t.shape
+    for d in shape:
+        if d is None or d < 1:
+            return None
+    et = t.element_type
+    if et.__class__ is not ElementType or et.name not in SCALAR_TYPES:
+        return None
+    return et.name, tuple(shape)
 
 
 # ------------------------------------------------------------------ the admitted functions
@@ -561,6 +605,20 @@ def _convert_function(op, src, dst):
     floats the kernel's specialized form for numpy scalars (through f64, rounded once)."""
     if src == dst:
         return _first
+    if src == "i1":
+        # (false and true as the kernel converts them: 0 and 1 of the type; a look-up costs
+        # a twentieth of numpy's cast of a scalar)
+        zero, one = SCALAR_TYPES[dst](0), SCALAR_TYPES[dst](1)
+
+        def convert_bool(a, _):
+            return one if a else zero
+        return convert_bool
+    if src == "f32" and dst == "f64":
+        f64 = np.float64
+
+        def convert_widen(a, _):
+            return f64(a)            # (exact; a fifth of astype's cost)
+        return convert_widen
     s, d = element_type(src), element_type(dst)
     if _exact_cast(s, d) or _wrapping_cast(s, d) or src in _FLOATS and dst in _FLOATS:
         cast = np.dtype(SCALAR_TYPES[dst])
@@ -618,7 +676,9 @@ def _fuse_floor_mod(entries, ops, known):
     form = []
     for e, op in zip(entries, ops):
         fn, a, b, c, out = e
-        if c >= 0:
+        if c == -2:
+            form.append((fn, -1, -1, -2, out, "frame", op))   # (an array's read or store)
+        elif c >= 0:
             form.append((fn, a, b, c, out, "select", op))
         elif op.name == "stablehlo.remainder":
             form.append((fn, a, b, -2, out, "kernel", op))
@@ -646,7 +706,7 @@ def _live(entries, ops, keep):
     for e, op in zip(reversed(entries), reversed(ops)):
         if e[4] not in live:
             continue
-        live.update(e[1:3] if e[3] < 0 else e[1:4])
+        live.update(_entry_reads(e))
         es.append(e)
         os_.append(op)
     es.reverse()
@@ -673,7 +733,7 @@ def _as_scalar(value, et):
 
 
 class _Compiler:
-    def __init__(self, ctx, nargs):
+    def __init__(self, ctx, nargs, buffers=None):
         self.ctx = ctx
         self.slots = {}              # Value -> slot
         self.known = {}              # slot -> numpy scalar known when compiling
@@ -681,6 +741,14 @@ class _Compiler:
         self.ops = []                # the op of each entry
         self.nslots = nargs
         self.nops = 0
+        # the carried arrays (`buffer_type`): slot -> (element type, shape); the version
+        # each value in such a slot holds (Value -> int), and the slot's current version:
+        # a write stores into the slot in place, after which the values of older versions
+        # may not be read
+        self.buffers = buffers if buffers is not None else {}
+        self.version = {}
+        self.current = {s: 0 for s in self.buffers}
+        self.speculative = 0         # inside the branches of a case computed both ways
 
     def new_slot(self):
         s = self.nslots
@@ -693,18 +761,36 @@ class _Compiler:
             raise _NotScalar         # a value from outside the loop's regions
         return s
 
+    def scalar(self, v):
+        """The slot of scalar value `v` (not a carried array)."""
+        s = self.slot(v)
+        if s in self.buffers:
+            raise _NotScalar
+        return s
+
+    def buffer(self, v):
+        """The slot of carried array `v`, which must be the array's current version."""
+        s = self.slot(v)
+        if s not in self.buffers or self.version.get(v) != self.current[s]:
+            raise _NotScalar
+        return s
+
     def constant(self, value, et):
         s = self.new_slot()
         self.known[s] = _as_scalar(value, et)
         return s
 
-    def block(self, block, arg_slots, depth):
-        """Compile `block` with its arguments in `arg_slots`; the slots of its terminator's
-        operands."""
+    def block(self, block, arg_slots, depth, arg_versions=None):
+        """Compile `block` with its arguments in `arg_slots` (of carried arrays: at
+        `arg_versions`, else their first); the slots of its terminator's operands."""
         if len(block.arguments) != len(arg_slots):
             raise _NotScalar
-        for a, s in zip(block.arguments, arg_slots):
-            if scalar_type(a.type) is None:
+        for i, (a, s) in enumerate(zip(block.arguments, arg_slots)):
+            if s in self.buffers:
+                if buffer_type(a.type) != self.buffers[s]:
+                    raise _NotScalar
+                self.version[a] = arg_versions[i] if arg_versions is not None else 0
+            elif one_type(a.type) is None:
                 raise _NotScalar
             self.slots[a] = s
         ops = block.operations
@@ -723,7 +809,7 @@ class _Compiler:
     def op(self, op, depth):
         name = op.name
         if name == _CASE:
-            self.case(op)
+            self.case(op, depth)
             return
         if op.regions or op.successors:
             raise _NotScalar
@@ -733,6 +819,20 @@ class _Compiler:
         if len(op.results) != 1:
             raise _NotScalar
         res = op.results[0]
+        if name in _ONE_ELEMENT_MOVES and len(op.operands) == 1:
+            # a value of one element given another shape of one element: the same scalar
+            s = self.scalar(op.operands[0])
+            et = one_type(res.type)
+            if et is None or et != one_type(op.operands[0].type):
+                raise _NotScalar
+            self.slots[res] = s
+            return
+        if name == _DYNAMIC_SLICE:
+            self.read(op)
+            return
+        if name == _DYNAMIC_UPDATE_SLICE:
+            self.write(op)
+            return
         et = scalar_type(res.type)
         if et is None:
             raise _NotScalar
@@ -742,11 +842,15 @@ class _Compiler:
                 raise _NotScalar
             self.slots[res] = self.constant(KERNELS[name](ctx, op), et)
             return
-        form = scalar_function(op)
+        form = _admitted_function(op)
+        if form is None:
+            if self.speculative:
+                raise _NotScalar     # (a general kernel might raise in a branch not taken)
+            form = _kernel_function(op)
         if form is None:
             raise _NotScalar
         fn, n = form
-        ins = [self.slot(v) for v in op.operands]
+        ins = [self.scalar(v) for v in op.operands]
         known = self.known
         if all(s in known for s in ins):
             # computed once, by the general kernel, on rank-0 arrays
@@ -774,43 +878,121 @@ class _Compiler:
             self.entries.append([fn, ins[0], ins[1] if n == 2 else ins[0], -1, out])
         self.ops.append(op)
 
-    def case(self, op):
-        """A two-way `case` whose branches only return values from outside them (JAX's
-        `lax.cond` choosing between values): one select per result on `index != 0` (index 0
-        picks the first branch; 1, and any index out of range, the last)."""
-        regions = op.regions
-        if len(regions) != 2 or len(op.operands) != 1 or op.successors:
+    def _starts(self, values, shape):
+        """The slots of the start indices `values` of one element of an array of `shape`:
+        rank-0 integers, one per dim."""
+        if len(values) != len(shape):
             raise _NotScalar
-        picks = []
-        for region in regions:
-            blocks = region.blocks
-            if len(blocks) != 1 or blocks[0].arguments or len(blocks[0].operations) != 1:
+        for v in values:
+            if scalar_type(v.type) not in _INTS:
                 raise _NotScalar
-            term = blocks[0].operations[0]
-            if term.name != "stablehlo.return" or term.regions \
-                    or len(term.operands) != len(op.results):
-                raise _NotScalar
-            picks.append([self.slot(v) for v in term.operands])
+        return [self.scalar(v) for v in values]
+
+    def read(self, op):
+        """A `dynamic_slice` of one element of a carried array (JAX's `xs[i]` in a scan):
+        the element at the start indices clamped into the array, as a numpy scalar."""
+        x = op.operands[0]
+        b = self.buffer(x)
+        et, shape = self.buffers[b]
+        res = op.results[0]
+        if one_type(res.type) != et or len(res.type.shape) != len(shape) \
+                or _slice_sizes(op) != (1,) * len(shape):
+            raise _NotScalar
+        starts = self._starts(op.operands[1:], shape)
+        out = self.new_slot()
+        self.slots[res] = out
+        if len(shape) == 1:
+            self.entries.append([_read1(shape[0] - 1), b, starts[0], -1, out])
+        else:
+            self.entries.append([_read_n(b, starts, shape), (b, *starts), 0, -2, out])
+        self.ops.append(op)
+
+    def write(self, op):
+        """A `dynamic_update_slice` of one element into a carried array (JAX's
+        `ys.at[i].set(y)` in a scan): the element stored in place at the start indices
+        clamped into the array; the array's older versions are not read after it (checked
+        as later ops read them: `buffer`)."""
+        if self.speculative:
+            raise _NotScalar
+        x, u = op.operands[0], op.operands[1]
+        b = self.buffer(x)
+        et, shape = self.buffers[b]
+        res = op.results[0]
+        if buffer_type(res.type) != (et, shape) or one_type(u.type) != et \
+                or len(u.type.shape) != len(shape):
+            raise _NotScalar
+        us = self.scalar(u)
+        starts = self._starts(op.operands[2:], shape)
+        v = self.current[b] = self.current[b] + 1
+        self.slots[res] = b
+        self.version[res] = v
+        self.entries.append([_write(b, us, starts, shape), (b, us, *starts), 0, -2, b])
+        self.ops.append(op)
+
+    def case(self, op, depth):
+        """A `case` of rank-0 results: with a known index, the branch it picks (1, and any
+        index out of range, the last); otherwise every branch computed (their ops pure and
+        unable to fail: admitted ones, no array stores; see `op`) and one select per result
+        on the index (index 0 the first branch, ..., the last for any other index)."""
+        regions = op.regions
+        if not regions or len(op.operands) != 1 or op.successors:
+            raise _NotScalar
         it = scalar_type(op.operands[0].type)
         if it not in _INTS or any(scalar_type(r.type) is None for r in op.results):
             raise _NotScalar
-        idx = self.slot(op.operands[0])
+        for region in regions:
+            blocks = region.blocks
+            if len(blocks) != 1 or blocks[0].arguments:
+                raise _NotScalar
+        idx = self.scalar(op.operands[0])
+        nb = len(regions)
         if idx in self.known:
-            for r, s in zip(op.results, picks[0 if self.known[idx] == 0 else 1]):
+            k = int(self.known[idx])
+            picks = self.block(regions[k if 0 <= k < nb else nb - 1].blocks[0], [], depth)
+            if len(picks) != len(op.results):
+                raise _NotScalar
+            for r, s in zip(op.results, picks):
                 self.slots[r] = s
             return
-        zero = self.constant(np.zeros((), SCALAR_TYPES[it]), it)
-        p = self.new_slot()
-        self.entries.append([operator.ne, idx, zero, -1, p])
-        self.ops.append(op)
-        for r, first, last in zip(op.results, picks[0], picks[1]):
-            if first == last:
-                self.slots[r] = first
+        picks = []
+        self.speculative += 1
+        try:
+            for region in regions:
+                outs = self.block(region.blocks[0], [], depth)
+                if len(outs) != len(op.results) or any(s in self.buffers for s in outs):
+                    raise _NotScalar
+                picks.append(outs)
+        finally:
+            self.speculative -= 1
+        # (the last branch unless the index is one of the others')
+        chosen = list(picks[-1])
+        stype = SCALAR_TYPES[it]
+        for j in range(nb - 2, -1, -1):
+            if all(a == b for a, b in zip(picks[j], chosen)):
                 continue
-            out = self.new_slot()
-            self.slots[r] = out
-            self.entries.append([_SELECT, p, last, first, out])
+            p = self.new_slot()
+            if j == 0 and nb == 2:
+                zero = self.constant(stype(0), it)
+                self.entries.append([operator.ne, idx, zero, -1, p])
+                first, other = picks[0], chosen
+                picks_j = (other, first)       # (index != 0: the last)
+            else:
+                jj = self.constant(stype(j), it)
+                self.entries.append([operator.eq, idx, jj, -1, p])
+                picks_j = (picks[j], chosen)
             self.ops.append(op)
+            merged = []
+            for t, e in zip(*picks_j):
+                if t == e:
+                    merged.append(t)
+                    continue
+                out = self.new_slot()
+                self.entries.append([_SELECT, p, t, e, out])
+                self.ops.append(op)
+                merged.append(out)
+            chosen = merged
+        for r, s in zip(op.results, chosen):
+            self.slots[r] = s
 
     def call(self, op, depth):
         if depth >= _MAX_DEPTH:
@@ -823,13 +1005,93 @@ class _Compiler:
         if func is None or not func.regions or len(func.regions[0].blocks) != 1:
             raise _NotScalar
         ins = [self.slot(v) for v in op.operands]
-        outs = self.block(func.regions[0].blocks[0], ins, depth + 1)
+        versions = [self.version.get(v) for v in op.operands]
+        for v, s, ver in zip(op.operands, ins, versions):
+            if s in self.buffers and ver != self.current[s]:
+                raise _NotScalar     # (an older version of a carried array)
+        block = func.regions[0].blocks[0]
+        outs = self.block(block, ins, depth + 1, versions)
         if len(outs) != len(op.results):
             raise _NotScalar
-        for r, s in zip(op.results, outs):
-            if scalar_type(r.type) is None:
+        for r, s, v in zip(op.results, outs, block.operations[-1].operands):
+            if s in self.buffers:
+                if buffer_type(r.type) != self.buffers[s]:
+                    raise _NotScalar
+                self.version[r] = self.version.get(v)
+            elif one_type(r.type) is None:
                 raise _NotScalar
             self.slots[r] = s
+
+
+_ONE_ELEMENT_MOVES = ("stablehlo.reshape", "stablehlo.broadcast_in_dim")
+_DYNAMIC_SLICE = "stablehlo.dynamic_slice"
+_DYNAMIC_UPDATE_SLICE = "stablehlo.dynamic_update_slice"
+
+
+def _slice_sizes(op):
+    from .movement import _ints
+    try:
+        return _ints(op, "slice_sizes")
+    except (KeyError, TypeError, ValueError, AttributeError, StableHLOError):
+        return None
+
+
+def _read1(last):
+    """The entry function reading element i of a rank-1 array (i clamped to [0, last])."""
+    def read1(buf, i):
+        return buf[i if 0 <= i <= last else 0 if i < 0 else last]
+    return read1
+
+
+def _clamp(i, last):
+    return i if 0 <= i <= last else 0 if i < 0 else last
+
+
+def _read_n(b, starts, shape):
+    """The entry function (of the frame) reading one element of the array in slot `b` at
+    the start indices in slots `starts`, each clamped into its dim."""
+    lasts = tuple(d - 1 for d in shape)
+    pairs = tuple(zip(starts, lasts))
+
+    def read_n(f, _=None):
+        return f[b][tuple([_clamp(f[s], m) for s, m in pairs])]
+
+    def plain(buf, *idx):
+        return buf[tuple([_clamp(i, m) for i, m in zip(idx, lasts)])]
+    read_n.call = (plain, (b, *starts))       # (scalar_codegen's form of the entry)
+    return read_n
+
+
+def _write(b, u, starts, shape):
+    """The entry function (of the frame) storing the scalar in slot `u` into the array in
+    slot `b` at the start indices in slots `starts` (clamped), returning the array."""
+    lasts = tuple(d - 1 for d in shape)
+    if len(shape) == 1:
+        s0, m0 = starts[0], lasts[0]
+
+        def write1(f, _=None):
+            buf = f[b]
+            i = f[s0]
+            buf[i if 0 <= i <= m0 else 0 if i < 0 else m0] = f[u]
+            return buf
+
+        def plain1(buf, x, i):
+            buf[i if 0 <= i <= m0 else 0 if i < 0 else m0] = x
+            return buf
+        write1.call = (plain1, (b, u, s0))
+        return write1
+    pairs = tuple(zip(starts, lasts))
+
+    def write_n(f, _=None):
+        buf = f[b]
+        buf[tuple([_clamp(f[s], m) for s, m in pairs])] = f[u]
+        return buf
+
+    def plain(buf, x, *idx):
+        buf[tuple([_clamp(i, m) for i, m in zip(idx, lasts)])] = x
+        return buf
+    write_n.call = (plain, (b, u, *starts))
+    return write_n
 
 
 def _schedule(entries, ops, results, n):
@@ -841,8 +1103,7 @@ def _schedule(entries, ops, results, n):
     ops = list(ops)
     results = list(results)
 
-    def reads(e):
-        return (e[1], e[2]) if e[3] < 0 else (e[1], e[2], e[3])
+    reads = _entry_reads
 
     def valid(es, into):
         """Whether, with the results in `into` (result slot -> carried slot) stored into
@@ -858,10 +1119,13 @@ def _schedule(entries, ops, results, n):
         return True
 
     into = {}
+    # (slots read by entries of the frame, whose functions hold their slot numbers: a
+    # carried array's read or store; those are not renamed)
+    fixed = {x for e in entries if e[3] == -2 for x in e[1]}
     for k in range(n):
         r = results[k]
         # (not where another carried value takes the old value of k, or the same result)
-        if r < n or results.count(r) != 1 or k in results:
+        if r < n or results.count(r) != 1 or k in results or r in fixed or k in fixed:
             continue
         i = next((j for j, e in enumerate(entries) if e[4] == r), None)
         if i is None:
@@ -875,6 +1139,9 @@ def _schedule(entries, ops, results, n):
         first = min((j for j, x in enumerate(order) if r in reads(x)), default=len(order))
         pos = max(i, last + 1)
         if pos > first:
+            continue
+        # (not past an entry storing into a slot it reads: a carried array's store)
+        if any(x[4] in reads(e) for x in order[i:pos]):
             continue
         order.insert(pos, e)
         oi.insert(pos, o)
@@ -988,17 +1255,35 @@ def compile_loop(ctx, op):
         return None
     n = len(op.operands)
     types = [scalar_type(v.type) for v in op.operands]
-    if n == 0 or None in types or len(op.results) != n \
-            or [scalar_type(r.type) for r in op.results] != types:
+    # carried arrays read and written one element at a time (`_Compiler.read`, `write`)
+    buffers = {}
+    for k, v in enumerate(op.operands):
+        if types[k] is None:
+            bt = buffer_type(v.type)
+            if bt is None:
+                return None
+            buffers[k] = bt
+    if n == 0 or len(buffers) == n or len(op.results) != n \
+            or [scalar_type(r.type) for r in op.results] != types \
+            or any(buffer_type(op.results[k].type) != bt for k, bt in buffers.items()):
         return None
     try:
-        cc = _Compiler(ctx, n)
+        cc = _Compiler(ctx, n, buffers)
         couts = cc.block(cregion.blocks[0], list(range(n)), 0)
-        if len(couts) != 1:
+        if len(couts) != 1 or cc.current != dict.fromkeys(buffers, 0):
             return None
-        bc = _Compiler(ctx, cc.nslots)
+        bc = _Compiler(ctx, cc.nslots, buffers)
         bc.known = cc.known
         bouts = bc.block(bregion.blocks[0], list(range(n)), 0)
+        # each carried array comes back in its own slot at its current version (written
+        # in place, or not at all)
+        term = bregion.blocks[0].operations[-1]
+        for k in buffers:
+            if bouts[k] != k or bc.version.get(term.operands[k]) != bc.current[k]:
+                return None
+        if any(s in buffers for k, s in enumerate(bouts) if k not in buffers) \
+                or couts[0] in buffers:
+            return None
     except _NotScalar:
         return None
     if len(bouts) != n or scalar_type(cregion.blocks[0].operations[-1].operands[0].type) != "i1":
@@ -1025,10 +1310,11 @@ def compile_loop(ctx, op):
         # a body of Python operators only: the compiled block's merged sequence runs it
         # (measured no faster here, and a chain of 50 f32 ops about 2x slower, not understood)
         return None
-    return _runner(n, [SCALAR_TYPES[t] for t in types], bc.nslots, bc.known, centries,
+    return _runner(n, [SCALAR_TYPES.get(t) for t in types], bc.nslots, bc.known, centries,
                    cops, couts[0], _unrounded(tuple(tuple(e) for e in bentries), keep), bops,
                    moves,
-                   frozenset(k for k in range(n) if bouts[k] == k), sliced)
+                   frozenset(k for k in range(n) if bouts[k] == k and bc.current.get(k, 0) == 0),
+                   sliced, buffers)
 
 
 def _cone(centries, cslot):
@@ -1058,7 +1344,7 @@ def _induction_slice(entries, ops, moves, n, known, types):
     c, position of its store), steps: (fn, operand refs, out), frontier: the slice's slots
     the rest reads)."""
     int_ok = frozenset(_INT_SCALARS) | {np.bool_}
-    stype = {k: SCALAR_TYPES[types[k]] for k in range(n)}
+    stype = {k: SCALAR_TYPES.get(types[k]) for k in range(n)}
     for s, v in known.items():
         stype[s] = v.__class__
     for e, op in zip(entries, ops):
@@ -1339,11 +1625,15 @@ _INT_SCALARS = tuple(SCALAR_TYPES[t] for t in _INTS)
 
 
 def _runner(n, scalars, nslots, known, centries, cops, cslot, bentries, bops, moves, same,
-            sliced=None):
+            sliced=None, buffers=None):
     template = [None] * (nslots + 2)
+    # the carried arrays: k -> (dtype, shape, whether the loop stores into it: then it runs
+    # on a copy of its own)
+    arrays = {k: (np.dtype(SCALAR_TYPES[et]), shape, k not in same)
+              for k, (et, shape) in (buffers or {}).items()}
     for s, v in known.items():
         template[s] = v
-    dtypes = tuple(np.dtype(t) for t in scalars)
+    dtypes = tuple(np.dtype(t) if t is not None else None for t in scalars)
     scalars = tuple(scalars)
     ND = np.ndarray
     plain_body = all(e[3] == -1 for e in bentries)
@@ -1387,7 +1677,13 @@ def _runner(n, scalars, nslots, known, centries, cops, cslot, bentries, bops, mo
         for k in range(n):
             v = args[k]
             if v.__class__ is not scalars[k]:
-                if v.__class__ is ND and v.shape == () and v.dtype == dtypes[k]:
+                if arrays and k in arrays:
+                    dt, shape, stored = arrays[k]
+                    if v.__class__ is not ND or v.shape != shape or v.dtype != dt:
+                        return None
+                    if stored:
+                        v = v.copy()
+                elif v.__class__ is ND and v.shape == () and v.dtype == dtypes[k]:
                     v = v[()]
                 else:
                     return None
