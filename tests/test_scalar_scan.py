@@ -13,7 +13,7 @@ from stablehlo_ref.interpreter import scalar_codegen, scalar_loops
 from stablehlo_ref.interpreter.evaluator import Interpreter
 from stablehlo_ref.text import parse
 
-from test_scalar_loops import _all_three_same, _run_three_ways, _same, _while_op
+from test_scalar_loops import _all_three_same, _same, _while_op
 
 
 def _scan(n, off, woff, branch_op="stablehlo.add %c, %x : tensor<f32>", it="i32"):
