@@ -841,6 +841,117 @@ def test_loop_invariant_ops_are_kept_across_iterations_and_loops(monkeypatch):
     assert len(calls) == 2
 
 
+def _invariant_operators_loop(n):
+    T = f"tensor<{n}xf32>"
+    B = f"tensor<{n}xi1>"
+    return f"""
+func.func @main(%v0: {T}, %w0: {T}) -> ({T}, tensor<i32>) {{
+  %c0 = stablehlo.constant dense<0> : tensor<i32>
+  %z = stablehlo.constant dense<0.0> : {T}
+  %r:4 = stablehlo.while(%i = %c0, %v = %v0, %w = %w0, %acc = %z) : tensor<i32>, {T}, {T}, {T}
+   cond {{
+    %n = stablehlo.constant dense<7> : tensor<i32>
+    %lt = stablehlo.compare LT, %i, %n, SIGNED : (tensor<i32>, tensor<i32>) -> tensor<i1>
+    stablehlo.return %lt : tensor<i1>
+  }} do {{
+    %one = stablehlo.constant dense<1> : tensor<i32>
+    %i2 = stablehlo.add %i, %one : tensor<i32>
+    %zero = stablehlo.constant dense<0.0> : {T}
+    %eq = stablehlo.compare EQ, %v, %zero, FLOAT : ({T}, {T}) -> {B}
+    %canon = stablehlo.select %eq, %zero, %v : {B}, {T}
+    %le = stablehlo.compare LE, %canon, %w, TOTALORDER : ({T}, {T}) -> {B}
+    %s = stablehlo.select %le, %v, %w : {B}, {T}
+    %d = stablehlo.subtract %s, %w : {T}
+    %acc2 = stablehlo.add %acc, %d : {T}
+    stablehlo.return %i2, %v, %w, %acc2 : tensor<i32>, {T}, {T}, {T}
+  }}
+  return %r#3, %r#0 : {T}, tensor<i32>
+}}"""
+
+
+@pytest.mark.parametrize("n", [8, 512])
+def test_loop_invariant_operators_and_selects_of_large_arrays_are_kept(n, monkeypatch):
+    """Compares, selects and subtractions of loop-invariant arrays (a search's queries
+    canonicalized each iteration, as jnp.searchsorted's loop does) are kept across
+    iterations where the result has `_MEMO_FAST_ELEMENTS` elements or more (below, they join
+    the body's sequence of operators); the results are those of the op-by-op run and of
+    numpy, also for a second run on other arrays (the kept results belong to the operand
+    objects they were computed from)."""
+    kept = []
+    real = plan._memo_runner
+
+    def counting(run, ins, out):
+        kept.append(out)
+        return real(run, ins, out)
+    monkeypatch.setattr(plan, "_memo_runner", counting)
+    rng = np.random.default_rng(n)
+    src = _invariant_operators_loop(n)
+    for trial in range(2):
+        v = rng.standard_normal(n).astype(np.float32)
+        w = rng.standard_normal(n).astype(np.float32)
+        v[:3] = [0.0, -0.0, np.nan]
+        w[:3] = [-0.0, 0.0, 1.0]
+        acc, i = _both(src, v, w)
+        canon = np.where(v == 0, np.float32(0), v)
+
+        def key(x):                     # (IEEE total order: -0 before +0, NaN last)
+            i = x.view(np.int32).astype(np.int64)
+            return np.where(i < 0, -(i & 0x7FFFFFFF) - 1, i)
+        d = np.where(key(canon) <= key(w), v, w) - w
+        want = np.zeros(n, np.float32)
+        for _ in range(7):
+            want = want + d
+        assert int(i) == 7 and acc.tobytes() == want.tobytes()
+    if n >= plan._MEMO_FAST_ELEMENTS:
+        assert len(kept) >= 5          # (eq, canon, le, s, d: per compiled loop)
+    else:
+        assert not kept
+
+
+def _iota_mask_program(n):
+    return f"""func.func @main(%x: tensor<{n}xf32>) -> tensor<{n}xf32> {{
+  %i = stablehlo.iota dim = 0 : tensor<{n}xi32>
+  %c = stablehlo.constant dense<3> : tensor<{n}xi32>
+  %m = stablehlo.remainder %i, %c : tensor<{n}xi32>
+  %z = stablehlo.constant dense<0> : tensor<{n}xi32>
+  %p = stablehlo.compare EQ, %m, %z, SIGNED : (tensor<{n}xi32>, tensor<{n}xi32>) -> tensor<{n}xi1>
+  %f = stablehlo.convert %i : (tensor<{n}xi32>) -> tensor<{n}xf32>
+  %y = stablehlo.multiply %x, %f : tensor<{n}xf32>
+  %r = stablehlo.select %p, %y, %x : tensor<{n}xi1>, tensor<{n}xf32>
+  return %r : tensor<{n}xf32>
+}}"""
+
+
+@pytest.mark.parametrize("n", [12, 100_000])
+def test_iota_is_folded_when_a_block_is_compiled(n, monkeypatch):
+    """An iota (no operands) is computed once when its block is compiled, with the ops of
+    known operands after it (a mask of positions, as torchax's and jax's programs build):
+    the compiled block does not run it again; one over the fold bound (256 KiB) runs each
+    time. The results are the op-by-op run's and numpy's."""
+    from stablehlo_ref.interpreter import registry
+    calls = []
+    real = registry.KERNELS["stablehlo.iota"]
+
+    def counting(ctx, op, *a):
+        calls.append(1)
+        return real(ctx, op, *a)
+    monkeypatch.setitem(registry.KERNELS, "stablehlo.iota", counting)
+    monkeypatch.delitem(registry.SPECIALIZERS, "stablehlo.iota", raising=False)
+    monkeypatch.setattr(plan, "_COMPILE_AFTER_RUNS", 0)
+    x = np.random.default_rng(1).standard_normal(n).astype(np.float32)
+    m = parse(_iota_mask_program(n))
+    outs = [stablehlo_ref.run(m, x)[0] for _ in range(2)]     # (the first run, compiled)
+    calls.clear()
+    outs += [stablehlo_ref.run(m, x)[0] for _ in range(3)]
+    pos = np.arange(n)
+    want = np.where(pos % 3 == 0, x * pos.astype(np.float32), x)
+    for o in outs:
+        assert o.tobytes() == want.tobytes()
+    assert len(calls) == (0 if n * 4 <= plan._FOLD_MAX_BYTES else 3)
+    monkeypatch.setitem(registry.KERNELS, "stablehlo.iota", real)
+    _both(_iota_mask_program(n), x)
+
+
 def test_dot_general_keeps_the_arrangement_of_an_operand_only_while_it_is_the_same_object():
     from stablehlo_ref.interpreter.registry import KERNELS, SPECIALIZERS
     src = """func.func @main(%x: tensor<3x4xf32>, %w: tensor<5x4xf32>) -> tensor<3x5xf32> {

@@ -1503,6 +1503,28 @@ def _loop_invariant_slots(block, info):
     return {slots[a] for a, v in zip(block.arguments, term.operands) if a is v and a in slots}
 
 
+# an op of a Python operator or a select (which joins a sequence of such steps) is kept
+# while its loop-invariant operands stay the same (`_memo_runner`) where its result has at
+# least this many elements: below that the operator costs about what the check does
+_MEMO_FAST_ELEMENTS = 256
+
+
+def _memo_worth(op) -> bool:
+    """Whether the result of `op` (one static tensor) is large enough for `_memo_runner`
+    to pay where the op would otherwise run as one step of a sequence."""
+    if len(op.results) != 1:
+        return False
+    t = op.results[0].type
+    if t.__class__ is not TensorType:
+        return False
+    n = 1
+    for d in t.shape:
+        if d is None:
+            return False
+        n *= d
+    return n >= _MEMO_FAST_ELEMENTS
+
+
 def _memo_runner(run, ins, out):
     """An op whose operands are loop-invariant: its result is kept and stored again while its
     operand objects are the ones it was computed from (it holds them, so no update in place
@@ -1974,6 +1996,9 @@ _FOLD_MODULES = frozenset(("elementwise", "registry", "movement"))
 _NO_FOLD = frozenset(("stablehlo.optimization_barrier", "stablehlo.tuple",
                       "stablehlo.get_tuple_element"))
 _FOLDABLE = {}
+# ops of no operands whose values are known when a block is compiled (an iota, as a folded
+# value, within the bounds below)
+_NULLARY_FOLDS = frozenset(("stablehlo.constant", "stablehlo.iota"))
 # a folded value is kept by the compiled block for its life: bounded per value and per block
 _FOLD_MAX_BYTES = 1 << 18
 _FOLD_BLOCK_BYTES = 1 << 22
@@ -2277,7 +2302,7 @@ class _Emitter:
             alias = self.alias
             aliased_first = bool(ins) and ins[0] in alias
             ins = tuple([alias.get(s, s) for s in ins])
-        if mode == 1 and (name == "stablehlo.constant" and fn is KERNELS.get(name)
+        if mode == 1 and (name in _NULLARY_FOLDS and not ins and fn is KERNELS.get(name)
                           or ins and _foldable(name, fn) and all(s in known for s in ins)):
             value = self.fold(op, fn, ins)
             if value is not _NOTHING:
@@ -2333,7 +2358,15 @@ class _Emitter:
                 fn = special(op, [known.get(s) for s in ins]) or fn
             except Exception:  # noqa: BLE001 - the general kernel reports what is wrong
                 pass
-        if mode == 1 and fast is not None and fast is not _SELECT and fast is not _WHERE \
+        invariant = self.invariant
+        memo = mode == 1 and invariant and not op.regions and ins \
+            and (fast is None or fast is _WHERE or _memo_worth(op)) \
+            and _foldable(name, KERNELS.get(name)) \
+            and all(s in invariant or s in known for s in ins) \
+            and not all(s in known for s in ins)
+        if memo:
+            pass
+        elif mode == 1 and fast is not None and fast is not _SELECT and fast is not _WHERE \
                 and not frees:
             # may join a sequence of such steps, which reads its operands from the frame
             self.seq[len(self.runners)] = (fast, ins[0], ins[1], -1, out)
@@ -2342,11 +2375,7 @@ class _Emitter:
             self.seq[len(self.runners)] = (_picker(fn, op), ins[0], ins[1], ins[2], out,
                                            "select", op)
             self.reads.update(ins)
-        invariant = self.invariant
-        if mode == 1 and (fast is None or fast is _WHERE) and invariant and not op.regions \
-                and ins and _foldable(name, KERNELS.get(name)) \
-                and all(s in invariant or s in known for s in ins) \
-                and not all(s in known for s in ins):
+        if memo:
             # a pure op of loop-invariant operands: computed once per loop (see `_memo_runner`)
             invariant.add(out)
             run = _runner(self.ctx, op, fn, ins, out, mode, (), fast, known, self.reads)
@@ -2502,7 +2531,8 @@ class _Emitter:
         return True
 
     def fold(self, op, fn, ins):
-        constant = not ins
+        # (a constant's value is the module's own: no bound; an iota's counts as a fold's)
+        constant = op.name == "stablehlo.constant"
         sb = _static_bytes(op.results[0].type)
         if sb is None or not constant and (sb[1] > _FOLD_MAX_BYTES or
                                            self.folded_bytes + sb[1] > _FOLD_BLOCK_BYTES):
