@@ -475,6 +475,45 @@ def test_lexicographic_comparators_sort_by_keys_without_running_the_comparator(b
         _check_sort(seed, body, t, n, specials, ties)
 
 
+@pytest.mark.parametrize("t", ["f32", "f64"])
+def test_comparator_constants_defined_outside_the_region_are_recognized(t, monkeypatch):
+    """torchax's exports define a comparator's constants (0 and the canonical NaN) in the
+    enclosing function: the comparator is still recognized (keys alone, never run), and the
+    order is the canonical total order, -0 equal to +0 and NaNs last, stable."""
+    from stablehlo_ref.interpreter import sorting
+
+    def no_run(*a, **k):
+        raise AssertionError("the comparator was run")
+    monkeypatch.setattr(sorting, "straight_runner", no_run)
+    body = _SORT_BODIES["jax_canonical_then_int"][0].format(t=t, nan=_NAN_HEX[t])
+    consts = "\n".join(line for line in _JAX_CANON.format(t=t, nan=_NAN_HEX[t]).splitlines()
+                       if "stablehlo.constant" in line)
+    body = "\n".join(line for line in body.splitlines() if "stablehlo.constant" not in line)
+    n = 40
+    src = f"""func.func @main(%a: tensor<{n}x{t}>, %b: tensor<{n}xi32>) -> (tensor<{n}x{t}>, tensor<{n}xi32>) {{
+{consts}
+  %r:2 = "stablehlo.sort"(%a, %b) ({{
+  ^bb0(%x: tensor<{t}>, %y: tensor<{t}>, %i: tensor<i32>, %j: tensor<i32>):
+{body}
+  }}) {{dimension = 0 : i64, is_stable = true}} : (tensor<{n}x{t}>, tensor<{n}xi32>) -> (tensor<{n}x{t}>, tensor<{n}xi32>)
+  return %r#0, %r#1 : tensor<{n}x{t}>, tensor<{n}xi32>
+}}"""
+    m = shlo.parse(src)
+    sort_op = m.function("main").regions[0].blocks[0].operations[2]
+    assert sort_op.name == "stablehlo.sort"
+    assert sorting._recognize_lexicographic(sort_op.regions[0], 2) is not None
+    rng = np.random.default_rng(5)
+    dt = np.float32 if t == "f32" else np.float64
+    x = rng.integers(-3, 4, n).astype(dt)
+    x[[1, 7, 12, 30]] = [-0.0, np.nan, -np.nan, 0.0]
+    i = rng.integers(-2, 3, n).astype(np.int32)
+    got_x, got_i = shlo.run(m, x, i)
+    key = [(_tot(_canon(v)), j, k) for k, (v, j) in enumerate(zip(x.tolist(), i.tolist()))]
+    order = [k for _, _, k in sorted(key)]
+    assert got_x.view(np.uint8).tolist() == x[order].view(np.uint8).tolist()
+    assert got_i.tolist() == i[order].tolist()
+
+
 @settings(max_examples=60, deadline=None)
 @given(st.integers(0, 2 ** 32 - 1), st.sampled_from([np.int8, np.int32, np.int64, np.uint64, np.uint8]),
        st.integers(1, 3), st.integers(0, 200), st.integers(1, 3), st.booleans())

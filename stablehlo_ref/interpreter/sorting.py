@@ -26,6 +26,7 @@ from __future__ import annotations
 import numpy as np
 
 from ..errors import InterpreterError, NotImplementedOpError
+from ..ir.core import Operation
 from ..ir.defaults import default_of
 from ..ir.types import element_type_for_dtype
 from .elementwise import same_width_total_order_key as _same_width_total_order_key
@@ -198,13 +199,27 @@ def _const_scalar(op):
     return arr
 
 
+def _term(terms, v):
+    """The term of value `v` in a comparator: one of its own, or a rank-0 constant defined
+    outside the region (torchax's exports hoist the comparator's constants out of it)."""
+    t = terms.get(id(v))
+    if t is None:
+        owner = v.owner
+        if owner.__class__ is Operation and owner.name == "stablehlo.constant" \
+                and not owner.operands:
+            c = _const_scalar(owner)
+            if c is not None:
+                t = terms[id(v)] = ("const", c)
+    return t
+
+
 def _compare_term(op, terms):
     """The term of a `compare` in a comparator (see `_recognize_lexicographic`), or None."""
     direction = op.attributes["comparison_direction"].value
     ct = op.attributes.get("compare_type")
     ctype = ct.value if ct is not None else None
     lhs, rhs = op.operands
-    a, b = terms.get(id(lhs)), terms.get(id(rhs))
+    a, b = _term(terms, lhs), _term(terms, rhs)
     if a is None or b is None:
         return None
     if a[0] == "arg" and b[0] == "const" or a[0] == "const" and b[0] == "arg":
@@ -246,7 +261,7 @@ def _lex_term(op, terms):
         return None if c is None else ("const", c)
     if name == "stablehlo.compare":
         return _compare_term(op, terms)
-    ts = [terms.get(id(v)) for v in op.operands]
+    ts = [_term(terms, v) for v in op.operands]
     if None in ts:
         return None
     if name == "stablehlo.select":
