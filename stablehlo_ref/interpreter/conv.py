@@ -8,6 +8,8 @@ dilation's zeros: one matmul of the input with every kernel position, its slabs 
 the outputs they reach (`_lhs_dilated`)."""
 from __future__ import annotations
 
+import math
+
 import numpy as np
 
 from ..errors import InterpreterError, NotImplementedOpError
@@ -96,8 +98,8 @@ def _convolve_channels_last(lhs, rhs, strides, padding, lhs_dilation, rhs_dilati
     win = win[(slice(None),) + tuple(slice(0, (n - 1) * s + 1, s) for n, s in zip(out_sp, strides))]
     # win: N, out..., C, K...  ->  N, out..., K..., C
     win = win.transpose([0] + sp_axes + list(range(2 + ns, 2 + 2 * ns)) + [1 + ns])
-    P = int(np.prod(out_sp))
-    Kp = int(np.prod(ksize))
+    P = math.prod(out_sp)
+    Kp = math.prod(ksize)
     patches = win.reshape(N * P, Kp * C)
     wk = w.astype(cd).reshape(Kp * C, O)
     use_threads(2.0 * N * P * O * C * Kp)
@@ -128,27 +130,31 @@ def _lhs_dilated(x, w, padding, lhs_dilation, cd):
         if n <= 0:
             return None
         out_sp.append(n)
-    Kp = int(np.prod(ksize))
+    Kp = math.prod(ksize)
     xs = x.astype(cd).reshape(-1, C)
     wk = w.astype(cd).reshape(Kp, C, O).transpose(1, 0, 2).reshape(C, Kp * O)
     use_threads(2.0 * xs.shape[0] * C * Kp * O)
     with np.errstate(all="ignore"):
         y = acc_matmul(xs, wk).reshape((N,) + tuple(S) + (Kp, O))
     out = np.zeros((N,) + tuple(out_sp) + (O,), dtype=y.dtype)
-    for j, k in enumerate(np.ndindex(*ksize)):
-        o_sl, i_sl = [], []
-        for a in range(ns):
-            d, lo = lhs_dilation[a], padding[a][0]
-            i0 = max(0, -((lo - k[a]) // d))             # first i with i*d + lo - k >= 0
-            i1 = min(S[a] - 1, (out_sp[a] - 1 + k[a] - lo) // d)
-            if i1 < i0:
-                break
-            o0 = i0 * d + lo - k[a]
-            o_sl.append(slice(o0, o0 + (i1 - i0) * d + 1, d))
-            i_sl.append(slice(i0, i1 + 1))
-        else:
-            with np.errstate(all="ignore"):
-                out[(slice(None),) + tuple(o_sl)] += y[(slice(None),) + tuple(i_sl) + (j,)]
+    whole = slice(None)
+    add = np.add
+    with np.errstate(all="ignore"):
+        for j, k in enumerate(np.ndindex(*ksize)):
+            o_sl, i_sl = [whole], [whole]
+            for a in range(ns):
+                d, lo = lhs_dilation[a], padding[a][0]
+                i0 = max(0, -((lo - k[a]) // d))             # first i with i*d + lo - k >= 0
+                i1 = min(S[a] - 1, (out_sp[a] - 1 + k[a] - lo) // d)
+                if i1 < i0:
+                    break
+                o0 = i0 * d + lo - k[a]
+                o_sl.append(slice(o0, o0 + (i1 - i0) * d + 1, d))
+                i_sl.append(slice(i0, i1 + 1))
+            else:
+                i_sl.append(j)
+                dst = out[tuple(o_sl)]
+                add(dst, y[tuple(i_sl)], out=dst)
     return out
 
 
@@ -197,8 +203,8 @@ def convolve(lhs, rhs, *, strides, padding, lhs_dilation, rhs_dilation, reversal
         win = win[(slice(None), slice(None)) + tuple(slice(None, None, s) for s in strides)]
         win = win[(slice(None), slice(None)) + tuple(slice(0, n) for n in out_sp)]
         # win: N, C, out_sp..., K...
-        P = int(np.prod(out_sp))
-        Kp = int(np.prod(ksize))
+        P = math.prod(out_sp)
+        Kp = math.prod(ksize)
         win = np.moveaxis(win, 1, 1 + ns)                   # N, out_sp..., C, K...
         win = win.reshape(N, P, C, Kp)
         wk = w.reshape(O, I, Kp)
