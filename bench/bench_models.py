@@ -61,10 +61,11 @@ def best_of(fn, reps):
 
 def main(argv=None) -> int:
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    ap.add_argument("--set", choices=("models", "survey", "all"), default="models",
+    ap.add_argument("--set", choices=("models", "survey", "all", "torch"), default="models",
                     help="models: the programs issue 15's targets are measured on (default); "
                          "survey: a wider set of jax/flax/optax/equinox programs "
-                         "(bench/models_survey.py); all: both")
+                         "(bench/models_survey.py); all: both; torch: PyTorch programs "
+                         "through torchax (bench/models_torch.py; needs torch and torchax)")
     ap.add_argument("--only", default="", help="comma-separated subset of: " + ",".join(models.PROGRAMS)
                     + " (with --set survey or all, also of bench/models_survey.py's)")
     ap.add_argument("--timeout", type=float, default=60.0, help="seconds for the C++ interpreter per program")
@@ -94,6 +95,10 @@ def main(argv=None) -> int:
         import models_survey
         programs.update(models_survey.SURVEY)
         needs.update(models_survey.NEEDS)
+    if args.set == "torch":
+        import models_torch
+        programs.update(models_torch.TORCH)
+        needs.update(models_torch.NEEDS)
     names = [n for n in args.only.split(",") if n] or list(programs)
     unknown = [n for n in names if n not in programs]
     if unknown:
