@@ -120,14 +120,18 @@ _BUILTIN = type(operator.add)
 _SELECT = -3               # entry kind: a select (f[out] = f[b] if f[a] else f[c])
 
 
+def _admitted_name(et):
+    """The name of element type `et` where it is admitted here (`SCALAR_TYPES`), or None."""
+    if et.__class__ is not ElementType or et.name not in SCALAR_TYPES:
+        return None
+    return et.name
+
+
 def scalar_type(t):
     """The element type name of a rank-0 tensor type of an admitted element type, or None."""
     if t.__class__ is not TensorType or t.shape != () or t.encoding is not None:
         return None
-    et = t.element_type
-    if et.__class__ is not ElementType or et.name not in SCALAR_TYPES:
-        return None
-    return et.name
+    return _admitted_name(t.element_type)
 
 
 def one_type(t):
@@ -138,10 +142,7 @@ def one_type(t):
     for d in t.shape:
         if d != 1:
             return None
-    et = t.element_type
-    if et.__class__ is not ElementType or et.name not in SCALAR_TYPES:
-        return None
-    return et.name
+    return _admitted_name(t.element_type)
 
 
 def buffer_type(t):
@@ -154,10 +155,8 @@ def buffer_type(t):
     for d in shape:
         if d is None or d < 1:
             return None
-    et = t.element_type
-    if et.__class__ is not ElementType or et.name not in SCALAR_TYPES:
-        return None
-    return et.name, tuple(shape)
+    name = _admitted_name(t.element_type)
+    return None if name is None else (name, tuple(shape))
 
 
 # ------------------------------------------------------------------ the admitted functions
