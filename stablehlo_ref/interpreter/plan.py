@@ -1514,15 +1514,8 @@ def _memo_worth(op) -> bool:
     to pay where the op would otherwise run as one step of a sequence."""
     if len(op.results) != 1:
         return False
-    t = op.results[0].type
-    if t.__class__ is not TensorType:
-        return False
-    n = 1
-    for d in t.shape:
-        if d is None:
-            return False
-        n *= d
-    return n >= _MEMO_FAST_ELEMENTS
+    sb = _static_bytes(op.results[0].type)
+    return sb is not None and sb[0] >= _MEMO_FAST_ELEMENTS
 
 
 def _memo_runner(run, ins, out):
