@@ -2,7 +2,7 @@
 reversal, feature and batch groups, for integer, float and complex element types.
 
 Vectorized as im2col: the padded, dilated input is viewed as sliding windows
-(`sliding_window_view`, no copy), strided, and contracted with the kernel by one matmul
+(`sliding_windows`, no copy), strided, and contracted with the kernel by one matmul
 per group. A transposed convolution (input dilation, unit window strides) skips the
 dilation's zeros: one matmul of the input with every kernel position, its slabs added into
 the outputs they reach (`_lhs_dilated`)."""
@@ -15,7 +15,7 @@ import numpy as np
 from ..errors import InterpreterError, NotImplementedOpError
 from .blas import use_threads
 from .linalg import acc_matmul
-from .numerics import accumulation_dtype, elem, from_compute
+from .numerics import accumulation_dtype, elem, from_compute, sliding_windows
 from .registry import kernel
 
 
@@ -94,7 +94,7 @@ def _convolve_channels_last(lhs, rhs, strides, padding, lhs_dilation, rhs_dilati
         out_sp.append(0 if span < 0 else span // strides[d] + 1)
     if not all(s > 0 for s in out_sp) or not all(k > 0 for k in ksize) or N == 0 or C == 0:
         return None
-    win = np.lib.stride_tricks.sliding_window_view(x, ksize, axis=sp_axes)
+    win = sliding_windows(x, tuple(ksize), tuple(sp_axes))
     win = win[(slice(None),) + tuple(slice(0, (n - 1) * s + 1, s) for n, s in zip(out_sp, strides))]
     # win: N, out..., C, K...  ->  N, out..., K..., C
     win = win.transpose([0] + sp_axes + list(range(2 + ns, 2 + 2 * ns)) + [1 + ns])
@@ -199,7 +199,7 @@ def convolve(lhs, rhs, *, strides, padding, lhs_dilation, rhs_dilation, reversal
                                f"batch_group_count {B}, output features {O}, batch {N})")
     Nb = N // B
     if all(s > 0 for s in out_sp) and all(k > 0 for k in ksize):
-        win = np.lib.stride_tricks.sliding_window_view(x, ksize, axis=sp_axes)
+        win = sliding_windows(x, tuple(ksize), tuple(sp_axes))
         win = win[(slice(None), slice(None)) + tuple(slice(None, None, s) for s in strides)]
         win = win[(slice(None), slice(None)) + tuple(slice(0, n) for n in out_sp)]
         # win: N, C, out_sp..., K...

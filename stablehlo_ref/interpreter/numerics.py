@@ -195,3 +195,34 @@ SCALAR_NAN_ORDER = {(name, np.dtype(t).char): _scalar_nan_order(pyop, uf, np.dty
                                            ("subtract", lambda a, b: a - b, np.subtract),
                                            ("divide", lambda a, b: a / b, np.divide))
                     for t in (np.float16, np.float32, np.float64)}
+
+
+def strided_view(x: np.ndarray, shape: tuple, strides: tuple) -> np.ndarray:
+    """A read-only view of `x`'s elements with `shape` and byte `strides` (every element it
+    reaches lies within `x`'s own buffer): numpy's `as_strided`, made as an ndarray over `x`'s
+    buffer where `x` exports one (a C-contiguous array of a numpy dtype: 0.4 us rather than
+    `as_strided`'s 3 us and `sliding_window_view`'s 12 us, most of a small pooling's cost);
+    ml_dtypes' types, which numpy's stride tricks cannot make, are viewed as their bits."""
+    if x.flags.c_contiguous and x.dtype.num < 256 and x.size:
+        try:
+            v = np.ndarray(shape, x.dtype, x, 0, strides)
+        except (TypeError, ValueError, BufferError):
+            pass
+        else:
+            v.flags.writeable = False
+            return v
+    if x.dtype.num >= 256:
+        bits = x.view(np.dtype(f"u{x.dtype.itemsize}"))
+        return np.lib.stride_tricks.as_strided(bits, shape, strides,
+                                               writeable=False).view(x.dtype)
+    return np.lib.stride_tricks.as_strided(x, shape, strides, writeable=False)
+
+
+def sliding_windows(x: np.ndarray, window: tuple, axes: tuple) -> np.ndarray:
+    """numpy's `sliding_window_view(x, window, axis=axes)` (`axes` distinct, non-negative;
+    every window fits): the windowed axes shrunk to n - w + 1, the window axes appended."""
+    shape = list(x.shape)
+    st = x.strides
+    for w, a in zip(window, axes):
+        shape[a] -= w - 1
+    return strided_view(x, tuple(shape) + tuple(window), st + tuple(st[a] for a in axes))

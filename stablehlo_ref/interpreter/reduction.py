@@ -179,7 +179,7 @@ def tree_reduce(ctx, region, xs, inits, axes, cache=None):
     keep = [d for d in range(nd) if d not in axes]
     out_shape = tuple(xs[0].shape[d] for d in keep)
     cur = [np.transpose(x, list(axes) + keep).reshape((-1,) + out_shape) for x in xs]
-    accs = [np.broadcast_to(i.reshape(()), out_shape).copy() for i in inits]
+    accs = [np.full(out_shape, i.reshape(()), dtype=i.dtype) for i in inits]
     while cur[0].shape[0] > 1:
         n = cur[0].shape[0]
         half = n // 2

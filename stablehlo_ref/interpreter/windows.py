@@ -1,16 +1,18 @@
 """Window kernels: reduce_window, select_and_scatter, and map.
 
-Windows are strided views (`sliding_window_view`) of the padded, base-dilated input, sliced
+Windows are strided views (`window_view`) of the padded, base-dilated input, sliced
 by the strides and the window dilations; the window axes are then reduced with a numpy
 primitive for the common bodies, or with `tree_reduce` (the body applied on whole arrays)."""
 from __future__ import annotations
 
+import itertools
+import math
+
 import numpy as np
-from numpy.lib.stride_tricks import sliding_window_view
 
 from ..errors import InterpreterError
 from .indexing import apply_updates
-from .numerics import elem
+from .numerics import elem, strided_view
 from .reduction import (_PRIMITIVES, recognize_binary_body, reduce_with_primitive, straight_runner,
                         tree_reduce)
 from .registry import kernel, op_cache
@@ -54,20 +56,22 @@ def pad_dilate(x: np.ndarray, fill, padding, base_dilations) -> np.ndarray:
 
 
 def window_view(padded: np.ndarray, window, strides, dilations):
-    """(result..., window...) view of `padded`, or None when no window fits."""
-    eff = [(w - 1) * d + 1 if w > 0 else 0 for w, d in zip(window, dilations)]
-    if any(e > n for e, n in zip(eff, padded.shape)) or any(e == 0 for e in eff):
-        return None
-    if padded.ndim and padded.dtype.num >= 256:      # (a user-defined numpy dtype)
-        # ml_dtypes' float types numpy's stride tricks cannot make (f8E5M2 and others):
-        # the window view of the bits, viewed back as the type
-        bits = padded.view(np.dtype(f"u{padded.dtype.itemsize}"))
-        v = sliding_window_view(bits, eff).view(padded.dtype)
-    else:
-        v = sliding_window_view(padded, eff) if padded.ndim else padded
-    nd = padded.ndim
-    return v[tuple(slice(None, None, s) for s in strides) + tuple(slice(None, None, d) for d in dilations)] \
-        if nd else v
+    """(result..., window...) view of `padded`, or None when no window fits: the windows of
+    `sliding_window_view` taken every `strides` along the result axes and every `dilations`
+    within a window, made as one strided view."""
+    shape = padded.shape
+    if not shape:
+        return padded
+    st = padded.strides
+    out, outer, inner = [], [], []
+    for n, w, s, d, a in zip(shape, window, strides, dilations, st):
+        e = (w - 1) * d + 1
+        if w <= 0 or e > n:
+            return None
+        out.append((n - e) // s + 1)
+        outer.append(a * s)
+        inner.append(a * d)
+    return strided_view(padded, (*out, *window), (*outer, *inner))
 
 
 def _result_shape(padded_shape, window, strides, dilations):
@@ -92,7 +96,7 @@ _NATIVE_FLOATS = ("f16", "f32", "f64")
 def _window_positions(view):
     rank = view.ndim // 2
     lead = (slice(None),) * rank
-    return [lead + p for p in np.ndindex(*view.shape[rank:])]
+    return [lead + p for p in itertools.product(*[range(n) for n in view.shape[rank:]])]
 
 
 def _sequential_window_reduce(fn, view, init, et):
@@ -104,7 +108,7 @@ def _sequential_window_reduce(fn, view, init, et):
     small windows are folded over strided views without copying the windows."""
     rank = view.ndim // 2
     out_shape = view.shape[:rank]
-    wsize = int(np.prod(view.shape[rank:]))
+    wsize = math.prod(view.shape[rank:])
     if et.name in _NATIVE_FLOATS and view.dtype == et.dtype and 0 < wsize <= _FOLD_WINDOW:
         acc = np.broadcast_to(np.asarray(init).reshape(()).astype(et.dtype), out_shape)
         with np.errstate(all="ignore"):
@@ -174,13 +178,19 @@ def reduce_window(ctx, op, *args):
     n = len(args) // 2
     xs, inits = list(args[:n]), list(args[n:])
     rank = xs[0].ndim
-    window = _array_attr(op, "window_dimensions", rank, 1)
-    strides = _array_attr(op, "window_strides", rank, 1)
-    base = _array_attr(op, "base_dilations", rank, 1)
-    wdil = _array_attr(op, "window_dilations", rank, 1)
-    padding = _padding_attr(op, rank)
-    if min(strides + base + wdil, default=1) < 1:
-        raise InterpreterError(f"{op.name}: strides and dilations must be positive")
+    cache = op_cache(op)
+    geometry = cache.get(("window_geometry", rank))
+    if geometry is None:
+        # (decoded once per op: a small pooling's attributes cost as much as its windows)
+        window = _array_attr(op, "window_dimensions", rank, 1)
+        strides = _array_attr(op, "window_strides", rank, 1)
+        base = _array_attr(op, "base_dilations", rank, 1)
+        wdil = _array_attr(op, "window_dilations", rank, 1)
+        padding = _padding_attr(op, rank)
+        if min(strides + base + wdil, default=1) < 1:
+            raise InterpreterError(f"{op.name}: strides and dilations must be positive")
+        geometry = cache[("window_geometry", rank)] = (window, strides, base, wdil, padding)
+    window, strides, base, wdil, padding = geometry
     if n == 1 and rank:
         out = _prefix_scan(op, xs[0], inits[0], window, strides, base, wdil, padding)
         if out is not None:
@@ -192,7 +202,7 @@ def reduce_window(ctx, op, *args):
         shape = _result_shape(padded[0].shape, window, strides, wdil)
         if rank == 0:
             shape = ()
-        if int(np.prod(shape)) == 0:
+        if math.prod(shape) == 0:
             return [np.empty(shape, dtype=elem(t).dtype) for t in result_types]
     axes = tuple(range(rank, 2 * rank))
     region = op.regions[0]
@@ -202,7 +212,7 @@ def reduce_window(ctx, op, *args):
         if name in _SEQUENTIAL and (et.is_float or et.is_complex):
             return [_sequential_window_reduce(_SEQUENTIAL[name], views[0], inits[0], et)]
         if name in _FOLDED and (et.is_float or et.is_integer) and not et.is_bool \
-                and views[0].dtype == et.dtype and 0 < int(np.prod(window)) <= _FOLD_WINDOW:
+                and views[0].dtype == et.dtype and 0 < math.prod(window) <= _FOLD_WINDOW:
             # max/min of a small window: folded in the window's row-major order (what the
             # reduction over the window axes does), then combined with the init value
             fn = _PRIMITIVES[name][1]
@@ -239,8 +249,8 @@ def select_and_scatter(ctx, op, operand, source, init_value):
     if tuple(source.shape) != tuple(out_shape):
         raise InterpreterError(f"select_and_scatter: source shape {tuple(source.shape)} does not "
                                f"match the window grid {tuple(out_shape)}")
-    m = int(np.prod(out_shape))
-    w = int(np.prod(window))
+    m = math.prod(out_shape)
+    w = math.prod(window)
     vals = v_val.reshape(m, w)
     pos = v_pos.reshape(m, w)
     sel_val = vals[:, 0].copy()
