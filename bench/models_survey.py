@@ -431,6 +431,94 @@ def equinox_conv_vmap():
     return _eqx("eqx_conv_vmap", eqx.nn.Conv2d(3, 8, 3, key=jax.random.PRNGKey(2)), _a(_rng(), 8, 3, 32, 32))
 
 
+# Added in session 41 from a probe of library programs the survey did not hold: samplers
+# whose lowering is a rejection loop over whole arrays (gamma, beta, poisson), a cumulative
+# op with a non-primitive body (cumlogsumexp over rows), a Kalman filter's `scan` of small
+# matrices with LAPACK calls, scipy.special functions on f32 arrays, an equinox LSTM's
+# `scan` (gates split from one matmul) and a `fori_loop` writing rows.
+def random_gamma():
+    jax, jnp, lax = _jax()
+    return "random_gamma", (lambda k: jax.random.gamma(jax.random.wrap_key_data(k), 2.5, (1000,))), \
+        [np.array([0, 7], np.uint32)]
+
+
+def random_beta():
+    jax, jnp, lax = _jax()
+    return "random_beta", (lambda k: jax.random.beta(jax.random.wrap_key_data(k), 2.0, 3.0, (500,))), \
+        [np.array([0, 9], np.uint32)]
+
+
+def random_poisson():
+    jax, jnp, lax = _jax()
+    return "random_poisson", (lambda k: jax.random.poisson(jax.random.wrap_key_data(k), 3.0, (1000,))), \
+        [np.array([2, 9], np.uint32)]
+
+
+def cumlogsumexp_rows():
+    jax, jnp, lax = _jax()
+    return "cumlogsumexp_2d", (lambda x: (lax.cumlogsumexp(x, axis=1), jnp.cumsum(x, axis=0))), \
+        [_a(_rng(), 128, 128)]
+
+
+def scan_kalman():
+    jax, jnp, lax = _jax()
+    a = (np.eye(4) * 0.9).astype(_F32)
+    q = (np.eye(4) * 0.01).astype(_F32)
+
+    def f(ys, a, q):
+        def step(c, y):
+            m, p = c
+            m = a @ m
+            p = a @ p @ a.T + q
+            k = p[:, :2] @ jnp.linalg.inv(p[:2, :2] + jnp.eye(2) * 0.1)
+            m = m + k @ (y - m[:2])
+            return (m, p - k @ p[:2, :]), m
+        return lax.scan(step, (jnp.zeros(4), jnp.eye(4)), ys)[1]
+    return "scan_kalman", f, [_a(_rng(), 200, 2), a, q]
+
+
+def special_misc():
+    jax, jnp, lax = _jax()
+    import jax.scipy.special as jss
+    r = _rng()
+    return "special_misc", (lambda x, y: (
+        jss.betaln(jnp.abs(x) + 0.5, jnp.abs(y) + 0.5), jss.xlogy(x, jnp.abs(y)),
+        jss.ndtri(jax.nn.sigmoid(x)), jss.i0e(x), jss.logit(jax.nn.sigmoid(y)),
+        jss.entr(jnp.abs(x)))), [_a(r, 1000), _a(r, 1000)]
+
+
+def equinox_lstm_scan():
+    import jax
+    import equinox as eqx
+    from jax import lax
+    import jax.numpy as jnp
+    cell = eqx.nn.LSTMCell(16, 32, key=jax.random.PRNGKey(0))
+    params, static = eqx.partition(cell, eqx.is_array)
+    leaves, td = jax.tree_util.tree_flatten(params)
+
+    def f(xs, *leaves):
+        c = eqx.combine(jax.tree_util.tree_unflatten(td, leaves), static)
+
+        def step(h, x):
+            h = c(x, h)
+            return h, h[0]
+        return lax.scan(step, (jnp.zeros(32), jnp.zeros(32)), xs)[1]
+    return "equinox_lstm_scan", f, [_a(_rng(), 100, 16), *leaves]
+
+
+def fori_dus_rows():
+    jax, jnp, lax = _jax()
+    r = _rng()
+
+    def f(w, x0):
+        def body(i, c):
+            h, buf = c
+            h = jnp.tanh(w @ h)
+            return h, lax.dynamic_update_slice(buf, h[None], (i, 0))
+        return lax.fori_loop(0, 64, body, (x0, jnp.zeros((64, 32), jnp.float32)))[1]
+    return "fori_dus_rows", f, [_a(r, 32, 32) / 6, _a(r, 32)]
+
+
 SURVEY = {f.__name__: f for f in (
     einsum_attention_scores, layernorm_gelu, softmax_cross_entropy, rfft_magnitude, argsort_rows,
     searchsorted_queries, associative_scan_sum, lax_map_sort, vmap_matvec, linalg_eigh,
@@ -442,9 +530,11 @@ SURVEY = {f.__name__: f for f in (
     normal_logsumexp, dropout_mask, sort_two_operands, fori_dynamic_slice, scan_ode,
     while_bisect_scalar, cond_in_scan, nested_fori, per_example_grads, hessian_small,
     flax_cnn_batchnorm, flax_transformer_block, flax_gru, flax_embed_mlp, optax_adamw_clip,
-    optax_lion, optax_sgd_nesterov, equinox_mlp_vmap, equinox_conv_vmap)}
+    optax_lion, optax_sgd_nesterov, equinox_mlp_vmap, equinox_conv_vmap, random_gamma,
+    random_beta, random_poisson, cumlogsumexp_rows, scan_kalman, special_misc, equinox_lstm_scan,
+    fori_dus_rows)}
 
 NEEDS = {"flax_cnn_batchnorm": ("flax",), "flax_transformer_block": ("flax",), "flax_gru": ("flax",),
          "flax_embed_mlp": ("flax",), "optax_adamw_clip": ("optax",), "optax_lion": ("optax",),
          "optax_sgd_nesterov": ("optax",), "equinox_mlp_vmap": ("equinox",),
-         "equinox_conv_vmap": ("equinox",)}
+         "equinox_conv_vmap": ("equinox",), "equinox_lstm_scan": ("equinox",)}
