@@ -441,6 +441,128 @@ def _fused_any_ne(x_bytes, dtype, shape, want_any, init_slot, original, out):
     return fused
 
 
+# sigmoids of slices of one array are computed on the whole array once where its size is at
+# most the slices' together plus this many elements per sigmoid saved (a numpy call on a
+# small array costs about as much as a few hundred elements)
+_SHARED_SLACK = 512
+
+
+def _unit_slice(op):
+    """The index (a tuple of slices) of a `stablehlo.slice` op of unit strides whose operand
+    has a static shape, or None."""
+    from .movement import _ints     # (the slice kernel's own attribute reading)
+    try:
+        start = _ints(op, "start_indices")
+        limit = _ints(op, "limit_indices")
+        strides = _ints(op, "strides")
+    except Exception:   # noqa: BLE001 - an op the slice kernel itself reports on
+        return None
+    src = getattr(op.operands[0].type, "shape", None) if op.operands else None
+    if src is None or None in src or len(src) != len(start) or any(st != 1 for st in strides):
+        return None
+    return tuple(slice(a, b) for a, b in zip(start, limit))
+
+
+def _sigmoids_of_slices(g, entries, ops, sigmoids, replaced, replaced_reads, members,
+                        make_runner):
+    """Sigmoids (already fused, `_fused_sigmoid`) of slices of one array, as an LSTM or GRU
+    cell computes its gates from one matmul split in four or three: the first of them
+    computes the sigmoid of the whole array and each takes its slice of that (elementwise
+    steps give each element the same value on the whole array as on a slice of it), where
+    the whole array is not much larger than the slices (`_SHARED_SLACK`). Their entries are
+    replaced (in `replaced`) by steps reading the array itself; the slices join the members
+    (they go where nothing else reads them)."""
+    groups = {}
+    for s, mem, xs, one_first, t in sigmoids:
+        p = g.producer(xs, kernel="stablehlo.slice")
+        if p is None:
+            continue
+        pe = g.entries[p]
+        sop = pe[6]
+        index = _unit_slice(sop)
+        if index is None or pe[1] < 0 or _etname(sop.operands[0].type) != _etname(
+                sop.results[0].type):
+            continue
+        groups.setdefault(pe[1], []).append((s, mem, p, index, one_first, t,
+                                             tuple(sop.operands[0].type.shape),
+                                             tuple(sop.results[0].type.shape)))
+    for src, group in groups.items():
+        if len(group) < 2 or len({(m[4], m[5], m[6]) for m in group}) != 1:
+            continue
+        size = 1
+        for d in group[0][6]:
+            size *= d
+        parts = 0
+        for m in group:
+            n = 1
+            for d in m[7]:
+                n *= d
+            parts += n
+        if size > parts + _SHARED_SLACK * (len(group) - 1):
+            continue
+        group.sort()
+        stash = [None, None]            # the whole array, and its sigmoid, for this pass
+        last = len(group) - 1
+        for k, (s, mem, p, index, one_first, t, src_shape, shape) in enumerate(group):
+            e = entries[s]
+            original = make_runner(tuple(entries[i] for i in sorted(mem + (s, p))))
+            fn = _shared_sigmoid(k == 0, k == last, stash, index, one_first, t, src_shape,
+                                 shape, original, e[4])
+            replaced[s] = (fn, src, -1, -3, e[4], "fused", ops[s])
+            replaced_reads[s] = (src,)
+            members.add(p)
+
+
+def _sigmoid_in_place(x, dtype, ones, one_first):
+    """`_fused_sigmoid`'s steps on the array `x` of `dtype` (a new array)."""
+    if dtype == np.float64:
+        t = np.negative(x)
+        np.exp(t, out=t)
+        e = t
+    else:
+        t = x.astype(np.float64)
+        np.negative(t, out=t)
+        np.exp(t, out=t)
+        e = t.astype(dtype)
+    if one_first:
+        np.add(ones, e, out=e)
+    else:
+        np.add(e, ones, out=e)
+    np.true_divide(ones, e, out=e)
+    return e
+
+
+def _shared_sigmoid(first, last, stash, index, one_first, scalar, src_shape, shape, original,
+                    out):
+    """The step of one sigmoid of a group (`_sigmoids_of_slices`), reading the whole array:
+    the first computes the sigmoid of all of it and keeps it (with the array itself) in
+    `stash`; each takes the slice `index` of it, the others after checking that the kept
+    array is the one they read (else they compute their own slice's); the last clears the
+    stash. The ones of the pattern are 1 in the type, of the whole array's shape. Anything
+    but an array of the pattern's type and shape runs the original steps (the slice among
+    them)."""
+    dtype = np.dtype(scalar)
+    ones = np.ones(src_shape, dtype)
+    ND = np.ndarray
+
+    def fused(ctx, f, x):
+        if x.__class__ is ND and x.dtype == dtype and x.shape == src_shape:
+            if first:
+                whole = _sigmoid_in_place(x, dtype, ones, one_first)
+                if not last:
+                    stash[0], stash[1] = x, whole
+                return whole[index]
+            if stash[0] is x:
+                whole = stash[1]
+                if last:
+                    stash[0] = stash[1] = None
+                return whole[index]
+            return _sigmoid_in_place(x[index], dtype, ones[index], one_first)
+        original(ctx, f)
+        return f[out]
+    return fused
+
+
 def fuse_sequence(entries, ops, indices, known, readers, dropped, make_runner):
     """`entries` (with `ops`, their ops, and `indices`, their runner indices) of one merged
     sequence, with the floor_mod / floor_div patterns replaced (see the module's text).
@@ -449,6 +571,7 @@ def fuse_sequence(entries, ops, indices, known, readers, dropped, make_runner):
     (see `plan._Emitter.finish`); `make_runner` makes a runner of entries. Returns
     (entries, ops)."""
     g = _Graph(entries, known)
+    sigmoids = []                    # (position, members, x slot, one first, scalar type)
     replaced = {}                    # position of a select -> new entry
     replaced_reads = {}              # position -> the slots its new entry reads
     members = set()
@@ -472,6 +595,7 @@ def fuse_sequence(entries, ops, indices, known, readers, dropped, make_runner):
                                     original, e[4])
                 replaced[s] = (fn, xs, -1, -3, e[4], "fused", ops[s])
                 members.update(mem)
+                sigmoids.append((s, mem, xs, one_first, t))
             continue
         if len(e) == 7 and e[5] == "call" and e[6] is not None \
                 and e[6].name == "stablehlo.reduce":
@@ -499,6 +623,9 @@ def fuse_sequence(entries, ops, indices, known, readers, dropped, make_runner):
             replaced[s] = (fn, xs, -1, -3, e[4], "fused", e[6])
             members.update(mem)
             break
+    if len(sigmoids) >= 2:
+        _sigmoids_of_slices(g, entries, ops, sigmoids, replaced, replaced_reads, members,
+                            make_runner)
     if not replaced:
         return entries, ops
     # the members go where every reader of their value is gone (a select replaced, or a
