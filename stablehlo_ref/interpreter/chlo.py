@@ -4,7 +4,7 @@ conj, constants, square, mulhi, and the numpy-style broadcasting binary ops.
 
 Every real special function is computed in float64 with vectorized series, continued
 fractions or asymptotic expansions (no per-element Python), then rounded once to the result
-type. For f32, f16 and bf16 results, erf, erfc and erf_inv first evaluate a cheaper f64 form
+type. For f32, f16 and bf16 results, lgamma, digamma, erf, erfc and erf_inv first evaluate a cheaper f64 form
 whose error is bounded and compute an element again the accurate way only where that bound
 leaves its rounding open: the same bytes, several times faster. Edge cases (poles, domain errors, infinities) follow the semantics of upstream's CHLO
 decompositions."""
@@ -624,6 +624,281 @@ def polygamma(n, x):
         bad = (n != np.floor(n)) | (n < 0)
         out = np.where(bad, np.nan, out)
     return out
+
+
+# lgamma and digamma for f32, f16 and bf16 results. The accurate kernels above spend their time
+# in numpy's per-call overhead (Horner schemes of 62-120 steps, masks and gathers per regime),
+# which for small arrays is nearly all of it. The forms below take one path for every element,
+# a few dozen numpy calls in all. With p = x (x >= 0) or 1 - x (x < 0: the reflection formulas
+# lgamma(x) = log(pi / |sin(pi x)|) - lgamma(1 - x), digamma(x) = digamma(1 - x) - pi / tan(pi x)),
+#   lgamma(p)  = S(p + 6) - log(p (p + 1) ... (p + 5)),      S: Stirling's series, 12 terms
+#   digamma(p) = A(p + 6) - sum_{k < 6} 1 / (p + k),          A: the asymptotic series, 12 terms
+# the six factors taken in pairs, (p + k)(p + 5 - k) = q + k (5 - k) with q = p (p + 5), so that
+# their product and the sum of their reciprocals cost a handful of calls. Past the shift both
+# series stop with an error below their first term left out (DLMF 5.11(ii): for real arguments
+# the remainder is bounded by that term and has its sign): for y >= 6, 7.7e-17 (S) and 3.2e-16
+# (A) in absolute terms.
+#
+# The difference cancels where the result is small against its terms. For lgamma on
+# 1/2 <= p <= 7/2 (zeros at 1 and 2, |lgamma| < 0.13 between) the Taylor series of
+# h(t) = lgamma(3 + t) - log 2 is taken instead, with c = round(p) in {1, 2, 3}, t = p - c:
+#   lgamma(p) = lgamma(3 + t) - log(p (p + 1) ... (2 + t)) = h(t) - log1p(w),
+# 1 + w being that product (of two factors for c = 1, one for c = 2, none for c = 3) over 2:
+#   w = t (3/2 + t/2) (c = 1), t/2 (c = 2), -1/2 (c = 3)
+# (t exact, w within an ULP, relative). Both terms vanish with t at p = 1 and 2, with
+# slopes psi(3) = 0.92 against 3/2 and 1/2, so the relative error stays a few units there; h's
+# series converges as (|t| / 3)^k (lgamma(3 + t)'s nearest singularity is at t = -3), and 20
+# terms leave a remainder below 2^-55 of |lgamma(p)| for |t| <= 1/2. For digamma next to its
+# positive zero x0 = 1.4616... (|x - x0| <= 1/16) the Taylor series about x0 (12 terms of its
+# accurate path's, remainder below 2^-55 of the value) replaces the difference. Each Taylor
+# series runs in the same Horner loop as the asymptotic one, one row each of a 2-D array.
+#
+# Error: counting a correctly rounded operation as u = 2^-53 relative and a libm call (log,
+# log1p, sin, tan) as 2u, and writing M for the size of the terms the result is formed from
+# (S or |h|, |log(...)|, |log(pi / |sin|)|; A, the reciprocals' sum, |pi / tan|, or |f| in
+# digamma's Taylor window), the cheap value f is within 23u M of the exact value and the
+# accurate path within 16 ULP (32u |f|) of it. An element's rounding is taken from f unless
+# f +- 2^-42 (M + |f|) round differently: a margin of more than 64 over both errors together.
+# Where the terms cancel by more than 2^20 (next to any zero: at negative x, the reflection's)
+# and wherever f is not finite (infinities, NaN, the poles), the element is computed again by
+# the accurate path; except that in an array with negative elements the poles x <= 0 are found
+# from x itself (sin(pi x) = 0) and take the accurate path's +inf (lgamma) or NaN (digamma).
+# lgamma's elements within 1e-5 of the integers from -9 to -14 go to the accurate path as well
+# (see `_lgamma_overflowing_roots`).
+_GAMMA_NARROW_TOL = 2.0 ** -42
+_GAMMA_NARROW_CANCEL = 2.0 ** 20
+_ASYMPTOTIC_TERMS = 12
+_LGAMMA_TAYLOR_TERMS = 20
+_DIGAMMA_WINDOW = 1 / 16
+# w = (b t + a) t + g for c = 1, 2, 3 (columns; column 0 unused): rows a, b, g
+_LGAMMA_W = np.array([[0.0, 1.5, 0.5, 0.0], [0.0, 0.5, 0.0, 0.0], [0.0, 0.0, 0.0, -0.5]])
+_GAMMA_NARROW_COLS = {}
+_LGAMMA_OVERFLOWING_ROOTS = []
+
+
+def _lgamma_overflowing_roots():
+    """(lowest, highest, d) where every window of a negative zero of lgamma whose Taylor
+    coefficients on the accurate path overflow lies within d of an integer in [lowest, highest]
+    (from -9 on the zeros come within 1e-5 of the integers, and their expansions' later
+    coefficients are inf: the accurate path's value in those windows is inf or NaN, not lgamma,
+    so those elements are left to it); None where there are none."""
+    if not _LGAMMA_OVERFLOWING_ROOTS:
+        ends, d = [], 0.0
+        for hi, _, w, coeffs in _roots("lgamma"):
+            if not np.isfinite(coeffs).all():
+                n = float(np.round(hi))
+                ends.append(n)
+                d = max(d, abs(hi - n) + w)
+        _LGAMMA_OVERFLOWING_ROOTS.append((min(ends), max(ends), 2 * d) if ends else None)
+    return _LGAMMA_OVERFLOWING_ROOTS[0]
+
+
+def _gamma_narrow_cols(kind):
+    """The coefficients of the rows' Horner schemes, one (rows, 1) column per power (the
+    constant term first; the shorter row padded with zeros): lgamma's rows are Stirling's series
+    in 1 / y^2 and h's Taylor series in t; digamma's the asymptotic series in 1 / y^2 and its
+    Taylor series about x0 (from its accurate path's table), with x0 as hi + lo."""
+    hit = _GAMMA_NARROW_COLS.get(kind)
+    if hit is not None:
+        return hit
+    n = _ASYMPTOTIC_TERMS
+    if kind == "lgamma":
+        k = np.arange(2, _LGAMMA_TAYLOR_TERMS + 1)
+        zeta3 = hurwitz_zeta(k.astype(np.float64), np.full(k.size, 3.0))     # zeta(k, 3)
+        taylor = [1.5 - _EULER] + list((-1.0) ** k * zeta3 / k)
+        rows = [[_BERNOULLI[j - 1] / (2 * j * (2 * j - 1)) for j in range(1, n + 1)], taylor]
+        centre = None
+    else:
+        hi, lo, _, coeffs = _roots("digamma_pos")
+        rows = [[_BERNOULLI[j - 1] / (2 * j) for j in range(1, n + 1)], list(coeffs[:n])]
+        centre = (hi, lo)
+    width = max(len(r) for r in rows)
+    rows = [list(r) + [0.0] * (width - len(r)) for r in rows]
+    cols = tuple(np.array(c, dtype=np.float64)[:, None] for c in zip(*rows))
+    _GAMMA_NARROW_COLS[kind] = hit = (cols, centre)
+    return hit
+
+
+def _rows_horner(cols, v):
+    """sum_k cols[k] v^k for each row of v (rows, n), the rows' coefficients side by side."""
+    acc = v * cols[-1]
+    acc += cols[-2]
+    for c in cols[-3::-1]:
+        acc *= v
+        acc += c
+    return acc
+
+
+def _shift_product(p):
+    """(q, the product p (p + 1) ... (p + 5)) with q = p (p + 5): the factors in pairs,
+    (p + k)(p + 5 - k) = q + k (5 - k)."""
+    q = p + 5.0
+    q *= p
+    t = q + 4.0
+    prod = q + 6.0
+    prod *= t
+    prod *= q
+    return q, prod
+
+
+def _gamma_narrow_finish(x, f, m, dtype, accurate, exact=None, left=None):
+    """f rounded to `dtype`, where f lies within 2^-42 (m + |f|) of `accurate(x)` (elements of
+    `exact`: f is exact); the elements whose rounding that interval leaves open, whose terms
+    (size m) cancel by more than 2^20, whose f is not finite, or of `left`, computed again by
+    `accurate`."""
+    af = np.abs(f)
+    d = m + af
+    d *= _GAMMA_NARROW_TOL
+    r = f.astype(dtype)
+    # compared as values, not bytes: +-0 are equal (f is an exact zero with the accurate path's
+    # sign at lgamma's 1 and 2) and NaN is unequal to itself. Every other element kept has
+    # d < |f|, so both ends have f's sign
+    lo = f - d
+    f += d
+    unsure = lo.astype(dtype) != f.astype(dtype)
+    af *= _GAMMA_NARROW_CANCEL
+    unsure |= af < m
+    if left is not None:
+        unsure |= left
+    if exact is not None:
+        np.copyto(unsure, False, where=exact)
+    redo = np.flatnonzero(unsure)
+    if redo.size:
+        r.put(redo, accurate(x.take(redo)).astype(dtype))
+    return r
+
+
+def lgamma_narrow(x, dtype):
+    """lgamma(x) rounded to `dtype` (f32, f16 or bf16), the bytes of `lgamma(x).astype(dtype)`:
+    see the forms above."""
+    x = _f64(x)
+    shape = x.shape
+    x = x.reshape(-1)
+    cols, _ = _gamma_narrow_cols("lgamma")
+    with np.errstate(all="ignore"):
+        neg = x < 0
+        any_neg = bool(neg.any())
+        p = np.where(neg, 1.0 - x, x) if any_neg else x
+        v = np.empty((2, x.size))
+        c = np.round(p)                           # (fmax, fmin: NaN to 1, a valid index)
+        np.fmax(c, 1.0, out=c)
+        np.fmin(c, 3.0, out=c)
+        t = np.subtract(p, c, out=v[1])           # exact where |t| <= 1/2
+        a, b, g = _LGAMMA_W[:, c.astype(np.intp)]
+        w = b * t
+        w += a
+        w *= t
+        w += g
+        _, prod = _shift_product(p)
+        y = p + 6.0
+        inv = 1.0 / y
+        np.multiply(inv, inv, out=v[0])
+        acc = _rows_horner(cols, v)
+        s = y - 0.5                               # S(y) = (y - 1/2) log y - y + log(2 pi) / 2 + ...
+        s *= np.log(y)
+        s -= y
+        tail = acc[0]
+        tail *= inv
+        tail += _HALF_LOG_2PI
+        s += tail
+        h = acc[1]
+        h *= t
+        taylor = np.abs(t) <= 0.5
+        # lgamma(p) = h - log1p(w) or S - log(prod)
+        lg = np.log(prod)
+        np.copyto(lg, np.log1p(w), where=taylor)
+        np.copyto(s, h, where=taylor)
+        f = s - lg
+        np.abs(s, out=s)
+        np.abs(lg, out=lg)
+        m = s
+        m += lg
+        pole = left = None
+        if any_neg:
+            # log|Gamma(x)| = log(pi / |sin(pi x)|) - lgamma(1 - x); x - round(x) is exact, and
+            # zero only at the integers: at those <= 0 (the poles) lgamma is +inf
+            r = x - np.round(x)
+            np.abs(r, out=r)
+            pole = r == 0
+            pole &= x <= 0
+            over = _lgamma_overflowing_roots()
+            if over is not None:
+                left = r <= over[2]
+                left &= x >= over[0] - 0.5
+                left &= x <= over[1] + 0.5
+            r *= _PI
+            sn = np.sin(r)                        # |sin(pi x)|
+            np.divide(_PI, sn, out=sn)
+            np.log(sn, out=sn)
+            np.subtract(sn, f, out=f, where=neg)
+            np.add(m, sn, out=m, where=neg)
+            np.copyto(f, np.inf, where=pole)
+        # lgamma(1) is -0 on the accurate path (-gamma * 0), and +0 here
+        np.copyto(f, -0.0, where=x == 1.0)
+        r = _gamma_narrow_finish(x, f, m, dtype, lgamma, pole, left)
+    return r.reshape(shape)
+
+
+def digamma_narrow(x, dtype):
+    """digamma(x) rounded to `dtype` (f32, f16 or bf16), the bytes of
+    `digamma(x).astype(dtype)`: see the forms above."""
+    x = _f64(x)
+    shape = x.shape
+    x = x.reshape(-1)
+    cols, (hi, lo) = _gamma_narrow_cols("digamma")
+    with np.errstate(all="ignore"):
+        neg = x < 0
+        any_neg = bool(neg.any())
+        p = np.where(neg, 1.0 - x, x) if any_neg else x
+        # sum_{k < 6} 1 / (p + k) = (2 p + 5) (1 / q + 1 / (q + 4) + 1 / (q + 6))
+        q, _ = _shift_product(p)
+        rs = 1.0 / q
+        t = q + 4.0
+        np.divide(1.0, t, out=t)
+        rs += t
+        np.add(q, 6.0, out=t)
+        np.divide(1.0, t, out=t)
+        rs += t
+        np.multiply(p, 2.0, out=t)
+        t += 5.0
+        rs *= t
+        y = p + 6.0
+        inv = 1.0 / y
+        v = np.empty((2, x.size))
+        np.multiply(inv, inv, out=v[0])
+        np.subtract(x, hi, out=v[1])              # exact near x0; then its low part
+        v[1] -= lo
+        acc = _rows_horner(cols, v)
+        a = np.log(y)                             # A(y) = log y - 1 / (2 y) - sum ... / y^2k
+        inv *= 0.5
+        a -= inv
+        tail = acc[0]
+        tail *= v[0]
+        a -= tail
+        f = a - rs
+        m = a
+        m += rs                                   # (A > 0: A(6) = 1.71)
+        pole = None
+        if any_neg:
+            # digamma(x) = digamma(1 - x) - pi / tan(pi x); x - round(x) is exact, and zero only
+            # at the integers: at those <= 0 (the poles) digamma is NaN
+            c = x - np.round(x)
+            c *= _PI
+            c = np.tan(c)
+            pole = c == 0
+            pole &= x <= 0
+            np.divide(_PI, c, out=c)
+            np.subtract(f, c, out=f, where=neg)
+            np.abs(c, out=c)
+            np.add(m, c, out=m, where=neg)
+            np.copyto(f, np.nan, where=pole)
+        taylor = acc[1]
+        taylor *= v[1]
+        near = np.abs(v[1]) <= _DIGAMMA_WINDOW
+        np.copyto(f, taylor, where=near)
+        np.copyto(m, np.abs(taylor), where=near)
+        r = _gamma_narrow_finish(x, f, m, dtype, digamma, pole)
+    return r.reshape(shape)
 
 
 def _exp_neg_sq(x):
@@ -1390,8 +1665,8 @@ def k_ragged_dot(ctx, op, lhs, rhs, group_sizes):
 # Kernels that differ only by the functions they hand to a shared helper, as tables registered
 # in a loop (onnx's OpRunBinaryNumpy pattern): op name -> the helper's arguments after the operands.
 _REAL_UNARY_KERNELS = {
-    "chlo.lgamma": args(lgamma),
-    "chlo.digamma": args(digamma),
+    "chlo.lgamma": args(lgamma, narrow=lgamma_narrow),
+    "chlo.digamma": args(digamma, narrow=digamma_narrow),
     "chlo.erf": args(erf, narrow=erf_narrow),
     "chlo.erfc": args(erfc, narrow=erfc_narrow),
     "chlo.erf_inv": args(erf_inv, narrow=erf_inv_narrow),
