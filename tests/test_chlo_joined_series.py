@@ -13,7 +13,7 @@ def _near_roots_loop(x, out, roots):
     for hi, lo, w, coeffs in roots:
         m = np.abs(x - hi) < w
         if m.any():
-            out[m] = chlo._taylor(coeffs, (x[m] - hi) - lo)
+            out[m] = chlo._taylor(coeffs, ((x[m] - hi) - lo) / w)
     return out
 
 

@@ -284,3 +284,22 @@ def test_taylor_in_place_matches_horner_bit_for_bit(rng, shape):
     for c in coeffs[-2::-1]:
         acc = acc * t + c
     assert chlo._taylor(coeffs, t).tobytes() == (acc * t).tobytes()
+
+
+def test_lgamma_next_to_the_zeros_near_the_negative_integers():
+    """From -9 on, lgamma's negative zeros lie within 1e-5 .. 1e-11 of the integers, and the
+    Taylor coefficients of t itself overflow there: the series is kept in t / window (its
+    coefficients formed in decimal). Before, lgamma gave NaN or inf at every point of those
+    windows (f32 inputs within a few ULP of -9 among them)."""
+    xs = []
+    for hi, lo, w, coeffs in chlo._roots("lgamma"):
+        assert np.isfinite(coeffs).all()
+        xs += [hi, float(np.nextafter(hi, 0)), float(np.nextafter(hi, -np.inf))]
+        xs += [hi + f * w for f in (-0.99, -0.5, -0.01, 0.01, 0.5, 0.99)]
+    # (f32 values next to -9; -10.0000003 and closer ones are -10 itself in f32: a pole)
+    xs += [float(v) for v in np.array([-8.99999619, -8.99999714, -9.00000286], np.float32)]
+    xs += [-10.0000003, -12.000000002, -13.99999999999]
+    got = chlo.lgamma(np.array(xs))
+    assert np.isfinite(got).all()
+    err, at = _max_ulp(xs, got, lambda v: mpmath.log(abs(mpmath.gamma(v))))
+    assert err <= 16, (err, at)

@@ -312,8 +312,9 @@ def _taylor(coeffs, t):
 
 
 def _near_roots(x, out, roots):
-    """Replace out where x lies within a root's window by the Taylor expansion there (where
-    windows overlap, the last root's). All roots at once: each element's window test, and
+    """Replace out where x lies within a root's window by the Taylor expansion there, a series
+    in the offset over the window (see `compute_roots`; where windows overlap, the last
+    root's). All roots at once: each element's window test, and
     its root's Horner steps on a row of per-element coefficients, are the operations a loop
     over the roots does for it (the same roundings), in a few numpy calls rather than a
     Horner scheme's hundred per root."""
@@ -323,7 +324,7 @@ def _near_roots(x, out, roots):
             m = np.abs(x - hi) < w
             if m.any():
                 t = (x[m] - hi) - lo
-                out[m] = _taylor(coeffs, t)
+                out[m] = _taylor(coeffs, t / w)
         return out
     HI, LO, W, CT = table
     near = np.abs(x[:, None] - HI) < W           # (elements, roots)
@@ -332,6 +333,7 @@ def _near_roots(x, out, roots):
         return out
     idx = (len(HI) - 1) - np.argmax(near[hit, ::-1], axis=1)    # the last root that holds it
     t = (x[hit] - HI[idx]) - LO[idx]
+    t /= W[idx]                                  # (the series is in t / window)
     cols = CT[:, idx]                            # the coefficients by power, then element
     acc = cols[-1].copy()
     add, mul = np.add, np.multiply
@@ -434,7 +436,11 @@ def compute_roots(kind):
     digamma_pos: its positive zero x0 (120 terms, used on [x0 - 1/2, x0 + 1)); lgamma: both zeros in each
     (-n - 1, -n), n = 2..13 (from -14 on, the zeros lie within 1e-11 of an integer). Windows: half
     the distance to the nearest singularity (the integers), where the series gains a bit per
-    term; 64 terms."""
+    term; 64 terms. For these two kinds the coefficients are of the series in s = t / window
+    (c_k window^k, formed in decimal): from -9 on the zeros lie within 1e-5 of the integers,
+    and the coefficients of t itself, about window^-k, overflow to inf there (lgamma gave NaN
+    and inf next to those zeros)."""
+    from decimal import Decimal
     from . import gamma_roots as G
     nterms = 64
     if kind == "digamma_pos":
@@ -450,8 +456,10 @@ def compute_roots(kind):
             r = G.newton_dec(G.digamma_dec, lambda v: G.hurwitz_dec(2, v)[0], r0)
             hi, lo = G.split(r)
             z = G.hurwitz_dec(nterms + 1, r)          # zeta(2..nterms+1, r)
-            coeffs = np.array([float(z[k - 1]) * (1 if k % 2 else -1) for k in range(1, nterms + 1)])
             d = min(hi + n, -n + 1 - hi)
+            w = Decimal(0.5 * d)
+            coeffs = np.array([float(z[k - 1] * w ** k) * (1 if k % 2 else -1)
+                               for k in range(1, nterms + 1)])
             out.append((hi, lo, 0.5 * d, coeffs))
         return out
     else:
@@ -464,9 +472,11 @@ def compute_roots(kind):
                 r = G.newton_dec(G.lgamma_dec, G.digamma_dec, r0, bracket=(-n - 1, -n))
                 hi, lo = G.split(r)
                 z = G.hurwitz_dec(nterms, r)           # zeta(2..nterms, r)
-                coeffs = [float(G.digamma_dec(r))]
-                coeffs += [float(z[k - 2]) / k * (1 if k % 2 == 0 else -1) for k in range(2, nterms + 1)]
                 d = min(hi + n + 1, -n - hi)
+                w = Decimal(0.5 * d)
+                coeffs = [float(G.digamma_dec(r) * w)]
+                coeffs += [float(z[k - 2] * w ** k / k) * (1 if k % 2 == 0 else -1)
+                           for k in range(2, nterms + 1)]
                 out.append((hi, lo, 0.5 * d, np.array(coeffs)))
         return out
 
@@ -663,8 +673,6 @@ def polygamma(n, x):
 # and wherever f is not finite (infinities, NaN, the poles), the element is computed again by
 # the accurate path; except that in an array with negative elements the poles x <= 0 are found
 # from x itself (sin(pi x) = 0) and take the accurate path's +inf (lgamma) or NaN (digamma).
-# lgamma's elements within 1e-5 of the integers from -9 to -14 go to the accurate path as well
-# (see `_lgamma_overflowing_roots`).
 _GAMMA_NARROW_TOL = 2.0 ** -42
 _GAMMA_NARROW_CANCEL = 2.0 ** 20
 _ASYMPTOTIC_TERMS = 12
@@ -673,24 +681,6 @@ _DIGAMMA_WINDOW = 1 / 16
 # w = (b t + a) t + g for c = 1, 2, 3 (columns; column 0 unused): rows a, b, g
 _LGAMMA_W = np.array([[0.0, 1.5, 0.5, 0.0], [0.0, 0.5, 0.0, 0.0], [0.0, 0.0, 0.0, -0.5]])
 _GAMMA_NARROW_COLS = {}
-_LGAMMA_OVERFLOWING_ROOTS = []
-
-
-def _lgamma_overflowing_roots():
-    """(lowest, highest, d) where every window of a negative zero of lgamma whose Taylor
-    coefficients on the accurate path overflow lies within d of an integer in [lowest, highest]
-    (from -9 on the zeros come within 1e-5 of the integers, and their expansions' later
-    coefficients are inf: the accurate path's value in those windows is inf or NaN, not lgamma,
-    so those elements are left to it); None where there are none."""
-    if not _LGAMMA_OVERFLOWING_ROOTS:
-        ends, d = [], 0.0
-        for hi, _, w, coeffs in _roots("lgamma"):
-            if not np.isfinite(coeffs).all():
-                n = float(np.round(hi))
-                ends.append(n)
-                d = max(d, abs(hi - n) + w)
-        _LGAMMA_OVERFLOWING_ROOTS.append((min(ends), max(ends), 2 * d) if ends else None)
-    return _LGAMMA_OVERFLOWING_ROOTS[0]
 
 
 def _gamma_narrow_cols(kind):
@@ -741,10 +731,10 @@ def _shift_product(p):
     return q, prod
 
 
-def _gamma_narrow_finish(x, f, m, dtype, accurate, exact=None, left=None):
+def _gamma_narrow_finish(x, f, m, dtype, accurate, exact=None):
     """f rounded to `dtype`, where f lies within 2^-42 (m + |f|) of `accurate(x)` (elements of
     `exact`: f is exact); the elements whose rounding that interval leaves open, whose terms
-    (size m) cancel by more than 2^20, whose f is not finite, or of `left`, computed again by
+    (size m) cancel by more than 2^20, or whose f is not finite, computed again by
     `accurate`."""
     af = np.abs(f)
     d = m + af
@@ -758,8 +748,6 @@ def _gamma_narrow_finish(x, f, m, dtype, accurate, exact=None, left=None):
     unsure = lo.astype(dtype) != f.astype(dtype)
     af *= _GAMMA_NARROW_CANCEL
     unsure |= af < m
-    if left is not None:
-        unsure |= left
     if exact is not None:
         np.copyto(unsure, False, where=exact)
     redo = np.flatnonzero(unsure)
@@ -813,7 +801,7 @@ def lgamma_narrow(x, dtype):
         np.abs(lg, out=lg)
         m = s
         m += lg
-        pole = left = None
+        pole = None
         if any_neg:
             # log|Gamma(x)| = log(pi / |sin(pi x)|) - lgamma(1 - x); x - round(x) is exact, and
             # zero only at the integers: at those <= 0 (the poles) lgamma is +inf
@@ -821,11 +809,6 @@ def lgamma_narrow(x, dtype):
             np.abs(r, out=r)
             pole = r == 0
             pole &= x <= 0
-            over = _lgamma_overflowing_roots()
-            if over is not None:
-                left = r <= over[2]
-                left &= x >= over[0] - 0.5
-                left &= x <= over[1] + 0.5
             r *= _PI
             sn = np.sin(r)                        # |sin(pi x)|
             np.divide(_PI, sn, out=sn)
@@ -835,7 +818,7 @@ def lgamma_narrow(x, dtype):
             np.copyto(f, np.inf, where=pole)
         # lgamma(1) is -0 on the accurate path (-gamma * 0), and +0 here
         np.copyto(f, -0.0, where=x == 1.0)
-        r = _gamma_narrow_finish(x, f, m, dtype, lgamma, pole, left)
+        r = _gamma_narrow_finish(x, f, m, dtype, lgamma, pole)
     return r.reshape(shape)
 
 
