@@ -519,12 +519,6 @@ def _digamma_asym(x):
     return np.log(x) - 0.5 / x - acc * inv2
 
 
-def _two_sum(a, b):
-    s = a + b
-    bb = s - a
-    return s, (a - (s - bb)) + (b - bb)
-
-
 def _digamma_pos(x, taylor_too=None):
     """digamma(x), x >= 1 (finite): the expansion about its zero x0 on [1, x0 + 1); above,
     shifted down into [x0, x0 + 1) (exactly: x - n) with the recurrence's reciprocals summed
