@@ -67,3 +67,15 @@ def generate_from(monkeypatch, module, name, after, generated, failed):
     monkeypatch.setattr(module, "GENERATE_AFTER", after)
     monkeypatch.setattr(module, name, spy)
     del failed[:]
+
+
+def record_calls(monkeypatch, module, name):
+    """The argument tuples of every call of `module.name` from now on (it still runs)."""
+    made = []
+    orig = getattr(module, name)
+
+    def wrapped(*a):
+        made.append(a)
+        return orig(*a)
+    monkeypatch.setattr(module, name, wrapped)
+    return made

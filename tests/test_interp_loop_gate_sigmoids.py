@@ -11,7 +11,7 @@ from hypothesis import HealthCheck, given, settings, strategies as st
 
 from stablehlo_ref.interpreter import jax_idioms
 
-from loop_helpers import run_both, values
+from loop_helpers import record_calls, run_both, values
 
 
 def _sigmoid(name, lo, hi, t, rows, w):
@@ -74,14 +74,7 @@ def test_shared_gate_sigmoids_match_the_general_path(t, carry_z, gap, data, n):
 
 
 def _shared(monkeypatch):
-    made = []
-    orig = jax_idioms._shared_sigmoid
-
-    def wrapped(*a):
-        made.append(a)
-        return orig(*a)
-    monkeypatch.setattr(jax_idioms, "_shared_sigmoid", wrapped)
-    return made
+    return record_calls(monkeypatch, jax_idioms, "_shared_sigmoid")
 
 
 @pytest.mark.parametrize("gap,shared", [(0, True), (3, True), (2000, False)])

@@ -8,7 +8,7 @@ from hypothesis import HealthCheck, given, settings, strategies as st
 
 from stablehlo_ref.interpreter import jax_idioms
 
-from loop_helpers import run_both, values
+from loop_helpers import record_calls, run_both, values
 
 LOOP = """func.func @main(%x0: tensor<3x4x{t}>, %h0: tensor<3x4x{t}>) -> (tensor<3x4x{t}>, tensor<3x4x{t}>) {{
   %c0 = stablehlo.constant dense<0> : tensor<i32>
@@ -54,13 +54,7 @@ def test_fused_sigmoid_matches_the_general_path(t, swap, leak, data, n):
 
 @pytest.mark.parametrize("t,fused", [("f32", True), ("f64", True), ("f16", False)])
 def test_sigmoid_is_fused_for_f32_and_f64(monkeypatch, t, fused):
-    made = []
-    orig = jax_idioms._fused_sigmoid
-
-    def wrapped(*a):
-        made.append(a)
-        return orig(*a)
-    monkeypatch.setattr(jax_idioms, "_fused_sigmoid", wrapped)
+    made = record_calls(monkeypatch, jax_idioms, "_fused_sigmoid")
     dt = {"f16": np.float16, "f32": np.float32, "f64": np.float64}[t]
     x = (np.arange(12, dtype=dt).reshape(3, 4) - 6) / 3
     run_both(_loop(t, 9), x, x)
