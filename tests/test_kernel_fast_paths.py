@@ -286,6 +286,28 @@ def test_solve_triangular_matches_substitution(seed, left, lower, unit, trans, c
     np.testing.assert_allclose(got, want, rtol=1e-10, atol=1e-10)
 
 
+@pytest.mark.parametrize("left", [True, False])
+@pytest.mark.parametrize("dtype", [np.float32, np.float64])
+def test_solve_triangular_singular_or_nan_gives_nan_everywhere(left, dtype):
+    """A zero on the diagonal (not a unit one) or a NaN operand: NaN everywhere, as the
+    general path gives (one matrix goes through LAPACK's ?trtrs, a batch through the solve
+    gufunc); with a unit diagonal the zero is not read."""
+    from stablehlo_ref.interpreter.linalg import solve_triangular
+    a = np.array([[2.0, 0.0, 0.0], [1.0, 0.0, 0.0], [4.0, 5.0, 3.0]], dtype)
+    b = np.ones((3, 2) if left else (2, 3), dtype)
+    with np.errstate(all="ignore"):
+        for aa, bb in ((a, b), (a[None], b[None])):
+            got = solve_triangular(aa, bb, left, True, False, "NO_TRANSPOSE", np.float64)
+            assert got.shape == bb.shape and np.isnan(got).all()
+        got = solve_triangular(a, b, left, True, True, "NO_TRANSPOSE", np.float64)
+        assert np.isfinite(got).all()
+        bn = b.copy()
+        bn.reshape(-1)[1] = np.nan
+        got = solve_triangular(np.eye(3, dtype=dtype) * 2, bn, left, True, False, "TRANSPOSE",
+                               np.float64)
+        assert np.isnan(got).any()
+
+
 # ------------------------------------------------------------------ reduce_window folds
 
 def naive_reduce_window(x, init, fn, window, strides, base, wdil, padding):
