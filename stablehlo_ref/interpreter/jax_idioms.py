@@ -353,28 +353,11 @@ def _fused_sigmoid(x_slot, ones_a, ones_d, one_first, scalar, shape, original, o
     pattern's order; the intermediate arrays are the fused step's own (written in place).
     Anything else runs the original steps."""
     dtype = np.dtype(scalar)
-    wide = dtype == np.float64
-    f64 = np.dtype(np.float64)
     ND = np.ndarray
-    neg, exp, add, div = np.negative, np.exp, np.add, np.true_divide
 
     def fused(ctx, f, x):
         if x.__class__ is ND and x.dtype == dtype and x.shape == shape:
-            if wide:
-                t = neg(x)
-                exp(t, out=t)
-                e = t
-            else:
-                t = x.astype(f64)
-                neg(t, out=t)
-                exp(t, out=t)
-                e = t.astype(dtype)
-            if one_first:
-                add(ones_a, e, out=e)
-            else:
-                add(e, ones_a, out=e)
-            div(ones_d, e, out=e)
-            return e
+            return _sigmoid_steps(x, dtype, ones_a, ones_d, one_first)
         original(ctx, f)
         return f[out]
     return fused
@@ -513,8 +496,10 @@ def _sigmoids_of_slices(g, entries, ops, sigmoids, replaced, replaced_reads, mem
             members.add(p)
 
 
-def _sigmoid_in_place(x, dtype, ones, one_first):
-    """`_fused_sigmoid`'s steps on the array `x` of `dtype` (a new array)."""
+def _sigmoid_steps(x, dtype, ones_a, ones_d, one_first):
+    """`_fused_sigmoid`'s steps on the array `x` of `dtype` (f32 or f64), a new array: the
+    negation and exponential in f64 rounded once to the type, the sum with the ones `ones_a`
+    (first or second, as the pattern has it) and the quotient of `ones_d` by it, in place."""
     if dtype == np.float64:
         t = np.negative(x)
         np.exp(t, out=t)
@@ -525,10 +510,10 @@ def _sigmoid_in_place(x, dtype, ones, one_first):
         np.exp(t, out=t)
         e = t.astype(dtype)
     if one_first:
-        np.add(ones, e, out=e)
+        np.add(ones_a, e, out=e)
     else:
-        np.add(e, ones, out=e)
-    np.true_divide(ones, e, out=e)
+        np.add(e, ones_a, out=e)
+    np.true_divide(ones_d, e, out=e)
     return e
 
 
@@ -548,7 +533,7 @@ def _shared_sigmoid(first, last, stash, index, one_first, scalar, src_shape, sha
     def fused(ctx, f, x):
         if x.__class__ is ND and x.dtype == dtype and x.shape == src_shape:
             if first:
-                whole = _sigmoid_in_place(x, dtype, ones, one_first)
+                whole = _sigmoid_steps(x, dtype, ones, ones, one_first)
                 if not last:
                     stash[0], stash[1] = x, whole
                 return whole[index]
@@ -557,7 +542,7 @@ def _shared_sigmoid(first, last, stash, index, one_first, scalar, src_shape, sha
                 if last:
                     stash[0] = stash[1] = None
                 return whole[index]
-            return _sigmoid_in_place(x[index], dtype, ones[index], one_first)
+            return _sigmoid_steps(x[index], dtype, ones[index], ones[index], one_first)
         original(ctx, f)
         return f[out]
     return fused

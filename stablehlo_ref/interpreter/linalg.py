@@ -403,20 +403,20 @@ def _solve_triangular_real(a, b, left, lower, unit, trans):
         return None
     if a.ndim == 2 and b.ndim == 2 and b.shape[0 if left else 1] == a.shape[0]:
         X, info = _trtrs(a, b, left, lower, unit, trans)
-        if X is not None:
-            if info != 0:
-                return None
-            s = X.sum()
-            return None if s != s else X
-    A = _triangle(a, lower, unit)
-    if trans != "NO_TRANSPOSE":          # (the adjoint of a real matrix is its transpose)
-        A = np.swapaxes(A, -1, -2)
-    B = b.astype(np.float64)
-    if left:
-        X = solve(A, B, signature="dd->d")
+        if info != 0:
+            return None
     else:
-        X = np.swapaxes(solve(np.swapaxes(A, -1, -2), np.swapaxes(B, -1, -2), signature="dd->d"),
-                        -1, -2)
+        X = None
+    if X is None:
+        A = _triangle(a, lower, unit)
+        if trans != "NO_TRANSPOSE":          # (the adjoint of a real matrix is its transpose)
+            A = np.swapaxes(A, -1, -2)
+        B = b.astype(np.float64)
+        if left:
+            X = solve(A, B, signature="dd->d")
+        else:
+            X = np.swapaxes(solve(np.swapaxes(A, -1, -2), np.swapaxes(B, -1, -2),
+                                  signature="dd->d"), -1, -2)
     s = X.sum()
     if s != s:
         return None

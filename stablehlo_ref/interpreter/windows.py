@@ -184,17 +184,17 @@ def _prefix_fold(ctx, op, x, init, window, strides, base, wdil, padding, cache):
     return np.moveaxis(y, 0, ax)
 
 
-def _prefix_scan(op, x, init, window, strides, base, wdil, padding):
+def _prefix_scan(op, x, init, window, strides, base, wdil, padding, name):
     """A reduce_window whose window along one axis covers the whole prefix (window W >= n,
     padding (W - 1, 0), unit strides and dilations; every other axis a window of 1, no
     padding) is a cumulative op: `ufunc.accumulate` over [init, x...] along that axis. Exact
     when op(init, init) is init (the padded elements, which hold init, then add nothing):
     the fold runs in the same order as the window's, rounding to the dtype at each step
-    (float16's float32 arithmetic rounds + and * correctly). None when not such a window."""
+    (float16's float32 arithmetic rounds + and * correctly). `name`: the body's primitive op
+    (`recognize_binary_body`), or None. None when not such a window."""
     ax = _prefix_axis(x, window, strides, base, wdil, padding)
     if ax is None:
         return None
-    name = recognize_binary_body(op.regions[0])
     if name not in _ACCUMULATE:
         return None
     et = elem(op.results[0].type)
@@ -238,9 +238,12 @@ def reduce_window(ctx, op, *args):
             raise InterpreterError(f"{op.name}: strides and dilations must be positive")
         geometry = cache[("window_geometry", rank)] = (window, strides, base, wdil, padding)
     window, strides, base, wdil, padding = geometry
+    region = op.regions[0]
+    # (the body's primitive op, recognized once: the prefix and window paths below read it)
+    name = recognize_binary_body(region) if n == 1 else None
     if n == 1 and rank:
-        out = _prefix_scan(op, xs[0], inits[0], window, strides, base, wdil, padding)
-        if out is None and recognize_binary_body(op.regions[0]) is None:
+        out = _prefix_scan(op, xs[0], inits[0], window, strides, base, wdil, padding, name)
+        if out is None and name is None:
             out = _prefix_fold(ctx, op, xs[0], inits[0], window, strides, base, wdil, padding,
                                cache)
         if out is not None:
@@ -255,9 +258,7 @@ def reduce_window(ctx, op, *args):
         if math.prod(shape) == 0:
             return [np.empty(shape, dtype=elem(t).dtype) for t in result_types]
     axes = tuple(range(rank, 2 * rank))
-    region = op.regions[0]
     if n == 1:
-        name = recognize_binary_body(region)
         et = elem(result_types[0])
         if name in _SEQUENTIAL and (et.is_float or et.is_complex):
             return [_sequential_window_reduce(_SEQUENTIAL[name], views[0], inits[0], et)]
