@@ -1309,3 +1309,66 @@ def test_inner_loop_entered_again_runs_fused_as_stepwise():
     stablehlo_ref.run(parse(NESTED_LOOPS), x, limits=Limits(max_steps=120))
     with pytest.raises(StableHLOError, match="loop iterations"):
         stablehlo_ref.run(parse(NESTED_LOOPS), x, limits=Limits(max_steps=100))
+
+
+# A loop body that holds a loop of its own runs step by step for its first runs, then
+# compiled, on the same frame. The step-by-step runs stored the body's iota there (the same
+# cached array the compiled block preloads), but not the constants of the call the compiled
+# block inlines (the step-by-step run called it in a frame of its own): those must still be
+# stored (they were skipped, and the reduce read None). Found through jax.scipy.optimize's
+# BFGS as jax.export writes it.
+PRELOAD_AFTER_STEPWISE_RUNS = """
+func.func @main(%arg0: tensor<6xf32>) -> tensor<f32> {
+  %c0 = stablehlo.constant dense<0> : tensor<i32>
+  %z = stablehlo.constant dense<0.0> : tensor<f32>
+  %r:3 = stablehlo.while(%i = %c0, %x = %arg0, %acc = %z) : tensor<i32>, tensor<6xf32>, tensor<f32>
+  cond {
+    %n = stablehlo.constant dense<8> : tensor<i32>
+    %p = stablehlo.compare LT, %i, %n, SIGNED : (tensor<i32>, tensor<i32>) -> tensor<i1>
+    stablehlo.return %p : tensor<i1>
+  } do {
+    %io = stablehlo.iota dim = 0 : tensor<6xi32>
+    %one = stablehlo.constant dense<1> : tensor<i32>
+    %h = stablehlo.constant dense<0.5> : tensor<6xf32>
+    %bc = stablehlo.broadcast_in_dim %c0, dims = [] : (tensor<i32>) -> tensor<6xi32>
+    %io2 = stablehlo.add %io, %bc : tensor<6xi32>
+    %iof = stablehlo.convert %io2 : (tensor<6xi32>) -> tensor<6xf32>
+    %x1 = stablehlo.add %x, %iof : tensor<6xf32>
+    %x2 = stablehlo.add %x1, %h : tensor<6xf32>
+    %w:2 = stablehlo.while(%j = %c0, %y = %x2) : tensor<i32>, tensor<6xf32>
+    cond {
+      %two = stablehlo.constant dense<2> : tensor<i32>
+      %q = stablehlo.compare LT, %j, %two, SIGNED : (tensor<i32>, tensor<i32>) -> tensor<i1>
+      stablehlo.return %q : tensor<i1>
+    } do {
+      %one1 = stablehlo.constant dense<1> : tensor<i32>
+      %j2 = stablehlo.add %j, %one1 : tensor<i32>
+      %y2 = stablehlo.negate %y : tensor<6xf32>
+      stablehlo.return %j2, %y2 : tensor<i32>, tensor<6xf32>
+    }
+    %m = func.call @inf_norm(%w#1) : (tensor<6xf32>) -> tensor<f32>
+    %a2 = stablehlo.add %acc, %m : tensor<f32>
+    %i2 = stablehlo.add %i, %one : tensor<i32>
+    stablehlo.return %i2, %x2, %a2 : tensor<i32>, tensor<6xf32>, tensor<f32>
+  }
+  return %r#2 : tensor<f32>
+}
+func.func private @inf_norm(%arg0: tensor<6xf32>) -> tensor<f32> {
+  %cst = stablehlo.constant dense<0.000000e+00> : tensor<f32>
+  %cst_0 = stablehlo.constant dense<0xFF800000> : tensor<f32>
+  %0 = stablehlo.abs %arg0 : tensor<6xf32>
+  %1 = stablehlo.reduce(%0 init: %cst_0) applies stablehlo.maximum across dimensions = [0] : (tensor<6xf32>, tensor<f32>) -> tensor<f32>
+  %2 = stablehlo.maximum %cst, %1 : tensor<f32>
+  return %2 : tensor<f32>
+}
+"""
+
+
+def test_compiled_body_preloads_inlined_constants_after_stepwise_runs():
+    x = np.arange(6, dtype=np.float32) - 3
+    # x_k = x + k * (iota + 0.5); the inner loop negates twice; the norm is max|x_k|
+    want = sum(float(np.max(np.abs(x + (k + 1) * (np.arange(6) + 0.5)))) for k in range(8))
+    module = parse(PRELOAD_AFTER_STEPWISE_RUNS)
+    for _ in range(2):              # (the second run starts from the compiled blocks)
+        got, = stablehlo_ref.run(module, x)
+        assert got.dtype == np.float32 and float(got) == want

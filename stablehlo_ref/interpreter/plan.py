@@ -1217,20 +1217,28 @@ def _compile(plan: Plan, ctx):
     nrunners = len(runners)
     arg_slots = plan.arg_slots
     term = plan.term_slots
-    need = em.need
     length_hint = operator.length_hint
     if preload:
-        first_slot, first_value = preload[0]
+        # known values are stored once per frame (nothing else writes their slots); a slot
+        # of the frame's own, holding this compiled block's token, says they have been (a
+        # value in a preloaded slot says nothing: the interpreted tier that ran the block
+        # before it was compiled stored the same constants, but not those of the calls
+        # inlined here, which it ran in frames of their own)
+        mark = plan.info.nslots
+        plan.info.nslots += 1
+        em.need = plan.info.nslots
+        token = object()
     else:
-        first_slot, first_value = 0, _NOTHING
+        mark, token = 0, None
+    need = em.need
 
     def _block(ctx, f, a, take=False):
         if len(f) < need:            # a frame made before calls were inlined into this block
             f.extend([None] * (need - len(f)))
-        if f[first_slot] is not first_value and preload:
-            # known values are stored once per frame (nothing else writes their slots)
+        if preload and f[mark] is not token:
             for s, v in preload:
                 f[s] = v
+            f[mark] = token
         i = 0
         for s in arg_slots:
             f[s] = a[i]
