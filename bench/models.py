@@ -354,4 +354,4 @@ def missing_packages(key, needs=None):
 
 def lower(fn, args) -> str:
     import jax
-    return jax.jit(fn).lower(*args).as_text()
+    return jax.jit(fn, keep_unused=True).lower(*args).as_text()
