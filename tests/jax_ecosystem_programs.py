@@ -444,6 +444,51 @@ def vmap_take(rng):
     return fn, (f32(rng, 4, 7), np.array([[0, 3], [6, 1], [2, 2], [5, 0]], np.int32))
 
 
+def scipy_bfgs(rng):
+    """jax.scipy.optimize.minimize with BFGS on a convex function: a while loop holding the
+    line search's loops, with the inverse Hessian's update (an identity of iotas) and the
+    gradient's infinity norm in calls the loop body inlines."""
+    from jax.scipy.optimize import minimize
+    w = np.arange(1, 7, dtype=np.float32)
+
+    def fn(x0):
+        return minimize(lambda x: jnp.sum(w * (x - 1.0) ** 2) + 0.01 * jnp.sum(x ** 4), x0,
+                        method="BFGS", options=dict(maxiter=30)).x
+    return fn, (np.zeros(6, np.float32),)
+
+
+def odeint_adaptive(rng):
+    """jax.experimental.ode.odeint: Dormand-Prince steps of adaptive size in a loop over the
+    output times (the stages written into a 7-row table by one-row scatters)."""
+    from jax.experimental.ode import odeint
+
+    def fn(y0, ts):
+        def rhs(y, t):
+            return jnp.stack([y[0] - 0.1 * y[0] * y[1], 0.075 * y[0] * y[1] - 1.5 * y[1]])
+        return odeint(rhs, y0, ts, rtol=1e-5, atol=1e-5)
+    return fn, (np.array([10.0, 5.0], np.float32), np.linspace(0, 3, 8).astype(np.float32))
+
+
+def optax_lbfgs(rng):
+    """optax.lbfgs with its zoom line search, ten steps in a scan."""
+    import optax
+
+    def fn(x0):
+        def fun(x):
+            return jnp.sum((x - 1.0) ** 2 * jnp.arange(1, 9)) + 0.01 * jnp.sum(x ** 4)
+        opt = optax.lbfgs()
+        value_and_grad = optax.value_and_grad_from_state(fun)
+
+        def step(carry, _):
+            x, state = carry
+            v, g = value_and_grad(x, state=state)
+            u, state = opt.update(g, state, x, value=v, grad=g, value_fn=fun)
+            return (optax.apply_updates(x, u), state), v
+        (x, _), vs = jax.lax.scan(step, (x0, opt.init(x0)), None, length=10)
+        return x, vs
+    return fn, (np.zeros(8, np.float32),)
+
+
 PROGRAMS = {
     "nnx_mlp": nnx_mlp,
     "nnx_cnn_batchnorm_train": _nnx_cnn(True),
@@ -477,4 +522,7 @@ PROGRAMS = {
     "approx_max_k": approx_max_k,
     "special_functions": special_functions,
     "vmap_take": vmap_take,
+    "scipy_bfgs": scipy_bfgs,
+    "odeint_adaptive": odeint_adaptive,
+    "optax_lbfgs": optax_lbfgs,
 }

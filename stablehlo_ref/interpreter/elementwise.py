@@ -1543,8 +1543,8 @@ specializer("stablehlo.exponential_minus_one")(
 def _binary_float_specializer(name, float_fn, other=None):
     """A binary op that `_binary` computes for floats as `float_fn` in f64 rounded once to
     the type (atan2, power, a float remainder): two f32 or f64 arrays of the result's dtype
-    and one shape are computed so, without `_binary`'s dispatch; anything else takes the
-    general kernel. `other`: the op's specializer for other types, tried first."""
+    and one shape, or two numpy scalars of it, are computed so, without `_binary`'s
+    dispatch; anything else takes the general kernel. `other`: the op's specializer for other types, tried first."""
     def specialize(op, known=None):
         if other is not None:
             got = other(op, known)
@@ -1558,6 +1558,7 @@ def _binary_float_specializer(name, float_fn, other=None):
         wide = dt == _F64
         general = KERNELS[name]
         ND, f64 = _ND, _F64
+        scalar = dt.type
 
         def binary_float(ctx, op, a, b):
             if a.__class__ is ND and b.__class__ is ND and a.dtype == dt and b.dtype == dt \
@@ -1565,6 +1566,13 @@ def _binary_float_specializer(name, float_fn, other=None):
                 if wide:
                     return float_fn(a, b)
                 return float_fn(a.astype(f64), b.astype(f64)).astype(dt)
+            if a.__class__ is scalar and b.__class__ is scalar:
+                # two numpy scalars of the type (a loop over scalars): the same ufunc on the
+                # same f64 values, rounded once to the type (a Python float is that f64
+                # value), as a scalar, without the general kernel's arrays (about 5 us)
+                if wide:
+                    return float_fn(a, b)
+                return scalar(float_fn(float(a), float(b)))
             return general(ctx, op, a, b)
         binary_float.__name__ = binary_float.__qualname__ = name.split(".")[1] + "_float"
         return binary_float

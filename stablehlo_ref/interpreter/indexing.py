@@ -1591,6 +1591,82 @@ def point_scatter_kernel(form):
     return scatter_point
 
 
+def window_replace_form(op):
+    """(input shape, index vector's dims, window sizes, inserted dims) when `op` writes one
+    window of its updates over its one input: update body `return %update`, static shapes,
+    indices holding a single index vector, no batching dims, dimension numbers that fit
+    (`_window_dims`); else None. Such a scatter is `x.at[i].set(row)`."""
+    if len(op.operands) != 3 or len(op.results) != 1 or not op.regions \
+            or len(op.regions[0].blocks) != 1 or update_body(op.regions[0], 1) != "replace":
+        return None
+    xt, it, ut = (v.type for v in op.operands)
+    shapes = [getattr(t, "shape", None) for t in (xt, it, ut)]
+    if any(sh is None or None in tuple(sh) for sh in shapes):
+        return None
+    xs, ids, us = (tuple(int(d) for d in sh) for sh in shapes)
+    et = getattr(xt, "element_type", None)
+    if et is None or getattr(op.results[0].type, "element_type", None) != et \
+            or getattr(ut, "element_type", None) != et:
+        return None
+    try:
+        d = _scatter_dims(op)
+    except Exception:  # noqa: BLE001 - the general kernel reports a malformed attribute
+        return None
+    ivd = d["index_vector_dim"]
+    if ivd < 0 or ivd > len(ids):
+        return None
+    k = 1 if ivd == len(ids) else ids[ivd]
+    if k < 1 or int(np.prod(ids, dtype=np.int64)) != k:
+        return None
+    uwd = d["update_window_dims"]
+    if len(us) - len(uwd) != len(ids) - (ivd < len(ids)):
+        return None
+    wid = _window_dims(d, len(xs), len(us), k)
+    if wid is None or any(us[a] != 1 for a in range(len(us)) if a not in uwd):
+        return None
+    window = [1] * len(xs)
+    for j, dim in enumerate(wid):
+        window[dim] = us[uwd[j]]
+    if any(w < 1 or w > n for w, n in zip(window, xs)):
+        return None              # (an empty window, or one larger than the input)
+    inserted = tuple(dim for dim in range(len(xs)) if dim not in wid)
+    return xs, tuple(d["scatter_dims_to_operand_dims"]), tuple(window), inserted
+
+
+def window_replace_kernel(form):
+    """The kernel of a `window_replace_form` scatter: a copy of the input with the window
+    written where it lies wholly inside; the input itself where it lies wholly outside in
+    some dimension (every update element is skipped, as the spec says); the general kernel
+    where it overlaps the input in part (the elements inside are written)."""
+    xs, s2o, window, inserted = form
+    rank = len(xs)
+    base = [slice(0, w) for w in window]
+    for dim in inserted:
+        base[dim] = 0
+    view_shape = tuple(w for dim, w in enumerate(window) if dim not in inserted)
+    is_inserted = tuple(dim in inserted for dim in range(rank))
+    ND = np.ndarray
+
+    def scatter_window(ctx, op, x, idx, u):
+        if x.__class__ is not ND or idx.__class__ is not ND or u.__class__ is not ND \
+                or x.shape != xs or u.dtype != x.dtype:
+            return scatter(ctx, op, x, idx, u)
+        sl = list(base)
+        for dim, a in zip(s2o, idx.reshape(-1).tolist()):
+            w = window[dim]
+            n = xs[dim]
+            if a < 0 or a + w > n:
+                if a >= n or a + w <= 0:
+                    return [x]
+                return scatter(ctx, op, x, idx, u)
+            sl[dim] = a if is_inserted[dim] else slice(a, a + w)
+        out = x.copy()
+        out[tuple(sl)] = u.reshape(view_shape)
+        return [out]
+    scatter_window.runs_no_region = True
+    return scatter_window
+
+
 @specializer("stablehlo.scatter")
 def scatter_specialized(op, known=None):
     """A scatter whose update body is recognized (`return %update`, or one primitive op):
@@ -1603,6 +1679,9 @@ def scatter_specialized(op, known=None):
     form = point_scatter_form(op)
     if form is not None:
         return point_scatter_kernel(form)
+    form = window_replace_form(op)
+    if form is not None:
+        return window_replace_kernel(form)
     at = scatter_at_kernel(op)
     if at is not None:
         return at
