@@ -337,9 +337,9 @@ def _max_min_specializer(name, ufunc):
     """maximum / minimum of a result type of `numerics.NATIVE_IN_TYPE`: for two arrays of
     rank >= 1 of its dtype and one shape, numpy's ufunc itself (what the general kernel
     computes for them: the f32 shortcut, f64 in f64, integers converted to a wider type and
-    back, no value changed), without the kernel's type look-ups on every call; anything
-    else (rank 0, another dtype or shape, f16 and the other floats, which the general path
-    computes in f32) takes the general kernel."""
+    back, no value changed), and for two numpy scalars of its dtype, without the kernel's
+    type look-ups on every call; anything else (0-d arrays, another dtype or shape, f16 and
+    the other floats, which the general path computes in f32) takes the general kernel."""
     def specialize(op, known=None):
         et = _rt(op)
         if getattr(et, "name", None) not in NATIVE_IN_TYPE or _ot(op, 0) != et \
@@ -348,10 +348,19 @@ def _max_min_specializer(name, ufunc):
         dt = et.dtype
         general = KERNELS[name]
         ND = _ND
+        scalar = dt.type
+        narrow = dt == _F32
 
         def max_min(ctx, op, a, b):
             if a.__class__ is ND and b.__class__ is ND and a.dtype == dt and b.dtype == dt \
                     and a.ndim and a.shape == b.shape:
+                return ufunc(a, b)
+            if a.__class__ is scalar and b.__class__ is scalar:
+                # two numpy scalars of the type (a loop over scalars): as the general kernel
+                # computes rank 0, f32 in f64 (a signaling NaN comes out quiet) and the rest
+                # in the type, as a scalar (its 0-d arrays cost ~5 us)
+                if narrow:
+                    return scalar(ufunc(float(a), float(b)))
                 return ufunc(a, b)
             return general(ctx, op, a, b)
         return max_min

@@ -1,8 +1,9 @@
-"""A scatter writing one window of its update over its input (`x.at[i].set(row)`, the
-`window_replace_form` kernel) gives what the general scatter kernel gives, for windows
-inside the input, wholly outside it in a dimension (nothing written) and overlapping it in
-part (the elements inside written); and the binary float kernels' path for two numpy scalars
-(power, atan2, remainder in a loop over scalars) gives the general kernel's bits."""
+"""Kernel paths that loops take: a scatter writing one window of its update over its input
+(`x.at[i].set(row)`, the `window_replace_form` kernel) gives what the general scatter kernel
+gives, for windows inside the input, wholly outside it in a dimension (nothing written) and
+overlapping it in part (the elements inside written); and the paths for two numpy scalars
+(a loop over scalars) of power, atan2, remainder, maximum and minimum give the general
+kernel's bits, NaN payloads included."""
 import itertools
 
 import numpy as np
@@ -123,3 +124,33 @@ def test_binary_float_scalars_match_the_general_kernel_on_special_values():
        st.floats(width=32), st.floats(width=32))
 def test_binary_float_scalars_match_the_general_kernel(name, t, a, b):
     _check_scalar_binary(name, t, [(a, b)])
+
+
+def _nan(dt, bits):
+    u = np.uint32 if dt == np.float32 else np.uint64
+    return np.frombuffer(np.array([bits], dtype=u).tobytes(), dt)[0]
+
+
+def test_max_min_of_scalars_match_the_general_kernel():
+    floats = [0.0, -0.0, 1.0, -1.0, np.inf, -np.inf, 1e-45, -3e38, 2.5]
+    cases = {
+        "f32": [np.float32(v) for v in floats] + [_nan(np.float32, b) for b in (
+            0x7FC00001, 0xFFC00000, 0x7F800001, 0xFF812345)],     # quiet and signaling
+        "f64": [np.float64(v) for v in floats] + [_nan(np.float64, b) for b in (
+            0x7FF8000000000001, 0xFFF8000000000000, 0x7FF0000000000001)],
+        "i8": [np.int8(v) for v in (-128, -1, 0, 1, 127)],
+        "i32": [np.int32(v) for v in (-2 ** 31, -1, 0, 7, 2 ** 31 - 1)],
+        "ui32": [np.uint32(v) for v in (0, 1, 2 ** 31, 2 ** 32 - 1)],
+        "i64": [np.int64(v) for v in (-2 ** 63, -1, 0, 2 ** 63 - 1)],
+    }
+    for t, vals in cases.items():
+        for name in ("maximum", "minimum"):
+            op = _binary_op(name, t)
+            fast = SPECIALIZERS[f"stablehlo.{name}"](op)
+            general = KERNELS[f"stablehlo.{name}"]
+            with np.errstate(all="ignore"):
+                for a, b in itertools.product(vals, vals):
+                    got = fast(None, op, a, b)
+                    want = general(None, op, np.array(a), np.array(b))
+                    assert type(got) is type(a), (t, name)
+                    assert np.asarray(got).tobytes() == np.asarray(want).tobytes(), (t, name, a, b)
