@@ -2,8 +2,9 @@
 (`x.at[i].set(row)`, the `window_replace_form` kernel) gives what the general scatter kernel
 gives, for windows inside the input, wholly outside it in a dimension (nothing written) and
 overlapping it in part (the elements inside written); and the paths for two numpy scalars
-(a loop over scalars) of power, atan2, remainder, maximum and minimum give the general
-kernel's bits, NaN payloads included."""
+(a loop over scalars) of power, atan2, remainder, maximum and minimum (also 0-d arrays),
+and float divide of arrays and scalars, give the general kernel's bits, NaN payloads
+included."""
 import itertools
 
 import numpy as np
@@ -150,7 +151,29 @@ def test_max_min_of_scalars_match_the_general_kernel():
             general = KERNELS[f"stablehlo.{name}"]
             with np.errstate(all="ignore"):
                 for a, b in itertools.product(vals, vals):
-                    got = fast(None, op, a, b)
                     want = general(None, op, np.array(a), np.array(b))
-                    assert type(got) is type(a), (t, name)
-                    assert np.asarray(got).tobytes() == np.asarray(want).tobytes(), (t, name, a, b)
+                    # numpy scalars, 0-d arrays, or one of each (a dynamic_slice's element)
+                    for x, y in ((a, b), (np.array(a), b), (a, np.array(b)),
+                                 (np.array(a), np.array(b))):
+                        got = fast(None, op, x, y)
+                        assert type(got) is type(a), (t, name)
+                        assert np.asarray(got).tobytes() == np.asarray(want).tobytes(), \
+                            (t, name, a, b)
+
+
+def test_float_divide_matches_the_general_kernel():
+    rng = np.random.default_rng(5)
+    for t, dt in (("f16", np.float16), ("f32", np.float32), ("f64", np.float64)):
+        op = _binary_op("divide", t)
+        fast = SPECIALIZERS["stablehlo.divide"](op)
+        general = KERNELS["stablehlo.divide"]
+        specials = np.array([0.0, -0.0, 1.0, -1.0, np.inf, -np.inf, np.nan, 3e-8, 6e4], dt)
+        a = np.concatenate([np.repeat(specials, len(specials)), rng.standard_normal(50).astype(dt)])
+        b = np.concatenate([np.tile(specials, len(specials)), rng.standard_normal(50).astype(dt)])
+        with np.errstate(all="ignore"):
+            for x, y in ((a, b), (a.reshape(-1, 1), b.reshape(-1, 1)), (a[3], b[7]),
+                         (np.array(a[5]), b[2])):
+                got = fast(None, op, x, y)
+                want = general(None, op, x, y)
+                assert type(got) is type(want) and np.asarray(got).dtype == dt
+                assert np.asarray(got).tobytes() == np.asarray(want).tobytes(), t

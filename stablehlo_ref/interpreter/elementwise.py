@@ -284,7 +284,36 @@ def sign_specialized(op, known=None):
 
 # (the remainder's specializer, for integers and floats, is registered after
 # `_binary_float_specializer`)
-specializer("stablehlo.divide")(_int_div_rem_specializer(False))
+_int_divide_specializer = _int_div_rem_specializer(False)
+
+
+@specializer("stablehlo.divide")
+def divide_specialized(op, known=None):
+    """Integer division (`_int_div_rem_specializer`); for f16/f32/f64, two arrays or numpy
+    scalars of the result's dtype are divided by numpy's divide itself, what the general
+    kernel computes for them (one correctly rounded division in the type), without its type
+    look-ups (~5 us a call: every layer norm and softmax divides); anything else takes the
+    general kernel."""
+    got = _int_divide_specializer(op, known)
+    if got is not None:
+        return got
+    et = _rt(op)
+    if getattr(et, "name", None) not in _NATIVE_FLOATS or _ot(op, 0) != et \
+            or _ot(op, 1) != et:
+        return None
+    dt = et.dtype
+    general = KERNELS["stablehlo.divide"]
+    ND = _ND
+    scalar = dt.type
+    divide = np.divide
+
+    def divide_float(ctx, op, a, b):
+        ac = a.__class__
+        bc = b.__class__
+        if (ac is ND and a.dtype == dt or ac is scalar) and (bc is ND and b.dtype == dt or bc is scalar):
+            return divide(a, b)
+        return general(ctx, op, a, b)
+    return divide_float
 
 
 # f32 arrays whose maximum / minimum numpy takes in f32 itself: the same values as in f64
@@ -337,8 +366,8 @@ def _max_min_specializer(name, ufunc):
     """maximum / minimum of a result type of `numerics.NATIVE_IN_TYPE`: for two arrays of
     rank >= 1 of its dtype and one shape, numpy's ufunc itself (what the general kernel
     computes for them: the f32 shortcut, f64 in f64, integers converted to a wider type and
-    back, no value changed), and for two numpy scalars of its dtype, without the kernel's
-    type look-ups on every call; anything else (0-d arrays, another dtype or shape, f16 and
+    back, no value changed), and for two numpy scalars or 0-d arrays of its dtype, without
+    the kernel's type look-ups on every call; anything else (another dtype or shape, f16 and
     the other floats, which the general path computes in f32) takes the general kernel."""
     def specialize(op, known=None):
         et = _rt(op)
@@ -355,10 +384,14 @@ def _max_min_specializer(name, ufunc):
             if a.__class__ is ND and b.__class__ is ND and a.dtype == dt and b.dtype == dt \
                     and a.ndim and a.shape == b.shape:
                 return ufunc(a, b)
-            if a.__class__ is scalar and b.__class__ is scalar:
-                # two numpy scalars of the type (a loop over scalars): as the general kernel
-                # computes rank 0, f32 in f64 (a signaling NaN comes out quiet) and the rest
-                # in the type, as a scalar (its 0-d arrays cost ~5 us)
+            ac = a.__class__
+            bc = b.__class__
+            if (ac is scalar or ac is ND and not a.ndim and a.dtype == dt) \
+                    and (bc is scalar or bc is ND and not b.ndim and b.dtype == dt):
+                # two numpy scalars or 0-d arrays of the type (a loop over scalars): as the
+                # general kernel computes rank 0, f32 in f64 (a signaling NaN comes out
+                # quiet) and the rest in the type, as a scalar (the general kernel's
+                # dispatch costs ~5 us)
                 if narrow:
                     return scalar(ufunc(float(a), float(b)))
                 return ufunc(a, b)
