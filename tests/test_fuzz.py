@@ -1,6 +1,7 @@
 """CI-sized fuzzing (the long campaigns are `python -m stablehlo_ref.fuzz`, see README):
 mutated text and artifacts raise only the project's errors and print back stably, random valid
-programs keep their text and results through every round trip, and the command line never
+programs keep their text and results through every round trip, random loop nests give the
+same results under every tier of the interpreter, and the command line never
 shows a traceback. Seeds: examples/, programs generated here, and (when present) the corpora
 and artifacts in ../shared."""
 from __future__ import annotations
@@ -11,7 +12,7 @@ import pytest
 from hypothesis import HealthCheck, given, settings, strategies as st
 
 from stablehlo_ref.fuzz import (FUZZ_LIMITS, SHARED, bytecode_seeds, check_bytecode, check_cli,
-                                check_program, check_text, text_seeds)
+                                check_loops, check_program, check_text, text_seeds)
 from stablehlo_ref.fuzz.mutate import mutate_bytes, mutate_text
 from stablehlo_ref.fuzz.programs import check_generated, random_program
 
@@ -33,6 +34,12 @@ def test_mutated_text(seed):
 def test_mutated_artifacts(seed):
     rng = random.Random(seed)
     check_bytecode(mutate_bytes(rng, rng.choice(_BLOBS), _BLOBS))
+
+
+@settings(max_examples=300, **_SETTINGS)
+@given(st.integers(0, 2**63))
+def test_random_loop_nests_agree_across_tiers(seed):
+    check_loops(seed)
 
 
 @settings(max_examples=40, **_SETTINGS)

@@ -6,6 +6,8 @@ errors, or fails):
     bytecode   mutated portable artifacts -> deserialize -> verify -> print -> parse -> serialize
     programs   random valid programs (programs.py) -> verify, interpret, print/parse and
                serialize/deserialize round trips that keep the program and its results
+    loops      random loop nests (loops.py) -> every tier of the interpreter (step by step,
+               compiled, inlined, fused, generated code) gives the same results bit for bit
     cli        mutated files through the command line (validate, print, convert, run)
 
 A failure is any exception that is not a `StableHLOError` (an internal exception escaping), a
@@ -160,6 +162,13 @@ def check_program(seed: int, limits: Limits = FUZZ_LIMITS) -> str:
     print -> parse and serialize -> deserialize."""
     from .programs import check_generated, random_program
     return check_generated(random_program(random.Random(seed)), limits)
+
+
+def check_loops(seed: int, limits: Limits = FUZZ_LIMITS) -> str:
+    """A random loop nest (loops.py): every tier of the interpreter gives the step-by-step
+    run's results, bit for bit."""
+    from .loops import check_tiers, random_loop_program
+    return check_tiers(random_loop_program(random.Random(seed)), limits)
 
 
 def check_cli(args: List[str]) -> str:

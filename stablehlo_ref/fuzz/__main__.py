@@ -1,4 +1,4 @@
-"""A fuzz campaign: `python -m stablehlo_ref.fuzz --target text|bytecode|programs|cli --minutes N`.
+"""A fuzz campaign: `python -m stablehlo_ref.fuzz --target text|bytecode|programs|loops|cli --minutes N`.
 
 Mutation-based (seeded from examples/, generated programs and, when present, the corpora in
 ../shared), reproducible from `--seed`. Each input runs under a time alarm (`--per-input`) and
@@ -16,7 +16,7 @@ import time
 from pathlib import Path
 
 from . import (FUZZ_LIMITS, Report, bytecode_seeds, cap_memory, check_bytecode, check_cli,
-               check_program, check_text, record, run_one, text_seeds)
+               check_loops, check_program, check_text, record, run_one, text_seeds)
 from .mutate import mutate_bytes, mutate_text
 
 
@@ -40,7 +40,7 @@ def _cli_inputs(rng: random.Random, texts, blobs, tmp: Path):
 
 def main(argv=None) -> int:
     p = argparse.ArgumentParser(prog="python -m stablehlo_ref.fuzz", description=__doc__.split("\n")[0])
-    p.add_argument("--target", required=True, choices=("text", "bytecode", "programs", "cli"))
+    p.add_argument("--target", required=True, choices=("text", "bytecode", "programs", "loops", "cli"))
     p.add_argument("--minutes", type=float, default=1.0)
     p.add_argument("--max-inputs", type=int, default=None)
     p.add_argument("--seed", type=int, default=0)
@@ -80,6 +80,9 @@ def main(argv=None) -> int:
             elif a.target == "programs":
                 sample = rng.getrandbits(48)
                 outcome, exc = run_one(check_program, sample, a.per_input)
+            elif a.target == "loops":
+                sample = rng.getrandbits(48)
+                outcome, exc = run_one(check_loops, sample, a.per_input)
             else:
                 argv_, data = _cli_inputs(rng, texts, blobs, tmp)
                 sample = data
@@ -92,6 +95,9 @@ def main(argv=None) -> int:
                 if a.target == "programs":
                     from .programs import random_program
                     sample = random_program(random.Random(sample)).text
+                elif a.target == "loops":
+                    from .loops import random_loop_program
+                    sample = random_loop_program(random.Random(sample)).text
                 record(report, exc, sample, out)
             now = time.monotonic()
             if now - last > 60:
