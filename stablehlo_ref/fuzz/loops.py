@@ -8,10 +8,12 @@ must leave every result bit for bit the same. The programs made here stress wher
 meet: `while` loops nested in `while` bodies (which delays their compilation), counters
 converted into values, private functions with constants and iotas called from loop bodies
 (inlined) and from the top level (called), reductions broadcast back, one-element and window
-updates (dynamic_update_slice, scatter) of carried values, and loops of zero iterations.
+updates (dynamic_update_slice, scatter) of carried values, loops carrying only rank-0 values
+(run on numpy scalars), `case` on a counter, and loops of zero iterations.
 
-`check_tiers(program)` runs the program twice on one parsed module and once on a fresh parse
-under each tier setting (`TIERS`), and raises `Finding` where any result differs.
+`check_tiers(program)` runs the program three times on one parsed module and once on a fresh
+parse under each tier setting (`TIERS`), and raises `Finding` where any result differs from
+a traced run's (op by op, no loop runner taking part).
 """
 from __future__ import annotations
 
@@ -58,7 +60,9 @@ class _Gen:
         if counters:
             kinds += ["counter", "iota"]
         if depth < self.max_depth:
-            kinds += ["while"] * 3
+            kinds += ["while"] * 3 + ["scalar_while"]
+        if counters:
+            kinds += ["case", "scalar"]
         kind = rng.choice(kinds)
         r = self.fresh()
         if kind == "binary":
@@ -135,11 +139,105 @@ class _Gen:
                        f'{ind}{r} = "stablehlo.scatter"({rng.choice(vals)}, {idx}, {u}) <{{scatter_dimension_numbers = '
                        f'#stablehlo.scatter<inserted_window_dims = [0], scatter_dims_to_operand_dims = [0]>}}> ({{\n'
                        f'{ind}^bb0(%sa: {S}, %sb: {S}):\n{ind}  {upd}\n{ind}}}) : ({T}, tensor<1xi32>, {S}) -> {T}')
+        elif kind == "scalar":
+            # rank-0 arithmetic on an element read at a counter and a counter, broadcast back
+            e = self.scalar_of(out, vals, counters, ind)
+            b = self.fresh("sb")
+            out.append(f"{ind}{b} = stablehlo.broadcast_in_dim {e}, dims = [] : ({S}) -> {T}")
+            out.append(f"{ind}{r} = stablehlo.{rng.choice(_BINARY)} {b}, {rng.choice(vals)} : {T}")
+        elif kind == "case":
+            # branches on a counter's parity (and an index out of range, 2, taking the last)
+            k, two, ix = self.fresh("ck"), self.fresh("c2"), self.fresh("ci")
+            out.append(f"{ind}{two} = stablehlo.constant dense<{rng.choice([2, 3])}> : {I}")
+            out.append(f"{ind}{k} = stablehlo.remainder {rng.choice(counters)}, {two} : {I}")
+            out.append(f"{ind}{ix} = stablehlo.abs {k} : {I}")
+            a, b = rng.choice(vals), rng.choice(vals)
+            out.append(f"{ind}{r} = \"stablehlo.case\"({ix}) ({{")
+            out.append(f"{ind}  %cs0 = stablehlo.{rng.choice(_BINARY)} {a}, {b} : {T}")
+            out.append(f"{ind}  stablehlo.return %cs0 : {T}")
+            out.append(f"{ind}}}, {{")
+            out.append(f"{ind}  %cs1 = stablehlo.{rng.choice(_UNARY)} {a} : {T}")
+            out.append(f"{ind}  stablehlo.return %cs1 : {T}")
+            out.append(f"{ind}}}) : ({I}) -> {T}")
+        elif kind == "scalar_while":
+            return self.scalar_loop(out, vals, counters, depth, ind)
         elif kind == "call":
             name = self.helper()
             out.append(f"{ind}{r} = func.call @{name}({rng.choice(vals)}, {rng.choice(vals)}) : ({T}, {T}) -> {T}")
         else:   # while
             return self.loop(out, vals, counters, depth, ind)
+        return r
+
+    def scalar_of(self, out, vals, counters, ind, scalars=()):
+        """A tensor<f32> made of an element of an array value at a counter (clamped), a
+        counter converted, and any of `scalars`, by rank-0 ops."""
+        rng = self.rng
+        ds, e = self.fresh("ds"), self.fresh("el")
+        k = rng.choice(counters)
+        out.append(f"{ind}{ds} = stablehlo.dynamic_slice {rng.choice(vals)}, {k}, sizes = [1] : "
+                   f"({T}, {I}) -> tensor<1xf32>")
+        out.append(f"{ind}{e} = stablehlo.reshape {ds} : (tensor<1xf32>) -> {S}")
+        pool = [e] + list(scalars)
+        if rng.random() < 0.5:
+            cf = self.fresh("kf")
+            out.append(f"{ind}{cf} = stablehlo.convert {k} : ({I}) -> {S}")
+            pool.append(cf)
+        for _ in range(rng.randint(1, 3)):
+            x = self.fresh("sc")
+            if rng.random() < 0.3:
+                out.append(f"{ind}{x} = stablehlo.{rng.choice(_UNARY)} {rng.choice(pool)} : {S}")
+            elif rng.random() < 0.2:
+                c = self.fresh("scc")
+                out.append(f"{ind}{c} = stablehlo.constant dense<{rng.choice([0.5, -2.0, 1.5])}> : {S}")
+                out.append(f"{ind}{x} = stablehlo.{rng.choice(_BINARY)} {rng.choice(pool)}, {c} : {S}")
+            else:
+                out.append(f"{ind}{x} = stablehlo.{rng.choice(_BINARY)} {rng.choice(pool)}, "
+                           f"{rng.choice(pool)} : {S}")
+            pool.append(x)
+        return pool[-1]
+
+    def scalar_loop(self, out, vals, counters, depth, ind):
+        """A counted `while` carrying rank-0 values, an array it reads one element at a time
+        and one it writes one element at a time (JAX's scan over xs into ys; the interpreter
+        runs such loops on numpy scalars); its last scalar broadcast back, or the array it
+        wrote."""
+        rng = self.rng
+        n = rng.choice([0, 1, 3, 4, 6, 9])
+        res, z, it = self.fresh("sw"), self.fresh("swz"), self.fresh("sit")
+        out.append(f"{ind}{z} = stablehlo.constant dense<0> : {I}")
+        inits = []
+        for _ in range(rng.randint(1, 2)):
+            s0 = self.fresh("s0")
+            out.append(f"{ind}{s0} = stablehlo.constant dense<{rng.choice([0.0, 1.0, -0.5])}> : {S}")
+            inits.append(s0)
+        names = [self.fresh("sx") for _ in inits]
+        xs, ys = self.fresh("xs"), self.fresh("ys")
+        types = ", ".join([I] + [S] * len(inits) + [T, T])
+        args = [f"{it} = {z}"] + [f"{a} = {v}" for a, v in zip(names, inits)] \
+            + [f"{xs} = {rng.choice(vals)}", f"{ys} = {rng.choice(vals)}"]
+        out.append(f"{ind}{res}:{len(inits) + 3} = stablehlo.while({', '.join(args)}) : {types}")
+        lim, p = self.fresh("slim"), self.fresh("sp")
+        out.append(f"{ind}cond {{")
+        out.append(f"{ind}  {lim} = stablehlo.constant dense<{n}> : {I}")
+        out.append(f"{ind}  {p} = stablehlo.compare LT, {it}, {lim}, SIGNED : ({I}, {I}) -> tensor<i1>")
+        out.append(f"{ind}  stablehlo.return {p} : tensor<i1>")
+        out.append(f"{ind}}} do {{")
+        inner = ind + "  "
+        made = [self.scalar_of(out, [xs], [it], inner, names) for _ in names]
+        u, w = self.fresh("su"), self.fresh("sy")
+        out.append(f"{inner}{u} = stablehlo.reshape {made[-1]} : ({S}) -> tensor<1xf32>")
+        out.append(f"{inner}{w} = stablehlo.dynamic_update_slice {ys}, {u}, {it} : "
+                   f"({T}, tensor<1xf32>, {I}) -> {T}")
+        one, nxt = self.fresh("sone"), self.fresh("snx")
+        out.append(f"{inner}{one} = stablehlo.constant dense<1> : {I}")
+        out.append(f"{inner}{nxt} = stablehlo.add {it}, {one} : {I}")
+        out.append(f"{inner}stablehlo.return {', '.join([nxt] + made + [xs, w])} : {types}")
+        out.append(f"{ind}}}")
+        if rng.random() < 0.5:
+            return f"{res}#{len(inits) + 2}"
+        r = self.fresh()
+        out.append(f"{ind}{r} = stablehlo.broadcast_in_dim {res}#{rng.randint(1, len(inits))}, dims = [] "
+                   f": ({S}) -> {T}")
         return r
 
     def _index(self, out, counters, ind, lo, hi):
@@ -266,8 +364,13 @@ def _tier(name):
          sequence_codegen.GENERATE_AFTER) = saved
 
 
-# the default tiers first; "stepwise" is the reference
-TIERS = ("default", "stepwise", "compiled_at_once", "no_inlining", "generated_code")
+# "traced" is the reference: a run that records a trace runs op by op, none of the loop
+# runners (fused loops, loops on numpy scalars, recognized jax loops) taking part
+TIERS = ("traced", "default", "stepwise", "compiled_at_once", "no_inlining", "generated_code")
+
+
+def _no_trace(op, results):
+    pass
 
 
 def _bits(results):
@@ -276,7 +379,7 @@ def _bits(results):
 
 def check_tiers(p: LoopProgram, limits=None, runs: int = 3) -> str:
     """The program verifies; under every tier setting, `runs` runs of one parsed module and a
-    run of a fresh parse give the step-by-step run's results, bit for bit."""
+    run of a fresh parse give the traced run's results (op by op), bit for bit."""
     from .. import parse, run
     from ..errors import StableHLOError
     from ..verifier import verify
@@ -286,21 +389,20 @@ def check_tiers(p: LoopProgram, limits=None, runs: int = 3) -> str:
     except StableHLOError as e:
         raise Finding(f"a generated loop program does not verify: {e}\n{p.text}") from None
     want = None
-    got = {}
-    for tier in ("stepwise",) + tuple(t for t in TIERS if t != "stepwise"):
+    for tier in TIERS:
+        trace = _no_trace if tier == "traced" else None
         with _tier(tier):
             m = parse(p.text, "loops.mlir", limits=limits)
             try:
-                outs = [_bits(run(m, *p.inputs, limits=limits)) for _ in range(runs)]
+                outs = [_bits(run(m, *p.inputs, limits=limits, trace=trace)) for _ in range(runs)]
                 outs.append(_bits(run(parse(p.text, "loops.mlir", limits=limits), *p.inputs,
-                                      limits=limits)))
+                                      limits=limits, trace=trace)))
             except StableHLOError as e:
                 raise Finding(f"tier {tier}: a generated loop program fails: {e}\n{p.text}") from None
         if want is None:
             want = outs[0]
         for k, o in enumerate(outs):
             if o != want:
-                raise Finding(f"tier {tier}, run {k + 1}: results differ from the step-by-step "
+                raise Finding(f"tier {tier}, run {k + 1}: results differ from the traced "
                               f"run's\n{p.text}")
-        got[tier] = outs
     return "ok"
