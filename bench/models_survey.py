@@ -1,8 +1,9 @@
 """A wider set of jax programs for `bench_models.py --set survey`: the ops and library
 layers that real programs are made of (einsum, layer norm, softmax cross-entropy, FFT, sort
 and search, linear algebra, special functions, random sampling, convolutions and their
-gradients, integer and bf16 matmuls, control flow inside loops), and flax, optax and
-equinox models and update steps. Written to find where the interpreter falls far behind
+gradients, integer and bf16 matmuls, control flow inside loops), flax, optax and equinox
+models and update steps, and iterative solvers (an adaptive ODE integrator, BFGS and L-BFGS
+with line searches, CTC's dynamic program, continued fractions, a training loop in a scan). Written to find where the interpreter falls far behind
 XLA on programs it was not tuned on; the default set (`models.PROGRAMS`) is the one the
 performance issue's targets are measured on."""
 from __future__ import annotations
@@ -519,6 +520,111 @@ def fori_dus_rows():
     return "fori_dus_rows", f, [_a(r, 32, 32) / 6, _a(r, 32)]
 
 
+def odeint_adaptive():
+    jax, jnp, lax = _jax()
+    from jax.experimental.ode import odeint
+
+    def f(y0, ts):
+        def rhs(y, t):
+            return jnp.stack([y[0] - 0.1 * y[0] * y[1], 0.075 * y[0] * y[1] - 1.5 * y[1]])
+        return odeint(rhs, y0, ts, rtol=1e-5, atol=1e-5)
+    return "odeint_adaptive", f, [np.array([10.0, 5.0], _F32), np.linspace(0, 5, 20).astype(_F32)]
+
+
+def scipy_bfgs():
+    jax, jnp, lax = _jax()
+    from jax.scipy.optimize import minimize
+    w = np.arange(1, 7, dtype=_F32)
+    return "scipy_bfgs", (lambda x0: minimize(
+        lambda x: jnp.sum(w * (x - 1.0) ** 2) + 0.01 * jnp.sum(x ** 4), x0, method="BFGS",
+        options=dict(maxiter=30)).x), [np.zeros(6, _F32)]
+
+
+def optax_lbfgs():
+    jax, jnp, lax = _jax()
+    import optax
+
+    def f(x0):
+        def fun(x):
+            return jnp.sum((x - 1.0) ** 2 * jnp.arange(1, 9)) + 0.01 * jnp.sum(x ** 4)
+        opt = optax.lbfgs()
+        value_and_grad = optax.value_and_grad_from_state(fun)
+
+        def step(carry, _):
+            x, state = carry
+            v, g = value_and_grad(x, state=state)
+            u, state = opt.update(g, state, x, value=v, grad=g, value_fn=fun)
+            return (optax.apply_updates(x, u), state), v
+        (x, _), vs = lax.scan(step, (x0, opt.init(x0)), None, length=10)
+        return x, vs
+    return "optax_lbfgs", f, [np.zeros(8, _F32)]
+
+
+def optax_ctc_loss():
+    jax, jnp, lax = _jax()
+    import optax
+    r = _rng()
+    logits = _a(r, 4, 30, 12)
+    labels = r.integers(1, 12, (4, 8)).astype(np.int32)
+    lpad = np.zeros((4, 30), _F32)
+    lpad[0, 25:] = 1
+    ypad = np.zeros((4, 8), _F32)
+    ypad[1, 6:] = 1
+    return "optax_ctc_loss", (lambda a, b, c, d: optax.ctc_loss(a, c, b, d)), [logits, labels, lpad, ypad]
+
+
+def special_incomplete():
+    jax, jnp, lax = _jax()
+    import jax.scipy.special as jss
+    r = _rng()
+    a = np.abs(_a(r, 200)) * 3 + 0.1
+    x = np.abs(_a(r, 200)) * 3
+    return "special_incomplete", (lambda a, x: (
+        jss.gammainc(a, x), jss.gammaincc(a, x), jss.betainc(a, a + 1, jnp.clip(x / 10, 0, 1)),
+        jss.erfinv(jnp.tanh(x) * 0.99), jss.i1e(x), jss.zeta(a + 1.5, x + 1))), [a, x]
+
+
+def train_loop_adam_scan():
+    jax, jnp, lax = _jax()
+    import optax
+    r = _rng()
+    params = {"w1": _a(r, 8, 32) * 0.3, "b1": np.zeros(32, _F32), "w2": _a(r, 32, 1) * 0.3}
+    opt = optax.chain(optax.clip_by_global_norm(1.0),
+                      optax.adamw(optax.warmup_cosine_decay_schedule(0.0, 1e-2, 5, 30)))
+    leaves, td = jax.tree_util.tree_flatten((params, opt.init(params)))
+
+    def f(x, y, *ls):
+        p, s = jax.tree_util.tree_unflatten(td, ls)
+
+        def loss(p, xb, yb):
+            return jnp.mean((jnp.tanh(xb @ p["w1"] + p["b1"]) @ p["w2"] - yb) ** 2)
+
+        def step(c, i):
+            p, s = c
+            xb = lax.dynamic_slice_in_dim(x, (i % 4) * 16, 16)
+            yb = lax.dynamic_slice_in_dim(y, (i % 4) * 16, 16)
+            l, g = jax.value_and_grad(loss)(p, xb, yb)
+            u, s = opt.update(g, s, p)
+            return (optax.apply_updates(p, u), s), l
+        (p, s), losses = lax.scan(step, (p, s), jnp.arange(30))
+        return losses, p
+    return "train_loop_adam_scan", f, [_a(r, 64, 8), _a(r, 64, 1), *leaves]
+
+
+def random_in_scan():
+    jax, jnp, lax = _jax()
+
+    def f(x):
+        def step(c, i):
+            key, acc = c
+            key, sub = jax.random.split(key)
+            acc = acc + jax.random.normal(jax.random.fold_in(sub, i), acc.shape) * 0.1 \
+                + jax.random.bernoulli(sub, 0.3, acc.shape)
+            return (key, acc), jnp.sum(acc)
+        return lax.scan(step, (jax.random.PRNGKey(3), x), jnp.arange(25))
+    return "random_in_scan", f, [_a(_rng(), 32)]
+
+
 SURVEY = {f.__name__: f for f in (
     einsum_attention_scores, layernorm_gelu, softmax_cross_entropy, rfft_magnitude, argsort_rows,
     searchsorted_queries, associative_scan_sum, lax_map_sort, vmap_matvec, linalg_eigh,
@@ -532,9 +638,11 @@ SURVEY = {f.__name__: f for f in (
     flax_cnn_batchnorm, flax_transformer_block, flax_gru, flax_embed_mlp, optax_adamw_clip,
     optax_lion, optax_sgd_nesterov, equinox_mlp_vmap, equinox_conv_vmap, random_gamma,
     random_beta, random_poisson, cumlogsumexp_rows, scan_kalman, special_misc, equinox_lstm_scan,
-    fori_dus_rows)}
+    fori_dus_rows, odeint_adaptive, scipy_bfgs, optax_lbfgs, optax_ctc_loss, special_incomplete,
+    train_loop_adam_scan, random_in_scan)}
 
 NEEDS = {"flax_cnn_batchnorm": ("flax",), "flax_transformer_block": ("flax",), "flax_gru": ("flax",),
          "flax_embed_mlp": ("flax",), "optax_adamw_clip": ("optax",), "optax_lion": ("optax",),
          "optax_sgd_nesterov": ("optax",), "equinox_mlp_vmap": ("equinox",),
-         "equinox_conv_vmap": ("equinox",), "equinox_lstm_scan": ("equinox",)}
+         "equinox_conv_vmap": ("equinox",), "equinox_lstm_scan": ("equinox",),
+         "optax_lbfgs": ("optax",), "optax_ctc_loss": ("optax",), "train_loop_adam_scan": ("optax",)}
