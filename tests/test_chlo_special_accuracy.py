@@ -303,3 +303,22 @@ def test_lgamma_next_to_the_zeros_near_the_negative_integers():
     assert np.isfinite(got).all()
     err, at = _max_ulp(xs, got, lambda v: mpmath.log(abs(mpmath.gamma(v))))
     assert err <= 16, (err, at)
+
+
+_ERFINV_SPECIALS = [0.0, -0.0, 0.5, -0.5, 0.75, -0.75, 1.0, -1.0, 1.5, -2.0, np.nan, np.inf,
+                    -np.inf, 5e-324, 1 - 2 ** -53, -(1 - 2 ** -24), 0.9999999]
+
+
+@settings(max_examples=300, deadline=None)
+@given(st.lists(st.one_of(st.floats(-1, 1), st.sampled_from(_ERFINV_SPECIALS),
+                          st.floats(0, 16).map(lambda e: 1 - 10.0 ** -e)),
+                min_size=1, max_size=chlo._ERFINV_STACK_MAX))
+def test_erf_inv_stacked_pieces_give_the_masked_pieces_bits(ys):
+    """Small arrays evaluate every piece of erf_inv on every element at once
+    (`_erf_inv_stacked`): the values of the masked evaluation, bit for bit (NaN payloads
+    too), so erf_inv_narrow's f32/f16/bf16 results stay those of erf_inv rounded."""
+    y = np.array(ys, dtype=np.float64)
+    for a in (y, y.reshape(1, -1), y.astype(np.float32).astype(np.float64)):
+        assert chlo._erf_inv_stacked(a).tobytes() == chlo._erf_inv(a, False).tobytes()
+        for dt in (np.float32, np.float16):
+            assert chlo.erf_inv_narrow(a, dt).tobytes() == chlo.erf_inv(a).astype(dt).tobytes()
