@@ -45,6 +45,33 @@ def _int_binary(fn, a, b, et):
     return from_compute(fn(to_compute(a, et), to_compute(b, et)), et)
 
 
+_BF16_EXACT_MIN = 64      # bf16 arrays of at least this many elements: `_bf16_exact`
+
+
+def _bf16_exact(a, b, fn, et):
+    """+ - * / of two bf16 arrays of one shape as `_binary` computes them (in f64, rounded
+    once to bf16), at a third of the cost: in f32, rounded to bf16. f32 arithmetic rounds the
+    exact result once, as f64's does, and on the same side of every bf16 rounding boundary
+    (those are f32 values; rounding is monotonic; an f64 rounding onto a boundary means the
+    exact value lies within an f64 half-ulp of it, which f32 rounds onto it too), so the two
+    round to the same bf16 value wherever the f32 result is not a boundary itself (low 16
+    bits 0x8000): those elements, and NaNs (their payloads), are computed the f64 way. A sum
+    or difference needs no such check: with exponents at most 15 apart it is exact in f32
+    (8-bit significands), and further apart the smaller operand moves the larger by less than
+    2^-15 of it, far from any boundary. None where the shapes differ or the result is
+    small."""
+    if a.shape != b.shape or a.size < _BF16_EXACT_MIN:
+        return None
+    r = fn(a.astype(_F32), b.astype(_F32))
+    out = r.astype(et.dtype)
+    redo = np.isnan(r)
+    if fn is not np.add and fn is not np.subtract:
+        redo |= (r.view(np.uint32) & np.uint32(0xFFFF)) == np.uint32(0x8000)
+    if redo.any():
+        out[redo] = from_compute(fn(to_compute(a[redo], et), to_compute(b[redo], et)), et)
+    return out
+
+
 def _binary(op, a, b, int_fn, float_fn, bool_fn=None, complex_fn=None, name="", exact=False):
     """`exact`: the op is one of + - * /, which numpy computes in the operands' own
     type with one correct rounding (floats) or wrap-around (integers >= 8 bits)."""
@@ -53,6 +80,10 @@ def _binary(op, a, b, int_fn, float_fn, bool_fn=None, complex_fn=None, name="", 
     if exact and a.dtype == b.dtype == et.dtype:
         if kind == "float" and et.name in _NATIVE_FLOATS:
             return float_fn(a, b)
+        if et.name == "bf16" and a.__class__ is _ND and b.__class__ is _ND:
+            got = _bf16_exact(a, b, float_fn, et)
+            if got is not None:
+                return got
         if (kind == "signed" or kind == "unsigned") and et.bits >= 8 and int_fn is not None \
                 and int_fn is not np.divide:
             return int_fn(a, b)
