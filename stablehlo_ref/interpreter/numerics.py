@@ -5,7 +5,6 @@ from __future__ import annotations
 
 import functools
 
-import ml_dtypes
 import numpy as np
 
 from ..ir.types import ElementType, elem as _elem
@@ -96,24 +95,28 @@ _INTEGER_KINDS = frozenset(("bool", "signed", "unsigned", "index"))
 
 _F64 = np.dtype(np.float64)
 _F32 = np.dtype(np.float32)
-_BF16 = np.dtype(ml_dtypes.bfloat16)
 # f64 arrays of at least this many elements go to bf16 through f32 (`f64_to_bf16`)
 _BF16_VIA_F32_MIN = 32
 
 
-def f64_to_bf16(x: np.ndarray) -> np.ndarray:
+def f64_to_bf16(x: np.ndarray, bf16=None) -> np.ndarray:
     """`x.astype(bfloat16)` for an f64 array, bit for bit, at about a third of its cost
     (ml_dtypes rounds f64 to bf16 element by element; from f32 it is fast): through f32,
     whose rounding keeps every element on the side of each bf16 rounding boundary it lies on
     (the boundaries, bf16's midpoints, are f32 values, and rounding is monotonic), except an
     element it rounds onto a boundary itself. bf16's grid is the f32 bit patterns whose low
     16 bits are 0, subnormals included (the same exponent range), so those elements are the
-    f32 values whose low 16 bits are 0x8000; they, and only they, are rounded directly."""
+    f32 values whose low 16 bits are 0x8000; they, and only they, are rounded directly.
+    `bf16`: ml_dtypes' bfloat16 dtype (imported here where not given: an f32 program never
+    imports ml_dtypes)."""
+    if bf16 is None:
+        import ml_dtypes
+        bf16 = np.dtype(ml_dtypes.bfloat16)
     f = x.astype(_F32)
-    out = f.astype(_BF16)
+    out = f.astype(bf16)
     on_boundary = (f.view(np.uint32) & np.uint32(0xFFFF)) == np.uint32(0x8000)
     if on_boundary.any():
-        out[on_boundary] = x[on_boundary].astype(_BF16)
+        out[on_boundary] = x[on_boundary].astype(bf16)
     return out
 
 
@@ -128,8 +131,8 @@ def from_compute(x, et: ElementType) -> np.ndarray:
     dt = et.dtype
     if x.dtype == dt:
         return x
-    if dt == _BF16 and x.dtype == _F64 and x.size >= _BF16_VIA_F32_MIN:
-        return f64_to_bf16(x)
+    if x.dtype == _F64 and et.name == "bf16" and x.size >= _BF16_VIA_F32_MIN:
+        return f64_to_bf16(x, dt)
     # (narrowing may overflow to inf: the evaluator runs kernels with numpy's warnings off)
     return x.astype(dt)
 
