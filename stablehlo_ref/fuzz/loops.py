@@ -130,15 +130,16 @@ class _Gen:
             out.append(f"{ind}{idx} = stablehlo.reshape {start} : ({I}) -> tensor<1xi32>")
             out.append(f"{ind}{e} = stablehlo.slice {rng.choice(vals)} [2:3] : ({T}) -> tensor<1xf32>")
             out.append(f"{ind}{u} = stablehlo.reshape {e} : (tensor<1xf32>) -> {S}")
-            upd = "stablehlo.return %sb" if rng.random() < 0.5 else \
-                "%ss = stablehlo.add %sa, %sb : tensor<f32>\n" + ind + "  stablehlo.return %ss"
-            out.append(f'{ind}{r} = "stablehlo.scatter"({rng.choice(vals)}, {idx}, {u}) <{{scatter_dimension_numbers = '
-                       f'#stablehlo.scatter<inserted_window_dims = [0], scatter_dims_to_operand_dims = [0]>}}> ({{\n'
-                       f'{ind}^bb0(%sa: {S}, %sb: {S}):\n{ind}  {upd} : {S}\n{ind}}}) : ({T}, tensor<1xi32>, {S}) -> {T}'
-                       if upd.startswith("stablehlo.return") else
-                       f'{ind}{r} = "stablehlo.scatter"({rng.choice(vals)}, {idx}, {u}) <{{scatter_dimension_numbers = '
-                       f'#stablehlo.scatter<inserted_window_dims = [0], scatter_dims_to_operand_dims = [0]>}}> ({{\n'
-                       f'{ind}^bb0(%sa: {S}, %sb: {S}):\n{ind}  {upd}\n{ind}}}) : ({T}, tensor<1xi32>, {S}) -> {T}')
+            if rng.random() < 0.5:
+                body = [f"{ind}  stablehlo.return %sb : {S}"]
+            else:
+                body = [f"{ind}  %ss = stablehlo.add %sa, %sb : {S}", f"{ind}  stablehlo.return %ss : {S}"]
+            out.append(f'{ind}{r} = "stablehlo.scatter"({rng.choice(vals)}, {idx}, {u}) '
+                       f'<{{scatter_dimension_numbers = #stablehlo.scatter<inserted_window_dims = [0], '
+                       f'scatter_dims_to_operand_dims = [0]>}}> ({{')
+            out.append(f"{ind}^bb0(%sa: {S}, %sb: {S}):")
+            out += body
+            out.append(f"{ind}}}) : ({T}, tensor<1xi32>, {S}) -> {T}")
         elif kind == "scalar":
             # rank-0 arithmetic on an element read at a counter and a counter, broadcast back
             e = self.scalar_of(out, vals, counters, ind)
