@@ -2,7 +2,8 @@
 (f64 -> bf16 through f32, elements rounded onto a bf16 rounding boundary redone directly) is
 `astype(bfloat16)` bit for bit, NaN payloads, subnormals and overflow included; and
 `elementwise._bf16_exact` (+ - * / of bf16 arrays in f32) is the f64 computation rounded
-once, over random bit patterns, cancellations, subnormal results and overflow."""
+once, over random bit patterns, cancellations, subnormal results and overflow (a result
+holding a NaN goes the f64 way whole: its payload depends on numpy's loop)."""
 import ml_dtypes
 import numpy as np
 import pytest
@@ -67,6 +68,10 @@ def test_bf16_exact_ops_match_the_f64_path(name, fn):
              (_bits16(rng, n, (230, 255)), _bits16(rng, n, (100, 140), False))]  # overflow
     with np.errstate(all="ignore"):
         for a, b in cases:
+            keep = ~np.isnan(fn(a.astype(np.float32), b.astype(np.float32)))
+            if not keep.all():
+                assert E._bf16_exact(a, b, fn, et) is None   # (a NaN: the f64 way, whole)
+            a, b = a[keep], b[keep]
             want = fn(E.to_compute(a, et), E.to_compute(b, et)).astype(BF16)
             got = E._bf16_exact(a, b, fn, et)
             assert got.view(np.uint16).tobytes() == want.view(np.uint16).tobytes()

@@ -1241,7 +1241,7 @@ def erf_inv_narrow(y, dtype):
     u = _UINT_OF_SIZE.get(np.dtype(dtype).itemsize)
     if u is None:
         return erf_inv(y).astype(dtype)
-    x = _erf_inv_stacked(y) if y.size <= _ERFINV_STACK_MAX else _erf_inv(y, False)
+    x = _erf_inv_stacked(y) if 0 < y.size <= _ERFINV_STACK_MAX else _erf_inv(y, False)
     with np.errstate(all="ignore"):
         r, unsure = _rounded_within(x, _ERFINV_PLAIN_TOL, dtype, u)
         if unsure.any():
@@ -1290,7 +1290,7 @@ def _erf_inv_stacked(y):
             acc += c
             acc *= z
         acc += cols[0]
-        ratio = (acc[0::2] / acc[1::2]).reshape((-1,) + y.shape)
+        ratio = (acc[0::2] / acc[1::2]).reshape((2 + len(tails),) + y.shape)
         y0 = _ERFINV_SMALL[0]
         r = ratio[0]
         out[small] = (p * (10.0 * y0 + (p * (y0 + r) + 10.0 * r)))[small]

@@ -55,18 +55,22 @@ def _bf16_exact(a, b, fn, et):
     (those are f32 values; rounding is monotonic; an f64 rounding onto a boundary means the
     exact value lies within an f64 half-ulp of it, which f32 rounds onto it too), so the two
     round to the same bf16 value wherever the f32 result is not a boundary itself (low 16
-    bits 0x8000): those elements, and NaNs (their payloads), are computed the f64 way. A sum
-    or difference needs no such check: with exponents at most 15 apart it is exact in f32
-    (8-bit significands), and further apart the smaller operand moves the larger by less than
-    2^-15 of it, far from any boundary. None where the shapes differ or the result is
-    small."""
+    bits 0x8000): those elements are computed the f64 way. A sum or difference needs no
+    such check: with exponents at most 15 apart it is exact in f32 (8-bit significands), and
+    further apart the smaller operand moves the larger by less than 2^-15 of it, far from
+    any boundary. None (the whole op goes the f64 way) where the shapes differ, the result
+    is small, or it holds a NaN (whose payload numpy's loops choose)."""
     if a.shape != b.shape or a.size < _BF16_EXACT_MIN:
         return None
     r = fn(a.astype(_F32), b.astype(_F32))
+    if np.isnan(r).any():
+        # (the NaN a NaN operand or two give depends on numpy's loop, SIMD or not, on f32
+        # and f64 alike: the whole op goes the f64 way, as it always did)
+        return None
     out = r.astype(et.dtype)
-    redo = np.isnan(r)
-    if fn is not np.add and fn is not np.subtract:
-        redo |= (r.view(np.uint32) & np.uint32(0xFFFF)) == np.uint32(0x8000)
+    if fn is np.add or fn is np.subtract:
+        return out
+    redo = (r.view(np.uint32) & np.uint32(0xFFFF)) == np.uint32(0x8000)
     if redo.any():
         out[redo] = from_compute(fn(to_compute(a[redo], et), to_compute(b[redo], et)), et)
     return out
