@@ -1502,11 +1502,10 @@ def scatter(ctx, op, *args):
             for o, x, dt in zip(outs, inputs, dtypes)]
 
 
-def point_scatter_form(op):
-    """(input shape, dims of the index vector's components) when `op` writes one element:
-    one input whose update body is `return %update`, a single update element, every input
-    dimension inserted (no window, no batching dims) and static shapes; else None. Such a
-    scatter is `x.at[i].set(v)`: the index vector is the whole indices array, in order."""
+def _static_one_input_scatter(op):
+    """(input, indices and updates shapes, update body) of a scatter of one input whose
+    update body is recognized (`update_body`), of static shapes and one element type
+    throughout; else None."""
     if len(op.operands) != 3 or len(op.results) != 1 or not op.regions \
             or len(op.regions[0].blocks) != 1:
         return None
@@ -1517,10 +1516,23 @@ def point_scatter_form(op):
     shapes = [getattr(t, "shape", None) for t in (xt, it, ut)]
     if any(sh is None or None in tuple(sh) for sh in shapes):
         return None
-    xs, ids, us = (tuple(int(d) for d in sh) for sh in shapes)
-    if getattr(op.results[0].type, "element_type", None) != getattr(xt, "element_type", 0) \
-            or getattr(ut, "element_type", None) != getattr(xt, "element_type", 0):
+    et = getattr(xt, "element_type", None)
+    if et is None or getattr(op.results[0].type, "element_type", None) != et \
+            or getattr(ut, "element_type", None) != et:
         return None
+    xs, ids, us = (tuple(int(d) for d in sh) for sh in shapes)
+    return xs, ids, us, body
+
+
+def point_scatter_form(op):
+    """(input shape, dims of the index vector's components) when `op` writes one element:
+    one input whose update body is `return %update`, a single update element, every input
+    dimension inserted (no window, no batching dims) and static shapes; else None. Such a
+    scatter is `x.at[i].set(v)`: the index vector is the whole indices array, in order."""
+    got = _static_one_input_scatter(op)
+    if got is None:
+        return None
+    xs, ids, us, body = got
     if int(np.prod(us, dtype=np.int64)) != 1 or 0 in xs:
         return None
     try:
@@ -1596,18 +1608,10 @@ def window_replace_form(op):
     window of its updates over its one input: update body `return %update`, static shapes,
     indices holding a single index vector, no batching dims, dimension numbers that fit
     (`_window_dims`); else None. Such a scatter is `x.at[i].set(row)`."""
-    if len(op.operands) != 3 or len(op.results) != 1 or not op.regions \
-            or len(op.regions[0].blocks) != 1 or update_body(op.regions[0], 1) != "replace":
+    got = _static_one_input_scatter(op)
+    if got is None or got[3] != "replace":
         return None
-    xt, it, ut = (v.type for v in op.operands)
-    shapes = [getattr(t, "shape", None) for t in (xt, it, ut)]
-    if any(sh is None or None in tuple(sh) for sh in shapes):
-        return None
-    xs, ids, us = (tuple(int(d) for d in sh) for sh in shapes)
-    et = getattr(xt, "element_type", None)
-    if et is None or getattr(op.results[0].type, "element_type", None) != et \
-            or getattr(ut, "element_type", None) != et:
-        return None
+    xs, ids, us, _ = got
     try:
         d = _scatter_dims(op)
     except Exception:  # noqa: BLE001 - the general kernel reports a malformed attribute
