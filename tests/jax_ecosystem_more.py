@@ -759,6 +759,18 @@ def lowered_decoder(rng):
     return nnx_decoder(rng)
 
 
+def lowered_qr_pivoting(rng):
+    """jax.scipy.linalg.qr with column pivoting: @lapack_?geqp3_ffi, which jax.export does not
+    write (no compatibility guarantee), so only as jit's text; real (batched by vmap) and
+    complex."""
+    def fn(a, z):
+        r, p = jax.vmap(lambda m: jax.scipy.linalg.qr(m, pivoting=True, mode="r"))(a)
+        q, rz, pz = jax.scipy.linalg.qr(z, pivoting=True, mode="economic")
+        return r, p, jnp.abs(q @ rz - z[:, pz]).max() < 1e-4, pz
+    z = (f32(rng, 6, 4) + 1j * f32(rng, 6, 4)).astype(np.complex64)
+    return fn, (f32(rng, 3, 7, 5), z)
+
+
 LOWERED = {
     "lowered_layernorm_rmsnorm": lowered_layernorm_rmsnorm,
     "lowered_special": lowered_special,
@@ -768,4 +780,5 @@ LOWERED = {
     "lowered_stats": scipy_stats,
     "lowered_special_more": special_more,
     "lowered_narrow_specials": narrow_specials,
+    "lowered_qr_pivoting": lowered_qr_pivoting,
 }

@@ -159,3 +159,30 @@ def test_lapack_orgqr_equals_the_reflector_loop(monkeypatch, t, dt, shape):
     (q2,) = run(parse(_lapack_prog(f"lapack_{letter}{org}_ffi", [ty, tt2], [ty], "")), h, tau[..., :n - 1])
     assert not calls
     np.testing.assert_allclose(q2[..., :n - 1], q[..., :n - 1], atol=tol)
+
+
+def test_lapack_geqp3_pivots_by_column_norm_and_rebuilds_its_input():
+    """QR with column pivoting: A P = Q R with |R's diagonal| non-increasing, jpvt a 1-based
+    permutation; fixed columns (a nonzero jpvt) are refused as not implemented."""
+    from stablehlo_ref.errors import NotImplementedOpError
+    rng = np.random.default_rng(4)
+    a = rng.standard_normal((2, 6, 4))
+    a[1, :, 2] *= 10                                   # the largest column goes first
+    t = "tensor<2x6x4xf64>"
+    prog = parse(_lapack_prog("lapack_dgeqp3_ffi", [t, "tensor<2x4xi32>"],
+                              [t, "tensor<2x4xi32>", "tensor<2x4xf64>"], ""))
+    h, jpvt, tau = run(prog, a, np.zeros((2, 4), np.int32))
+    assert jpvt[1, 0] == 3
+    for b in range(2):
+        assert sorted(jpvt[b]) == [1, 2, 3, 4]
+        q = np.eye(6)
+        for i in range(4):                             # Q = H(1) ... H(4)
+            v = np.zeros(6)
+            v[i] = 1
+            v[i + 1:] = h[b, i + 1:, i]
+            q = q @ (np.eye(6) - tau[b, i] * np.outer(v, v))
+        r = np.triu(h[b])
+        np.testing.assert_allclose(q @ r, a[b][:, jpvt[b] - 1], atol=1e-12)
+        assert np.all(np.diff(np.abs(np.diag(r))) <= 1e-12)
+    with pytest.raises(NotImplementedOpError, match="fixed columns"):
+        run(prog, a, np.array([[1, 0, 0, 0], [0, 0, 0, 0]], np.int32))

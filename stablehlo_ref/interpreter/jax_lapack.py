@@ -1,9 +1,10 @@
 """More of the LAPACK calls JAX emits on CPU (beside jax_calls.py's): `@lapack_?geev_ffi`
 (jnp.linalg.eig / eigvals), `@lapack_?gtsv_ffi` (lax.linalg.tridiagonal_solve) and
 `@lapack_?gehrd_ffi` (jax.scipy.linalg.hessenberg; its Q comes from `@lapack_?orgqr_ffi`) and
-`@lapack_?sytrd_ffi` / `@lapack_?hetrd_ffi` (lax.linalg.tridiagonal) and `@lapack_?gees_ffi`
-(jax.scipy.linalg.schur / sqrtm: SciPy's own LAPACK ?gees in the operand's precision, the
-routine XLA CPU calls too).
+`@lapack_?sytrd_ffi` / `@lapack_?hetrd_ffi` (lax.linalg.tridiagonal), `@lapack_?gees_ffi`
+(jax.scipy.linalg.schur / sqrtm) and `@lapack_?geqp3_ffi` (jax.scipy.linalg.qr with
+pivoting): SciPy's own LAPACK ?gees / ?geqp3 in the operand's precision, the routines XLA
+CPU calls too.
 Batched over the leading dimensions, computed as LAPACK's algorithms define them: gtsv is
 LAPACK's elimination with partial pivoting, factors and all; gehrd is the unblocked Householder
 reduction (LAPACK's ?larfg reflectors); geev's right eigenvectors are numpy's, i.e. LAPACK's
@@ -290,8 +291,50 @@ def _gees(ctx, op, a=None, *rest):
     return outs + [sdim.reshape(batch), info.reshape(batch)]
 
 
+# ------------------------------------------------------------------ geqp3
+
+def _geqp3(ctx, op, a=None, jpvt=None, *rest):
+    """(the factored matrix, jpvt, tau): QR with column pivoting (jax.scipy.linalg.qr with
+    `pivoting=True`) by SciPy's LAPACK ?geqp3 in the operand's precision, the routine XLA CPU
+    calls too: R in the upper triangle, the reflectors below it, jpvt the 1-based column of
+    the operand each column of A P is. Every column is free to move (jpvt all 0 on entry, as
+    JAX writes it); fixed columns (a nonzero jpvt) are not implemented (SciPy's wrapper has
+    no such argument)."""
+    if a is None or jpvt is None or rest:
+        raise InterpreterError("custom_call @lapack_?geqp3_ffi takes two operands", op.where())
+    name = op.attributes["call_target_name"].value
+    a = np.asarray(a)
+    if a.ndim < 2:
+        raise InterpreterError(f"custom_call @{name}: operand must have rank >= 2, got shape "
+                               f"{a.shape}", op.where())
+    flat, batch = a.reshape((-1,) + a.shape[-2:]), a.shape[:-2]
+    if np.asarray(jpvt).any():
+        from ..errors import NotImplementedOpError
+        raise NotImplementedOpError("stablehlo.custom_call", f"@{name} with fixed columns (a "
+                                    "nonzero jpvt operand)")
+    from scipy.linalg import lapack
+    dt = np.dtype(_dtype(op, 0))
+    routine = {np.dtype(np.float32): lapack.sgeqp3, np.dtype(np.float64): lapack.dgeqp3,
+               np.dtype(np.complex64): lapack.cgeqp3, np.dtype(np.complex128): lapack.zgeqp3}.get(dt)
+    if routine is None:
+        raise InterpreterError(f"custom_call @{name}: element type {dt} is not one of LAPACK's", op.where())
+    m, n = flat.shape[-2:]
+    k = min(m, n)
+    qr = np.array(flat, dtype=dt)
+    piv = np.broadcast_to(np.arange(1, n + 1, dtype=np.int32), (flat.shape[0], n)).copy()
+    tau = np.zeros((flat.shape[0], k), dt)
+    for b in range(flat.shape[0] if k else 0):      # (a loop over the batch)
+        qr_b, piv_b, tau_b, _, info = routine(qr[b])
+        if info != 0:
+            raise InterpreterError(f"custom_call @{name}: LAPACK info {info}", op.where())
+        qr[b], piv[b], tau[b] = qr_b, piv_b, tau_b
+    return [qr.reshape(batch + (m, n)), piv.reshape(batch + (n,)).astype(_dtype(op, 1)),
+            tau.reshape(batch + (k,))]
+
+
 LAPACK_MORE = {}
 for _p in "sdcz":
+    LAPACK_MORE[f"lapack_{_p}geqp3_ffi"] = _geqp3
     LAPACK_MORE[f"lapack_{_p}geev_ffi"] = _geev
     LAPACK_MORE[f"lapack_{_p}gtsv_ffi"] = _gtsv
     LAPACK_MORE[f"lapack_{_p}gehrd_ffi"] = _gehrd
