@@ -771,6 +771,18 @@ def lowered_qr_pivoting(rng):
     return fn, (f32(rng, 3, 7, 5), z)
 
 
+def lowered_svd_qr_algorithm(rng):
+    """lax.linalg.svd with the QR algorithm: @lapack_?gesvd_ffi (jit's text only), values and
+    a reconstruction (the vectors' signs are LAPACK's to choose), full and reduced."""
+    def fn(a):
+        s = jax.lax.linalg.svd(a, compute_uv=False, algorithm=jax.lax.linalg.SvdAlgorithm.QR)
+        u, s2, vt = jax.lax.linalg.svd(a, full_matrices=False, algorithm=jax.lax.linalg.SvdAlgorithm.QR)
+        uf, _, _ = jax.lax.linalg.svd(a, full_matrices=True, algorithm=jax.lax.linalg.SvdAlgorithm.QR)
+        return (s, jnp.abs((u * s2[..., None, :]) @ vt - a).max() < 1e-4,
+                jnp.abs(jnp.swapaxes(uf, -1, -2) @ uf - jnp.eye(7)).max() < 1e-5)
+    return fn, (f32(rng, 2, 7, 5),)
+
+
 LOWERED = {
     "lowered_layernorm_rmsnorm": lowered_layernorm_rmsnorm,
     "lowered_special": lowered_special,
@@ -781,4 +793,5 @@ LOWERED = {
     "lowered_special_more": special_more,
     "lowered_narrow_specials": narrow_specials,
     "lowered_qr_pivoting": lowered_qr_pivoting,
+    "lowered_svd_qr_algorithm": lowered_svd_qr_algorithm,
 }

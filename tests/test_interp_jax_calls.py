@@ -97,11 +97,12 @@ def test_lapack_qr_eigh_svd_rebuild_their_input():
                                         "mode = 86 : ui8, uplo = 76 : ui8")), s)
     assert np.all(np.diff(w, axis=-1) >= 0)                         # ascending, as LAPACK
     np.testing.assert_allclose((v * w[:, None, :]) @ np.swapaxes(v, -1, -2), s, atol=1e-12)
-    _, sv, u, vt, info = run(parse(_lapack_prog(
-        "lapack_dgesdd_ffi", [t], [t, tt, "tensor<2x5x3xf64>", ts, "tensor<2xi32>"], "mode = 83 : ui8")), a)
-    assert np.all(np.diff(sv, axis=-1) <= 0)                        # descending
-    np.testing.assert_allclose((u * sv[:, None, :]) @ vt, a, atol=1e-12)
-    np.testing.assert_array_equal(info, 0)
+    for target in ("lapack_dgesdd_ffi", "lapack_dgesvd_ffi"):     # (divide and conquer, QR)
+        _, sv, u, vt, info = run(parse(_lapack_prog(
+            target, [t], [t, tt, "tensor<2x5x3xf64>", ts, "tensor<2xi32>"], "mode = 83 : ui8")), a)
+        assert np.all(np.diff(sv, axis=-1) <= 0)                    # descending
+        np.testing.assert_allclose((u * sv[:, None, :]) @ vt, a, atol=1e-12)
+        np.testing.assert_array_equal(info, 0)
 
 
 def test_sharding_annotations_are_identities_on_one_device():

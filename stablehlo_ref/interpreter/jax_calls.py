@@ -10,7 +10,7 @@ interpreter can honour without any JAX code:
   1-based pivot rows and LAPACK's `info`), `@lapack_?trsm_ffi` (triangular solve),
   `@lapack_?geqrf_ffi` / `@lapack_?orgqr_ffi` / `@lapack_?ungqr_ffi` (Householder QR),
   `@lapack_?syevd_ffi` / `@lapack_?heevd_ffi` (symmetric/Hermitian eigensolver) and
-  `@lapack_?gesdd_ffi` (SVD); `@lapack_?geev_ffi`, `@lapack_?gtsv_ffi`, `@lapack_?gehrd_ffi`
+  `@lapack_?gesdd_ffi` / `@lapack_?gesvd_ffi` (SVD); `@lapack_?geev_ffi`, `@lapack_?gtsv_ffi`, `@lapack_?gehrd_ffi`
   in jax_lapack.py. Values agree with LAPACK to rounding, not bit for bit;
   eigenvectors and singular vectors are unique only up to sign (phase), as in LAPACK.
 - Annotations that do not change values on one device: `@Sharding`, `@SPMDFullToShardShape`,
@@ -290,12 +290,15 @@ def _syevd(ctx, op, a=None, *rest):
 
 def _gesdd(ctx, op, a=None, *rest):
     """(overwritten a, singular values descending, u, vt, info); `mode` 'A' full, 'S' reduced,
-    'N' values only."""
+    'N' values only. Also `@lapack_?gesvd_ffi` (lax.linalg.svd with the QR algorithm, in
+    jit's text only: jax.export does not write it), whose results are the same ones (LAPACK's
+    two routines differ in their rounding and vector signs, not in what they compute)."""
+    name = op.attributes["call_target_name"].value
     if a is None or rest:
-        raise InterpreterError("custom_call @lapack_?gesdd_ffi takes one operand", op.where())
+        raise InterpreterError(f"custom_call @{name} takes one operand", op.where())
     cfg = _backend_config(op)
     mode = int(cfg.get("mode", 65))
-    flat, batch = _batched(_square_batch(op, a, "lapack_gesdd_ffi"))
+    flat, batch = _batched(_square_batch(op, a, name))
     cd = np.complex128 if np.iscomplexobj(flat) else np.float64
     with np.errstate(all="ignore"):
         if mode == 78:
@@ -346,6 +349,7 @@ for _p in "sdcz":
     JAX_CUSTOM_CALLS[f"lapack_{_p}trsm_ffi"] = _trsm
     JAX_CUSTOM_CALLS[f"lapack_{_p}geqrf_ffi"] = _geqrf
     JAX_CUSTOM_CALLS[f"lapack_{_p}gesdd_ffi"] = _gesdd
+    JAX_CUSTOM_CALLS[f"lapack_{_p}gesvd_ffi"] = _gesdd
 for _p in "sd":
     JAX_CUSTOM_CALLS[f"lapack_{_p}orgqr_ffi"] = _orgqr
     JAX_CUSTOM_CALLS[f"lapack_{_p}syevd_ffi"] = _syevd
