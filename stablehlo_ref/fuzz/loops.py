@@ -46,7 +46,8 @@ class _Gen:
         self.rng = rng
         self.max_depth = max_depth
         self.n = 0
-        self.helpers: List[str] = []
+        self.helpers: List[str] = []         # the private functions' names
+        self.helpers_text: List[str] = []    # and their text
 
     def fresh(self, prefix="v"):
         self.n += 1
@@ -284,7 +285,7 @@ class _Gen:
         lines += body
         lines.append(f"{ind}return {vals[-1]} : {T}")
         lines.append("  }")
-        self.helpers_text = getattr(self, "helpers_text", []) + ["\n".join(lines)]
+        self.helpers_text.append("\n".join(lines))
         return name
 
     def loop(self, out, vals, counters, depth, ind):
@@ -337,7 +338,7 @@ def random_loop_program(rng: random.Random, max_depth: int = 3) -> LoopProgram:
     rets = vals[2:]                    # every value made at the top level
     text = (f"func.func @main(%a: {T}, %b: {T}) -> ({', '.join([T] * len(rets))}) {{\n"
             + "\n".join(out) + f"\n    return {', '.join(rets)} : {', '.join([T] * len(rets))}\n}}\n"
-            + "\n".join(getattr(g, "helpers_text", [])) + "\n")
+            + "\n".join(g.helpers_text) + "\n")
     nprng = np.random.default_rng(rng.randrange(2 ** 32))
     inputs = [(nprng.standard_normal(N) * 2).astype(np.float32) for _ in range(2)]
     return LoopProgram(text, inputs)
