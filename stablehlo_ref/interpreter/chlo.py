@@ -1266,6 +1266,41 @@ _ERFINV_STACKED = _stacked_columns()
 _ERFINV_STACK_MAX = 256
 
 
+def _erfinv_pieces(p, q):
+    """The masks of erf_inv's pieces: |y| <= 0.5, then 1 - |y| >= 0.25, then the tail."""
+    small = p <= 0.5
+    return small, (q >= 0.25) & ~small, (q < 0.25) & (q > 0)
+
+
+def _erfinv_tail_interval(t, i):
+    """Where t = sqrt(-log q) lies in the i-th tail piece's interval."""
+    tails = _ERFINV_TAIL_PQ
+    m = t >= tails[i][0]
+    if i + 1 < len(tails):
+        m &= t < tails[i + 1][0]
+    return m
+
+
+# the pieces' last steps in plain f64 (the ratio r of the piece's P / Q given)
+def _erfinv_small_plain(p, r):
+    y0 = _ERFINV_SMALL[0]
+    return p * (10.0 * y0 + (p * (y0 + r) + 10.0 * r))
+
+
+def _erfinv_mid_plain(q, r):
+    return np.sqrt(-2.0 * np.log(q)) / (_ERFINV_MID[0] + r)
+
+
+def _erfinv_finish(out, y, p):
+    """+-1 give +-inf, |y| > 1 NaN, the sign of y (-0 stays -0), NaN payloads pass through."""
+    out[p == 1] = np.inf
+    out[~(p <= 1)] = np.nan
+    np.copysign(out, y, out=out)
+    nan = np.isnan(y)
+    out[nan] = y[nan]
+    return out
+
+
 def _erf_inv_stacked(y):
     """`_erf_inv(y, False)` (the same values, bit for bit) for a small f64 array: each
     piece's argument in two rows of one array, the ratios of all pieces by one Horner
@@ -1275,9 +1310,7 @@ def _erf_inv_stacked(y):
     with np.errstate(all="ignore"):
         p = np.abs(y)
         q = 1.0 - p
-        small = p <= 0.5
-        mid = (q >= 0.25) & ~small
-        tail = (q < 0.25) & (q > 0)
+        small, mid, tail = _erfinv_pieces(p, q)
         t = np.sqrt(-np.log(q))
         z = np.empty((2 * (2 + len(tails)), y.size))
         z[0] = z[1] = p.reshape(-1)
@@ -1291,21 +1324,12 @@ def _erf_inv_stacked(y):
             acc *= z
         acc += cols[0]
         ratio = (acc[0::2] / acc[1::2]).reshape((2 + len(tails),) + y.shape)
-        y0 = _ERFINV_SMALL[0]
-        r = ratio[0]
-        out[small] = (p * (10.0 * y0 + (p * (y0 + r) + 10.0 * r)))[small]
-        out[mid] = (np.sqrt(-2.0 * np.log(q)) / (_ERFINV_MID[0] + ratio[1]))[mid]
-        for i, (lo, _, y0, _) in enumerate(tails):
-            m = tail & (t >= lo)
-            if i + 1 < len(tails):
-                m &= t < tails[i + 1][0]
+        out[small] = _erfinv_small_plain(p, ratio[0])[small]
+        out[mid] = _erfinv_mid_plain(q, ratio[1])[mid]
+        for i, (_, _, y0, _) in enumerate(tails):
+            m = tail & _erfinv_tail_interval(t, i)
             out[m] = (t * (y0 + ratio[2 + i]))[m]
-        out[p == 1] = np.inf
-        out[~(p <= 1)] = np.nan
-        np.copysign(out, y, out=out)
-        nan = np.isnan(y)
-        out[nan] = y[nan]
-    return out
+        return _erfinv_finish(out, y, p)
 
 
 def _erf_inv(y, refine: bool):
@@ -1315,9 +1339,7 @@ def _erf_inv(y, refine: bool):
     with np.errstate(all="ignore"):
         p = np.abs(y)
         q = 1.0 - p                       # exact where it is used (p > 0.5)
-        small = p <= 0.5
-        mid = (q >= 0.25) & ~small
-        tail = (q < 0.25) & (q > 0)
+        small, mid, tail = _erfinv_pieces(p, q)
         if small.any():
             # p (p + 10) (Y + R) = p h with h = 10 Y + (p (Y + R) + 10 R): 10 Y is exact (Y has
             # 24 bits) and the bracket is small, so h = hi + lo and p h come out near exact
@@ -1325,7 +1347,7 @@ def _erf_inv(y, refine: bool):
             y0 = _ERFINV_SMALL[0]
             r = _ratio(_ERFINV_SMALL_PQ, ps)
             if not refine:
-                out[small] = ps * (10.0 * y0 + (ps * (y0 + r) + 10.0 * r))
+                out[small] = _erfinv_small_plain(ps, r)
             else:
                 h, h_lo = _two_sum(10.0 * y0, ps * (y0 + r) + 10.0 * r)
                 pr, pr_lo = _two_prod(ps, h)
@@ -1333,7 +1355,7 @@ def _erf_inv(y, refine: bool):
         if mid.any():
             qs = q[mid]
             if not refine:
-                out[mid] = np.sqrt(-2.0 * np.log(qs)) / (_ERFINV_MID[0] + _ratio(_ERFINV_MID_PQ, qs - 0.25))
+                out[mid] = _erfinv_mid_plain(qs, _ratio(_ERFINV_MID_PQ, qs - 0.25))
             else:
                 g, g_lo = _dd_sqrt(-2.0 * np.log(qs))
                 d, d_lo = _two_sum(_ERFINV_MID[0], _ratio(_ERFINV_MID_PQ, qs - 0.25))
@@ -1346,10 +1368,8 @@ def _erf_inv(y, refine: bool):
             else:
                 t, t_lo = _dd_sqrt(-np.log(q[tail]))
             res = np.empty_like(t)
-            for i, (lo, shift, y0, cols) in enumerate(_ERFINV_TAIL_PQ):
-                m = t >= lo
-                if i + 1 < len(_ERFINV_TAIL_PQ):
-                    m &= t < _ERFINV_TAIL_PQ[i + 1][0]
+            for i, (_, shift, y0, cols) in enumerate(_ERFINV_TAIL_PQ):
+                m = _erfinv_tail_interval(t, i)
                 if m.any():
                     tm = t[m]
                     if not refine:
@@ -1359,12 +1379,7 @@ def _erf_inv(y, refine: bool):
                     pr, pr_lo = _two_prod(tm, s)
                     res[m] = pr + (pr_lo + (tm * s_lo + t_lo[m] * s))
             out[tail] = res
-        out[p == 1] = np.inf
-        out[~(p <= 1)] = np.nan           # |y| > 1, NaN
-        np.copysign(out, y, out=out)      # -0 stays -0
-        nan = np.isnan(y)
-        out[nan] = y[nan]                 # NaN payloads pass through
-    return out
+        return _erfinv_finish(out, y, p)
 
 
 def bessel_i1e(x):
