@@ -707,7 +707,7 @@ def build_parser() -> argparse.ArgumentParser:
     r.add_argument("--cast", action="store_true",
                    help="convert arrays whose dtype differs from the parameter's (refused otherwise)")
     r.add_argument("-o", "--output", metavar="OUT",
-                   help="save the results: OUT.npy for a single result, else an .npz of result_0, result_1, ... "
+                   help="save the results: a path ending in .npy holds a single result; any other path gets an .npz of result_0, result_1, ... "
                         "(written atomically; - writes the .npz to stdout instead of the printed results)")
     r.add_argument("--check", action="store_true",
                    help="run each // ----- chunk's public functions (an artifact's, as one chunk) without arguments, evaluating check ops")
